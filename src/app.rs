@@ -1,0 +1,343 @@
+//! Orchestration: ask the server about itself, run each test through the driver,
+//! feed the interval stream to progress and the .hlog, build reports, and export
+//! them after every test. Errors get their context here (`anyhow`).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+
+use crate::config::{Mode, RunConfig};
+use crate::drive::{self, Cancel, Interval};
+use crate::net::Connection;
+use crate::progress::Progress;
+use crate::record::{Metric, Recorder};
+use crate::report::csv::Csv;
+use crate::report::hlog::HlogWriter;
+use crate::report::json::JsonFile;
+use crate::report::text::Text;
+use crate::report::{Exporter, IntervalSummary, RunReport, ServerFacts, Settings, TestReport};
+
+/// How a run ended, for the exit code (decided in `main`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// Every test ran.
+    Completed,
+    /// A self-check failed and `--strict` was given.
+    Invalid,
+    /// The run stopped on an error (exit-on-error, a lost server); results were written.
+    Failed(String),
+    /// Ctrl+C or SIGTERM; results were written.
+    Interrupted,
+}
+
+/// Where output goes; tests pass buffers.
+pub struct Io<'a> {
+    /// Reports.
+    pub stdout: &'a mut dyn Write,
+    /// Progress and warnings.
+    pub stderr: &'a mut dyn Write,
+    /// Whether stderr is a terminal (progress is drawn only then).
+    pub stderr_is_terminal: bool,
+}
+
+/// Runs every test of `config` and exports the results.
+pub fn run(config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: Io<'_>) -> Result<Status> {
+    let Io { stdout, stderr, stderr_is_terminal } = io;
+    let server = server_facts(config).with_context(|| format!("connecting to {}", config.endpoint))?;
+    for note in &server.notes {
+        writeln!(stderr, "note: {note}")?;
+    }
+    if config.idle {
+        return idle(config, cancel, stderr);
+    }
+
+    let mut report = RunReport {
+        schema_version: crate::report::SCHEMA_VERSION,
+        tool: format!("tailrate {}", env!("CARGO_PKG_VERSION")),
+        command_line,
+        seed: config.seed,
+        server,
+        settings: Settings::of(config),
+        tests: Vec::new(),
+    };
+    let mut exporters: Vec<Box<dyn Exporter>> = Vec::new();
+    if config.output.csv {
+        exporters.push(Box::new(Csv::default()));
+    } else {
+        exporters.push(Box::new(Text { quiet: config.output.quiet, precision: config.output.precision }));
+    }
+    if let Some(path) = &config.output.json {
+        exporters.push(Box::new(JsonFile { path: path.clone() }));
+    }
+    let started = SystemTime::now();
+    let run_start = std::time::Instant::now();
+    let mut hlog = match &config.output.hdr_log {
+        Some(path) => Some(
+            HlogWriter::create(path, started, &format!("tailrate {} seed {}", env!("CARGO_PKG_VERSION"), config.seed))
+                .with_context(|| format!("creating --hdr-log file {}", path.display()))?,
+        ),
+        None => None,
+    };
+
+    let mut status = Status::Completed;
+    'tests: loop {
+        for (index, test) in config.workload.tests.iter().enumerate() {
+            if cancel.is_cancelled() {
+                break 'tests;
+            }
+            let test_offset = run_start.elapsed();
+            let target = match config.mode {
+                Mode::Open { rate_per_sec, .. } => Some(rate_per_sec),
+                Mode::Closed { .. } => None,
+            };
+            let show_progress = config.output.progress && stderr_is_terminal;
+            let mut progress = Progress::new(if show_progress { Some(&mut *stderr) } else { None }, &test.name, target, config.threads);
+            let mut merger = IntervalMerger::new(config.threads);
+            let command_names: Vec<String> = test.commands.iter().map(|c| c.name.clone()).collect();
+            let mut hlog_error = None;
+            let outcome = {
+                let mut on_interval = |iv: &Interval| {
+                    progress.interval(&iv.record, iv.start, iv.length, iv.backlog);
+                    for (start, length, record) in merger.push(iv) {
+                        if let Some(log) = hlog.as_mut()
+                            && let Err(e) = write_hlog(log, &test.name, &command_names, test_offset + start, length, &record)
+                        {
+                            hlog_error.get_or_insert(e);
+                        }
+                        merger.summaries.push(summary(start, length, &record));
+                    }
+                };
+                drive::run(config, test, index, cancel, &mut on_interval)
+            };
+            progress.finish();
+            let outcome = outcome.with_context(|| format!("running {}", test.name))?;
+            for (start, length, record) in merger.flush() {
+                if let Some(log) = hlog.as_mut()
+                    && let Err(e) = write_hlog(log, &test.name, &command_names, test_offset + start, length, &record)
+                {
+                    hlog_error.get_or_insert(e);
+                }
+                merger.summaries.push(summary(start, length, &record));
+            }
+            if let Some(e) = hlog_error {
+                return Err(e).context("writing --hdr-log");
+            }
+            let test_report = TestReport::build(&test.name, config, &outcome, &command_names, std::mem::take(&mut merger.summaries));
+            report.tests.push(test_report);
+            let (report_ref, test_ref) = (&report, &report.tests[report.tests.len() - 1]);
+            for exporter in exporters.iter_mut() {
+                exporter.test_done(stdout, report_ref, test_ref).context("writing results")?;
+            }
+            stdout.flush().ok();
+            if config.strict && !test_ref.valid {
+                status = Status::Invalid;
+            }
+            if let Some(reason) = &outcome.stopped_early {
+                status = if reason == "interrupted" { Status::Interrupted } else { Status::Failed(reason.clone()) };
+                break 'tests;
+            }
+        }
+        if !config.loop_forever {
+            break;
+        }
+    }
+    for exporter in exporters.iter_mut() {
+        exporter.run_done(stdout, &report).context("writing results")?;
+    }
+    Ok(status)
+}
+
+/// Connects once to learn the server's version and persistence settings; a server that
+/// refuses CONFIG or INFO (a proxy) is noted, not fatal. An unreachable server is fatal.
+pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let mut conn = Connection::open(&config.endpoint, &config.handshake, config.connect_timeout, config.limits).await?;
+        let mut facts = ServerFacts { endpoint: config.endpoint.to_string(), ..Default::default() };
+        for key in ["save", "appendonly"] {
+            let reply = tokio::time::timeout(config.connect_timeout, conn.call(&[b"CONFIG", b"GET", key.as_bytes()])).await;
+            match reply {
+                Ok(Ok(reply)) if !reply.is_error() => {
+                    let value = match &reply {
+                        crate::resp::Reply::Array(items) => items.get(1).and_then(|v| v.as_str()).map(str::to_string),
+                        crate::resp::Reply::Map(pairs) => pairs.first().and_then(|(_, v)| v.as_str()).map(str::to_string),
+                        _ => None,
+                    };
+                    match key {
+                        "save" => facts.save = value,
+                        _ => facts.appendonly = value,
+                    }
+                }
+                Ok(Ok(reply)) => {
+                    facts.notes.push(format!("the server refused CONFIG GET {key} ({reply}); its persistence settings are not reported"));
+                    break;
+                }
+                Ok(Err(e)) => return Err(e.into()),
+                Err(_) => {
+                    facts.notes.push(format!("no answer to CONFIG GET {key}"));
+                    break;
+                }
+            }
+        }
+        match tokio::time::timeout(config.connect_timeout, conn.call(&[b"INFO", b"server"])).await {
+            Ok(Ok(reply)) if !reply.is_error() => {
+                let text = reply.as_str().unwrap_or_default();
+                facts.version = text.lines().find_map(|l| l.strip_prefix("redis_version:")).map(|v| v.trim().to_string());
+            }
+            Ok(Ok(_)) | Err(_) => facts.notes.push("the server did not answer INFO server; its version is not reported".into()),
+            Ok(Err(e)) => return Err(e.into()),
+        }
+        Ok(facts)
+    })
+}
+
+/// `-I`: opens the connections and waits until interrupted.
+fn idle(config: &RunConfig, cancel: &Cancel, stderr: &mut dyn Write) -> Result<Status> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    writeln!(stderr, "Creating {} idle connections and waiting forever (Ctrl+C when done)", config.connections)?;
+    runtime.block_on(async {
+        let mut conns = Vec::with_capacity(config.connections);
+        for _ in 0..config.connections {
+            conns.push(
+                Connection::open(&config.endpoint, &config.handshake, config.connect_timeout, config.limits)
+                    .await
+                    .with_context(|| format!("connecting to {}", config.endpoint))?,
+            );
+        }
+        writeln!(stderr, "clients: {}", conns.len())?;
+        while !cancel.is_cancelled() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(Status::Interrupted)
+    })
+}
+
+fn write_hlog(
+    log: &mut HlogWriter,
+    test: &str,
+    commands: &[String],
+    start: Duration,
+    length: Duration,
+    record: &Recorder,
+) -> std::io::Result<()> {
+    let total = record.total();
+    for metric in Metric::ALL {
+        let h = total.hist.get(metric);
+        if !h.is_empty() {
+            log.write(&format!("{test}.{}", metric.name()), start, length, h)?;
+        }
+    }
+    if record.commands.len() > 1 {
+        for (rec, name) in record.commands.iter().zip(commands) {
+            for metric in Metric::ALL {
+                let h = rec.hist.get(metric);
+                if !h.is_empty() {
+                    log.write(&format!("{test}.{name}.{}", metric.name()), start, length, h)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn summary(start: Duration, length: Duration, record: &Recorder) -> IntervalSummary {
+    let total = record.total();
+    let h = &total.hist.response;
+    let q = |p: f64| if h.is_empty() { 0 } else { h.value_at_quantile(p) };
+    IntervalSummary {
+        start_secs: start.as_secs_f64(),
+        length_secs: length.as_secs_f64(),
+        completed: total.completed,
+        errors: total.error_total(),
+        p50_ns: q(0.5),
+        p99_ns: q(0.99),
+        max_ns: if h.is_empty() { 0 } else { h.max() },
+    }
+}
+
+/// Adds the intervals of every thread that share a start into one.
+struct IntervalMerger {
+    threads: usize,
+    pending: BTreeMap<Duration, (Duration, Recorder, usize)>,
+    summaries: Vec<IntervalSummary>,
+}
+
+impl IntervalMerger {
+    fn new(threads: usize) -> Self {
+        IntervalMerger { threads: threads.max(1), pending: BTreeMap::new(), summaries: Vec::new() }
+    }
+
+    /// Adds `iv`; returns the intervals every thread has now reported.
+    fn push(&mut self, iv: &Interval) -> Vec<(Duration, Duration, Recorder)> {
+        let entry = self.pending.entry(iv.start).or_insert_with(|| (iv.length, Recorder::default(), 0));
+        entry.0 = entry.0.max(iv.length);
+        entry.1.add(&iv.record);
+        entry.2 += 1;
+        if entry.2 < self.threads {
+            return Vec::new();
+        }
+        let done: Vec<Duration> = self.pending.iter().filter(|(_, (_, _, n))| *n >= self.threads).map(|(k, _)| *k).collect();
+        done.into_iter().filter_map(|k| self.pending.remove(&k).map(|(len, rec, _)| (k, len, rec))).collect()
+    }
+
+    /// Everything left, complete or not.
+    fn flush(&mut self) -> Vec<(Duration, Duration, Recorder)> {
+        std::mem::take(&mut self.pending).into_iter().map(|(k, (len, rec, _))| (k, len, rec)).collect()
+    }
+}
+
+/// The command line with passwords replaced by `***`.
+pub fn redact(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut hide_next = false;
+    for arg in argv {
+        if hide_next {
+            out.push("***".to_string());
+            hide_next = false;
+        } else if arg == "-a" || arg == "-u" {
+            hide_next = arg == "-a";
+            out.push(arg.clone());
+            if arg == "-u" {
+                // The URI follows; redact it when we see it.
+                hide_next = false;
+            }
+        } else if let Some(rest) = arg.strip_prefix("-a")
+            && !rest.is_empty()
+            && !arg.starts_with("--")
+        {
+            out.push("-a***".to_string());
+        } else {
+            out.push(redact_uri(arg));
+        }
+    }
+    out
+}
+
+/// `redis://user:secret@host` becomes `redis://user:***@host`; other text is unchanged.
+pub fn redact_uri(text: &str) -> String {
+    let Some(scheme_end) = text.find("://") else { return text.to_string() };
+    let rest = &text[scheme_end + 3..];
+    let Some(at) = rest.rfind('@') else { return text.to_string() };
+    let auth = &rest[..at];
+    let redacted = match auth.split_once(':') {
+        Some((user, _)) => format!("{user}:***"),
+        None => "***".to_string(),
+    };
+    format!("{}{}@{}", &text[..scheme_end + 3], redacted, &rest[at + 1..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_reach_the_recorded_command_line() {
+        let argv: Vec<String> =
+            ["tailrate", "-a", "hunter2", "-u", "redis://bob:hunter2@h:1/0", "-ahunter2", "-q"].iter().map(|s| s.to_string()).collect();
+        let joined = redact(&argv).join(" ");
+        assert!(!joined.contains("hunter2"), "{joined}");
+        assert!(joined.contains("redis://bob:***@h:1/0"), "{joined}");
+    }
+}

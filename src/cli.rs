@@ -1,0 +1,277 @@
+//! What the user typed: clap derive definitions, nothing validated across flags.
+//!
+//! The flags of `redis-benchmark` keep their spelling and meaning (`-h` is the host,
+//! `--help` the help); tailrate's own flags are long options. Every check that involves
+//! more than one flag lives in `config.rs`, which turns [`Args`] into a `RunConfig`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::units::{parse_count, parse_duration, parse_rate};
+
+/// tailrate: load generator and latency profiler for Redis-protocol servers.
+///
+/// Without --rate it is a closed-loop benchmark that takes redis-benchmark's flags and
+/// prints its formats. With --rate it sends at a fixed rate and times each request from
+/// its intended send time (no coordinated omission).
+#[derive(Debug, Parser)]
+#[command(
+    name = "tailrate",
+    version,
+    disable_help_flag = true,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = "Examples:\n  tailrate -t set,get -n 100000 -q\n  tailrate --rate 50k --duration 30s -t get\n  tailrate -n 1000 -r 100 SET k:__rand_int__ v"
+)]
+pub struct Args {
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help, global = true)]
+    pub help: Option<bool>,
+
+    /// Subcommands beyond a single run.
+    #[command(subcommand)]
+    pub subcommand: Option<Command>,
+
+    /// Options shared by every run.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Open-loop steps over a range of rates; capacity at an SLO; SVG plots.
+    Sweep(Box<SweepArgs>),
+    /// Re-render the plots of saved sweeps (one file, or several overlaid).
+    Plot(PlotArgs),
+}
+
+/// `tailrate sweep`: see README.
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// Rates to step through: `10k..200k:10k`, `5k,10k,20k`, or `10%..120%:10%` of a measured closed-loop maximum.
+    #[arg(long, value_name = "RATES")]
+    pub rates: String,
+    /// Service-level objective, repeatable: `p99<=1ms`, `p99.9<=5ms`.
+    #[arg(long, value_name = "SLO")]
+    pub slo: Vec<String>,
+    /// Directory for the sweep JSON, CSV, .hlog files and SVG plots.
+    #[arg(long, value_name = "DIR", default_value = "tailrate-out")]
+    pub out: PathBuf,
+    /// Pause between steps.
+    #[arg(long, value_parser = parse_duration, default_value = "1s", value_name = "DURATION")]
+    pub settle: Duration,
+    /// Stop once response-time p99 exceeds this.
+    #[arg(long = "stop-at", value_parser = parse_duration, value_name = "DURATION")]
+    pub stop_at: Option<Duration>,
+    /// Resolution of the SLO search, as a fraction of the rate.
+    #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
+    pub resolution: f64,
+    /// Closed-loop connection counts to run beside the open-loop steps: `1,10,50`.
+    #[arg(long = "closed-loop-points", value_delimiter = ',', value_name = "CONNS")]
+    pub closed_loop_points: Vec<usize>,
+    /// Also run, at every step's rate, a closed loop held to that rate (what rate-limited closed-loop tools report).
+    #[arg(long = "rate-capped")]
+    pub rate_capped: bool,
+    /// Options of each step's run.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `tailrate plot`: re-render plots from saved sweep JSON files.
+#[derive(Debug, clap::Args)]
+pub struct PlotArgs {
+    /// Sweep JSON files written by `tailrate sweep`; two or more are overlaid.
+    #[arg(required = true, value_name = "SWEEP_JSON")]
+    pub inputs: Vec<PathBuf>,
+    /// Directory for the SVG files.
+    #[arg(long, value_name = "DIR", default_value = "tailrate-plots")]
+    pub out: PathBuf,
+}
+
+/// How arrivals are spaced in open loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Equal gaps of 1/rate.
+    Constant,
+    /// Exponential gaps with mean 1/rate (a Poisson process), seeded by --seed.
+    Poisson,
+}
+
+/// How the open-loop scheduler waits for the next intended send time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pacing {
+    /// Sleep on tokio's timer (1 ms resolution): least CPU, coarsest timing.
+    Sleep,
+    /// Sleep until close, then yield-spin the last stretch.
+    Hybrid,
+    /// Never sleep: yield-spin the whole time (one core busy).
+    Spin,
+}
+
+/// Options of a single run: redis-benchmark's flags plus tailrate's own.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Server hostname.
+    #[arg(short = 'h', default_value = "127.0.0.1", value_name = "HOST")]
+    pub host: String,
+    /// Server port.
+    #[arg(short = 'p', default_value_t = 6379, value_name = "PORT")]
+    pub port: u16,
+    /// Server socket (overrides host and port).
+    #[arg(short = 's', value_name = "SOCKET")]
+    pub socket: Option<PathBuf>,
+    /// Password for Redis AUTH (REDISCLI_AUTH in the environment is safer).
+    #[arg(short = 'a', value_name = "PASSWORD", env = "REDISCLI_AUTH", hide_env_values = true)]
+    pub password: Option<String>,
+    /// ACL user for `AUTH user pass`; needs a password.
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
+    /// Server URI: redis://[user:pass@]host[:port][/db] or unix:///path.
+    #[arg(short = 'u', value_name = "URI")]
+    pub uri: Option<String>,
+    /// Number of parallel connections.
+    #[arg(short = 'c', default_value_t = 50, value_name = "CLIENTS")]
+    pub clients: usize,
+    /// Total number of requests per test (closed loop).
+    #[arg(short = 'n', value_parser = parse_count, value_name = "REQUESTS")]
+    pub requests: Option<u64>,
+    /// Data size of SET/GET values in bytes.
+    #[arg(short = 'd', default_value_t = 3, value_name = "SIZE")]
+    pub data_size: usize,
+    /// SELECT this database number.
+    #[arg(long, default_value_t = 0, value_name = "DB")]
+    pub dbnum: u32,
+    /// Start each session in RESP3 (HELLO 3).
+    #[arg(short = '3')]
+    pub resp3: bool,
+    /// OS threads to spread connections over.
+    #[arg(long, default_value_t = 1, value_name = "NUM")]
+    pub threads: usize,
+    /// Send CLIENT TRACKING on before starting.
+    #[arg(long = "enable-tracking")]
+    pub enable_tracking: bool,
+    /// 1 = keep alive, 0 = reconnect for every request.
+    #[arg(short = 'k', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1), value_name = "BOOLEAN")]
+    pub keepalive: u8,
+    /// Random keys in a keyspace of this size: `__rand_int__` becomes a 12-digit number below it.
+    #[arg(short = 'r', value_parser = parse_count, value_name = "KEYSPACELEN")]
+    pub keyspace: Option<u64>,
+    /// Pipeline this many requests per connection (closed loop).
+    #[arg(short = 'P', default_value_t = 1, value_name = "NUMREQ")]
+    pub pipeline: u32,
+    /// Quiet: one line per test.
+    #[arg(short = 'q')]
+    pub quiet: bool,
+    /// Decimal places of latencies in the output (redis-benchmark's default is 3).
+    #[arg(long, value_name = "DIGITS")]
+    pub precision: Option<usize>,
+    /// Output in CSV.
+    #[arg(long)]
+    pub csv: bool,
+    /// Loop: run the tests forever (until Ctrl+C).
+    #[arg(short = 'l')]
+    pub loop_forever: bool,
+    /// Only run this comma-separated list of tests.
+    #[arg(short = 't', value_name = "TESTS")]
+    pub tests: Option<String>,
+    /// Idle mode: open the connections and wait.
+    #[arg(short = 'I')]
+    pub idle: bool,
+    /// Read the last argument of the custom command from stdin.
+    #[arg(short = 'x')]
+    pub stdin_last_arg: bool,
+    /// Seed of every random choice (keys, values, arrivals); printed in reports.
+    #[arg(long, value_name = "SEED")]
+    pub seed: Option<u64>,
+
+    /// Run for this long instead of a request count: `30s`, `2m`.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub duration: Option<Duration>,
+    /// Open loop: send this many requests per second in total (`50000`, `50k`, `1.5M`).
+    #[arg(long, value_parser = parse_rate, value_name = "RATE")]
+    pub rate: Option<f64>,
+    /// Open-loop arrival process.
+    #[arg(long, value_enum, default_value_t = Arrival::Poisson)]
+    pub arrival: Arrival,
+    /// Requests sent before measuring starts (sent, not recorded).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub warmup: Option<Duration>,
+    /// Open-loop pacing: precision against CPU.
+    #[arg(long, value_enum, default_value_t = Pacing::Hybrid)]
+    pub pacing: Pacing,
+    /// Open loop: most requests in flight on one connection.
+    #[arg(long = "max-inflight", default_value_t = 64, value_name = "N")]
+    pub max_inflight: usize,
+    /// Open loop: most requests waiting for a free connection before they are dropped as not sent.
+    #[arg(long = "max-backlog", default_value_t = 1_000_000, value_name = "N")]
+    pub max_backlog: usize,
+    /// A request with no reply after this long is a timeout; its connection is reset.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub timeout: Option<Duration>,
+    /// Give up connecting after this long.
+    #[arg(long = "connect-timeout", value_parser = parse_duration, default_value = "5s", value_name = "DURATION")]
+    pub connect_timeout: Duration,
+    /// Write the whole report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write an HdrHistogram interval log (.hlog) to this file.
+    #[arg(long = "hdr-log", value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
+    /// Exit non-zero when a self-check fails.
+    #[arg(long)]
+    pub strict: bool,
+    /// Stop at the first error reply, like redis-benchmark.
+    #[arg(long = "exit-on-error")]
+    pub exit_on_error: bool,
+    /// With -P, time every reply of a batch to its last reply, as redis-benchmark does.
+    #[arg(long = "batch-latency")]
+    pub batch_latency: bool,
+    /// Largest reply accepted before the connection is dropped as a protocol error.
+    #[arg(long = "max-reply-bytes", value_parser = parse_count, default_value = "536870912", value_name = "BYTES")]
+    pub max_reply_bytes: u64,
+    /// Show no live progress line.
+    #[arg(long = "no-progress")]
+    pub no_progress: bool,
+
+    /// A custom command to benchmark instead of the default tests.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn dash_h_is_the_host_and_a_custom_command_follows_the_flags() {
+        let args = Args::try_parse_from(["tailrate", "-h", "10.1.1.1", "-n", "1000", "-r", "100", "SET", "k:__rand_int__", "v"]).unwrap();
+        assert_eq!(args.run.host, "10.1.1.1");
+        assert_eq!(args.run.requests, Some(1000));
+        assert_eq!(args.run.command, ["SET", "k:__rand_int__", "v"]);
+        assert!(args.subcommand.is_none());
+    }
+
+    #[test]
+    fn sweep_is_a_subcommand_with_run_flags() {
+        let args = Args::try_parse_from(["tailrate", "sweep", "--rates", "1k..2k:1k", "-t", "get", "-p", "7000"]).unwrap();
+        match args.subcommand {
+            Some(Command::Sweep(sweep)) => {
+                assert_eq!(sweep.rates, "1k..2k:1k");
+                assert_eq!(sweep.run.port, 7000);
+            }
+            other => panic!("expected sweep, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Arrival schedules and pacing: when each open-loop request is intended to go, and
+//! how the scheduler waits for that moment.
+//!
+//! A schedule is a pure, seeded sequence of offsets from the run's start: constant
+//! (`offset(i) = i / rate`) or Poisson (a cumulative sum of exponential gaps). The
+//! intended time of a request is always `start + offset`, never a clock read.
+
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+use rand_distr::{Distribution, Exp};
+use rand_pcg::Pcg64Mcg;
+
+use crate::cli::{Arrival, Pacing};
+
+/// The offsets of one thread's share of an open-loop run.
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    kind: Kind,
+    /// Offset of the next arrival, in nanoseconds (f64 so constant gaps do not drift by rounding).
+    next_ns: f64,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Constant { gap_ns: f64 },
+    Poisson { rng: Pcg64Mcg, gaps: Exp<f64> },
+}
+
+impl Schedule {
+    /// The schedule of thread `share` of `shares`, which together make `rate_per_sec`.
+    ///
+    /// Constant: thread `k` takes arrivals `k, k + N, k + 2N, ...` of the whole run's
+    /// equally spaced sequence. Poisson: each thread is a Poisson process at `rate / N`
+    /// (their superposition is a Poisson process at `rate`), seeded from `seed` and `k`.
+    pub fn new(arrival: Arrival, rate_per_sec: f64, share: usize, shares: usize, seed: u64) -> Self {
+        let shares_f = shares.max(1) as f64;
+        match arrival {
+            Arrival::Constant => {
+                let whole_gap_ns = 1e9 / rate_per_sec;
+                Schedule { kind: Kind::Constant { gap_ns: whole_gap_ns * shares_f }, next_ns: whole_gap_ns * share as f64 }
+            }
+            Arrival::Poisson => {
+                let thread_rate_per_ns = rate_per_sec / shares_f / 1e9;
+                // rate_per_sec is validated positive and finite, so Exp::new cannot fail.
+                let gaps = Exp::new(thread_rate_per_ns).unwrap_or_else(|_| Exp::new(1.0).unwrap_or_else(|_| unreachable!()));
+                let mut rng = Pcg64Mcg::seed_from_u64(seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(share as u64 + 1)));
+                let first = gaps.sample(&mut rng);
+                Schedule { kind: Kind::Poisson { rng, gaps }, next_ns: first }
+            }
+        }
+    }
+
+    /// Offset of the next arrival from the start, without consuming it.
+    #[inline]
+    pub fn peek(&self) -> Duration {
+        Duration::from_nanos(self.next_ns as u64)
+    }
+
+    /// Consumes the next arrival and returns its offset.
+    #[inline]
+    pub fn advance(&mut self) -> Duration {
+        let current = self.peek();
+        self.next_ns += match &mut self.kind {
+            Kind::Constant { gap_ns } => *gap_ns,
+            Kind::Poisson { rng, gaps } => gaps.sample(rng),
+        };
+        current
+    }
+}
+
+/// Lead time before a deadline at which hybrid pacing stops sleeping and starts
+/// yield-spinning: tokio's timer fires on a 1 ms wheel and wakes up to ~1 ms late.
+const HYBRID_SPIN_LEAD: Duration = Duration::from_micros(1500);
+
+/// Waits until `deadline` the way `pacing` asks. Returns without waiting when it has passed.
+pub async fn wait_until(deadline: Instant, pacing: Pacing) {
+    match pacing {
+        Pacing::Sleep => tokio::time::sleep_until(deadline.into()).await,
+        Pacing::Hybrid => {
+            if let Some(early) = deadline.checked_sub(HYBRID_SPIN_LEAD)
+                && early > Instant::now()
+            {
+                tokio::time::sleep_until(early.into()).await;
+            }
+            spin_until(deadline).await;
+        }
+        Pacing::Spin => spin_until(deadline).await,
+    }
+}
+
+/// Yields to the runtime until `deadline`: the connection tasks keep running (each
+/// yield lets the runtime poll I/O) while this task watches the clock.
+async fn spin_until(deadline: Instant) {
+    while Instant::now() < deadline {
+        tokio::task::yield_now().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn gaps(mut s: Schedule, n: usize) -> Vec<f64> {
+        let mut prev = s.advance();
+        (0..n)
+            .map(|_| {
+                let next = s.advance();
+                let gap = (next - prev).as_nanos() as f64;
+                prev = next;
+                gap
+            })
+            .collect()
+    }
+
+    #[test]
+    fn constant_gaps_are_exactly_one_over_rate() {
+        let g = gaps(Schedule::new(Arrival::Constant, 10_000.0, 0, 1, 1), 10_000);
+        let mean = g.iter().sum::<f64>() / g.len() as f64;
+        assert!((mean - 100_000.0).abs() < 1.0, "mean {mean}");
+        assert!(g.iter().all(|&x| (x - 100_000.0).abs() <= 1.0));
+    }
+
+    #[test]
+    fn constant_shares_interleave_into_the_whole_sequence() {
+        let mut a = Schedule::new(Arrival::Constant, 1000.0, 0, 2, 1);
+        let mut b = Schedule::new(Arrival::Constant, 1000.0, 1, 2, 1);
+        let mut all: Vec<Duration> = (0..5).flat_map(|_| [a.advance(), b.advance()]).collect();
+        all.sort();
+        let expected: Vec<Duration> = (0..10).map(Duration::from_millis).collect();
+        assert_eq!(all, expected);
+    }
+
+    #[test]
+    fn poisson_gaps_have_mean_one_over_rate_and_exponential_shape() {
+        let n = 200_000;
+        let g = gaps(Schedule::new(Arrival::Poisson, 50_000.0, 0, 1, 42), n);
+        let mean = g.iter().sum::<f64>() / n as f64;
+        // Standard error of the mean of an exponential is mean/sqrt(n) = 0.22%: 1% is 4.5 sigma.
+        assert!((mean / 20_000.0 - 1.0).abs() < 0.01, "mean {mean}");
+        // Kolmogorov-Smirnov against Exp(rate): critical D at alpha 0.001 is 1.95/sqrt(n).
+        let d = crate::drive::health::ks_exponential(&g, 1.0 / 20_000.0);
+        assert!(d < 1.95 / (n as f64).sqrt(), "KS D {d}");
+    }
+
+    #[test]
+    fn poisson_is_reproducible_from_the_seed() {
+        let a = gaps(Schedule::new(Arrival::Poisson, 1000.0, 0, 1, 7), 100);
+        let b = gaps(Schedule::new(Arrival::Poisson, 1000.0, 0, 1, 7), 100);
+        let c = gaps(Schedule::new(Arrival::Poisson, 1000.0, 0, 1, 8), 100);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+}

@@ -1,0 +1,297 @@
+//! [`Connection`]: one socket, its buffers, the handshake, and reply framing.
+//!
+//! The hot path is `write_buf` + `flush` (one `write` per batch) and `read_some` +
+//! `next_reply` (one `read` per batch of replies). A plain `read` is used rather than
+//! `readable()` + `try_read`, which would add a recv returning `EAGAIN` to every batch.
+
+use std::io;
+use std::time::Duration;
+
+use bytes::{Buf, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpStream, UnixStream};
+
+use super::{Endpoint, Handshake};
+use crate::resp::{self, DecodeError, FrameKind, Limits, Reply};
+
+/// Read buffer capacity kept free before each read: enough for many small replies.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// A connection failure, with the context a user needs.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    /// The TCP or Unix connect failed.
+    #[error("could not connect to {endpoint}: {source}")]
+    Connect {
+        /// Where.
+        endpoint: String,
+        /// The OS's reason.
+        source: io::Error,
+    },
+    /// Connecting took longer than --connect-timeout.
+    #[error("could not connect to {endpoint}: no answer within {after:?} (--connect-timeout)")]
+    ConnectTimeout {
+        /// Where.
+        endpoint: String,
+        /// The timeout.
+        after: Duration,
+    },
+    /// The server refused a handshake command.
+    #[error("{endpoint} refused {command}: {reply}")]
+    Handshake {
+        /// Where.
+        endpoint: String,
+        /// Which step (`AUTH`, `SELECT 3`, `HELLO 3`).
+        command: String,
+        /// The server's error reply.
+        reply: String,
+    },
+    /// The server closed the connection.
+    #[error("{endpoint} closed the connection")]
+    Closed {
+        /// Where.
+        endpoint: String,
+    },
+    /// A read or write failed.
+    #[error("I/O error on {endpoint}: {source}")]
+    Io {
+        /// Where.
+        endpoint: String,
+        /// The OS's reason.
+        source: io::Error,
+    },
+    /// The server sent bytes that are not RESP, or a reply over the limits.
+    #[error("protocol error from {endpoint}: {source}")]
+    Protocol {
+        /// Where.
+        endpoint: String,
+        /// What was wrong.
+        source: DecodeError,
+    },
+    /// The server sent a reply no request was waiting for.
+    #[error("protocol error from {endpoint}: a reply arrived that no request was waiting for")]
+    Unsolicited {
+        /// Where.
+        endpoint: String,
+    },
+}
+
+impl NetError {
+    /// The error-kind label counted in reports.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            NetError::Connect { source, .. } if source.kind() == io::ErrorKind::ConnectionRefused => "connect_refused",
+            NetError::Connect { .. } | NetError::ConnectTimeout { .. } => "connect_failed",
+            NetError::Handshake { .. } => "handshake_refused",
+            NetError::Closed { .. } => "connection_closed",
+            NetError::Io { .. } => "connection_reset",
+            NetError::Protocol { .. } | NetError::Unsolicited { .. } => "protocol_error",
+        }
+    }
+}
+
+/// One reply taken from the read buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Incoming {
+    /// A reply that is not an error.
+    Ok,
+    /// An error reply: its first word (`ERR`, `WRONGTYPE`) and the message.
+    Error {
+        /// First word of the message.
+        kind: String,
+        /// The message, cut to 200 bytes.
+        message: String,
+    },
+    /// A RESP3 push (invalidation, pub/sub): not a reply to a request.
+    Push,
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+/// A connection to one server: all socket I/O of tailrate goes through here.
+pub struct Connection {
+    stream: Stream,
+    rbuf: BytesMut,
+    wbuf: BytesMut,
+    limits: Limits,
+    endpoint: String,
+}
+
+impl Connection {
+    /// Connects within `timeout` and runs the handshake.
+    pub async fn open(endpoint: &Endpoint, handshake: &Handshake, timeout: Duration, limits: Limits) -> Result<Self, NetError> {
+        let name = endpoint.to_string();
+        let connecting = async {
+            match endpoint {
+                Endpoint::Tcp { host, port } => {
+                    let stream = TcpStream::connect((host.as_str(), *port)).await?;
+                    // Requests are written whole, one batch per write: Nagle would only delay them.
+                    stream.set_nodelay(true)?;
+                    Ok(Stream::Tcp(stream))
+                }
+                Endpoint::Unix(path) => UnixStream::connect(path).await.map(Stream::Unix),
+            }
+        };
+        let stream = match tokio::time::timeout(timeout, connecting).await {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(source)) => return Err(NetError::Connect { endpoint: name, source }),
+            Err(_) => return Err(NetError::ConnectTimeout { endpoint: name, after: timeout }),
+        };
+        let mut conn = Connection {
+            stream,
+            rbuf: BytesMut::with_capacity(READ_CHUNK),
+            wbuf: BytesMut::with_capacity(16 * 1024),
+            limits,
+            endpoint: name,
+        };
+        match tokio::time::timeout(timeout, conn.handshake(handshake)).await {
+            Ok(result) => result?,
+            Err(_) => return Err(NetError::ConnectTimeout { endpoint: conn.endpoint, after: timeout }),
+        }
+        Ok(conn)
+    }
+
+    async fn handshake(&mut self, hs: &Handshake) -> Result<(), NetError> {
+        if hs.resp3 {
+            let mut argv: Vec<&[u8]> = vec![b"HELLO", b"3"];
+            if let Some(password) = &hs.password {
+                argv.extend_from_slice(&[b"AUTH", hs.user.as_deref().unwrap_or("default").as_bytes(), password.as_bytes()]);
+            }
+            self.expect_ok(&argv, "HELLO 3").await?;
+        } else if let Some(password) = &hs.password {
+            let argv: Vec<&[u8]> = match &hs.user {
+                Some(user) => vec![b"AUTH", user.as_bytes(), password.as_bytes()],
+                None => vec![b"AUTH", password.as_bytes()],
+            };
+            self.expect_ok(&argv, "AUTH").await?;
+        }
+        if hs.db != 0 {
+            let db = hs.db.to_string();
+            self.expect_ok(&[b"SELECT", db.as_bytes()], &format!("SELECT {db}")).await?;
+        }
+        if hs.tracking {
+            self.expect_ok(&[b"CLIENT", b"TRACKING", b"on"], "CLIENT TRACKING on").await?;
+        }
+        Ok(())
+    }
+
+    async fn expect_ok(&mut self, argv: &[&[u8]], what: &str) -> Result<Reply, NetError> {
+        let reply = self.call(argv).await?;
+        if reply.is_error() {
+            return Err(NetError::Handshake { endpoint: self.endpoint.clone(), command: what.to_string(), reply: reply.to_string() });
+        }
+        Ok(reply)
+    }
+
+    /// Sends one command and waits for its reply, as a tree (setup and queries, not the hot path).
+    pub async fn call(&mut self, argv: &[&[u8]]) -> Result<Reply, NetError> {
+        resp::encode_command(&mut self.wbuf, argv);
+        self.flush().await?;
+        loop {
+            match resp::parse(&self.rbuf, &self.limits) {
+                Ok(Some((Reply::Push(_), used))) => self.rbuf.advance(used),
+                Ok(Some((reply, used))) => {
+                    self.rbuf.advance(used);
+                    return Ok(reply);
+                }
+                Ok(None) => {
+                    self.read_some().await?;
+                }
+                Err(source) => return Err(NetError::Protocol { endpoint: self.endpoint.clone(), source }),
+            }
+        }
+    }
+
+    /// The buffer the driver encodes requests into; [`flush`](Self::flush) sends it.
+    #[inline]
+    pub fn write_buf(&mut self) -> &mut BytesMut {
+        &mut self.wbuf
+    }
+
+    /// Writes the whole write buffer (one `write` when the socket takes it all) and clears it.
+    pub async fn flush(&mut self) -> Result<(), NetError> {
+        let result = match &mut self.stream {
+            Stream::Tcp(s) => s.write_all(&self.wbuf).await,
+            Stream::Unix(s) => s.write_all(&self.wbuf).await,
+        };
+        self.wbuf.clear();
+        result.map_err(|source| NetError::Io { endpoint: self.endpoint.clone(), source })
+    }
+
+    /// Reads what the socket has (one `read`); an orderly close is [`NetError::Closed`].
+    pub async fn read_some(&mut self) -> Result<usize, NetError> {
+        if self.rbuf.capacity() - self.rbuf.len() < READ_CHUNK / 4 {
+            self.rbuf.reserve(READ_CHUNK);
+        }
+        let result = match &mut self.stream {
+            Stream::Tcp(s) => s.read_buf(&mut self.rbuf).await,
+            Stream::Unix(s) => s.read_buf(&mut self.rbuf).await,
+        };
+        match result {
+            Ok(0) => Err(NetError::Closed { endpoint: self.endpoint.clone() }),
+            Ok(n) => Ok(n),
+            Err(source) => Err(NetError::Io { endpoint: self.endpoint.clone(), source }),
+        }
+    }
+
+    /// Takes the next whole reply from the read buffer, or `None` when more must be read.
+    #[inline]
+    pub fn next_reply(&mut self) -> Result<Option<Incoming>, NetError> {
+        let frame = match resp::frame(&self.rbuf, &self.limits) {
+            Ok(Some(frame)) => frame,
+            Ok(None) => return Ok(None),
+            Err(source) => return Err(NetError::Protocol { endpoint: self.endpoint.clone(), source }),
+        };
+        let incoming = match frame.kind {
+            FrameKind::Error | FrameKind::BulkError => {
+                let bytes = &self.rbuf[..frame.len];
+                let kind = String::from_utf8_lossy(resp::error_kind(bytes)).into_owned();
+                let message = String::from_utf8_lossy(error_text(bytes)).chars().take(200).collect();
+                Incoming::Error { kind, message }
+            }
+            FrameKind::Push => Incoming::Push,
+            _ => Incoming::Ok,
+        };
+        self.rbuf.advance(frame.len);
+        Ok(Some(incoming))
+    }
+
+    /// Bytes received and not yet taken as replies.
+    pub fn buffered(&self) -> usize {
+        self.rbuf.len()
+    }
+
+    /// The endpoint as text, for messages.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// An error for a reply that arrived with no request waiting.
+    pub fn unsolicited(&self) -> NetError {
+        NetError::Unsolicited { endpoint: self.endpoint.clone() }
+    }
+}
+
+/// The message of an error frame without its type byte, length line and CRLF.
+fn error_text(frame: &[u8]) -> &[u8] {
+    let body = match frame.first() {
+        // Blob error: "!len\r\nmessage\r\n".
+        Some(b'!') => frame.iter().position(|&b| b == b'\n').map_or(frame, |nl| &frame[nl + 1..]),
+        _ => frame.get(1..).unwrap_or_default(),
+    };
+    body.strip_suffix(b"\r\n").unwrap_or(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_text_strips_framing() {
+        assert_eq!(error_text(b"-ERR wrong\r\n"), b"ERR wrong");
+        assert_eq!(error_text(b"!9\r\nERR wrong\r\n"), b"ERR wrong");
+    }
+}

@@ -1,0 +1,291 @@
+//! Recording: one HdrHistogram per command and metric, and the counts every request
+//! ends in. A [`Recorder`] belongs to one thread for one interval; intervals and
+//! threads are added together exactly (histograms add losslessly).
+//!
+//! Values are `u64` nanoseconds from 1 ns to 1 h at 3 significant digits; nothing is
+//! clamped at 3 s, and coordinated omission is never "corrected" here: open-loop
+//! values already start at the intended time.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+/// Lowest recordable value in nanoseconds.
+pub const LOWEST_NS: u64 = 1;
+/// Highest recordable value in nanoseconds (one hour); larger values saturate.
+pub const HIGHEST_NS: u64 = 3_600_000_000_000;
+/// Significant decimal digits kept.
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+
+/// A new empty latency histogram with the project's bounds.
+pub fn new_histogram() -> Histogram<u64> {
+    // The bounds are constants that HdrHistogram accepts; failure here is a programming error.
+    #[expect(clippy::expect_used, reason = "constant, valid bounds")]
+    Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS).expect("valid histogram bounds")
+}
+
+/// Which of the four times of DESIGN.md a histogram holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// `received - intended`: what a client arriving on schedule sees.
+    Response,
+    /// `received - sent`: on the wire and in the server.
+    Service,
+    /// `handled - intended`: the generator's own lateness.
+    Lag,
+    /// `sent - handled`: time waiting for a free connection.
+    QueueWait,
+}
+
+impl Metric {
+    /// All metrics, in report order.
+    pub const ALL: [Metric; 4] = [Metric::Response, Metric::Service, Metric::Lag, Metric::QueueWait];
+
+    /// snake_case name used in JSON, CSV and .hlog tags.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Response => "response",
+            Metric::Service => "service",
+            Metric::Lag => "lag",
+            Metric::QueueWait => "queue_wait",
+        }
+    }
+}
+
+/// The four histograms of one command.
+#[derive(Debug, Clone)]
+pub struct Histograms {
+    /// Response time.
+    pub response: Histogram<u64>,
+    /// Service time.
+    pub service: Histogram<u64>,
+    /// Schedule lag.
+    pub lag: Histogram<u64>,
+    /// Queue wait.
+    pub queue_wait: Histogram<u64>,
+}
+
+impl Default for Histograms {
+    fn default() -> Self {
+        Histograms { response: new_histogram(), service: new_histogram(), lag: new_histogram(), queue_wait: new_histogram() }
+    }
+}
+
+impl Histograms {
+    /// The histogram of `metric`.
+    pub fn get(&self, metric: Metric) -> &Histogram<u64> {
+        match metric {
+            Metric::Response => &self.response,
+            Metric::Service => &self.service,
+            Metric::Lag => &self.lag,
+            Metric::QueueWait => &self.queue_wait,
+        }
+    }
+
+    /// Adds `other` into `self` (exact).
+    pub fn add(&mut self, other: &Histograms) {
+        for metric in Metric::ALL {
+            let (into, from) = (self.get_mut(metric), other.get(metric));
+            // Same bounds on both sides, so `add` cannot fail; ignore the impossible error.
+            let _ = into.add(from);
+        }
+    }
+
+    fn get_mut(&mut self, metric: Metric) -> &mut Histogram<u64> {
+        match metric {
+            Metric::Response => &mut self.response,
+            Metric::Service => &mut self.service,
+            Metric::Lag => &mut self.lag,
+            Metric::QueueWait => &mut self.queue_wait,
+        }
+    }
+
+    /// Empties every histogram, keeping its memory.
+    pub fn reset(&mut self) {
+        for metric in Metric::ALL {
+            self.get_mut(metric).reset();
+        }
+    }
+}
+
+/// How every request of one command ended, and its latencies.
+#[derive(Debug, Clone, Default)]
+pub struct CommandRecord {
+    /// Latency histograms of successful replies.
+    pub hist: Histograms,
+    /// Requests the schedule produced (open loop) or the driver started (closed loop).
+    pub intended: u64,
+    /// Requests written to a socket.
+    pub sent: u64,
+    /// Successful replies.
+    pub completed: u64,
+    /// Error replies and failed requests, by kind (`ERR`, `WRONGTYPE`, `connection_reset`...).
+    pub errors: BTreeMap<String, u64>,
+    /// Requests that got no reply within `--timeout`.
+    pub timeouts: u64,
+    /// Requests dropped because the client backlog was full.
+    pub not_sent: u64,
+}
+
+impl CommandRecord {
+    /// Counts one error of `kind`.
+    pub fn count_error(&mut self, kind: &str, n: u64) {
+        if n == 0 {
+            return;
+        }
+        match self.errors.get_mut(kind) {
+            Some(count) => *count += n,
+            None => {
+                self.errors.insert(kind.to_string(), n);
+            }
+        }
+    }
+
+    /// Total errors of every kind.
+    pub fn error_total(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    /// Adds `other` into `self`.
+    pub fn add(&mut self, other: &CommandRecord) {
+        self.hist.add(&other.hist);
+        self.intended += other.intended;
+        self.sent += other.sent;
+        self.completed += other.completed;
+        for (kind, n) in &other.errors {
+            self.count_error(kind, *n);
+        }
+        self.timeouts += other.timeouts;
+        self.not_sent += other.not_sent;
+    }
+
+    /// Empties the record, keeping histogram memory.
+    pub fn reset(&mut self) {
+        self.hist.reset();
+        self.errors.clear();
+        self.intended = 0;
+        self.sent = 0;
+        self.completed = 0;
+        self.timeouts = 0;
+        self.not_sent = 0;
+    }
+}
+
+/// The records of every command of a test, for one thread and one interval (or merged).
+#[derive(Debug, Clone, Default)]
+pub struct Recorder {
+    /// One record per command of the test, by command index.
+    pub commands: Vec<CommandRecord>,
+}
+
+impl Recorder {
+    /// An empty recorder for `n_commands` commands.
+    pub fn new(n_commands: usize) -> Self {
+        Recorder { commands: vec![CommandRecord::default(); n_commands.max(1)] }
+    }
+
+    /// Records one successful reply's times, in nanoseconds.
+    #[inline]
+    pub fn record_reply(&mut self, command: usize, times: &ReplyTimes) {
+        let rec = &mut self.commands[command];
+        rec.completed += 1;
+        let h = &mut rec.hist;
+        // saturating_record clamps to the histogram's range instead of failing: a value
+        // over an hour is recorded as an hour, zero as the lowest bucket.
+        h.response.saturating_record(times.response_ns.max(LOWEST_NS));
+        h.service.saturating_record(times.service_ns.max(LOWEST_NS));
+        if let Some(lag) = times.lag_ns {
+            h.lag.saturating_record(lag.max(LOWEST_NS));
+        }
+        if let Some(wait) = times.queue_wait_ns {
+            h.queue_wait.saturating_record(wait.max(LOWEST_NS));
+        }
+    }
+
+    /// Adds `other` into `self`.
+    pub fn add(&mut self, other: &Recorder) {
+        if self.commands.len() < other.commands.len() {
+            self.commands.resize_with(other.commands.len(), CommandRecord::default);
+        }
+        for (into, from) in self.commands.iter_mut().zip(&other.commands) {
+            into.add(from);
+        }
+    }
+
+    /// The commands merged into one record (the test's aggregate).
+    pub fn total(&self) -> CommandRecord {
+        let mut total = CommandRecord::default();
+        for rec in &self.commands {
+            total.add(rec);
+        }
+        total
+    }
+
+    /// Empties every record, keeping memory.
+    pub fn reset(&mut self) {
+        for rec in &mut self.commands {
+            rec.reset();
+        }
+    }
+
+    /// Successful replies over every command.
+    pub fn completed(&self) -> u64 {
+        self.commands.iter().map(|c| c.completed).sum()
+    }
+}
+
+/// The times of one reply, already turned into durations (nanoseconds).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReplyTimes {
+    /// `received - intended`.
+    pub response_ns: u64,
+    /// `received - sent`.
+    pub service_ns: u64,
+    /// `handled - intended`, open loop only.
+    pub lag_ns: Option<u64>,
+    /// `sent - handled`, open loop only.
+    pub queue_wait_ns: Option<u64>,
+}
+
+/// Nanoseconds in a duration, saturating (a u64 of nanoseconds lasts 584 years).
+#[inline]
+pub fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn values_beyond_three_seconds_are_kept() {
+        let mut rec = Recorder::new(1);
+        rec.record_reply(0, &ReplyTimes { response_ns: 7_000_000_000, service_ns: 1, ..Default::default() });
+        let max = rec.commands[0].hist.response.max();
+        assert!(max >= 6_990_000_000, "max {max}");
+    }
+
+    #[test]
+    fn merging_adds_counts_and_errors() {
+        let mut a = Recorder::new(1);
+        let mut b = Recorder::new(1);
+        a.record_reply(0, &ReplyTimes { response_ns: 100, service_ns: 100, ..Default::default() });
+        b.record_reply(0, &ReplyTimes { response_ns: 200, service_ns: 200, ..Default::default() });
+        b.commands[0].count_error("ERR", 2);
+        a.add(&b);
+        assert_eq!(a.commands[0].completed, 2);
+        assert_eq!(a.commands[0].hist.response.len(), 2);
+        assert_eq!(a.commands[0].errors["ERR"], 2);
+    }
+
+    #[test]
+    fn closed_loop_replies_leave_lag_and_queue_wait_empty() {
+        let mut rec = Recorder::new(1);
+        rec.record_reply(0, &ReplyTimes { response_ns: 5, service_ns: 5, lag_ns: None, queue_wait_ns: None });
+        assert_eq!(rec.commands[0].hist.lag.len(), 0);
+        assert_eq!(rec.commands[0].hist.queue_wait.len(), 0);
+    }
+}

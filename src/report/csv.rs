@@ -1,0 +1,75 @@
+//! CSV on stdout: redis-benchmark's header and rows for closed loop; in open loop the
+//! same first eight columns (from the response time) followed by tailrate's own.
+
+use std::io::{self, Write};
+
+use super::{Exporter, Latency, RunReport, TestReport, ms};
+
+/// redis-benchmark's CSV header, unchanged.
+pub const HEADER: &str =
+    r#""test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms""#;
+/// Columns appended in open loop.
+pub const OPEN_LOOP_COLUMNS: &str = r#","target_rps","p90_latency_ms","p99_9_latency_ms","p99_99_latency_ms","service_p50_ms","service_p99_ms","service_p99_9_ms","lag_p99_ms","queue_wait_p99_ms","intended","sent","completed","errors","timeouts","not_sent","in_flight_at_end","valid""#;
+
+/// Prints the header before the first row, then a row per test.
+#[derive(Default)]
+pub struct Csv {
+    header_written: bool,
+}
+
+impl Exporter for Csv {
+    fn test_done(&mut self, out: &mut dyn Write, _report: &RunReport, test: &TestReport) -> io::Result<()> {
+        let open = test.target_rate_per_sec.is_some();
+        if !self.header_written {
+            self.header_written = true;
+            if open {
+                writeln!(out, "{HEADER}{OPEN_LOOP_COLUMNS}")?;
+            } else {
+                writeln!(out, "{HEADER}")?;
+            }
+        }
+        let zero = Latency::of(&crate::record::new_histogram());
+        let r = test.response().unwrap_or(&zero);
+        let m = |ns: f64| ms(ns, 3);
+        write!(
+            out,
+            "\"{}\",\"{:.2}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\"",
+            test.name.replace('"', "\"\""),
+            test.throughput_per_sec,
+            m(r.mean_ns),
+            m(r.min_ns as f64),
+            m(r.p50_ns as f64),
+            m(r.p95_ns as f64),
+            m(r.p99_ns as f64),
+            m(r.max_ns as f64)
+        )?;
+        if open {
+            let s = test.latency.get("service").unwrap_or(&zero);
+            let lag = test.latency.get("lag").unwrap_or(&zero);
+            let wait = test.latency.get("queue_wait").unwrap_or(&zero);
+            let c = &test.counts;
+            write!(
+                out,
+                ",\"{:.2}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\"",
+                test.target_rate_per_sec.unwrap_or(0.0),
+                m(r.p90_ns as f64),
+                m(r.p99_9_ns as f64),
+                m(r.p99_99_ns as f64),
+                m(s.p50_ns as f64),
+                m(s.p99_ns as f64),
+                m(s.p99_9_ns as f64),
+                m(lag.p99_ns as f64),
+                m(wait.p99_ns as f64),
+                c.intended,
+                c.sent,
+                c.completed,
+                c.errors,
+                c.timeouts,
+                c.not_sent,
+                c.in_flight_at_end,
+                test.valid
+            )?;
+        }
+        writeln!(out)
+    }
+}

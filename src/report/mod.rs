@@ -1,0 +1,398 @@
+//! The report model (serde) and the exporters that print or write it.
+//!
+//! A [`TestReport`] is built once from a run's outcome; every format reads that one
+//! model: `text` (redis-benchmark's full and `-q` output, plus tailrate's sections),
+//! `csv` (redis-benchmark's header, extended in open loop), `json` (the whole report,
+//! with each histogram encoded in HdrHistogram's compressed V2 format). Conversions
+//! from nanoseconds to display units happen only here.
+
+pub mod csv;
+pub mod hlog;
+pub mod json;
+pub mod text;
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use base64::Engine;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{Arrival, Pacing};
+use crate::config::{Mode, RunConfig, Stop};
+use crate::drive::health::{Check, Verdict};
+use crate::drive::{RunOutcome, ThreadCpu};
+use crate::record::{CommandRecord, Metric};
+
+/// Version of the JSON layout; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole run: one report per test.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunReport {
+    /// JSON layout version.
+    pub schema_version: u32,
+    /// `tailrate <version>`.
+    pub tool: String,
+    /// The command line, with any password replaced by `***`.
+    pub command_line: Vec<String>,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// What the server said about itself.
+    pub server: ServerFacts,
+    /// The run's settings.
+    pub settings: Settings,
+    /// One entry per test, in the order run.
+    pub tests: Vec<TestReport>,
+}
+
+/// Facts about the server, where it answers; absent facts are noted, not fatal.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct ServerFacts {
+    /// `host:port` or socket path.
+    pub endpoint: String,
+    /// `redis_version` from INFO server.
+    pub version: Option<String>,
+    /// `CONFIG GET save`.
+    pub save: Option<String>,
+    /// `CONFIG GET appendonly`.
+    pub appendonly: Option<String>,
+    /// What could not be asked and why (e.g. a proxy that refuses CONFIG).
+    pub notes: Vec<String>,
+}
+
+/// The settings that shape the numbers.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Settings {
+    /// `closed` or `open`.
+    pub mode: String,
+    /// Connections.
+    pub clients: usize,
+    /// Generator threads.
+    pub threads: usize,
+    /// `-P` (closed loop).
+    pub pipeline: Option<u32>,
+    /// `-d`.
+    pub data_size: usize,
+    /// `-r`.
+    pub keyspace: Option<u64>,
+    /// Keep-alive (`-k`).
+    pub keepalive: bool,
+    /// Target rate (open loop).
+    pub target_rate_per_sec: Option<f64>,
+    /// Arrival process (open loop).
+    pub arrival: Option<Arrival>,
+    /// Pacing (open loop).
+    pub pacing: Option<Pacing>,
+    /// `--max-inflight` (open loop).
+    pub max_inflight: Option<usize>,
+    /// Requests per test (closed loop with `-n`).
+    pub requests: Option<u64>,
+    /// Seconds per test (with `--duration` or open loop).
+    pub duration_secs: Option<f64>,
+    /// Warm-up seconds (open loop).
+    pub warmup_secs: f64,
+    /// `--batch-latency`.
+    pub batch_latency: bool,
+}
+
+impl Settings {
+    /// The settings of `config`.
+    pub fn of(config: &RunConfig) -> Self {
+        let (pipeline, target, arrival, pacing, max_inflight) = match &config.mode {
+            Mode::Closed { pipeline } => (Some(*pipeline), None, None, None, None),
+            Mode::Open { rate_per_sec, arrival, pacing, max_inflight, .. } => {
+                (None, Some(*rate_per_sec), Some(*arrival), Some(*pacing), Some(*max_inflight))
+            }
+        };
+        let (requests, duration_secs) = match config.stop {
+            Stop::Requests(n) => (Some(n), None),
+            Stop::After(d) => (None, Some(d.as_secs_f64())),
+        };
+        Settings {
+            mode: if config.is_open_loop() { "open" } else { "closed" }.into(),
+            clients: config.connections,
+            threads: config.threads,
+            pipeline,
+            data_size: config.workload.data_size,
+            keyspace: config.workload.keyspace,
+            keepalive: !config.reconnect_each_request,
+            target_rate_per_sec: target,
+            arrival,
+            pacing,
+            max_inflight,
+            requests,
+            duration_secs,
+            warmup_secs: config.warmup.as_secs_f64(),
+            batch_latency: config.batch_latency,
+        }
+    }
+}
+
+/// One test's results.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TestReport {
+    /// Test name (`SET`, or the custom command).
+    pub name: String,
+    /// Target rate (open loop).
+    pub target_rate_per_sec: Option<f64>,
+    /// Requests written per second over the measured window.
+    pub achieved_rate_per_sec: f64,
+    /// Successful replies per second over the measured window.
+    pub throughput_per_sec: f64,
+    /// Measured window in seconds (warm-up excluded).
+    pub measured_secs: f64,
+    /// How every request ended.
+    pub counts: Counts,
+    /// Latency of successful replies, by metric (`response`, `service`, `lag`, `queue_wait`).
+    pub latency: BTreeMap<String, Latency>,
+    /// Per command, when the test sends more than one.
+    pub commands: Vec<CommandReport>,
+    /// Generator self-checks.
+    pub checks: Vec<Check>,
+    /// False when a self-check failed or requests were never sent.
+    pub valid: bool,
+    /// Why the test ended before its plan, if it did.
+    pub stopped_early: Option<String>,
+    /// Generator CPU per thread.
+    pub generator_cpu: Vec<ThreadCpu>,
+    /// Response-time summary per interval (latency over time).
+    pub intervals: Vec<IntervalSummary>,
+}
+
+/// One command's results within a test.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CommandReport {
+    /// Command name, lower case.
+    pub command: String,
+    /// Its counts.
+    pub counts: Counts,
+    /// Its latencies.
+    pub latency: BTreeMap<String, Latency>,
+}
+
+/// Where every request ended: `intended = completed + errors + timeouts + not_sent + in_flight_at_end`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Counts {
+    /// Requests planned (open loop) or started (closed loop).
+    pub intended: u64,
+    /// Requests written to a socket.
+    pub sent: u64,
+    /// Successful replies.
+    pub completed: u64,
+    /// Error replies and failed requests.
+    pub errors: u64,
+    /// Errors by kind.
+    pub errors_by_kind: BTreeMap<String, u64>,
+    /// Requests with no reply within `--timeout`.
+    pub timeouts: u64,
+    /// Requests dropped by a full backlog or never written before the end.
+    pub not_sent: u64,
+    /// Requests written and unanswered when the run ended.
+    pub in_flight_at_end: u64,
+}
+
+impl Counts {
+    fn of(rec: &CommandRecord, in_flight_at_end: u64) -> Self {
+        Counts {
+            intended: rec.intended,
+            sent: rec.sent,
+            completed: rec.completed,
+            errors: rec.error_total(),
+            errors_by_kind: rec.errors.clone(),
+            timeouts: rec.timeouts,
+            not_sent: rec.not_sent,
+            in_flight_at_end,
+        }
+    }
+
+    /// Whether every intended request is accounted for.
+    pub fn balanced(&self) -> bool {
+        self.intended == self.completed + self.errors + self.timeouts + self.not_sent + self.in_flight_at_end
+    }
+}
+
+/// A latency distribution: summary values in nanoseconds and the histogram itself.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    /// Values recorded.
+    pub count: u64,
+    /// Smallest.
+    pub min_ns: u64,
+    /// Mean.
+    pub mean_ns: f64,
+    /// 50th percentile.
+    pub p50_ns: u64,
+    /// 90th.
+    pub p90_ns: u64,
+    /// 95th.
+    pub p95_ns: u64,
+    /// 99th.
+    pub p99_ns: u64,
+    /// 99.9th.
+    pub p99_9_ns: u64,
+    /// 99.99th.
+    pub p99_99_ns: u64,
+    /// Largest.
+    pub max_ns: u64,
+    /// The histogram, HdrHistogram V2 compressed (deflate) encoding, base64.
+    pub hdr_v2_base64: String,
+}
+
+impl Latency {
+    /// Summarises and encodes `h`.
+    pub fn of(h: &Histogram<u64>) -> Self {
+        let q = |p: f64| if h.is_empty() { 0 } else { h.value_at_quantile(p) };
+        Latency {
+            count: h.len(),
+            min_ns: if h.is_empty() { 0 } else { h.min() },
+            mean_ns: if h.is_empty() { 0.0 } else { h.mean() },
+            p50_ns: q(0.50),
+            p90_ns: q(0.90),
+            p95_ns: q(0.95),
+            p99_ns: q(0.99),
+            p99_9_ns: q(0.999),
+            p99_99_ns: q(0.9999),
+            max_ns: if h.is_empty() { 0 } else { h.max() },
+            hdr_v2_base64: encode_histogram(h),
+        }
+    }
+
+    /// Decodes the embedded histogram.
+    pub fn histogram(&self) -> Option<Histogram<u64>> {
+        decode_histogram(&self.hdr_v2_base64)
+    }
+}
+
+/// Response-time summary of one interval.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct IntervalSummary {
+    /// Interval start, seconds from the test's start.
+    pub start_secs: f64,
+    /// Interval length in seconds.
+    pub length_secs: f64,
+    /// Successful replies in it.
+    pub completed: u64,
+    /// Errors in it.
+    pub errors: u64,
+    /// Response-time p50.
+    pub p50_ns: u64,
+    /// Response-time p99.
+    pub p99_ns: u64,
+    /// Response-time max.
+    pub max_ns: u64,
+}
+
+/// Encodes a histogram as base64 of its V2 compressed form (what .hlog files hold).
+pub fn encode_histogram(h: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    match V2DeflateSerializer::new().serialize(h, &mut bytes) {
+        Ok(_) => base64::engine::general_purpose::STANDARD.encode(bytes),
+        Err(_) => String::new(),
+    }
+}
+
+/// Decodes [`encode_histogram`]'s output.
+pub fn decode_histogram(text: &str) -> Option<Histogram<u64>> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text).ok()?;
+    hdrhistogram::serialization::Deserializer::new().deserialize(&mut bytes.as_slice()).ok()
+}
+
+impl TestReport {
+    /// Builds a test's report from what the driver measured.
+    pub fn build(name: &str, config: &RunConfig, outcome: &RunOutcome, command_names: &[String], intervals: Vec<IntervalSummary>) -> Self {
+        let total = outcome.record.total();
+        let checks = crate::drive::health::checks(config, outcome, &total);
+        let open = config.is_open_loop();
+        let latency = latency_map(&total, open);
+        let commands = if outcome.record.commands.len() > 1 {
+            outcome
+                .record
+                .commands
+                .iter()
+                .zip(command_names)
+                .map(|(rec, name)| CommandReport { command: name.clone(), counts: Counts::of(rec, 0), latency: latency_map(rec, open) })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let counts = Counts::of(&total, outcome.in_flight_at_end);
+        let valid = checks.iter().all(|c| c.verdict != Verdict::Fail) && counts.not_sent == 0;
+        let measured_secs = outcome.measured.as_secs_f64();
+        TestReport {
+            name: name.to_string(),
+            target_rate_per_sec: match config.mode {
+                Mode::Open { rate_per_sec, .. } => Some(rate_per_sec),
+                Mode::Closed { .. } => None,
+            },
+            achieved_rate_per_sec: outcome.achieved_rate_per_sec,
+            throughput_per_sec: if measured_secs > 0.0 { counts.completed as f64 / measured_secs } else { 0.0 },
+            measured_secs,
+            counts,
+            latency,
+            commands,
+            checks,
+            valid,
+            stopped_early: outcome.stopped_early.clone(),
+            generator_cpu: outcome.thread_cpu.clone(),
+            intervals,
+        }
+    }
+
+    /// The response-time summary (the latency of the test).
+    pub fn response(&self) -> Option<&Latency> {
+        self.latency.get(Metric::Response.name())
+    }
+}
+
+fn latency_map(rec: &CommandRecord, open: bool) -> BTreeMap<String, Latency> {
+    let mut map = BTreeMap::new();
+    map.insert(Metric::Response.name().to_string(), Latency::of(&rec.hist.response));
+    // Closed loop: response = service (no plan), and there is no lag or queue wait.
+    map.insert(Metric::Service.name().to_string(), Latency::of(if open { &rec.hist.service } else { &rec.hist.response }));
+    if open {
+        map.insert(Metric::Lag.name().to_string(), Latency::of(&rec.hist.lag));
+        map.insert(Metric::QueueWait.name().to_string(), Latency::of(&rec.hist.queue_wait));
+    }
+    map
+}
+
+/// Something that shows results as they come: once per test, and once at the end.
+pub trait Exporter {
+    /// A test finished.
+    fn test_done(&mut self, out: &mut dyn Write, report: &RunReport, test: &TestReport) -> io::Result<()>;
+    /// The run finished (or was interrupted).
+    fn run_done(&mut self, _out: &mut dyn Write, _report: &RunReport) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Milliseconds with `precision` decimals, from nanoseconds.
+pub fn ms(ns: impl Into<f64>, precision: usize) -> String {
+    format!("{:.*}", precision, ns.into() / 1e6)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn histograms_round_trip_through_base64() {
+        let mut h = crate::record::new_histogram();
+        for v in [1_000u64, 2_000, 3_000_000, 9_000_000_000] {
+            h.record(v).unwrap();
+        }
+        let back = decode_histogram(&encode_histogram(&h)).unwrap();
+        assert_eq!(back, h);
+    }
+
+    #[test]
+    fn counts_balance_when_every_request_is_accounted_for() {
+        let c =
+            Counts { intended: 10, sent: 9, completed: 6, errors: 1, timeouts: 1, not_sent: 1, in_flight_at_end: 1, ..Default::default() };
+        assert!(c.balanced());
+        assert!(!Counts { completed: 7, ..c }.balanced());
+    }
+}

@@ -1,0 +1,210 @@
+//! Human output: redis-benchmark's full per-test report and its `-q` line, byte for
+//! byte in layout, followed (where tailrate knows more) by its own sections: errors
+//! by kind, the four open-loop metrics side by side, counts and self-checks.
+
+use std::io::{self, Write};
+
+use hdrhistogram::Histogram;
+
+use super::{Exporter, Latency, RunReport, TestReport, ms};
+use crate::drive::health::Verdict;
+
+/// Prints redis-benchmark's full report (or its `-q` line) per test.
+pub struct Text {
+    /// `-q`.
+    pub quiet: bool,
+    /// Decimal places of milliseconds.
+    pub precision: usize,
+}
+
+impl Exporter for Text {
+    fn test_done(&mut self, out: &mut dyn Write, report: &RunReport, test: &TestReport) -> io::Result<()> {
+        if self.quiet { quiet_line(out, test, self.precision) } else { full(out, report, test, self.precision) }
+    }
+}
+
+fn quiet_line(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::Result<()> {
+    let p50 = test.response().map_or(0, |l| l.p50_ns);
+    write!(out, "{}: {:.2} requests per second, p50={} msec", test.name, test.throughput_per_sec, ms(p50 as f64, precision))?;
+    if let Some(target) = test.target_rate_per_sec {
+        let p99 = test.response().map_or(0, |l| l.p99_ns);
+        let service_p99 = test.latency.get("service").map_or(0, |l| l.p99_ns);
+        write!(
+            out,
+            " (open loop at {target:.0}/s: response p99={} msec, service p99={} msec",
+            ms(p99 as f64, precision),
+            ms(service_p99 as f64, precision)
+        )?;
+        if !test.valid {
+            write!(out, ", INVALID: a self-check failed")?;
+        }
+        write!(out, ")")?;
+    }
+    if test.counts.errors > 0 {
+        write!(out, " ({} errors)", test.counts.errors)?;
+    }
+    writeln!(out)
+}
+
+fn full(out: &mut dyn Write, report: &RunReport, test: &TestReport, precision: usize) -> io::Result<()> {
+    let s = &report.settings;
+    writeln!(out, "====== {} ======", test.name)?;
+    match test.target_rate_per_sec {
+        None => writeln!(out, "  {} requests completed in {:.2} seconds", test.counts.completed, test.measured_secs)?,
+        Some(rate) => writeln!(
+            out,
+            "  {} requests completed in {:.2} seconds (open loop, target {:.0} requests per second)",
+            test.counts.completed, test.measured_secs, rate
+        )?,
+    }
+    writeln!(out, "  {} parallel clients", s.clients)?;
+    writeln!(out, "  {} bytes payload", s.data_size)?;
+    writeln!(out, "  keep alive: {}", u8::from(s.keepalive))?;
+    if let Some(save) = &report.server.save {
+        writeln!(out, "  host configuration \"save\": {save}")?;
+    }
+    if let Some(aof) = &report.server.appendonly {
+        writeln!(out, "  host configuration \"appendonly\": {aof}")?;
+    }
+    if s.threads > 1 {
+        writeln!(out, "  multi-thread: yes\n  threads: {}", s.threads)?;
+    } else {
+        writeln!(out, "  multi-thread: no")?;
+    }
+    writeln!(out)?;
+
+    if let Some(h) = test.response().and_then(Latency::histogram).filter(|h| !h.is_empty()) {
+        percentile_distribution(out, &h)?;
+        cumulative_distribution(out, &h)?;
+    }
+
+    let r = test.response();
+    let get = |f: fn(&Latency) -> f64| r.map_or(0.0, f);
+    writeln!(out, "Summary:")?;
+    writeln!(out, "  throughput summary: {:.2} requests per second", test.throughput_per_sec)?;
+    writeln!(out, "  latency summary (msec):")?;
+    writeln!(out, "    {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "avg", "min", "p50", "p95", "p99", "max")?;
+    writeln!(
+        out,
+        "    {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        ms(get(|l| l.mean_ns), precision),
+        ms(get(|l| l.min_ns as f64), precision),
+        ms(get(|l| l.p50_ns as f64), precision),
+        ms(get(|l| l.p95_ns as f64), precision),
+        ms(get(|l| l.p99_ns as f64), precision),
+        ms(get(|l| l.max_ns as f64), precision)
+    )?;
+
+    if !test.counts.errors_by_kind.is_empty() {
+        writeln!(out, "  errors by kind:")?;
+        for (kind, n) in &test.counts.errors_by_kind {
+            writeln!(out, "    {kind}: {n}")?;
+        }
+    }
+    if test.target_rate_per_sec.is_some() {
+        open_loop_sections(out, test, precision)?;
+    }
+    if let Some(why) = &test.stopped_early {
+        writeln!(out, "  stopped early: {why}")?;
+    }
+    writeln!(out)
+}
+
+/// redis-benchmark's "Latency by percentile distribution" (halving steps to 100%).
+fn percentile_distribution(out: &mut dyn Write, h: &Histogram<u64>) -> io::Result<()> {
+    writeln!(out, "Latency by percentile distribution:")?;
+    let total = h.len();
+    let mut cumulative = 0u64;
+    let mut previous: Option<u64> = None;
+    for v in h.iter_quantiles(1) {
+        cumulative += v.count_since_last_iteration();
+        if previous != Some(cumulative) || cumulative == total {
+            let value = h.highest_equivalent(v.value_iterated_to());
+            writeln!(
+                out,
+                "{:.3}% <= {:.3} milliseconds (cumulative count {})",
+                v.quantile_iterated_to() * 100.0,
+                value as f64 / 1e6,
+                cumulative
+            )?;
+        }
+        previous = Some(cumulative);
+    }
+    writeln!(out)
+}
+
+/// redis-benchmark's "Cumulative distribution of latencies": 0.1 ms steps up to 2 ms, then 1 ms.
+fn cumulative_distribution(out: &mut dyn Write, h: &Histogram<u64>) -> io::Result<()> {
+    writeln!(out, "Cumulative distribution of latencies:")?;
+    let total = h.len();
+    let max = h.max();
+    let mut edge: u64 = 100_000;
+    let mut previous: Option<u64> = None;
+    loop {
+        let cumulative = h.count_between(0, edge);
+        if previous != Some(cumulative) || cumulative == total {
+            let value = h.highest_equivalent(edge);
+            writeln!(
+                out,
+                "{:.3}% <= {:.3} milliseconds (cumulative count {})",
+                cumulative as f64 / total as f64 * 100.0,
+                value as f64 / 1e6,
+                cumulative
+            )?;
+        }
+        if cumulative >= total || edge > max {
+            break;
+        }
+        previous = Some(cumulative);
+        edge += if edge >= 2_000_000 { 1_000_000 } else { 100_000 };
+    }
+    writeln!(out)
+}
+
+fn open_loop_sections(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::Result<()> {
+    let c = &test.counts;
+    writeln!(out, "  open loop: target {:.1}/s, achieved {:.1}/s", test.target_rate_per_sec.unwrap_or(0.0), test.achieved_rate_per_sec)?;
+    writeln!(
+        out,
+        "  requests: intended {}, sent {}, completed {}, errors {}, timeouts {}, not sent {}, in flight at end {}",
+        c.intended, c.sent, c.completed, c.errors, c.timeouts, c.not_sent, c.in_flight_at_end
+    )?;
+    writeln!(out, "  latency by metric (msec):")?;
+    writeln!(
+        out,
+        "          {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "metric", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max"
+    )?;
+    for (label, key) in [("response", "response"), ("service", "service"), ("lag", "lag"), ("queue wait", "queue_wait")] {
+        if let Some(l) = test.latency.get(key) {
+            writeln!(
+                out,
+                "          {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                label,
+                ms(l.min_ns as f64, precision),
+                ms(l.p50_ns as f64, precision),
+                ms(l.p90_ns as f64, precision),
+                ms(l.p99_ns as f64, precision),
+                ms(l.p99_9_ns as f64, precision),
+                ms(l.p99_99_ns as f64, precision),
+                ms(l.max_ns as f64, precision)
+            )?;
+        }
+    }
+    writeln!(out, "  self-checks:")?;
+    for check in &test.checks {
+        let verdict = match check.verdict {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "FAIL",
+            Verdict::Skipped => "n/a ",
+        };
+        writeln!(out, "    [{verdict}] {}: {}", check.name, check.detail)?;
+        if check.verdict == Verdict::Fail {
+            writeln!(out, "           {}", check.meaning)?;
+        }
+    }
+    if !test.valid {
+        writeln!(out, "  THIS RUN IS INVALID: see the failed checks above.")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,337 @@
+//! Framing of server replies, the hot path: deciding without allocation whether a
+//! whole RESP2/RESP3 reply is buffered, how long it is, and what kind it is.
+//!
+//! The token reader it runs on, in `token.rs`, is shared with the tree parser, so
+//! both agree byte for byte on what is valid.
+
+use super::DecodeError;
+use super::token::{Token, read_token};
+
+/// Bounds that keep a hostile or corrupt peer from exhausting memory or stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest bulk, blob error or verbatim payload accepted, in bytes.
+    pub max_bulk_bytes: u64,
+    /// Deepest nesting of aggregates (arrays, maps, sets, pushes, attributes) accepted.
+    pub max_depth: usize,
+    /// Longest line (simple string, error, number) accepted without its CRLF, in bytes.
+    pub max_line_bytes: usize,
+    /// Largest element count of one aggregate (pairs, for maps and attributes).
+    pub max_elements: u64,
+}
+
+impl Default for Limits {
+    /// 512 MiB bulks (Redis' default `proto-max-bulk-len`), depth 512, 64 KiB lines, 2^32 elements.
+    fn default() -> Self {
+        Self { max_bulk_bytes: 512 * 1024 * 1024, max_depth: 512, max_line_bytes: 64 * 1024, max_elements: 1 << 32 }
+    }
+}
+
+/// A complete reply at the start of a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    /// Total length in bytes, including any leading attribute and the final CRLF.
+    pub len: usize,
+    /// Kind of the top-level reply (of the reply after the attribute, if any).
+    pub kind: FrameKind,
+}
+
+/// The RESP type of a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FrameKind {
+    /// `+` simple string.
+    Simple,
+    /// `-` simple error.
+    Error,
+    /// `:` integer.
+    Integer,
+    /// `$` bulk string.
+    Bulk,
+    /// `_`, `$-1` or `*-1`: null.
+    Null,
+    /// `*` array.
+    Array,
+    /// `%` map.
+    Map,
+    /// `~` set.
+    Set,
+    /// `>` out-of-band push.
+    Push,
+    /// `,` double.
+    Double,
+    /// `#` boolean.
+    Boolean,
+    /// `(` big number.
+    BigNumber,
+    /// `=` verbatim string.
+    Verbatim,
+    /// `!` blob error.
+    BulkError,
+}
+
+/// Checks whether one whole reply is buffered at the start of `buf`.
+///
+/// `Ok(None)`: incomplete, read more. `Ok(Some(frame))`: the reply's length and kind.
+/// `Err`: the bytes can never be valid RESP. Runs in a loop with an explicit stack
+/// of "elements remaining" counters, so hostile nesting cannot overflow the call
+/// stack, and it does not allocate unless aggregates nest deeper than 64.
+pub fn frame(buf: &[u8], limits: &Limits) -> Result<Option<Frame>, DecodeError> {
+    Ok(scan(buf, limits)?.map(|(frame, _)| frame))
+}
+
+/// For an error or blob error frame, the error's first word (`ERR`, `WRONGTYPE`,
+/// `MOVED`...) as a subslice; empty for any other frame.
+pub fn error_kind(frame_bytes: &[u8]) -> &[u8] {
+    // An attribute may precede the error; skipping it needs the framer, which does
+    // not allocate at the shallow depths a real attribute has.
+    let start = if frame_bytes.first() == Some(&b'|') {
+        match scan(frame_bytes, &Limits::default()) {
+            Ok(Some((_, value_start))) => value_start,
+            _ => return &[],
+        }
+    } else {
+        0
+    };
+    let reply = frame_bytes.get(start..).unwrap_or_default();
+    let message = match reply.first() {
+        Some(b'-') => reply.get(1..).unwrap_or_default(),
+        Some(b'!') => match reply.iter().position(|&b| b == b'\n') {
+            Some(lf) => reply.get(lf + 1..).unwrap_or_default(),
+            None => return &[],
+        },
+        _ => return &[],
+    };
+    let end = message.iter().position(|&b| b == b' ' || b == b'\r' || b == b'\n').unwrap_or(message.len());
+    message.get(..end).unwrap_or_default()
+}
+
+/// Frames one reply and also returns the offset where the top-level value starts
+/// (after any attributes), which `error_kind` needs.
+fn scan(buf: &[u8], limits: &Limits) -> Result<Option<(Frame, usize)>, DecodeError> {
+    let mut pos = 0;
+    let mut open = Remaining::new();
+    // Values still owed at the top level: one, plus one per top-level attribute.
+    let mut top_remaining: u64 = 1;
+    let mut kind = FrameKind::Null;
+    let mut value_start = 0;
+    loop {
+        let Some((token, next)) = read_token(buf, pos, limits, open.depth())? else {
+            return Ok(None);
+        };
+        // The top-level kind is that of the first root value that is not an attribute.
+        match token {
+            Token::Scalar { kind: k, .. } | Token::Aggregate { kind: k, .. } if open.depth() == 0 => {
+                kind = k;
+                value_start = pos;
+            }
+            _ => {}
+        }
+        pos = next;
+        match token {
+            Token::Scalar { .. } => {}
+            Token::Aggregate { elements, .. } => {
+                if elements > 0 {
+                    open.push(elements);
+                    continue;
+                }
+            }
+            Token::Attribute { elements } => {
+                // The attribute is counted as one value of its parent when it
+                // completes, so the parent owes one more: the annotated value.
+                match open.top_mut() {
+                    Some(remaining) => *remaining = remaining.saturating_add(1),
+                    None => top_remaining += 1,
+                }
+                if elements > 0 {
+                    open.push(elements);
+                    continue;
+                }
+            }
+        }
+        // A value just completed; it may complete the aggregates around it too.
+        loop {
+            match open.top_mut() {
+                None => {
+                    top_remaining -= 1;
+                    if top_remaining == 0 {
+                        return Ok(Some((Frame { len: pos, kind }, value_start)));
+                    }
+                    break;
+                }
+                Some(remaining) => {
+                    *remaining -= 1;
+                    if *remaining > 0 {
+                        break;
+                    }
+                    open.pop();
+                }
+            }
+        }
+    }
+}
+
+/// Aggregates kept inline before `Remaining` spills to the heap.
+const INLINE_DEPTH: usize = 64;
+
+/// Stack of "elements remaining" per open aggregate; the first 64 levels live in
+/// an array so framing ordinary replies never allocates.
+struct Remaining {
+    inline: [u64; INLINE_DEPTH],
+    spill: Vec<u64>,
+    len: usize,
+}
+
+impl Remaining {
+    fn new() -> Self {
+        Self { inline: [0; INLINE_DEPTH], spill: Vec::new(), len: 0 }
+    }
+
+    fn depth(&self) -> usize {
+        self.len
+    }
+
+    fn push(&mut self, elements: u64) {
+        if self.len < INLINE_DEPTH {
+            self.inline[self.len] = elements;
+        } else {
+            self.spill.push(elements);
+        }
+        self.len += 1;
+    }
+
+    fn pop(&mut self) {
+        if self.len > INLINE_DEPTH {
+            self.spill.pop();
+        }
+        self.len = self.len.saturating_sub(1);
+    }
+
+    fn top_mut(&mut self) -> Option<&mut u64> {
+        match self.len {
+            0 => None,
+            n if n <= INLINE_DEPTH => self.inline.get_mut(n - 1),
+            _ => self.spill.last_mut(),
+        }
+    }
+}
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    fn framed(bytes: &[u8]) -> Result<Option<Frame>, DecodeError> {
+        frame(bytes, &Limits::default())
+    }
+
+    fn whole(bytes: &[u8], kind: FrameKind) -> Option<Frame> {
+        Some(Frame { len: bytes.len(), kind })
+    }
+
+    /// Valid replies of every type, with the kind each frames as.
+    const VALID: &[(&[u8], FrameKind)] = &[
+        (b"+OK\r\n", FrameKind::Simple),
+        (b"+\r\n", FrameKind::Simple),
+        (b"-ERR unknown command 'FOO'\r\n", FrameKind::Error),
+        (b":0\r\n", FrameKind::Integer),
+        (b":-9223372036854775808\r\n", FrameKind::Integer),
+        (b":+12\r\n", FrameKind::Integer),
+        (b"$5\r\nhello\r\n", FrameKind::Bulk),
+        (b"$0\r\n\r\n", FrameKind::Bulk),
+        (b"$4\r\n\r\n\r\n\r\n", FrameKind::Bulk),
+        (b"$-1\r\n", FrameKind::Null),
+        (b"*-1\r\n", FrameKind::Null),
+        (b"_\r\n", FrameKind::Null),
+        (b"*0\r\n", FrameKind::Array),
+        (b"*2\r\n$3\r\nfoo\r\n:42\r\n", FrameKind::Array),
+        (b"*2\r\n*1\r\n+a\r\n*0\r\n", FrameKind::Array),
+        (b"*3\r\n$-1\r\n*-1\r\n_\r\n", FrameKind::Array),
+        (b"%1\r\n+key\r\n:1\r\n", FrameKind::Map),
+        (b"%2\r\n+a\r\n*2\r\n:1\r\n:2\r\n+b\r\n*1\r\n*0\r\n", FrameKind::Map),
+        (b"%0\r\n", FrameKind::Map),
+        (b"~2\r\n+a\r\n+b\r\n", FrameKind::Set),
+        (b">3\r\n+message\r\n+chan\r\n$2\r\nhi\r\n", FrameKind::Push),
+        (b",3.14\r\n", FrameKind::Double),
+        (b",-inf\r\n", FrameKind::Double),
+        (b"#t\r\n", FrameKind::Boolean),
+        (b"#f\r\n", FrameKind::Boolean),
+        (b"(3492890328409238509324850943850943825024385\r\n", FrameKind::BigNumber),
+        (b"=15\r\ntxt:Some string\r\n", FrameKind::Verbatim),
+        (b"!21\r\nSYNTAX invalid syntax\r\n", FrameKind::BulkError),
+        (b"|1\r\n+key-popularity\r\n%2\r\n$1\r\na\r\n,0.1923\r\n$1\r\nb\r\n,0.0012\r\n*2\r\n:2039123\r\n:9543892\r\n", FrameKind::Array),
+        (b"|0\r\n+OK\r\n", FrameKind::Simple),
+        (b"|1\r\n+a\r\n+b\r\n|1\r\n+c\r\n+d\r\n-ERR x\r\n", FrameKind::Error),
+        (b"*2\r\n|1\r\n+ttl\r\n:3600\r\n:1\r\n:2\r\n", FrameKind::Array),
+        (b"~1\r\n|0\r\n|0\r\n_\r\n", FrameKind::Set),
+    ];
+
+    #[test]
+    fn every_type_frames_with_its_exact_length_and_kind() {
+        for &(bytes, kind) in VALID {
+            assert_eq!(framed(bytes), Ok(whole(bytes, kind)), "{:?}", bytes.escape_ascii().to_string());
+        }
+    }
+
+    #[test]
+    fn every_strict_prefix_of_a_valid_reply_is_incomplete() {
+        for &(bytes, _) in VALID {
+            for cut in 0..bytes.len() {
+                assert_eq!(framed(&bytes[..cut]), Ok(None), "{:?} cut at {cut}", bytes.escape_ascii().to_string());
+            }
+        }
+    }
+
+    #[test]
+    fn two_replies_back_to_back_frame_only_the_first() {
+        for &(first, kind) in VALID {
+            for &(second, _) in VALID {
+                let both = [first, second].concat();
+                assert_eq!(framed(&both), Ok(whole(first, kind)));
+            }
+        }
+    }
+
+    #[test]
+    fn a_million_nested_arrays_are_too_deep_and_fail_fast() {
+        let hostile = b"*1\r\n".repeat(1_000_000);
+        let started = Instant::now();
+        assert_eq!(framed(&hostile), Err(DecodeError::TooDeep { offset: 512 * 4, depth: 513, limit: 512 }));
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn nesting_exactly_at_the_depth_limit_is_accepted() {
+        let mut ok = b"*1\r\n".repeat(512);
+        ok.extend_from_slice(b":1\r\n");
+        assert_eq!(framed(&ok), Ok(whole(&ok, FrameKind::Array)));
+        let mut deep_maps = b"%1\r\n+k\r\n".repeat(100);
+        deep_maps.extend_from_slice(b"_\r\n");
+        assert_eq!(framed(&deep_maps), Ok(whole(&deep_maps, FrameKind::Map)));
+    }
+
+    #[test]
+    fn deep_nesting_past_the_inline_stack_spills_and_unwinds_correctly() {
+        let mut bytes = b"*2\r\n".repeat(200);
+        bytes.extend(b":1\r\n".repeat(201));
+        assert_eq!(framed(&bytes), Ok(whole(&bytes, FrameKind::Array)));
+        for cut in [0, 1, 399, 800, bytes.len() - 1] {
+            assert_eq!(framed(&bytes[..cut]), Ok(None));
+        }
+    }
+
+    #[test]
+    fn error_kind_is_the_first_word_of_an_error() {
+        assert_eq!(error_kind(b"-ERR unknown command\r\n"), b"ERR");
+        assert_eq!(error_kind(b"-WRONGTYPE Operation against a key\r\n"), b"WRONGTYPE");
+        assert_eq!(error_kind(b"-MOVED 3999 127.0.0.1:6381\r\n"), b"MOVED");
+        assert_eq!(error_kind(b"-NOAUTH\r\n"), b"NOAUTH");
+        assert_eq!(error_kind(b"!21\r\nSYNTAX invalid syntax\r\n"), b"SYNTAX");
+        assert_eq!(error_kind(b"!3\r\nOOM\r\n"), b"OOM");
+        assert_eq!(error_kind(b"|1\r\n+a\r\n+b\r\n-BUSY script\r\n"), b"BUSY");
+        assert_eq!(error_kind(b"+OK\r\n"), b"");
+        assert_eq!(error_kind(b"$3\r\nERR\r\n"), b"");
+        assert_eq!(error_kind(b""), b"");
+        assert_eq!(error_kind(b"-\r\n"), b"");
+    }
+}
