@@ -83,48 +83,13 @@ pub fn run(config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: I
 
     let mut status = Status::Completed;
     'tests: loop {
-        for (index, test) in config.workload.tests.iter().enumerate() {
+        for index in 0..config.workload.tests.len() {
             if cancel.is_cancelled() {
                 break 'tests;
             }
             let test_offset = run_start.elapsed();
-            let target = match config.mode {
-                Mode::Open { rate_per_sec, .. } => Some(rate_per_sec),
-                Mode::Closed { .. } => None,
-            };
-            let show_progress = config.output.progress && stderr_is_terminal;
-            let mut progress = Progress::new(if show_progress { Some(&mut *stderr) } else { None }, &test.name, target, config.threads);
-            let mut merger = IntervalMerger::new(config.threads);
-            let command_names: Vec<String> = test.commands.iter().map(|c| c.name.clone()).collect();
-            let mut hlog_error = None;
-            let outcome = {
-                let mut on_interval = |iv: &Interval| {
-                    progress.interval(&iv.record, iv.start, iv.length, iv.backlog);
-                    for (start, length, record) in merger.push(iv) {
-                        if let Some(log) = hlog.as_mut()
-                            && let Err(e) = write_hlog(log, &test.name, &command_names, test_offset + start, length, &record)
-                        {
-                            hlog_error.get_or_insert(e);
-                        }
-                        merger.summaries.push(summary(start, length, &record));
-                    }
-                };
-                drive::run(config, test, index, cancel, &mut on_interval)
-            };
-            progress.finish();
-            let outcome = outcome.with_context(|| format!("running {}", test.name))?;
-            for (start, length, record) in merger.flush() {
-                if let Some(log) = hlog.as_mut()
-                    && let Err(e) = write_hlog(log, &test.name, &command_names, test_offset + start, length, &record)
-                {
-                    hlog_error.get_or_insert(e);
-                }
-                merger.summaries.push(summary(start, length, &record));
-            }
-            if let Some(e) = hlog_error {
-                return Err(e).context("writing --hdr-log");
-            }
-            let test_report = TestReport::build(&test.name, config, &outcome, &command_names, std::mem::take(&mut merger.summaries));
+            let (test_report, stopped_early) =
+                measure(config, index, cancel, &mut *stderr, stderr_is_terminal, hlog.as_mut(), test_offset)?;
             report.tests.push(test_report);
             let (report_ref, test_ref) = (&report, &report.tests[report.tests.len() - 1]);
             for exporter in exporters.iter_mut() {
@@ -134,7 +99,7 @@ pub fn run(config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: I
             if config.strict && !test_ref.valid {
                 status = Status::Invalid;
             }
-            if let Some(reason) = &outcome.stopped_early {
+            if let Some(reason) = &stopped_early {
                 status = if reason == "interrupted" { Status::Interrupted } else { Status::Failed(reason.clone()) };
                 break 'tests;
             }
@@ -147,6 +112,57 @@ pub fn run(config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: I
         exporter.run_done(stdout, &report).context("writing results")?;
     }
     Ok(status)
+}
+
+/// Runs test `index` of `config` once and builds its report; also returns why it
+/// stopped early, if it did. Progress goes to `stderr` when it is a terminal; intervals
+/// go to `hlog`, offset by `log_offset` from the log's start.
+pub fn measure(
+    config: &RunConfig,
+    index: usize,
+    cancel: &Cancel,
+    stderr: &mut dyn Write,
+    stderr_is_terminal: bool,
+    mut hlog: Option<&mut HlogWriter>,
+    log_offset: Duration,
+) -> Result<(TestReport, Option<String>)> {
+    let test = &config.workload.tests[index];
+    let target = match config.mode {
+        Mode::Open { rate_per_sec, .. } => Some(rate_per_sec),
+        Mode::Closed { .. } => None,
+    };
+    let show_progress = config.output.progress && stderr_is_terminal;
+    let mut progress = Progress::new(if show_progress { Some(stderr) } else { None }, &test.name, target, config.threads);
+    let mut merger = IntervalMerger::new(config.threads);
+    let command_names: Vec<String> = test.commands.iter().map(|c| c.name.clone()).collect();
+    let mut hlog_error = None;
+    let mut emit = |merger: &mut IntervalMerger, start: Duration, length: Duration, record: Recorder| {
+        if let Some(log) = hlog.as_deref_mut()
+            && let Err(e) = write_hlog(log, &test.name, &command_names, log_offset + start, length, &record)
+        {
+            hlog_error.get_or_insert(e);
+        }
+        merger.summaries.push(summary(start, length, &record));
+    };
+    let outcome = {
+        let mut on_interval = |iv: &Interval| {
+            progress.interval(&iv.record, iv.start, iv.length, iv.backlog);
+            for (start, length, record) in merger.push(iv) {
+                emit(&mut merger, start, length, record);
+            }
+        };
+        drive::run(config, test, index, cancel, &mut on_interval)
+    };
+    progress.finish();
+    let outcome = outcome.with_context(|| format!("running {}", test.name))?;
+    for (start, length, record) in merger.flush() {
+        emit(&mut merger, start, length, record);
+    }
+    if let Some(e) = hlog_error {
+        return Err(e).context("writing --hdr-log");
+    }
+    let report = TestReport::build(&test.name, config, &outcome, &command_names, std::mem::take(&mut merger.summaries));
+    Ok((report, outcome.stopped_early))
 }
 
 /// Connects once to learn the server's version and persistence settings; a server that

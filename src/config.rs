@@ -50,6 +50,9 @@ pub enum Mode {
     Closed {
         /// Requests per batch (`-P`).
         pipeline: u32,
+        /// Hold sends to this many requests per second (a `governor` limiter), timing each
+        /// from its actual send: what rate-limited closed-loop tools report.
+        rate_cap_per_sec: Option<f64>,
     },
     /// Requests go at `rate_per_sec` whatever the server does.
     Open {
@@ -201,7 +204,7 @@ impl RunConfig {
                     max_backlog: args.max_backlog,
                 }
             }
-            None => Mode::Closed { pipeline: args.pipeline },
+            None => Mode::Closed { pipeline: args.pipeline, rate_cap_per_sec: None },
         };
         if args.warmup.is_some() && args.rate.is_none() && args.duration.is_none() {
             return Err(ConfigError::Conflict { a: "--warmup", b: "-n", why: "warm-up is a time; use it with --duration or --rate" });
@@ -316,7 +319,7 @@ mod tests {
         let cfg = config(&[]).unwrap();
         assert_eq!(cfg.stop, Stop::Requests(100_000));
         assert_eq!(cfg.connections, 50);
-        assert_eq!(cfg.mode, Mode::Closed { pipeline: 1 });
+        assert_eq!(cfg.mode, Mode::Closed { pipeline: 1, rate_cap_per_sec: None });
     }
 
     #[test]

@@ -2,6 +2,11 @@
 
 mod harness;
 
+mod closed_loop;
+mod errors;
+mod open_loop;
+mod sweep;
+
 /// Checks that the harness itself works: a server starts, answers, counts
 /// commands, restarts on the same port, and goes away on drop.
 mod harness_smoke {

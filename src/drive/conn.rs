@@ -75,6 +75,12 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             continue;
         };
 
+        // A rate-capped closed loop waits for the limiter before each batch; the wait is
+        // not timed (that is what such tools do, and what the comparison shows).
+        if !is_open && fifo.is_empty() && let Some(limiter) = &ctx.shared.limiter {
+            let n = std::num::NonZeroU32::new(cap as u32).unwrap_or(std::num::NonZeroU32::MIN);
+            let _ = limiter.until_n_ready(n).await;
+        }
         // Fill: encode every request this connection may send now into one buffer.
         let wrote = if is_open { fill_open(&ctx, slot, c, &mut fifo) } else { fill_closed(&ctx, c, &mut fifo, cap) };
         if wrote > 0 {

@@ -108,6 +108,8 @@ pub(crate) struct Shared {
     pub cancel: Cancel,
     /// Why the run stopped early, first reason wins.
     pub stop_reason: std::sync::Mutex<Option<String>>,
+    /// Closed loop held to a rate: every batch waits for this limiter first.
+    pub limiter: Option<governor::DefaultDirectRateLimiter>,
 }
 
 impl Shared {
@@ -155,6 +157,13 @@ pub fn run(
         }),
         cancel: cancel.clone(),
         stop_reason: std::sync::Mutex::new(None),
+        limiter: match config.mode {
+            Mode::Closed { pipeline, rate_cap_per_sec: Some(rate) } if rate > 0.0 => {
+                let burst = std::num::NonZeroU32::new(pipeline.max(1)).unwrap_or(std::num::NonZeroU32::MIN);
+                governor::Quota::with_period(Duration::from_secs_f64(1.0 / rate)).map(|q| governor::RateLimiter::direct(q.allow_burst(burst)))
+            }
+            _ => None,
+        },
     });
     let interval = if config.is_open_loop() { Duration::from_secs(1) } else { Duration::from_millis(250) };
     let gate = Arc::new(thread::StartGate::new(threads));

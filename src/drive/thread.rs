@@ -136,7 +136,7 @@ impl Ctx {
     /// Requests one connection may have outstanding.
     pub fn capacity(&self) -> usize {
         match self.plan.mode {
-            Mode::Closed { pipeline } => pipeline as usize,
+            Mode::Closed { pipeline, .. } => pipeline as usize,
             Mode::Open { max_inflight, .. } => max_inflight,
         }
     }
@@ -232,7 +232,7 @@ async fn drive_thread(
     let n_commands = test.commands.len();
     let (max_backlog, cap) = match plan.mode {
         Mode::Open { max_backlog, max_inflight, .. } => (max_backlog, max_inflight),
-        Mode::Closed { pipeline } => (0, pipeline as usize),
+        Mode::Closed { pipeline, .. } => (0, pipeline as usize),
     };
     let ctx = Rc::new(Ctx {
         keys: RefCell::new(Pcg64Mcg::seed_from_u64(plan.seed)),

@@ -101,7 +101,7 @@ impl Settings {
     /// The settings of `config`.
     pub fn of(config: &RunConfig) -> Self {
         let (pipeline, target, arrival, pacing, max_inflight) = match &config.mode {
-            Mode::Closed { pipeline } => (Some(*pipeline), None, None, None, None),
+            Mode::Closed { pipeline, .. } => (Some(*pipeline), None, None, None, None),
             Mode::Open { rate_per_sec, arrival, pacing, max_inflight, .. } => {
                 (None, Some(*rate_per_sec), Some(*arrival), Some(*pacing), Some(*max_inflight))
             }
