@@ -186,14 +186,21 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
                         _ => facts.appendonly = value,
                     }
                 }
+                Ok(Ok(reply)) if reply.error_message().is_some_and(|m| m.starts_with("NOAUTH")) => {
+                    anyhow::bail!("{} requires a password: {reply} (give -a, --user or REDISCLI_AUTH)", config.endpoint);
+                }
                 Ok(Ok(reply)) => {
                     facts.notes.push(format!("the server refused CONFIG GET {key} ({reply}); its persistence settings are not reported"));
                     break;
                 }
                 Ok(Err(e)) => return Err(e.into()),
                 Err(_) => {
-                    facts.notes.push(format!("no answer to CONFIG GET {key}"));
-                    break;
+                    // Silence, not a refusal: a server that does not answer cannot be benchmarked.
+                    anyhow::bail!(
+                        "{} did not answer CONFIG GET {key} within {:?} (--connect-timeout)",
+                        config.endpoint,
+                        config.connect_timeout
+                    );
                 }
             }
         }

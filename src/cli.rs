@@ -138,7 +138,7 @@ pub struct RunArgs {
     #[arg(short = 'c', default_value_t = 50, value_name = "CLIENTS")]
     pub clients: usize,
     /// Total number of requests per test (closed loop).
-    #[arg(short = 'n', value_parser = parse_count, value_name = "REQUESTS")]
+    #[arg(short = 'n', value_parser = parse_count, allow_hyphen_values = true, value_name = "REQUESTS")]
     pub requests: Option<u64>,
     /// Data size of SET/GET values in bytes.
     #[arg(short = 'd', default_value_t = 3, value_name = "SIZE")]
@@ -193,7 +193,7 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub duration: Option<Duration>,
     /// Open loop: send this many requests per second in total (`50000`, `50k`, `1.5M`).
-    #[arg(long, value_parser = parse_rate, value_name = "RATE")]
+    #[arg(long, value_parser = parse_rate, allow_hyphen_values = true, value_name = "RATE")]
     pub rate: Option<f64>,
     /// Open-loop arrival process.
     #[arg(long, value_enum, default_value_t = Arrival::Poisson)]
@@ -239,7 +239,7 @@ pub struct RunArgs {
     pub no_progress: bool,
 
     /// A custom command to benchmark instead of the default tests.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
+    #[arg(trailing_var_arg = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
 
@@ -261,6 +261,13 @@ mod tests {
         assert_eq!(args.run.requests, Some(1000));
         assert_eq!(args.run.command, ["SET", "k:__rand_int__", "v"]);
         assert!(args.subcommand.is_none());
+    }
+
+    #[test]
+    fn an_unknown_flag_is_an_error_but_a_command_argument_may_start_with_a_dash() {
+        assert!(Args::try_parse_from(["tailrate", "--no-such-flag"]).is_err());
+        let args = Args::try_parse_from(["tailrate", "-q", "INCRBY", "k", "-1"]).unwrap();
+        assert_eq!(args.run.command, ["INCRBY", "k", "-1"]);
     }
 
     #[test]

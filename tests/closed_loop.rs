@@ -1,1 +1,274 @@
-//! placeholder
+//! Closed loop as a drop-in for redis-benchmark: the same commands reach the server,
+//! and output parsers written for redis-benchmark read tailrate's output unchanged.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use super::harness::{RedisServer, assert_success, redis_benchmark_bin, run_tailrate, run_with_timeout};
+
+/// Commands that tools send for their own bookkeeping (CONFIG GET, INFO), not the workload.
+const BOOKKEEPING: &[&str] =
+    &["config|get", "config|resetstat", "config", "info", "hello", "client|setinfo", "client", "select", "auth", "command", "command|docs"];
+
+fn workload_stats(server: &RedisServer) -> BTreeMap<String, u64> {
+    server.commandstats().into_iter().filter(|(name, _)| !BOOKKEEPING.contains(&name.as_str())).collect()
+}
+
+fn redis_benchmark(port: u16, args: &[&str]) -> String {
+    let bin = redis_benchmark_bin().expect("redis-benchmark (Debian redis-tools) is installed by scripts/test");
+    let mut cmd = Command::new(bin);
+    cmd.args(["-h", "127.0.0.1", "-p", &port.to_string()]).args(args);
+    assert_success(&run_with_timeout(cmd, super::harness::RUN_TIMEOUT))
+}
+
+/// Every `-t` name of the default suite (the LPUSH that fills LRANGE's list comes with each LRANGE test).
+const SUITE: &[&str] = &[
+    "ping_inline",
+    "ping_mbulk",
+    "set",
+    "get",
+    "incr",
+    "lpush",
+    "rpush",
+    "lpop",
+    "rpop",
+    "sadd",
+    "hset",
+    "spop",
+    "zadd",
+    "zpopmin",
+    "lrange_100",
+    "lrange_300",
+    "lrange_500",
+    "lrange_600",
+    "mset",
+    "xadd",
+];
+
+#[test]
+fn every_default_test_sends_the_same_commands_as_redis_benchmark() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    for test in SUITE {
+        server.cmd(&["FLUSHALL"]);
+        server.reset_stats();
+        redis_benchmark(server.port(), &["-n", "10000", "-r", "1000", "-t", test, "-q"]);
+        let theirs = workload_stats(&server);
+
+        server.cmd(&["FLUSHALL"]);
+        server.reset_stats();
+        assert_success(&run_tailrate(&["-p", &port, "-n", "10000", "-r", "1000", "-t", test, "-q"]));
+        let ours = workload_stats(&server);
+
+        if *test == "xadd" && theirs.is_empty() {
+            // redis-benchmark 7.0 (Debian 12) predates its XADD test (7.2 added it):
+            // then check tailrate sent exactly -n of them.
+            assert_eq!(ours, BTreeMap::from([("xadd".to_string(), 10_000)]), "-t xadd");
+            continue;
+        }
+        assert_eq!(ours, theirs, "INFO commandstats after -t {test}");
+        assert!(ours.values().any(|&n| n == 10_000), "-t {test}: {ours:?}");
+    }
+}
+
+#[test]
+fn a_custom_command_is_sent_exactly_n_times_with_keys_in_the_keyspace() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    assert_success(&run_tailrate(&["-p", &port, "-n", "2000", "-r", "100", "-c", "4", "-q", "SET", "k:__rand_int__", "v"]));
+    assert_eq!(workload_stats(&server).get("set"), Some(&2000));
+    let keys = server.cmd(&["KEYS", "k:*"]);
+    let keys: Vec<&str> = keys.lines().collect();
+    assert!(keys.len() > 50 && keys.len() <= 100, "{} keys", keys.len());
+    assert!(keys.iter().all(|k| k.len() == 14 && k[2..].bytes().all(|b| b.is_ascii_digit())), "{keys:?}");
+}
+
+#[test]
+fn pipelined_runs_send_exactly_n_requests_and_give_each_reply_a_latency() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    assert_success(&run_tailrate(&[
+        "-p",
+        &port,
+        "-n",
+        "10000",
+        "-P",
+        "16",
+        "-c",
+        "7",
+        "-t",
+        "incr",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    assert_eq!(workload_stats(&server).get("incr"), Some(&10_000));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let test = &report["tests"][0];
+    assert_eq!(test["counts"]["completed"], 10_000);
+    assert_eq!(test["latency"]["response"]["count"], 10_000);
+    assert_eq!(report["schema_version"], 1);
+}
+
+/// One parser, written for redis-benchmark's `-q` output: the line after the last `\r`.
+fn parse_quiet(output: &str) -> BTreeMap<String, (f64, f64)> {
+    let mut out = BTreeMap::new();
+    for line in output.split(['\n', '\r']) {
+        let line = line.trim();
+        let Some((name, rest)) = line.split_once(": ") else { continue };
+        let Some((rps, rest)) = rest.split_once(" requests per second, p50=") else { continue };
+        let Some(p50) = rest.strip_suffix(" msec") else { continue };
+        out.insert(name.to_string(), (rps.parse().unwrap(), p50.parse().unwrap()));
+    }
+    out
+}
+
+/// One parser, written for redis-benchmark's `--csv` output.
+fn parse_csv(output: &str) -> (String, Vec<Vec<String>>) {
+    let mut lines = output.lines().filter(|l| !l.trim().is_empty());
+    let header = lines.next().unwrap().to_string();
+    let rows = lines.map(|l| l.split(',').map(|f| f.trim_matches('"').to_string()).collect()).collect();
+    (header, rows)
+}
+
+#[test]
+fn quiet_and_csv_output_read_with_parsers_written_for_redis_benchmark() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let args = ["-t", "set,get", "-n", "20000"];
+
+    let theirs = parse_quiet(&redis_benchmark(server.port(), &[&args[..], &["-q"]].concat()));
+    let ours = parse_quiet(&assert_success(&run_tailrate(&[&["-p", &port][..], &args[..], &["-q"]].concat())));
+    assert_eq!(theirs.keys().collect::<Vec<_>>(), ["GET", "SET"]);
+    assert_eq!(ours.keys().collect::<Vec<_>>(), theirs.keys().collect::<Vec<_>>());
+    for (rps, p50) in ours.values() {
+        assert!(*rps > 1000.0 && *p50 > 0.0, "{ours:?}");
+    }
+
+    let (their_header, their_rows) = parse_csv(&redis_benchmark(server.port(), &[&args[..], &["--csv"]].concat()));
+    let (our_header, our_rows) = parse_csv(&assert_success(&run_tailrate(&[&["-p", &port][..], &args[..], &["--csv"]].concat())));
+    assert_eq!(our_header, their_header);
+    assert_eq!(our_rows.len(), their_rows.len());
+    for (ours, theirs) in our_rows.iter().zip(&their_rows) {
+        assert_eq!(ours.len(), theirs.len());
+        assert_eq!(ours[0], theirs[0]);
+        for field in &ours[1..] {
+            let value: f64 = field.parse().unwrap_or_else(|_| panic!("not a number: {field}"));
+            assert!(value >= 0.0);
+        }
+    }
+}
+
+#[test]
+fn the_full_report_has_redis_benchmarks_sections() {
+    let server = RedisServer::start();
+    let out = assert_success(&run_tailrate(&["-p", &server.port().to_string(), "-t", "get", "-n", "5000"]));
+    for needle in [
+        "====== GET ======",
+        "  5000 requests completed in ",
+        "  50 parallel clients",
+        "  3 bytes payload",
+        "  keep alive: 1",
+        "  host configuration \"save\": ",
+        "  host configuration \"appendonly\": no",
+        "Latency by percentile distribution:",
+        "100.000% <= ",
+        "Cumulative distribution of latencies:",
+        "Summary:",
+        "  throughput summary: ",
+        "  latency summary (msec):",
+        "          avg       min       p50       p95       p99       max",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+}
+
+#[test]
+fn error_replies_are_counted_by_kind_and_do_not_stop_the_run() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    server.cmd(&["SET", "notalist", "x"]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out =
+        assert_success(&run_tailrate(&["-p", &port, "-n", "1000", "-c", "2", "--json", json.to_str().unwrap(), "LPUSH", "notalist", "v"]));
+    assert!(out.contains("WRONGTYPE: 1000"), "{out}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["tests"][0]["counts"]["errors_by_kind"]["WRONGTYPE"], 1000);
+
+    let stopped = run_tailrate(&["-p", &port, "-n", "1000", "-c", "2", "--exit-on-error", "LPUSH", "notalist", "v"]);
+    assert_eq!(stopped.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&stopped.stderr);
+    assert!(stderr.contains("WRONGTYPE"), "{stderr}");
+    assert!(workload_stats(&server)["lpush"] < 2000, "exit-on-error stopped early");
+}
+
+#[test]
+fn a_password_from_the_environment_authenticates_and_never_appears_in_output() {
+    let server = RedisServer::builder().arg("--requirepass", "s3cret-pass").start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut cmd = Command::new(super::harness::tailrate_bin());
+    cmd.args(["-p", &server.port().to_string(), "-n", "100", "-t", "ping", "-q", "--json", json.to_str().unwrap()])
+        .env("REDISCLI_AUTH", "s3cret-pass");
+    let out = run_with_timeout(cmd, super::harness::RUN_TIMEOUT);
+    let stdout = assert_success(&out);
+    assert!(stdout.contains("PING_MBULK"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("Warning: Using a password"), "no warning for REDISCLI_AUTH: {stderr}");
+
+    let typed = run_tailrate(&[
+        "-p",
+        &server.port().to_string(),
+        "-a",
+        "s3cret-pass",
+        "-n",
+        "100",
+        "-t",
+        "ping",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let everything =
+        format!("{}{}{}", assert_success(&typed), String::from_utf8_lossy(&typed.stderr), std::fs::read_to_string(&json).unwrap());
+    assert!(everything.contains("Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe."));
+    assert!(!everything.contains("s3cret-pass"), "the password leaked:\n{everything}");
+}
+
+#[test]
+fn dbnum_selects_the_database() {
+    let server = RedisServer::start();
+    assert_success(&run_tailrate(&["-p", &server.port().to_string(), "--dbnum", "3", "-n", "10", "-c", "1", "-q", "SET", "in-db-3", "v"]));
+    assert_eq!(server.cmd(&["EXISTS", "in-db-3"]), "0");
+    assert_eq!(server.cmd(&["SELECT", "3"]), "OK");
+}
+
+#[test]
+fn reconnecting_for_every_request_still_sends_n() {
+    let server = RedisServer::start();
+    let before: u64 = server.info_field("stats", "total_connections_received").unwrap().parse().unwrap();
+    assert_success(&run_tailrate(&["-p", &server.port().to_string(), "-k", "0", "-n", "200", "-c", "4", "-t", "get", "-q"]));
+    assert_eq!(workload_stats(&server).get("get"), Some(&200));
+    let after: u64 = server.info_field("stats", "total_connections_received").unwrap().parse().unwrap();
+    assert!(after - before >= 200, "{} connections for 200 requests", after - before);
+}
+
+#[test]
+fn threads_spread_connections_and_count_every_request() {
+    let server = RedisServer::start();
+    assert_success(&run_tailrate(&["-p", &server.port().to_string(), "--threads", "2", "-c", "5", "-n", "3000", "-t", "set", "-q"]));
+    assert_eq!(workload_stats(&server).get("set"), Some(&3000));
+    assert_eq!(server.info_field("clients", "connected_clients").as_deref(), Some("1"));
+}
+
+#[test]
+fn a_unix_socket_works_like_tcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("redis.sock");
+    let server = RedisServer::builder().arg("--unixsocket", sock.to_str().unwrap()).start();
+    assert_success(&run_tailrate(&["-s", sock.to_str().unwrap(), "-n", "500", "-t", "get", "-q"]));
+    assert_eq!(workload_stats(&server).get("get"), Some(&500));
+}

@@ -1,1 +1,100 @@
-//! placeholder
+//! Bad input and unreachable servers: a one-line message naming the flag or giving the
+//! server's or OS's reason, exit 2 for usage and 1 for a failed run, never a hang.
+
+use std::net::TcpListener;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use super::harness::{RedisServer, free_port, run_tailrate, run_tailrate_with_timeout};
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Exit code 2, one non-empty line on stderr containing every needle.
+fn assert_usage_error(args: &[&str], needles: &[&str]) {
+    let out = run_tailrate(args);
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+    assert_eq!(text.trim_end().lines().count(), 1, "one line for {args:?}: {text}");
+    for needle in needles {
+        assert!(text.contains(needle), "{args:?}: {needle:?} missing in {text}");
+    }
+}
+
+#[test]
+fn unknown_and_malformed_flags_are_usage_errors_naming_the_flag() {
+    assert_usage_error(&["--no-such-flag"], &["--no-such-flag"]);
+    assert_usage_error(&["-c", "many"], &["-c"]);
+    assert_usage_error(&["-n", "-5"], &["-n"]);
+    assert_usage_error(&["-k", "2"], &["-k"]);
+    assert_usage_error(&["-t", "nosuch"], &["-t", "nosuch"]);
+    assert_usage_error(&["-c", "0"], &["-c"]);
+    assert_usage_error(&["-P", "0"], &["-P"]);
+}
+
+#[test]
+fn open_loop_flags_are_checked_before_anything_runs() {
+    assert_usage_error(&["--rate", "0"], &["--rate"]);
+    assert_usage_error(&["--rate", "-5"], &["--rate"]);
+    assert_usage_error(&["--rate", "fast"], &["--rate"]);
+    assert_usage_error(&["--rate", "1000", "-P", "16"], &["--rate", "-P"]);
+    assert_usage_error(&["--rate", "1000", "--duration", "30"], &["--duration", "no unit"]);
+    assert_usage_error(&["--rate", "1000", "-n", "10"], &["--rate", "-n"]);
+}
+
+#[test]
+fn an_unreachable_server_fails_with_the_os_reason() {
+    let port = free_port().to_string();
+    let started = Instant::now();
+    let out = run_tailrate(&["-p", &port, "-n", "10"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(text.contains(&format!("127.0.0.1:{port}")) && text.to_lowercase().contains("refused"), "{text}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn a_server_that_never_answers_fails_within_the_connect_timeout() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    // Accept and hold connections without a word: the handshake can never finish.
+    let held = std::thread::spawn(move || {
+        let mut conns = Vec::new();
+        for c in listener.incoming().take(4) {
+            conns.push(c);
+        }
+        std::thread::sleep(Duration::from_secs(5));
+    });
+    let started = Instant::now();
+    let out = run_tailrate_with_timeout(&["-p", &port, "-n", "10", "--connect-timeout", "1s"], Duration::from_secs(30));
+    let elapsed = started.elapsed();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--connect-timeout"), "{}", stderr(&out));
+    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
+    drop(held);
+}
+
+#[test]
+fn a_refused_password_fails_with_the_servers_reason() {
+    let server = RedisServer::builder().arg("--requirepass", "right").start();
+    let port = server.port().to_string();
+    let out = run_tailrate(&["-p", &port, "-a", "wrong", "-n", "10"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(text.contains("AUTH") && text.contains("WRONGPASS"), "{text}");
+    assert!(!text.contains("wrong\n") && !text.contains(" wrong "), "the password must not be echoed: {text}");
+
+    let out = run_tailrate(&["-p", &port, "-n", "10"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("NOAUTH"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_missing_database_fails_with_the_servers_reason() {
+    let server = RedisServer::start();
+    let out = run_tailrate(&["-p", &server.port().to_string(), "--dbnum", "99", "-n", "10"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(text.contains("SELECT 99") && text.contains("out of range"), "{text}");
+}

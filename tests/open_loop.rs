@@ -1,1 +1,361 @@
-//! placeholder
+//! Open loop against a real redis-server: latency from the intended send time,
+//! accounting, outputs, faults; and (in `timing`, run alone) the measurements that
+//! prove it: coordinated omission under stalls, M/D/1 queueing, rate accuracy.
+
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::harness::{RedisServer, assert_success, run_tailrate, tailrate_bin};
+
+/// Runs tailrate with `--json` into a temporary file and returns (stdout, report).
+fn run_json(args: &[&str]) -> (String, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    // Flags go first: anything after a custom command belongs to the command.
+    let mut all: Vec<&str> = vec!["--json", json.to_str().unwrap(), "--no-progress"];
+    all.extend(args);
+    let stdout = assert_success(&run_tailrate(&all));
+    let report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (stdout, report)
+}
+
+fn ms(test: &Value, metric: &str, field: &str) -> f64 {
+    test["latency"][metric][field].as_f64().unwrap_or_else(|| panic!("{metric}.{field} missing")) / 1e6
+}
+
+fn assert_balanced(test: &Value) {
+    let c = &test["counts"];
+    let n = |k: &str| c[k].as_u64().unwrap();
+    assert_eq!(n("intended"), n("completed") + n("errors") + n("timeouts") + n("not_sent") + n("in_flight_at_end"), "accounting: {c}");
+}
+
+#[test]
+fn an_open_loop_run_reports_four_metrics_and_balances_its_books() {
+    let server = RedisServer::start();
+    let (stdout, report) =
+        run_json(&["-p", &server.port().to_string(), "--rate", "2k", "--duration", "1s", "--warmup", "300ms", "-t", "get", "-c", "4"]);
+    let test = &report["tests"][0];
+    for metric in ["response", "service", "lag", "queue_wait"] {
+        assert!(test["latency"][metric]["count"].as_u64().unwrap() > 1500, "{metric}");
+        assert!(!test["latency"][metric]["hdr_v2_base64"].as_str().unwrap().is_empty());
+    }
+    assert_balanced(test);
+    // Warm-up requests are sent but not counted: about 2000 measured, not 2600.
+    let intended = test["counts"]["intended"].as_u64().unwrap();
+    assert!((1900..=2100).contains(&intended), "intended {intended}");
+    assert!(stdout.contains("latency by metric") && stdout.contains("self-checks:"), "{stdout}");
+    assert_eq!(report["settings"]["arrival"], "poisson");
+    assert!(report["seed"].as_u64().is_some());
+}
+
+#[test]
+fn open_loop_csv_keeps_redis_benchmarks_columns_first() {
+    let server = RedisServer::start();
+    let out = assert_success(&run_tailrate(&[
+        "-p",
+        &server.port().to_string(),
+        "--rate",
+        "1000",
+        "--duration",
+        "500ms",
+        "-t",
+        "set,get",
+        "--csv",
+    ]));
+    let mut lines = out.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with(
+        r#""test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms","target_rps""#
+    ));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 2);
+    assert!(rows[0].starts_with("\"SET\"") && rows[1].starts_with("\"GET\""));
+    assert_eq!(rows[0].split(',').count(), header.split(',').count());
+}
+
+#[test]
+fn the_hdr_log_holds_one_line_per_second_and_metric() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let hlog = dir.path().join("run.hlog");
+    assert_success(&run_tailrate(&[
+        "-p",
+        &server.port().to_string(),
+        "--rate",
+        "1000",
+        "--duration",
+        "2s",
+        "-t",
+        "get",
+        "-q",
+        "--hdr-log",
+        hlog.to_str().unwrap(),
+    ]));
+    let bytes = std::fs::read(&hlog).unwrap();
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let mut response_intervals = 0;
+    let mut total = 0u64;
+    for entry in IntervalLogIterator::new(&bytes) {
+        if let LogEntry::Interval(i) = entry.unwrap() {
+            if i.tag().map(|t| t.as_str()) == Some("GET.response") {
+                response_intervals += 1;
+                let mut raw = base64_decode(i.encoded_histogram());
+                let h: hdrhistogram::Histogram<u64> =
+                    hdrhistogram::serialization::Deserializer::new().deserialize(&mut raw.as_slice()).unwrap();
+                total += h.len();
+                raw.clear();
+            }
+        }
+    }
+    assert!((2..=3).contains(&response_intervals), "{response_intervals} intervals");
+    assert!((1900..=2100).contains(&total), "{total} values");
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(text).unwrap()
+}
+
+#[test]
+fn ctrl_c_ends_the_run_and_still_writes_what_was_measured() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let child = Command::new(tailrate_bin())
+        .args([
+            "-p",
+            &server.port().to_string(),
+            "--rate",
+            "1000",
+            "--duration",
+            "60s",
+            "-t",
+            "get",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    thread::sleep(Duration::from_millis(1500));
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5), "it stopped promptly");
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let test = &report["tests"][0];
+    let completed = test["counts"]["completed"].as_u64().unwrap();
+    assert!((700..=2500).contains(&completed), "{completed} completed in ~1.5 s at 1000/s");
+    assert_eq!(test["stopped_early"], "interrupted");
+    assert_balanced(test);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("GET: "));
+}
+
+#[test]
+fn a_server_restarted_mid_run_is_reconnected_and_the_gap_shows_in_the_tail() {
+    let mut server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let child = Command::new(tailrate_bin())
+        .args(["-p", &port, "--rate", "1000", "--duration", "4s", "-c", "4", "-t", "get", "-q", "--json", json.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    thread::sleep(Duration::from_millis(1000));
+    server.kill();
+    thread::sleep(Duration::from_millis(500));
+    server.restart_same_port();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let test = &report["tests"][0];
+    assert_balanced(test);
+    let c = &test["counts"];
+    // About 3.5 s of the 4 s had a server: most requests completed, after the restart too.
+    assert!(c["completed"].as_u64().unwrap() > 3000, "{c}");
+    // Requests intended while the server was down waited for the reconnect: the tail shows the ~0.5 s gap.
+    assert!(ms(test, "response", "max_ns") > 300.0, "max {} ms", ms(test, "response", "max_ns"));
+    let server_gets = server.commandstats().get("get").copied().unwrap_or(0);
+    assert!(server_gets > 1500, "the restarted server got {server_gets} GETs");
+}
+
+/// Timing tests: each runs alone (see .config/nextest.toml) and states its tolerance.
+mod timing {
+    use super::*;
+
+    /// Issues `CLIENT PAUSE pause_ms ALL` at each offset from `start`; returns when the last is sent.
+    fn pause_at(server_addr: String, start: Instant, offsets: Vec<Duration>, pause_ms: u64) -> thread::JoinHandle<()> {
+        thread::spawn(move || {
+            for offset in offsets {
+                let when = start + offset;
+                if let Some(wait) = when.checked_duration_since(Instant::now()) {
+                    thread::sleep(wait);
+                }
+                let reply = super::super::harness::send_command(&server_addr, &["CLIENT", "PAUSE", &pause_ms.to_string(), "ALL"]).unwrap();
+                assert_eq!(reply.to_string(), "OK");
+            }
+        })
+    }
+
+    fn spawn_json(args: &[&str], json: &std::path::Path) -> std::process::Child {
+        Command::new(tailrate_bin())
+            .args(args)
+            .args(["--json", json.to_str().unwrap(), "-q"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn finish(child: std::process::Child, json: &std::path::Path) -> Value {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+        report["tests"][0].clone()
+    }
+
+    /// Coordinated omission, measured on a real server.
+    ///
+    /// Constant arrivals at R = 2000/s for T = 4 s (after 0.5 s of warm-up), and three
+    /// `CLIENT PAUSE 200 ALL` stalls inside the window. A request arriving `t` into a
+    /// stall of length S waits about `S - t`, so the fraction of requests whose response
+    /// time exceeds x (x < S) is `n (S - x) / T`, and the q-quantile is
+    /// `x_q = S - (1 - q) T / n`: p90 = 67 ms, p99 = 187 ms, p99.9 = 199 ms for S = 200 ms.
+    /// Tolerances: at `--hz 100` a pause lasts S to S + 10 ms; after a stall the
+    /// ~400 queued requests drain over four connections in a few ms; a request's normal
+    /// latency adds < 1 ms. So each measured percentile must lie in [x_q(S) - 5 ms,
+    /// x_q(S + 10 ms) + 15 ms].
+    #[test]
+    fn open_loop_percentiles_match_the_stall_pattern_and_closed_loop_hides_it() {
+        let server = RedisServer::builder().arg("--hz", "100").start();
+        let port = server.port().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let (stall_ms, stalls, window_s) = (200.0, 3.0, 4.0);
+        let offsets = vec![Duration::from_millis(1300), Duration::from_millis(2300), Duration::from_millis(3300)];
+
+        let json = dir.path().join("open.json");
+        let start = Instant::now();
+        let child = spawn_json(
+            &[
+                "-p",
+                &port,
+                "--rate",
+                "2000",
+                "--arrival",
+                "constant",
+                "--duration",
+                "4s",
+                "--warmup",
+                "500ms",
+                "-c",
+                "4",
+                "--max-inflight",
+                "1",
+                "-t",
+                "get",
+            ],
+            &json,
+        );
+        pause_at(server.addr(), start, offsets.clone(), 200).join().unwrap();
+        let open = finish(child, &json);
+        assert_balanced(&open);
+        assert_eq!(open["counts"]["not_sent"], 0);
+
+        let expected = |q: f64, s: f64| s - (1.0 - q) * window_s * 1000.0 / stalls;
+        for (field, q) in [("p90_ns", 0.90), ("p99_ns", 0.99), ("p99_9_ns", 0.999)] {
+            let measured = ms(&open, "response", field);
+            let (low, high) = (expected(q, stall_ms) - 5.0, expected(q, stall_ms + 10.0) + 15.0);
+            assert!((low..=high).contains(&measured), "response {field}: {measured:.1} ms, expected {low:.1}..{high:.1} ms");
+        }
+        // With one request in flight per connection, only the (at most 4) requests on the
+        // wire when a stall begins see it in their service time: 12 of 8000 is 0.15%.
+        let (service_p99, response_p99) = (ms(&open, "service", "p99_ns"), ms(&open, "response", "p99_ns"));
+        assert!(service_p99 < 10.0 && response_p99 > 150.0, "service p99 {service_p99:.2} ms vs response p99 {response_p99:.1} ms");
+
+        // The same stalls against a closed loop: each connection loses one request to each
+        // stall and then waits, so the stall is 12 samples among hundreds of thousands.
+        let json = dir.path().join("closed.json");
+        let start = Instant::now();
+        let child = spawn_json(&["-p", &port, "--duration", "4s", "-c", "4", "-t", "get"], &json);
+        pause_at(server.addr(), start, offsets, 200).join().unwrap();
+        let closed = finish(child, &json);
+        let closed_p99 = ms(&closed, "response", "p99_ns");
+        assert!(closed_p99 * 10.0 < response_p99, "closed-loop p99 {closed_p99:.2} ms vs open-loop p99 {response_p99:.1} ms");
+        assert!(ms(&closed, "response", "max_ns") >= stall_ms - 5.0, "the closed loop did see the stalls, in its max only");
+    }
+
+    /// M/D/1 on a real server: `DEBUG SLEEP d` makes every request occupy the
+    /// single-threaded server for a fixed time; under Poisson arrivals at utilisation
+    /// rho the mean response time is `d (1 + rho / (2 (1 - rho)))` (Pollaczek-Khinchine).
+    /// `d` is measured first at a rate where requests never queue. Tolerance 15%:
+    /// at rho = 0.8 the queue's correlation time is ~90 d, so 12 s holds ~130
+    /// independent stretches and the mean's standard error is ~5%.
+    #[test]
+    fn poisson_arrivals_on_a_fixed_service_time_match_pollaczek_khinchine() {
+        let server = RedisServer::builder().arg("--enable-debug-command", "yes").start();
+        let port = server.port().to_string();
+        let cmd = ["DEBUG", "SLEEP", "0.001"];
+        let run = |rate: &str, duration: &str| {
+            let mut args = vec!["-p", &port, "--rate", rate, "--duration", duration, "--warmup", "500ms", "-c", "8"];
+            args.extend(cmd);
+            run_json(&args).1["tests"][0].clone()
+        };
+        let calibration = run("50", "3s");
+        let d_ms = ms(&calibration, "service", "mean_ns");
+        assert!((1.0..1.6).contains(&d_ms), "DEBUG SLEEP 0.001 takes {d_ms:.3} ms");
+
+        for (rho, duration) in [(0.5, "5s"), (0.8, "12s")] {
+            let rate = format!("{:.1}", rho / (d_ms / 1000.0));
+            let test = run(&rate, duration);
+            assert_balanced(&test);
+            let predicted = d_ms * (1.0 + rho / (2.0 * (1.0 - rho)));
+            let measured = ms(&test, "response", "mean_ns");
+            assert!(
+                (measured / predicted - 1.0).abs() <= 0.15,
+                "rho {rho}: mean response {measured:.3} ms, M/D/1 predicts {predicted:.3} ms (d = {d_ms:.3} ms)"
+            );
+        }
+    }
+
+    /// The server counts what arrived: R x (warm-up + duration) requests, within 1%,
+    /// and the report's achieved rate is within 1% of the target.
+    #[test]
+    fn achieved_rates_are_within_one_percent_of_the_target() {
+        let server = RedisServer::start();
+        let port = server.port().to_string();
+        for (rate, arrival) in [(1_000.0, "constant"), (10_000.0, "poisson"), (50_000.0, "constant")] {
+            server.reset_stats();
+            let rate_text = format!("{rate}");
+            let (_, report) = run_json(&[
+                "-p",
+                &port,
+                "--rate",
+                &rate_text,
+                "--arrival",
+                arrival,
+                "--duration",
+                "2s",
+                "--warmup",
+                "200ms",
+                "-c",
+                "8",
+                "-t",
+                "get",
+            ]);
+            let test = &report["tests"][0];
+            let achieved = test["achieved_rate_per_sec"].as_f64().unwrap();
+            assert!((achieved / rate - 1.0).abs() <= 0.01, "{arrival} {rate}/s: achieved {achieved:.1}/s");
+            let seen = server.commandstats().get("get").copied().unwrap_or(0) as f64;
+            let expected = rate * 2.2;
+            assert!((seen / expected - 1.0).abs() <= 0.01, "{arrival} {rate}/s: the server saw {seen} GETs, expected {expected}");
+        }
+    }
+}

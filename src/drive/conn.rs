@@ -77,7 +77,10 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
 
         // A rate-capped closed loop waits for the limiter before each batch; the wait is
         // not timed (that is what such tools do, and what the comparison shows).
-        if !is_open && fifo.is_empty() && let Some(limiter) = &ctx.shared.limiter {
+        if !is_open
+            && fifo.is_empty()
+            && let Some(limiter) = &ctx.shared.limiter
+        {
             let n = std::num::NonZeroU32::new(cap as u32).unwrap_or(std::num::NonZeroU32::MIN);
             let _ = limiter.until_n_ready(n).await;
         }

@@ -15,8 +15,10 @@ pub const RATE_TOLERANCE: f64 = 0.01;
 pub const LAG_FRACTION: f64 = 0.5;
 /// A generator thread busier than this fraction of its wall time is saturated.
 pub const CPU_SATURATION: f64 = 0.9;
-/// Kolmogorov-Smirnov critical coefficient at alpha = 0.01 (D_crit = 1.63 / sqrt(n)).
-const KS_ALPHA_001: f64 = 1.63;
+/// Two-sided normal quantile at alpha = 0.01, the bound of the dispersion test.
+pub const DISPERSION_Z: f64 = 2.576;
+/// Windows the sampled sends are counted in.
+const DISPERSION_WINDOWS: usize = 100;
 
 /// One self-check's result.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -103,35 +105,53 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
     });
 
     if arrival == Arrival::Poisson {
-        let threads = config.threads.max(1) as f64;
-        let rate_per_ns = rate_per_sec / threads / 1e9;
-        let gaps: Vec<f64> = outcome.send_times_ns.windows(2).map(|w| w[1].saturating_sub(w[0]) as f64).collect();
-        if gaps.len() < 100 {
-            out.push(Check {
+        let check = match dispersion_z(&outcome.send_times_ns) {
+            None => Check {
                 name: "poisson_fit".into(),
                 verdict: Verdict::Skipped,
-                detail: format!("{} send gaps: too few to test", gaps.len()),
-                meaning: "the send gaps do not look exponential; arrivals were not Poisson".into(),
-            });
-        } else {
-            let d = ks_exponential(&gaps, rate_per_ns);
-            // Sends move by up to the schedule lag, and requests due together go in one
-            // write: a gap may be off by twice the lag p99, which shifts the CDF by at most
-            // 1 - exp(-rate * 2 * lag). Allowing that keeps the test about arrival shape.
-            let jitter = 1.0 - (-rate_per_ns * 2.0 * lag_p99 as f64).exp();
-            let bound = KS_ALPHA_001 / (gaps.len() as f64).sqrt() + jitter;
-            out.push(Check {
+                detail: format!("{} sends sampled: too few to test", outcome.send_times_ns.len()),
+                meaning: String::new(),
+            },
+            Some((z, windows, mean)) => Check {
                 name: "poisson_fit".into(),
-                verdict: if d <= bound { Verdict::Pass } else { Verdict::Fail },
+                verdict: if z.abs() <= DISPERSION_Z { Verdict::Pass } else { Verdict::Fail },
                 detail: format!(
-                    "Kolmogorov-Smirnov D = {d:.4} over {} send gaps; bound {bound:.4} (alpha 0.01 plus timing jitter {jitter:.4})",
-                    gaps.len()
+                    "index-of-dispersion test on sends per window ({windows} windows, {mean:.1} sends each): z = {z:+.2}; bound |z| <= {DISPERSION_Z}"
                 ),
-                meaning: "the actual send gaps are not exponential; arrivals were not a Poisson process".into(),
-            });
-        }
+                meaning: "the sends were not a Poisson process (too regular if z < 0, too bursty if z > 0)".into(),
+            },
+        };
+        out.push(check);
     }
     out
+}
+
+/// Index-of-dispersion test of send times against a Poisson process.
+///
+/// The sends are counted in equal windows far longer than the generator's timing
+/// jitter (so batching and late wake-ups barely move a count). For a Poisson process
+/// the counts are Poisson: `sum((n_i - mean)^2) / mean` follows chi-square with
+/// `k - 1` degrees of freedom. Returns that statistic as a normal z score
+/// (Wilson-Hilferty), the number of windows and the mean count; `None` when there
+/// are too few sends. Constant arrivals give a large negative z, bursts a positive one.
+pub fn dispersion_z(send_times_ns: &[u64]) -> Option<(f64, usize, f64)> {
+    let (first, last) = (*send_times_ns.first()?, *send_times_ns.last()?);
+    let k = DISPERSION_WINDOWS;
+    if send_times_ns.len() < 20 * k || last <= first {
+        return None;
+    }
+    let width = (last - first) as f64 / k as f64;
+    let mut counts = vec![0u64; k];
+    for &t in send_times_ns {
+        let i = (((t - first) as f64 / width) as usize).min(k - 1);
+        counts[i] += 1;
+    }
+    let mean = send_times_ns.len() as f64 / k as f64;
+    let chi2: f64 = counts.iter().map(|&n| (n as f64 - mean).powi(2)).sum::<f64>() / mean;
+    let dof = (k - 1) as f64;
+    let a = 2.0 / (9.0 * dof);
+    let z = ((chi2 / dof).cbrt() - (1.0 - a)) / a.sqrt();
+    Some((z, k, mean))
 }
 
 /// Kolmogorov-Smirnov statistic of `samples` against the exponential with `rate`.
@@ -152,6 +172,30 @@ pub fn ks_exponential(samples: &[f64], rate: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn poisson_times(rate_per_ns: f64, n: usize, seed: u64) -> Vec<u64> {
+        let mut s = crate::drive::schedule::Schedule::new(Arrival::Poisson, rate_per_ns * 1e9, 0, 1, seed);
+        (0..n).map(|_| s.advance().as_nanos() as u64).collect()
+    }
+
+    #[test]
+    fn dispersion_test_accepts_poisson_and_rejects_constant_arrivals() {
+        let (z, _, _) = dispersion_z(&poisson_times(1e-5, 20_000, 3)).unwrap();
+        assert!(z.abs() < DISPERSION_Z, "poisson z {z}");
+        let constant: Vec<u64> = (0..20_000u64).map(|i| i * 100_000).collect();
+        let (z, _, _) = dispersion_z(&constant).unwrap();
+        assert!(z < -DISPERSION_Z, "constant z {z}");
+    }
+
+    #[test]
+    fn dispersion_test_tolerates_jitter_far_below_the_window() {
+        // Every send moved late by up to 50 us (the lag seen at 20k/s) against 10 ms windows.
+        let jittered: Vec<u64> = poisson_times(2e-5, 20_000, 5).iter().enumerate().map(|(i, t)| t + (i as u64 * 7919) % 50_000).collect();
+        let mut sorted = jittered;
+        sorted.sort_unstable();
+        let (z, _, _) = dispersion_z(&sorted).unwrap();
+        assert!(z.abs() < DISPERSION_Z, "jittered z {z}");
+    }
 
     #[test]
     fn ks_rejects_constant_gaps_as_exponential() {

@@ -160,7 +160,8 @@ pub fn run(
         limiter: match config.mode {
             Mode::Closed { pipeline, rate_cap_per_sec: Some(rate) } if rate > 0.0 => {
                 let burst = std::num::NonZeroU32::new(pipeline.max(1)).unwrap_or(std::num::NonZeroU32::MIN);
-                governor::Quota::with_period(Duration::from_secs_f64(1.0 / rate)).map(|q| governor::RateLimiter::direct(q.allow_burst(burst)))
+                governor::Quota::with_period(Duration::from_secs_f64(1.0 / rate))
+                    .map(|q| governor::RateLimiter::direct(q.allow_burst(burst)))
             }
             _ => None,
         },

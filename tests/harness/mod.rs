@@ -256,12 +256,22 @@ fn read_line<R: BufRead>(r: &mut R) -> std::io::Result<String> {
 
 /// Sends one command to `addr` over a fresh connection and returns the reply.
 pub fn send_command(addr: &str, args: &[&str]) -> std::io::Result<Reply> {
+    send_command_as(addr, None, args)
+}
+
+/// Like [`send_command`], first authenticating with `password` when given.
+pub fn send_command_as(addr: &str, password: Option<&str>, args: &[&str]) -> std::io::Result<Reply> {
     let stream = TcpStream::connect(addr)?;
     stream.set_read_timeout(Some(IO_TIMEOUT))?;
     stream.set_write_timeout(Some(IO_TIMEOUT))?;
     stream.set_nodelay(true)?;
+    let mut reader = BufReader::new(&stream);
+    if let Some(password) = password {
+        (&stream).write_all(&encode_command(&["AUTH", password]))?;
+        read_reply(&mut reader)?;
+    }
     (&stream).write_all(&encode_command(args))?;
-    read_reply(&mut BufReader::new(&stream))
+    read_reply(&mut reader)
 }
 
 /// Builder for [`RedisServer`]: extra `redis-server` options and, optionally,
@@ -340,6 +350,11 @@ pub struct RedisServer {
 }
 
 impl RedisServer {
+    /// The `--requirepass` the server was started with, used by the harness's own commands.
+    fn password(&self) -> Option<&str> {
+        self.args.iter().position(|a| a == "--requirepass").and_then(|i| self.args.get(i + 1)).map(String::as_str)
+    }
+
     /// Starts a server with the default options on a free port.
     pub fn start() -> RedisServer {
         Self::builder().start()
@@ -392,7 +407,7 @@ impl RedisServer {
 
     /// Like [`RedisServer::cmd`] but returns the structured [`Reply`].
     pub fn cmd_reply(&self, args: &[&str]) -> Reply {
-        match send_command(&self.addr(), args) {
+        match send_command_as(&self.addr(), self.password(), args) {
             Ok(r) => r,
             Err(e) => panic!("{args:?} to redis at {}: {e}\nserver log:\n{}", self.addr(), self.log()),
         }
@@ -504,11 +519,11 @@ impl RedisServer {
                 let msg = format!("{described} exited with {status} before answering PING\n{log}");
                 return Err(if log.contains("Address already in use") { StartError::PortTaken(msg) } else { StartError::Failed(msg) });
             }
-            match send_command(&addr, &["PING"]) {
+            match send_command_as(&addr, self.password(), &["PING"]) {
                 Ok(Reply::Simple(s)) if s == "PONG" => {
                     // Make sure it is our server that answered, not another
                     // one that already had this port.
-                    let info = send_command(&addr, &["INFO", "server"]).map(|r| r.to_string()).unwrap_or_default();
+                    let info = send_command_as(&addr, self.password(), &["INFO", "server"]).map(|r| r.to_string()).unwrap_or_default();
                     let ours = format!("process_id:{pid}");
                     if info.lines().any(|l| l.trim() == ours) {
                         self.child = Some(child);
