@@ -1,5 +1,7 @@
 //! Integration tests for `tailrate`: one test binary, one module per area.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod harness;
 
 mod closed_loop;

@@ -157,13 +157,12 @@ fn fill_closed(ctx: &Ctx, c: &mut Connection, fifo: &mut VecDeque<InFlight>, pip
     if n == 0 {
         return 0;
     }
-    let mut keys = ctx.keys.borrow_mut();
+    let mut sampler = ctx.sampler.borrow_mut();
     let mut rec = ctx.rec.borrow_mut();
-    let n_commands = ctx.test.commands.len();
     let placeholder = ctx.start;
-    for i in 0..n {
-        let command = i % n_commands;
-        ctx.test.commands[command].write(c.write_buf(), || ctx.next_key(&mut keys));
+    for _ in 0..n {
+        let command = ctx.test.pick(&mut sampler);
+        ctx.test.write(command, c.write_buf(), &mut sampler);
         rec.commands[command].intended += 1;
         fifo.push_back(InFlight {
             intended: placeholder,
@@ -183,10 +182,10 @@ fn fill_open(ctx: &Ctx, slot: usize, c: &mut Connection, fifo: &mut VecDeque<InF
     if pending.is_empty() {
         return 0;
     }
-    let mut keys = ctx.keys.borrow_mut();
+    let mut sampler = ctx.sampler.borrow_mut();
     let mut n = 0;
     while let Some(a) = pending.pop_front() {
-        ctx.test.commands[a.command as usize].write(c.write_buf(), || ctx.next_key(&mut keys));
+        ctx.test.write(a.command as usize, c.write_buf(), &mut sampler);
         fifo.push_back(InFlight { intended: a.intended, handled: a.handled, sent: a.handled, command: a.command, measured: a.measured });
         n += 1;
     }

@@ -135,9 +135,7 @@ impl Dispatch {
 /// The open-loop scheduler of one thread: wakes, hands out every due arrival in one
 /// batch, and computes the next wake-up. Intended times come from the schedule only.
 pub(crate) async fn scheduler_loop(ctx: Rc<Ctx>, mut schedule: Schedule, pacing: Pacing, end: Instant) {
-    let n_commands = ctx.test.commands.len();
     let mut wakes = Vec::with_capacity(ctx.wake.len());
-    let mut next_command = 0usize;
     loop {
         let next = ctx.start + schedule.peek();
         if next >= end || ctx.shared.cancel.is_cancelled() {
@@ -157,9 +155,7 @@ pub(crate) async fn scheduler_loop(ctx: Rc<Ctx>, mut schedule: Schedule, pacing:
                 }
                 schedule.advance();
                 let measured = intended >= ctx.measure_from;
-                // Tests with several commands take them in turn (mixes are weighted by the workload).
-                let command = next_command;
-                next_command = if next_command + 1 >= n_commands { 0 } else { next_command + 1 };
+                let command = ctx.test.pick(&mut ctx.sampler.borrow_mut());
                 if measured {
                     rec.commands[command].intended += 1;
                 }

@@ -171,6 +171,7 @@ pub fn ks_exponential(samples: &[f64], rate: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn poisson_times(rate_per_ns: f64, n: usize, seed: u64) -> Vec<u64> {

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::config::{Mode, RunConfig, Stop};
 use crate::net::NetError;
 use crate::record::Recorder;
-use crate::workload::Test;
+use crate::workload::{Sampler, Test};
 
 /// A request to stop, shared by whoever may ask (Ctrl+C, an error reply) and the run.
 #[derive(Debug, Clone, Default)]
@@ -137,7 +137,6 @@ pub(crate) struct ThreadPlan {
     pub reconnect_each_request: bool,
     pub exit_on_error: bool,
     pub batch_latency: bool,
-    pub keyspace: Option<u64>,
     pub seed: u64,
 }
 
@@ -173,44 +172,46 @@ pub fn run(
     // The run's totals are the sum of its intervals: one recording path, added exactly.
     let mut totals = Recorder::new(test.commands.len());
 
-    let results: Vec<Result<thread::ThreadOutcome, DriveError>> = std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(threads);
-        for index in 0..threads {
-            let plan = ThreadPlan {
-                index,
-                threads,
-                // Connections are dealt round-robin: thread k gets k, k+T, k+2T, ...
-                connections: (config.connections + threads - 1 - index) / threads,
-                mode: config.mode.clone(),
-                stop: config.stop,
-                warmup: config.warmup,
-                interval,
-                timeout: config.timeout,
-                reconnect_each_request: config.reconnect_each_request,
-                exit_on_error: config.exit_on_error,
-                batch_latency: config.batch_latency,
-                keyspace: config.workload.keyspace,
-                seed: config.seed ^ ((test_index as u64) << 32) ^ (index as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
-            };
-            let (shared, gate, tx) = (shared.clone(), gate.clone(), tx.clone());
-            let endpoint = config.endpoint.clone();
-            let handshake = config.handshake.clone();
-            let (connect_timeout, limits) = (config.connect_timeout, config.limits);
+    let results: Vec<Result<thread::ThreadOutcome, DriveError>> =
+        std::thread::scope(|scope| {
+            let mut handles = Vec::with_capacity(threads);
+            for index in 0..threads {
+                let plan = ThreadPlan {
+                    index,
+                    threads,
+                    // Connections are dealt round-robin: thread k gets k, k+T, k+2T, ...
+                    connections: (config.connections + threads - 1 - index) / threads,
+                    mode: config.mode.clone(),
+                    stop: config.stop,
+                    warmup: config.warmup,
+                    interval,
+                    timeout: config.timeout,
+                    reconnect_each_request: config.reconnect_each_request,
+                    exit_on_error: config.exit_on_error,
+                    batch_latency: config.batch_latency,
+                    seed: config.seed ^ ((test_index as u64) << 32) ^ (index as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
+                };
+                let (shared, gate, tx) = (shared.clone(), gate.clone(), tx.clone());
+                let endpoint = config.endpoint.clone();
+                let handshake = config.handshake.clone();
+                let (connect_timeout, limits) = (config.connect_timeout, config.limits);
+                let sampler = Sampler::new(&config.workload, plan.seed);
+                handles.push(scope.spawn(move || {
+                    thread::thread_main(plan, test, sampler, endpoint, handshake, connect_timeout, limits, shared, gate, tx)
+                }));
+            }
+            drop(tx);
+            // Every thread connects first; the run starts for all at once, or not at all.
+            gate.open_when_ready();
+            for item in rx.iter() {
+                totals.add(&item.record);
+                on_interval(&item);
+            }
             handles
-                .push(scope.spawn(move || thread::thread_main(plan, test, endpoint, handshake, connect_timeout, limits, shared, gate, tx)));
-        }
-        drop(tx);
-        // Every thread connects first; the run starts for all at once, or not at all.
-        gate.open_when_ready();
-        for item in rx.iter() {
-            totals.add(&item.record);
-            on_interval(&item);
-        }
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(DriveError::Runtime(std::io::Error::other("generator thread panicked")))))
-            .collect()
-    });
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(DriveError::Runtime(std::io::Error::other("generator thread panicked")))))
+                .collect()
+        });
 
     let mut outcomes = Vec::with_capacity(threads);
     for result in results {

@@ -70,7 +70,8 @@ impl Schedule {
 }
 
 /// Lead time before a deadline at which hybrid pacing stops sleeping and starts
-/// yield-spinning: tokio rounds a deadline up to its 1 ms wheel and epoll_wait rounds its timeout up to 1 ms, so a wake-up can come ~2 ms after the requested instant.
+/// yield-spinning: tokio rounds a deadline up to its 1 ms wheel and epoll_wait
+/// rounds its timeout up to 1 ms, so a wake-up can come ~2 ms after the asked instant.
 const HYBRID_SPIN_LEAD: Duration = Duration::from_micros(2500);
 
 /// Waits until `deadline` the way `pacing` asks. Returns without waiting when it has passed.

@@ -8,8 +8,6 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use rand::SeedableRng;
-use rand_pcg::Pcg64Mcg;
 use tokio::sync::Notify;
 
 use super::dispatch::Dispatch;
@@ -19,7 +17,7 @@ use crate::config::{Mode, Stop};
 use crate::net::{Connection, Endpoint, Handshake};
 use crate::record::Recorder;
 use crate::resp::Limits;
-use crate::workload::Test;
+use crate::workload::{Sampler, Test};
 
 /// How long in-flight requests may still be answered after the schedule ends, when no `--timeout` is set.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
@@ -110,8 +108,8 @@ pub(crate) struct Ctx {
     pub end: Option<Instant>,
     /// The current interval's records.
     pub rec: RefCell<Recorder>,
-    /// Random key indexes.
-    pub keys: RefCell<Pcg64Mcg>,
+    /// Every per-request random choice (command, key, value).
+    pub sampler: RefCell<Sampler>,
     /// Open-loop hand-off from the scheduler to connections.
     pub dispatch: RefCell<Dispatch>,
     /// One wake-up per connection, for new work.
@@ -160,16 +158,6 @@ impl Ctx {
             }
         }
     }
-
-    /// A random key index below the keyspace.
-    #[inline]
-    pub fn next_key(&self, keys: &mut Pcg64Mcg) -> u64 {
-        use rand::Rng;
-        match self.plan.keyspace {
-            Some(n) => keys.random_range(0..n),
-            None => 0,
-        }
-    }
 }
 
 /// Runs one thread's share of the test; blocks until it ends.
@@ -177,6 +165,7 @@ impl Ctx {
 pub(crate) fn thread_main(
     plan: ThreadPlan,
     test: &Test,
+    sampler: Sampler,
     endpoint: Endpoint,
     handshake: Handshake,
     connect_timeout: Duration,
@@ -205,7 +194,7 @@ pub(crate) fn thread_main(
             return Err(DriveError::Connect(e));
         }
         let Some(start) = start else { return Ok(ThreadOutcome::default()) };
-        Ok(drive_thread(plan, test, endpoint, handshake, connect_timeout, limits, shared, tx, conns, start).await)
+        Ok(drive_thread(plan, test, sampler, endpoint, handshake, connect_timeout, limits, shared, tx, conns, start).await)
     })
 }
 
@@ -213,6 +202,7 @@ pub(crate) fn thread_main(
 async fn drive_thread(
     plan: ThreadPlan,
     test: Test,
+    sampler: Sampler,
     endpoint: Endpoint,
     handshake: Handshake,
     connect_timeout: Duration,
@@ -235,7 +225,7 @@ async fn drive_thread(
         Mode::Closed { pipeline, .. } => (0, pipeline as usize),
     };
     let ctx = Rc::new(Ctx {
-        keys: RefCell::new(Pcg64Mcg::seed_from_u64(plan.seed)),
+        sampler: RefCell::new(sampler),
         dispatch: RefCell::new(Dispatch::new(n_connections, cap, max_backlog)),
         wake: (0..n_connections).map(|_| Rc::new(Notify::new())).collect(),
         rec: RefCell::new(Recorder::new(n_commands)),

@@ -36,6 +36,52 @@ pub struct Test {
     pub commands: Vec<Template>,
 }
 
+impl Test {
+    /// The command the next request sends (an index into `commands`).
+    #[inline]
+    pub fn pick(&self, sampler: &mut Sampler) -> usize {
+        if self.commands.len() <= 1 {
+            return 0;
+        }
+        // Tests with several commands take them in turn.
+        let i = sampler.turn % self.commands.len();
+        sampler.turn = sampler.turn.wrapping_add(1);
+        i
+    }
+
+    /// Appends one request of command `command` to `buf`, drawing its random fields from `sampler`.
+    #[inline]
+    pub fn write(&self, command: usize, buf: &mut bytes::BytesMut, sampler: &mut Sampler) {
+        self.commands[command].write(buf, || sampler.key_index());
+    }
+}
+
+/// Per-thread source of every per-request random choice (seeded, so runs repeat).
+#[derive(Debug, Clone)]
+pub struct Sampler {
+    rng: rand_pcg::Pcg64Mcg,
+    keyspace: Option<u64>,
+    turn: usize,
+}
+
+impl Sampler {
+    /// A sampler for `workload`, seeded with `seed`.
+    pub fn new(workload: &Workload, seed: u64) -> Self {
+        use rand::SeedableRng;
+        Sampler { rng: rand_pcg::Pcg64Mcg::seed_from_u64(seed), keyspace: workload.keyspace, turn: 0 }
+    }
+
+    /// A random key index below the keyspace (`-r`).
+    #[inline]
+    pub fn key_index(&mut self) -> u64 {
+        use rand::Rng;
+        match self.keyspace {
+            Some(n) => self.rng.random_range(0..n),
+            None => 0,
+        }
+    }
+}
+
 /// The tests of a run, in order, with what every request needs to be written.
 #[derive(Debug, Clone)]
 pub struct Workload {
