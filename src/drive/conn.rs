@@ -203,10 +203,11 @@ fn count_sent(ctx: &Ctx, fifo: &VecDeque<InFlight>, start: usize, sent: Instant)
     if measured > 0 {
         ctx.in_flight.set(ctx.in_flight.get() + measured);
         ctx.last_send.set(sent);
-        let mut times = ctx.send_times.borrow_mut();
-        if times.capacity() > times.len() {
-            for _ in 0..measured.min((times.capacity() - times.len()) as u64) {
-                times.push(since(ctx.start, sent));
+        let mut counts = ctx.send_counts.borrow_mut();
+        if !counts.window.is_zero() {
+            let window = (since(ctx.measure_from, sent) / crate::record::nanos(counts.window)) as usize;
+            if let Some(count) = counts.counts.get_mut(window) {
+                *count += measured as u32;
             }
         }
     }

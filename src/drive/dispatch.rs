@@ -60,7 +60,17 @@ impl Dispatch {
         }
     }
 
-    /// Gives `arrival` to the next connection with room, or to the backlog, or counts it as not sent.
+    /// A new wake-up begins: its arrivals go to the next connection in turn.
+    pub(crate) fn begin_batch(&mut self) {
+        self.next = (self.next + 1) % self.slots.len().max(1);
+    }
+
+    /// Gives `arrival` to the current connection if it has room, else to the next one
+    /// with room, else to the backlog, else counts it as not sent.
+    ///
+    /// Arrivals due at the same wake-up go to one connection (one write), and each
+    /// wake-up moves on to the next connection: at low rates that is one request per
+    /// connection in turn; at high rates batches form by themselves, as many as were due.
     pub(crate) fn offer(&mut self, arrival: Arrival, rec: &mut Recorder) {
         let n = self.slots.len();
         for k in 0..n {
@@ -69,7 +79,7 @@ impl Dispatch {
             if slot.up && slot.load < self.cap {
                 slot.pending.push_back(arrival);
                 slot.load += 1;
-                self.next = (s + 1) % n;
+                self.next = s;
                 if !self.to_wake.contains(&s) {
                     self.to_wake.push(s);
                 }
@@ -148,6 +158,7 @@ pub(crate) async fn scheduler_loop(ctx: Rc<Ctx>, mut schedule: Schedule, pacing:
         {
             let mut dispatch = ctx.dispatch.borrow_mut();
             let mut rec = ctx.rec.borrow_mut();
+            dispatch.begin_batch();
             loop {
                 let intended = ctx.start + schedule.peek();
                 if intended > handled || intended >= end {
@@ -183,7 +194,20 @@ mod tests {
     }
 
     #[test]
-    fn arrivals_go_round_robin_until_connections_are_full_then_to_the_backlog() {
+    fn arrivals_of_one_wake_up_share_a_connection_and_the_next_wake_up_moves_on() {
+        let mut d = Dispatch::new(3, 4, 10);
+        let mut rec = Recorder::new(1);
+        d.begin_batch();
+        d.offer(arrival(true), &mut rec);
+        d.offer(arrival(true), &mut rec);
+        d.begin_batch();
+        d.offer(arrival(true), &mut rec);
+        let loads: Vec<usize> = d.slots.iter().map(|s| s.load).collect();
+        assert_eq!(loads, [0, 2, 1]);
+    }
+
+    #[test]
+    fn arrivals_spill_to_the_next_connection_when_full_then_to_the_backlog() {
         let mut d = Dispatch::new(2, 1, 10);
         let mut rec = Recorder::new(1);
         for _ in 0..3 {

@@ -72,8 +72,8 @@ pub struct RunOutcome {
     pub in_flight_at_end: u64,
     /// Achieved send rate over the measured window (requests written per second).
     pub achieved_rate_per_sec: f64,
-    /// Send times of thread 0's first measured requests, in ns from start (Poisson fit check).
-    pub send_times_ns: Vec<u64>,
+    /// Measured sends per window, per thread (open loop; the Poisson check).
+    pub send_counts: Vec<thread::SendCounts>,
     /// CPU seconds each generator thread used, against its wall time.
     pub thread_cpu: Vec<ThreadCpu>,
     /// The run ended because of this (exit-on-error, a connection given up, Ctrl+C).
@@ -231,15 +231,13 @@ fn merge(
     let mut measured = Duration::ZERO;
     let mut last_send = Duration::ZERO;
     let mut thread_cpu = Vec::new();
-    let mut send_times_ns = Vec::new();
-    for (i, o) in outcomes.into_iter().enumerate() {
+    let mut send_counts = Vec::new();
+    for o in outcomes {
         in_flight_at_end += o.in_flight_at_end;
         measured = measured.max(o.measured);
         last_send = last_send.max(o.last_send_after_measure);
         thread_cpu.push(o.cpu);
-        if i == 0 {
-            send_times_ns = o.send_times_ns;
-        }
+        send_counts.push(o.send_counts);
     }
     let total_sent: u64 = record.commands.iter().map(|c| c.sent).sum();
     // A generator that falls behind sends its last request late: stretch the window to
@@ -248,7 +246,7 @@ fn merge(
     let achieved_rate_per_sec = if window.is_zero() { 0.0 } else { total_sent as f64 / window.as_secs_f64() };
     let stopped_early =
         shared.stop_reason.lock().ok().and_then(|s| s.clone()).or_else(|| shared.cancel.is_cancelled().then(|| "interrupted".to_string()));
-    RunOutcome { record, started_at, measured, in_flight_at_end, achieved_rate_per_sec, send_times_ns, thread_cpu, stopped_early }
+    RunOutcome { record, started_at, measured, in_flight_at_end, achieved_rate_per_sec, send_counts, thread_cpu, stopped_early }
 }
 
 /// Nanoseconds from `start` to `t` (zero if `t` is earlier).

@@ -23,8 +23,11 @@ use crate::workload::{Sampler, Test};
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// How long in-flight requests may still be answered after Ctrl+C.
 const CANCEL_GRACE: Duration = Duration::from_millis(250);
-/// Send times kept for the Poisson fit check (bounded, preallocated).
-const SEND_SAMPLE: usize = 20_000;
+/// Shortest window the Poisson check counts sends in: far longer than the generator's
+/// timing jitter, so late wake-ups and batched writes barely move a count.
+const SEND_WINDOW_MIN: Duration = Duration::from_millis(10);
+/// Sends a window should hold on average for the counts to be informative.
+const SEND_WINDOW_MEAN: f64 = 20.0;
 
 /// Starts every thread at once: each reports whether it connected; the caller opens the gate.
 pub(crate) struct StartGate {
@@ -88,7 +91,17 @@ pub(crate) struct ThreadOutcome {
     pub measured: Duration,
     pub last_send_after_measure: Duration,
     pub cpu: ThreadCpu,
-    pub send_times_ns: Vec<u64>,
+    pub send_counts: SendCounts,
+}
+
+/// Measured sends of one thread counted per fixed window (open loop), preallocated for
+/// the whole run so counting allocates nothing.
+#[derive(Debug, Default, Clone)]
+pub struct SendCounts {
+    /// Window length.
+    pub window: Duration,
+    /// Sends written in each window from the end of warm-up.
+    pub counts: Vec<u32>,
 }
 
 /// State shared by the tasks of one thread (single-threaded: `Cell`/`RefCell`, no locks).
@@ -126,8 +139,8 @@ pub(crate) struct Ctx {
     pub live: Cell<usize>,
     /// Signalled when a connection loop ends.
     pub finished: Notify,
-    /// Send times of the first measured requests (open loop, thread 0).
-    pub send_times: RefCell<Vec<u64>>,
+    /// Measured sends per window (open loop), for the Poisson check.
+    pub send_counts: RefCell<SendCounts>,
 }
 
 impl Ctx {
@@ -235,7 +248,7 @@ async fn drive_thread(
         sending_done: Cell::new(false),
         live: Cell::new(n_connections),
         finished: Notify::new(),
-        send_times: RefCell::new(if is_open && plan.index == 0 { Vec::with_capacity(SEND_SAMPLE) } else { Vec::new() }),
+        send_counts: RefCell::new(send_counts_for(&plan)),
         plan,
         test,
         shared,
@@ -318,8 +331,18 @@ async fn drive_thread(
         measured,
         last_send_after_measure: ctx.last_send.get().saturating_duration_since(ctx.measure_from),
         cpu: ThreadCpu { cpu_secs, wall_secs: ended.saturating_duration_since(ctx.start).as_secs_f64() },
-        send_times_ns: std::mem::take(&mut *ctx.send_times.borrow_mut()),
+        send_counts: std::mem::take(&mut *ctx.send_counts.borrow_mut()),
     }
+}
+
+/// Windows long enough to hold ~20 sends of this thread, for the whole measured run.
+fn send_counts_for(plan: &ThreadPlan) -> SendCounts {
+    let (Mode::Open { rate_per_sec, .. }, Stop::After(duration)) = (&plan.mode, plan.stop) else { return SendCounts::default() };
+    let thread_rate = rate_per_sec / plan.threads.max(1) as f64;
+    let window = SEND_WINDOW_MIN.max(Duration::from_secs_f64(SEND_WINDOW_MEAN / thread_rate.max(1e-9)));
+    let windows = (duration.as_secs_f64() / window.as_secs_f64()).ceil() as usize + 1;
+    // Bounded: a very long, very slow run keeps at most a million windows.
+    SendCounts { window, counts: vec![0; windows.min(1_000_000)] }
 }
 
 fn interval_index(start: Instant, now: Instant, interval: Duration) -> u32 {
