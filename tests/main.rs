@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod allocations;
 mod closed_loop;
 mod errors;
 mod open_loop;
