@@ -87,6 +87,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         // Fill: encode every request this connection may send now into one buffer.
         let wrote = if is_open { fill_open(&ctx, slot, c, &mut fifo) } else { fill_closed(&ctx, c, &mut fifo, cap) };
         if wrote > 0 {
+            ctx.spin.work.set(ctx.spin.work.get() + 1);
             let sent = Instant::now();
             let start = fifo.len() - wrote;
             for req in fifo.range_mut(start..) {
@@ -131,6 +132,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                 conn = None;
             }
             Event::Read(Ok(_)) => {
+                ctx.spin.work.set(ctx.spin.work.get() + 1);
                 let received = Instant::now();
                 if let Err(e) = take_replies(&ctx, slot, c, &mut fifo, &mut deferred, received) {
                     fail(&ctx, slot, &mut fifo, e.kind(), false);

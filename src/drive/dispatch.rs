@@ -151,7 +151,7 @@ pub(crate) async fn scheduler_loop(ctx: Rc<Ctx>, mut schedule: Schedule, pacing:
         if next >= end || ctx.shared.cancel.is_cancelled() {
             break;
         }
-        wait_until(next, pacing).await;
+        wait_until(next, pacing, &ctx.spin).await;
         // `handled` is when this batch was taken: the lag of each arrival in it is
         // `handled - intended`, and its latency still counts from `intended`.
         let handled = Instant::now();

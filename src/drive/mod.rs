@@ -85,6 +85,8 @@ pub struct RunOutcome {
 pub struct ThreadCpu {
     /// User plus system CPU seconds.
     pub cpu_secs: f64,
+    /// Of those, seconds spent spinning while nothing else had work (spin pacing).
+    pub idle_spin_secs: f64,
     /// Wall seconds the thread ran the workload.
     pub wall_secs: f64,
 }

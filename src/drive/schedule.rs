@@ -5,6 +5,7 @@
 //! (`offset(i) = i / rate`) or Poisson (a cumulative sum of exponential gaps). The
 //! intended time of a request is always `start + offset`, never a clock read.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
@@ -74,8 +75,17 @@ impl Schedule {
 /// rounds its timeout up to 1 ms, so a wake-up can come ~2 ms after the asked instant.
 const HYBRID_SPIN_LEAD: Duration = Duration::from_micros(2500);
 
+/// What spinning costs, kept so the CPU self-check can tell spinning from work.
+#[derive(Debug, Default)]
+pub struct SpinMeter {
+    /// Bumped by the connection loops for every batch written or read.
+    pub work: Cell<u64>,
+    /// Time spent in spin rounds in which no other task did any work.
+    pub idle: Cell<Duration>,
+}
+
 /// Waits until `deadline` the way `pacing` asks. Returns without waiting when it has passed.
-pub async fn wait_until(deadline: Instant, pacing: Pacing) {
+pub async fn wait_until(deadline: Instant, pacing: Pacing, meter: &SpinMeter) {
     match pacing {
         Pacing::Sleep => tokio::time::sleep_until(deadline.into()).await,
         Pacing::Hybrid => {
@@ -84,17 +94,25 @@ pub async fn wait_until(deadline: Instant, pacing: Pacing) {
             {
                 tokio::time::sleep_until(early.into()).await;
             }
-            spin_until(deadline).await;
+            spin_until(deadline, meter).await;
         }
-        Pacing::Spin => spin_until(deadline).await,
+        Pacing::Spin => spin_until(deadline, meter).await,
     }
 }
 
 /// Yields to the runtime until `deadline`: the connection tasks keep running (each
-/// yield lets the runtime poll I/O) while this task watches the clock.
-async fn spin_until(deadline: Instant) {
-    while Instant::now() < deadline {
+/// yield lets the runtime poll I/O) while this task watches the clock. A round in which
+/// no connection did any work is idle spinning; its time goes to `meter.idle`.
+async fn spin_until(deadline: Instant, meter: &SpinMeter) {
+    let mut before = Instant::now();
+    while before < deadline {
+        let work = meter.work.get();
         tokio::task::yield_now().await;
+        let now = Instant::now();
+        if meter.work.get() == work {
+            meter.idle.set(meter.idle.get() + (now - before));
+        }
+        before = now;
     }
 }
 

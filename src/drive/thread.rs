@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 use super::dispatch::Dispatch;
-use super::schedule::Schedule;
+use super::schedule::{Schedule, SpinMeter};
 use super::{DriveError, Interval, Shared, ThreadCpu, ThreadPlan};
 use crate::config::{Mode, Stop};
 use crate::net::{Connection, Endpoint, Handshake};
@@ -139,6 +139,8 @@ pub(crate) struct Ctx {
     pub live: Cell<usize>,
     /// Signalled when a connection loop ends.
     pub finished: Notify,
+    /// Work done and idle spinning, for the CPU self-check.
+    pub spin: SpinMeter,
     /// Measured sends per window (open loop), for the Poisson check.
     pub send_counts: RefCell<SendCounts>,
 }
@@ -249,6 +251,7 @@ async fn drive_thread(
         live: Cell::new(n_connections),
         finished: Notify::new(),
         send_counts: RefCell::new(send_counts_for(&plan)),
+        spin: SpinMeter::default(),
         plan,
         test,
         shared,
@@ -330,7 +333,11 @@ async fn drive_thread(
         in_flight_at_end: ctx.in_flight.get(),
         measured,
         last_send_after_measure: ctx.last_send.get().saturating_duration_since(ctx.measure_from),
-        cpu: ThreadCpu { cpu_secs, wall_secs: ended.saturating_duration_since(ctx.start).as_secs_f64() },
+        cpu: ThreadCpu {
+            cpu_secs,
+            idle_spin_secs: ctx.spin.idle.get().as_secs_f64(),
+            wall_secs: ended.saturating_duration_since(ctx.start).as_secs_f64(),
+        },
         send_counts: std::mem::take(&mut *ctx.send_counts.borrow_mut()),
     }
 }
