@@ -25,7 +25,11 @@ fn main() -> ExitCode {
 
     let result = match &args.subcommand {
         Some(Command::Sweep(sweep)) => {
-            let config = match RunConfig::from_args(&sweep.run, None) {
+            // Sweep flags (--rates, --slo, --out, ...) are usage errors too: exit 2.
+            if let Err(e) = tailrate::sweep::check_args(sweep) {
+                return usage(&e.to_string());
+            }
+            let config = match RunConfig::from_args(&tailrate::sweep::base_run_args(sweep), None) {
                 Ok(c) => c,
                 Err(e) => return usage(&e.to_string()),
             };

@@ -9,6 +9,7 @@
 pub mod csv;
 pub mod hlog;
 pub mod json;
+pub mod plot;
 pub mod text;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,426 @@
+//! SVG plots of a sweep (plotters' SVG backend): latency versus offered rate, the
+//! latency-by-percentile spectrum, latency over time, and achieved versus target rate.
+//!
+//! Rendering is a pure function of the saved [`SweepReport`]: no clock, no hash order,
+//! integer pixel coordinates, and text sized by plotters' built-in estimate (no system
+//! fonts), so `tailrate plot sweep.json` redraws what the sweep wrote byte for byte.
+//! Every chart has a two-line title (what it shows; test, server and version), axis
+//! labels with units, and a legend in a panel of its own beside the data. Running the
+//! sweep is `sweep`'s business.
+
+mod rate;
+mod time;
+
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::report::Latency;
+use crate::sweep::model::SweepReport;
+
+/// Percentile versus offered rate.
+pub const LATENCY_VS_RATE: &str = "latency-vs-rate.svg";
+/// Latency-by-percentile spectrum, one curve per step.
+pub const PERCENTILE_SPECTRUM: &str = "percentile-spectrum.svg";
+/// p50/p99/max per interval over the sweep.
+pub const LATENCY_OVER_TIME: &str = "latency-over-time.svg";
+/// Achieved versus target rate.
+pub const ACHIEVED_VS_TARGET: &str = "achieved-vs-target.svg";
+/// The four charts of a sweep, in the order drawn.
+pub const FILE_NAMES: [&str; 4] = [LATENCY_VS_RATE, PERCENTILE_SPECTRUM, LATENCY_OVER_TIME, ACHIEVED_VS_TARGET];
+
+/// Canvas size in pixels; readable at 800 px wide.
+pub const SIZE: (u32, u32) = (900, 580);
+/// Width of the legend panel at the right.
+const LEGEND_WIDTH: u32 = 210;
+/// Height of the title block.
+const TITLE_HEIGHT: u32 = 58;
+
+/// Picks one summary value out of a [`Latency`].
+pub type Pick = fn(&Latency) -> u64;
+
+/// The percentiles drawn as lines, with their legend labels.
+pub const PERCENTILES: [(&str, Pick); 6] = [
+    ("p50", |l| l.p50_ns),
+    ("p90", |l| l.p90_ns),
+    ("p99", |l| l.p99_ns),
+    ("p99.9", |l| l.p99_9_ns),
+    ("p99.99", |l| l.p99_99_ns),
+    ("max", |l| l.max_ns),
+];
+
+/// Colour of each entry of [`PERCENTILES`] (colour-blind-safe, after Okabe and Ito).
+pub const PERCENTILE_COLORS: [RGBColor; 6] = [
+    RGBColor(0, 114, 178),
+    RGBColor(0, 158, 115),
+    RGBColor(230, 159, 0),
+    RGBColor(213, 94, 0),
+    RGBColor(204, 121, 167),
+    RGBColor(60, 60, 60),
+];
+
+const INK: RGBColor = RGBColor(40, 40, 40);
+const GRID: RGBColor = RGBColor(225, 225, 225);
+const GRID_BOLD: RGBColor = RGBColor(195, 195, 195);
+const CAPACITY: RGBColor = RGBColor(0, 130, 60);
+const ALERT: RGBColor = RGBColor(200, 30, 30);
+
+/// One drawn chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    /// File name inside the output directory.
+    pub file_name: String,
+    /// The SVG document.
+    pub svg: String,
+}
+
+/// A chart that could not be drawn.
+#[derive(Debug, thiserror::Error)]
+#[error("drawing {file}: {why}")]
+pub struct PlotError {
+    /// The chart's file name.
+    pub file: String,
+    /// What plotters said.
+    pub why: String,
+}
+
+type DrawResult = Result<(), Box<dyn std::error::Error>>;
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// The four charts of one sweep.
+pub fn render_sweep(report: &SweepReport) -> Result<Vec<Chart>, PlotError> {
+    Ok(vec![
+        draw(LATENCY_VS_RATE, |a| rate::latency_vs_rate(a, &[(String::new(), report)]))?,
+        draw(PERCENTILE_SPECTRUM, |a| time::spectrum(a, report))?,
+        draw(LATENCY_OVER_TIME, |a| time::over_time(a, report))?,
+        draw(ACHIEVED_VS_TARGET, |a| rate::achieved_vs_target(a, &[(String::new(), report)]))?,
+    ])
+}
+
+/// Several sweeps (labelled, e.g. by file stem) overlaid on the latency-vs-rate and
+/// achieved-vs-target charts; the spectrum and time charts are drawn once per sweep,
+/// named `<label>-percentile-spectrum.svg` and `<label>-latency-over-time.svg`.
+pub fn render_overlay(inputs: &[(String, SweepReport)]) -> Result<Vec<Chart>, PlotError> {
+    let labels = distinct_labels(inputs.iter().map(|(l, _)| l.as_str()));
+    let labelled: Vec<(String, &SweepReport)> = labels.iter().cloned().zip(inputs.iter().map(|(_, r)| r)).collect();
+    let mut charts = vec![
+        draw(LATENCY_VS_RATE, |a| rate::latency_vs_rate(a, &labelled))?,
+        draw(ACHIEVED_VS_TARGET, |a| rate::achieved_vs_target(a, &labelled))?,
+    ];
+    for (label, report) in &labelled {
+        let stem: String = label.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '-' }).collect();
+        charts.push(draw(&format!("{stem}-{PERCENTILE_SPECTRUM}"), |a| time::spectrum(a, report))?);
+        charts.push(draw(&format!("{stem}-{LATENCY_OVER_TIME}"), |a| time::over_time(a, report))?);
+    }
+    Ok(charts)
+}
+
+/// Labels made distinct by numbering repeats (`sweep`, `sweep#2`).
+fn distinct_labels<'a>(labels: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for label in labels {
+        let mut candidate = label.to_string();
+        let mut n = 1;
+        while out.contains(&candidate) {
+            n += 1;
+            candidate = format!("{label}#{n}");
+        }
+        out.push(candidate);
+    }
+    out
+}
+
+fn draw(file: &str, body: impl FnOnce(&Area<'_>) -> DrawResult) -> Result<Chart, PlotError> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let result = root.fill(&WHITE).map_err(Into::into).and_then(|()| body(&root)).and_then(|()| root.present().map_err(Into::into));
+        result.map_err(|e| PlotError { file: file.to_string(), why: e.to_string() })?;
+    }
+    Ok(Chart { file_name: file.to_string(), svg })
+}
+
+/// Splits the canvas into the title block, the plot and the legend panel; draws the title.
+fn frame<'a>(root: &Area<'a>, title: &str, subtitle: &str) -> Result<(Area<'a>, Area<'a>), Box<dyn std::error::Error>> {
+    let (top, rest) = root.split_vertically(TITLE_HEIGHT);
+    top.draw_text(title, &bold(22), (14, 10))?;
+    top.draw_text(subtitle, &font(15).color(&RGBColor(90, 90, 90)), (14, 36))?;
+    let (plot, legend) = rest.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+    Ok((plot, legend))
+}
+
+/// The subtitle naming the test, server and version, and the load shape.
+fn subtitle(report: &SweepReport) -> String {
+    let version = report.server.version.as_deref().map(|v| format!(", redis {v}")).unwrap_or_default();
+    let arrival = report.settings.arrival.map(|a| format!(", {} arrivals", format!("{a:?}").to_lowercase())).unwrap_or_default();
+    format!(
+        "{} on {}{version} · {} connections{arrival} · {} s steps",
+        report.test, report.server.endpoint, report.settings.clients, report.plan.duration_secs
+    )
+}
+
+/// A font of plotters size `size` (the SVG gets `size / 1.24` px).
+fn font(size: u32) -> TextStyle<'static> {
+    TextStyle::from(("sans-serif", size).into_font()).color(&INK)
+}
+
+/// A bold [`font`].
+fn bold(size: u32) -> TextStyle<'static> {
+    TextStyle::from(("sans-serif", size).into_font().style(FontStyle::Bold)).color(&INK)
+}
+
+/// How a legend entry is drawn.
+#[derive(Debug, Clone, Copy)]
+enum Swatch {
+    /// A line, solid or dashed, with an optional circle.
+    Line { color: RGBColor, width: u32, dashed: bool, dot: bool },
+    /// A marker alone.
+    Marker { color: RGBColor, shape: Shape },
+    /// A filled band.
+    Band(RGBColor),
+}
+
+/// Point marker shapes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Shape {
+    Circle,
+    Triangle,
+    Cross,
+    Square,
+    Ring,
+}
+
+/// Draws a marker of `shape` at each of `points`, `size` pixels in radius.
+fn draw_markers<XR, YR>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<XR, YR>>,
+    shape: Shape,
+    points: Vec<(f64, f64)>,
+    color: RGBColor,
+    size: i32,
+) -> DrawResult
+where
+    XR: Ranged<ValueType = f64>,
+    YR: Ranged<ValueType = f64>,
+{
+    let points = points.into_iter();
+    match shape {
+        Shape::Circle => chart.draw_series(points.map(|at| Circle::new(at, size, color.filled())))?,
+        Shape::Triangle => chart.draw_series(points.map(|at| TriangleMarker::new(at, size + 1, color.filled())))?,
+        Shape::Cross => chart.draw_series(points.map(|at| Cross::new(at, size, color.stroke_width(2))))?,
+        Shape::Square => {
+            chart.draw_series(points.map(|at| EmptyElement::at(at) + Rectangle::new([(-size, -size), (size, size)], color.filled())))?
+        }
+        Shape::Ring => chart.draw_series(points.map(|at| Circle::new(at, size, color.stroke_width(2))))?,
+    };
+    Ok(())
+}
+
+/// Draws a polyline through `points`, solid or dashed.
+fn draw_line<XR, YR>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<XR, YR>>,
+    points: Vec<(f64, f64)>,
+    color: RGBColor,
+    width: u32,
+    dashed: bool,
+) -> DrawResult
+where
+    XR: Ranged<ValueType = f64>,
+    YR: Ranged<ValueType = f64>,
+{
+    let style = color.stroke_width(width);
+    if dashed {
+        chart.draw_series(std::iter::once(DashedPathElement::new(points, 6, 4, style)))?;
+    } else {
+        chart.draw_series(std::iter::once(PathElement::new(points, style)))?;
+    }
+    Ok(())
+}
+
+/// A linear f64 axis whose grid lines and labels sit exactly at given values.
+#[derive(Debug, Clone)]
+struct Ticks {
+    range: std::ops::Range<f64>,
+    bold: Vec<f64>,
+    light: Vec<f64>,
+}
+
+impl Ranged for Ticks {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let span = self.range.end - self.range.start;
+        let t = if span > 0.0 { (value - self.range.start) / span } else { 0.5 };
+        limit.0 + (f64::from(limit.1 - limit.0) * t).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() { self.light.clone() } else { self.bold.clone() }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.range.clone()
+    }
+}
+
+/// Draws the legend panel: a heading, then one row per entry.
+fn legend(area: &Area<'_>, heading: &str, entries: &[(String, Swatch)]) -> DrawResult {
+    let (x0, mut y) = (8, 14);
+    area.draw_text(heading, &bold(15), (x0, y))?;
+    y += 24;
+    for (label, swatch) in entries {
+        let mid = y + 7;
+        match *swatch {
+            Swatch::Line { color, width, dashed, dot } => {
+                let style = color.stroke_width(width);
+                if dashed {
+                    area.draw(&DashedPathElement::new(vec![(x0, mid), (x0 + 30, mid)], 5, 3, style))?;
+                } else {
+                    area.draw(&PathElement::new(vec![(x0, mid), (x0 + 30, mid)], style))?;
+                }
+                if dot {
+                    area.draw(&Circle::new((x0 + 15, mid), 3, color.filled()))?;
+                }
+            }
+            Swatch::Marker { color, shape } => {
+                let at = (x0 + 15, mid);
+                match shape {
+                    Shape::Circle => area.draw(&Circle::new(at, 4, color.filled()))?,
+                    Shape::Triangle => area.draw(&TriangleMarker::new(at, 5, color.filled()))?,
+                    Shape::Cross => area.draw(&Cross::new(at, 4, color.stroke_width(2)))?,
+                    Shape::Square => area.draw(&Rectangle::new([(at.0 - 4, at.1 - 4), (at.0 + 4, at.1 + 4)], color.filled()))?,
+                    Shape::Ring => area.draw(&Circle::new(at, 6, color.stroke_width(2)))?,
+                }
+            }
+            Swatch::Band(color) => {
+                area.draw(&Rectangle::new([(x0, y + 1), (x0 + 30, y + 13)], color.filled()))?;
+                area.draw(&Rectangle::new([(x0, y + 1), (x0 + 30, y + 13)], GRID_BOLD.stroke_width(1)))?;
+            }
+        }
+        area.draw_text(label, &font(15).pos(Pos::new(HPos::Left, VPos::Center)), (x0 + 38, mid))?;
+        y += 20;
+    }
+    Ok(())
+}
+
+/// A log10 latency axis in milliseconds: whole decades, labelled 0.01, 0.1, 1, 10 ...
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct LogAxis {
+    lo: i32,
+    hi: i32,
+}
+
+impl LogAxis {
+    /// The decades that hold every positive value of `ms`, with a little room.
+    fn covering(ms: impl IntoIterator<Item = f64>) -> LogAxis {
+        let (mut min, mut max) = (f64::INFINITY, 0.0f64);
+        for v in ms.into_iter().filter(|v| v.is_finite() && *v > 0.0) {
+            min = min.min(v);
+            max = max.max(v);
+        }
+        if max <= 0.0 {
+            return LogAxis { lo: -2, hi: 1 };
+        }
+        let lo = (min * 0.8).log10().floor() as i32;
+        let hi = ((max * 1.25).log10().ceil() as i32).max(lo + 1);
+        LogAxis { lo, hi }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo as f64..self.hi as f64
+    }
+
+    fn coord(&self) -> Ticks {
+        let bold: Vec<f64> = (self.lo..=self.hi).map(f64::from).collect();
+        let light: Vec<f64> = (self.lo..self.hi).flat_map(|d| [2.0f64, 5.0].map(|m| d as f64 + m.log10())).collect();
+        Ticks { range: self.range(), bold, light }
+    }
+}
+
+/// Position of `ms` on a [`LogAxis`], or `None` when it cannot be drawn (zero).
+fn log_ms(ns: u64) -> Option<f64> {
+    (ns > 0).then(|| (ns as f64 / 1e6).log10())
+}
+
+/// Label of a decade on a millisecond log axis: 0.001, 0.01, 0.1, 1, 10, 100 ...
+fn decade_label(exponent: f64) -> String {
+    let e = exponent.round() as i32;
+    if (exponent - e as f64).abs() > 1e-9 {
+        return String::new();
+    }
+    if e < 0 { format!("{:.*}", (-e) as usize, 10f64.powi(e)) } else { format!("{}", 10u64.pow(e as u32)) }
+}
+
+/// A rate for an axis or a label: 500, 2.5k, 20k, 1.2M.
+fn rate_label(rate: f64) -> String {
+    let trim = |s: String| if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    if rate.abs() >= 1e6 {
+        format!("{}M", trim(format!("{:.2}", rate / 1e6)))
+    } else if rate.abs() >= 1e3 {
+        format!("{}k", trim(format!("{:.1}", rate / 1e3)))
+    } else {
+        trim(format!("{rate:.0}"))
+    }
+}
+
+/// A latency in ms for a label: three significant digits.
+fn ms_label(ns: u64) -> String {
+    let ms = ns as f64 / 1e6;
+    if ms >= 100.0 {
+        format!("{ms:.0} ms")
+    } else if ms >= 10.0 {
+        format!("{ms:.1} ms")
+    } else if ms >= 1.0 {
+        format!("{ms:.2} ms")
+    } else {
+        format!("{ms:.3} ms")
+    }
+}
+
+/// Colour `i` of `n` along a dark-blue to dark-red ramp (no pale middle, readable on white).
+fn ramp(i: usize, n: usize) -> RGBColor {
+    const ANCHORS: [(f64, f64, f64); 6] =
+        [(49.0, 54.0, 149.0), (69.0, 117.0, 180.0), (60.0, 160.0, 170.0), (230.0, 150.0, 50.0), (215.0, 48.0, 39.0), (140.0, 0.0, 40.0)];
+    let t = if n <= 1 { 0.0 } else { i as f64 / (n - 1) as f64 } * (ANCHORS.len() - 1) as f64;
+    let k = (t.floor() as usize).min(ANCHORS.len() - 2);
+    let f = t - k as f64;
+    let (a, b) = (ANCHORS[k], ANCHORS[k + 1]);
+    let mix = |x: f64, y: f64| (x + (y - x) * f).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decade_labels_read_as_milliseconds() {
+        assert_eq!(decade_label(-2.0), "0.01");
+        assert_eq!(decade_label(0.0), "1");
+        assert_eq!(decade_label(3.0), "1000");
+        assert_eq!(decade_label(0.5), "");
+    }
+
+    #[test]
+    fn the_log_axis_covers_every_value_in_whole_decades() {
+        assert_eq!(LogAxis::covering([0.05, 3.0]), LogAxis { lo: -2, hi: 1 });
+        assert_eq!(LogAxis::covering([0.1, 0.1]), LogAxis { lo: -2, hi: 0 });
+        assert_eq!(LogAxis::covering([0.0]), LogAxis { lo: -2, hi: 1 });
+    }
+
+    #[test]
+    fn rates_are_labelled_short() {
+        assert_eq!(rate_label(20_000.0), "20k");
+        assert_eq!(rate_label(12_500.0), "12.5k");
+        assert_eq!(rate_label(1_500_000.0), "1.5M");
+        assert_eq!(rate_label(500.0), "500");
+        assert_eq!(rate_label(0.0), "0");
+    }
+
+    #[test]
+    fn repeated_labels_are_numbered() {
+        assert_eq!(distinct_labels(["sweep", "sweep", "b"].into_iter()), ["sweep", "sweep#2", "b"]);
+    }
+}

@@ -1,0 +1,211 @@
+//! The two charts of one sweep read from its histograms and intervals: the
+//! latency-by-percentile spectrum (HdrHistogram's standard picture, x = `1/(1-q)` on a
+//! log scale) and p50/p99/max per interval over the whole sweep.
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{
+    Area, DrawResult, GRID, GRID_BOLD, INK, LogAxis, PERCENTILE_COLORS, Shape, Swatch, decade_label, draw_line, draw_markers, font, frame,
+    legend, log_ms, ramp, rate_label, subtitle,
+};
+use crate::sweep::model::{Kind, Measurement, SweepReport};
+
+/// Steps between x = 0 and x = 1 (one decade of `1/(1-q)`) on the spectrum.
+const SPECTRUM_POINTS_PER_DECADE: u32 = 40;
+/// Widest spectrum: up to the 99.9999th percentile.
+const SPECTRUM_MAX_DECADES: u32 = 6;
+
+/// The runs drawn on the spectrum: coarse steps, then the re-measured capacity.
+fn spectrum_runs(report: &SweepReport) -> Vec<(&Measurement, String)> {
+    let mut runs: Vec<(&Measurement, String)> = report
+        .runs
+        .iter()
+        .filter(|m| m.kind == Kind::Step)
+        .filter_map(|m| Some((m, format!("{}/s", rate_label(m.target_rate_per_sec?)))))
+        .collect();
+    runs.sort_by(|a, b| a.0.target_rate_per_sec.unwrap_or(0.0).total_cmp(&b.0.target_rate_per_sec.unwrap_or(0.0)));
+    let capacity = report.slo.as_ref().and_then(|s| s.capacity_per_sec);
+    if let Some(m) = report.runs.iter().rev().find(|m| m.kind == Kind::Confirm && m.target_rate_per_sec == capacity) {
+        runs.push((m, format!("{}/s capacity", rate_label(capacity.unwrap_or(0.0)))));
+    }
+    runs
+}
+
+/// `(x, log10 ms)` points of a run's response-time spectrum, x = log10(1/(1-q)), up to
+/// where the histogram has data (the last point is the maximum).
+fn spectrum_points(m: &Measurement) -> Vec<(f64, f64)> {
+    let Some(h) = m.report.response().and_then(|l| l.histogram()).filter(|h| !h.is_empty()) else { return Vec::new() };
+    // Beyond x = log10(count) a quantile is the maximum: no sample says more.
+    let x_end = (h.len() as f64).log10().min(SPECTRUM_MAX_DECADES as f64);
+    let steps = (x_end * SPECTRUM_POINTS_PER_DECADE as f64).floor() as u32;
+    let mut points: Vec<(f64, f64)> = (0..=steps)
+        .map(|i| i as f64 / SPECTRUM_POINTS_PER_DECADE as f64)
+        .filter_map(|x| log_ms(h.value_at_quantile(1.0 - 10f64.powf(-x))).map(|y| (x, y)))
+        .collect();
+    if let Some(y) = log_ms(h.max()) {
+        points.push((x_end.max(points.last().map_or(0.0, |p| p.0)), y));
+    }
+    points
+}
+
+/// `0%`, `50%`, `90%`, `99%`, `99.9%` ... for x = log10(1/(1-q)).
+fn percentile_label(x: f64) -> String {
+    if (x - 2f64.log10()).abs() < 1e-9 {
+        return "50%".into();
+    }
+    let d = x.round() as i32;
+    match d {
+        0 => "0%".into(),
+        1 => "90%".into(),
+        _ => format!("{:.*}%", (d - 2) as usize, 100.0 - 10f64.powi(2 - d)),
+    }
+}
+
+/// Latency by percentile, one curve per step.
+pub(super) fn spectrum(root: &Area<'_>, report: &SweepReport) -> DrawResult {
+    let (plot, legend_area) = frame(root, "Response time by percentile, one curve per step", &subtitle(report))?;
+    let runs = spectrum_runs(report);
+    let curves: Vec<Vec<(f64, f64)>> = runs.iter().map(|(m, _)| spectrum_points(m)).collect();
+    let decades = curves.iter().flatten().map(|p| p.0.ceil() as u32).max().unwrap_or(3).clamp(2, SPECTRUM_MAX_DECADES);
+    let axis = LogAxis::covering(curves.iter().flatten().map(|p| 10f64.powf(p.1)));
+    let mut keys: Vec<f64> = (0..=decades).map(f64::from).collect();
+    keys.insert(1, 2f64.log10());
+    let x_coord = super::Ticks { range: 0f64..decades as f64, bold: keys, light: Vec::new() };
+    let mut chart = ChartBuilder::on(&plot)
+        .margin_top(14)
+        .margin_right(24)
+        .margin_left(6)
+        .margin_bottom(6)
+        .x_label_area_size(50)
+        .y_label_area_size(66)
+        .build_cartesian_2d(x_coord, axis.coord())?;
+    chart
+        .configure_mesh()
+        .x_desc("percentile (log scale of 1/(1-q))")
+        .y_desc("response time (ms, log scale)")
+        .x_label_formatter(&|v| percentile_label(*v))
+        .y_label_formatter(&|v| decade_label(*v))
+        .light_line_style(GRID)
+        .max_light_lines(4)
+        .bold_line_style(GRID_BOLD)
+        .axis_desc_style(font(16))
+        .label_style(font(14))
+        .draw()?;
+    let mut entries = Vec::new();
+    for (i, ((_, label), points)) in runs.iter().zip(curves).enumerate() {
+        let capacity = label.ends_with("capacity");
+        let color = if capacity { INK } else { ramp(i, runs.len()) };
+        let style = color.stroke_width(if capacity { 3 } else { 2 });
+        chart.draw_series(std::iter::once(PathElement::new(points, style)))?;
+        entries.push((label.clone(), Swatch::Line { color, width: if capacity { 3 } else { 2 }, dashed: false, dot: false }));
+    }
+    legend(&legend_area, "target rate", &entries)
+}
+
+/// p50, p99 and max of each interval over the whole sweep.
+pub(super) fn over_time(root: &Area<'_>, report: &SweepReport) -> DrawResult {
+    let (plot, legend_area) = frame(root, "Response time per interval over the sweep", &subtitle(report))?;
+    const METRICS: [(&str, usize); 3] = [("p50", 0), ("p99", 2), ("max", 5)];
+    let value = |iv: &crate::report::IntervalSummary, k: usize| match k {
+        0 => iv.p50_ns,
+        1 => iv.p99_ns,
+        _ => iv.max_ns,
+    };
+    let mut t_max = 1.0f64;
+    let mut all_ms = Vec::new();
+    for m in &report.runs {
+        for iv in &m.report.intervals {
+            t_max = t_max.max(m.started_secs + iv.start_secs + iv.length_secs);
+            all_ms.extend([iv.p50_ns, iv.p99_ns, iv.max_ns].map(|ns| ns as f64 / 1e6));
+        }
+        t_max = t_max.max(m.started_secs + m.report.measured_secs);
+    }
+    let t_max = t_max * 1.02;
+    let axis = LogAxis::covering(all_ms);
+    let mut chart = ChartBuilder::on(&plot)
+        .margin_top(14)
+        .margin_right(16)
+        .margin_left(6)
+        .margin_bottom(6)
+        .x_label_area_size(50)
+        .y_label_area_size(66)
+        .build_cartesian_2d(0f64..t_max, axis.coord())?;
+    let (y_lo, y_hi) = (axis.lo as f64, axis.hi as f64);
+    // Closed-loop runs sit on a gray band so the open-loop steps stand apart.
+    let band = RGBColor(236, 236, 236);
+    for (i, m) in report.runs.iter().enumerate() {
+        if !m.kind.is_open_loop() {
+            let end = report.runs.get(i + 1).map_or(t_max, |n| n.started_secs);
+            chart.plotting_area().draw(&Rectangle::new([(m.started_secs, y_lo), (end, y_hi)], band.filled()))?;
+        }
+    }
+    chart
+        .configure_mesh()
+        .x_desc("time since the sweep started (s)")
+        .y_desc("response time (ms, log scale)")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| decade_label(*v))
+        .x_labels(10)
+        .light_line_style(GRID)
+        .max_light_lines(4)
+        .bold_line_style(GRID_BOLD)
+        .axis_desc_style(font(16))
+        .label_style(font(14))
+        .draw()?;
+    for (k, (_, p)) in METRICS.iter().enumerate() {
+        let color = PERCENTILE_COLORS[*p];
+        for m in &report.runs {
+            let points: Vec<(f64, f64)> = m
+                .report
+                .intervals
+                .iter()
+                .filter_map(|iv| Some((m.started_secs + iv.start_secs + iv.length_secs / 2.0, log_ms(value(iv, k))?)))
+                .collect();
+            draw_line(&mut chart, points.clone(), color, 2, false)?;
+            draw_markers(&mut chart, Shape::Circle, points, color, 2)?;
+        }
+    }
+    // Run labels, rotated along each run's start, skipped where they would overlap.
+    let mut last_x = f64::NEG_INFINITY;
+    let min_gap = t_max * 16.0 / (super::SIZE.0 - super::LEGEND_WIDTH) as f64;
+    for m in &report.runs {
+        if m.started_secs - last_x < min_gap {
+            continue;
+        }
+        last_x = m.started_secs;
+        let text = match (m.kind, m.target_rate_per_sec) {
+            (Kind::RateCapped, Some(r)) => format!("capped {}", rate_label(r)),
+            (Kind::ClosedLoop | Kind::ClosedLoopMax, _) => format!("c={}", m.connections),
+            (Kind::Confirm, Some(r)) => format!("{} again", rate_label(r)),
+            (_, Some(r)) => rate_label(r),
+            (_, None) => String::new(),
+        };
+        let style = font(12).color(&RGBColor(110, 110, 110)).transform(FontTransform::Rotate90).pos(Pos::new(HPos::Left, VPos::Top));
+        chart.draw_series(std::iter::once(EmptyElement::at((m.started_secs, y_hi)) + Text::new(text, (14, 4), style)))?;
+    }
+    let mut entries: Vec<(String, Swatch)> = METRICS
+        .iter()
+        .map(|(name, p)| {
+            (format!("{name} per interval"), Swatch::Line { color: PERCENTILE_COLORS[*p], width: 2, dashed: false, dot: true })
+        })
+        .collect();
+    entries.push(("open-loop step".into(), Swatch::Band(WHITE)));
+    entries.push(("closed-loop run".into(), Swatch::Band(band)));
+    legend(&legend_area, "response time", &entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spectrum_ticks_read_as_percentiles() {
+        assert_eq!(percentile_label(0.0), "0%");
+        assert_eq!(percentile_label(2f64.log10()), "50%");
+        assert_eq!(percentile_label(1.0), "90%");
+        assert_eq!(percentile_label(2.0), "99%");
+        assert_eq!(percentile_label(3.0), "99.9%");
+        assert_eq!(percentile_label(5.0), "99.999%");
+    }
+}

@@ -1,0 +1,501 @@
+//! Rate sweeps: open-loop steps over `--rates`, the SLO capacity search, rate-capped and
+//! closed-loop points, early stop past saturation, and the export after every step
+//! (`sweep.json`, `sweep.csv`, a `.hlog` per run, the SVG plots).
+//!
+//! Flags are checked in [`spec`], decisions (SLO verdicts, saturation, bisection) are
+//! pure functions in [`search`], the saved model is [`model`]; this file only runs the
+//! measurements through [`app::measure`] in order and writes the files. Plots are drawn
+//! by [`crate::report::plot`] from the JSON bytes just written, so `tailrate plot`
+//! redraws them byte for byte.
+
+pub mod model;
+pub mod search;
+pub mod spec;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, Result};
+
+use crate::app::{self, Io, Status};
+use crate::cli::{PlotArgs, RunArgs, SweepArgs};
+use crate::config::{Mode, RunConfig, Stop};
+use crate::drive::Cancel;
+use crate::report::hlog::HlogWriter;
+use crate::report::json::write_bytes_atomically;
+use crate::report::{Settings, plot};
+use model::{Kind, Measurement, PlanRecord, SloResult, SweepReport};
+use search::{Bisection, Bracket};
+pub use spec::SweepError;
+use spec::{Plan, Rates};
+
+/// File name of the sweep JSON inside `--out`.
+pub const JSON_FILE: &str = "sweep.json";
+/// File name of the sweep CSV inside `--out`.
+pub const CSV_FILE: &str = "sweep.csv";
+/// How many rates the capacity's re-measurement tries before giving up.
+pub const CONFIRM_TRIES: usize = 3;
+
+/// Checks the sweep's own flags and `--out` (creating it); what `main` calls before
+/// anything runs, so bad input is a usage error (exit 2).
+pub fn check_args(args: &SweepArgs) -> Result<(), SweepError> {
+    spec::plan(args)?;
+    spec::check_out_dir(&args.out)
+}
+
+/// The run flags to build the base [`RunConfig`] from: a sweep's steps are timed, so
+/// `--warmup` without `--duration` is fine here (the step length defaults to 5 s).
+pub fn base_run_args(args: &SweepArgs) -> RunArgs {
+    let mut run = args.run.clone();
+    if run.requests.is_none() {
+        run.duration.get_or_insert(spec::DEFAULT_DURATION);
+    }
+    run
+}
+
+/// Runs the sweep that `args` describes on top of `config` (built from `args.run`),
+/// writing every file into `--out` after each measurement.
+pub fn run(args: &SweepArgs, config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: Io<'_>) -> Result<Status> {
+    let plan = spec::plan(args)?;
+    spec::check_out_dir(&args.out)?;
+    let Io { stdout, stderr, stderr_is_terminal } = io;
+    let server = app::server_facts(config).with_context(|| format!("connecting to {}", config.endpoint))?;
+    for note in &server.notes {
+        writeln!(stderr, "note: {note}")?;
+    }
+    let test = config.workload.tests.first().context("the workload has no test")?;
+    if config.workload.tests.len() > 1 {
+        writeln!(
+            stderr,
+            "note: no -t given: sweeping {}, the first default test (choose one with -t, or give a custom command)",
+            test.name
+        )?;
+    }
+    let mut base = config.clone();
+    base.warmup = plan.warmup;
+    base.stop = Stop::After(plan.duration);
+    base.mode = open_mode(&args.run, 1.0);
+    base.output.json = None;
+    base.output.hdr_log = None;
+    let mut settings = Settings::of(&base);
+    settings.target_rate_per_sec = None;
+    let report = SweepReport {
+        schema_version: model::SWEEP_SCHEMA_VERSION,
+        tool: format!("tailrate {}", env!("CARGO_PKG_VERSION")),
+        command_line,
+        seed: config.seed,
+        server,
+        settings,
+        test: test.name.clone(),
+        plan: PlanRecord {
+            rates: args.rates.clone(),
+            rates_per_sec: match &plan.rates {
+                Rates::Absolute(v) => v.clone(),
+                Rates::OfClosedLoopMax(_) => Vec::new(),
+            },
+            slos: plan.slos.clone(),
+            warmup_secs: plan.warmup.as_secs_f64(),
+            duration_secs: plan.duration.as_secs_f64(),
+            settle_secs: plan.settle.as_secs_f64(),
+            stop_at_ns: plan.stop_at.map(|d| d.as_nanos() as u64),
+            resolution: plan.resolution,
+            closed_loop_points: plan.closed_loop_points.clone(),
+            rate_capped: plan.rate_capped,
+        },
+        runs: Vec::new(),
+        slo: None,
+        stopped: None,
+        interrupted: false,
+        partial: None,
+        complete: false,
+    };
+    let mut sweeper = Sweeper {
+        plan,
+        run_args: &args.run,
+        base,
+        out: args.out.clone(),
+        report,
+        started: Instant::now(),
+        cancel,
+        stdout,
+        stderr,
+        stderr_is_terminal,
+        measured_once: false,
+    };
+    let status = match sweeper.sweep() {
+        Ok(()) => {
+            sweeper.report.complete = true;
+            Status::Completed
+        }
+        Err(Halt::Interrupted) => {
+            sweeper.report.interrupted = true;
+            Status::Interrupted
+        }
+        Err(Halt::Failed(reason)) => Status::Failed(reason),
+        Err(Halt::Error(e)) => {
+            // Keep what was measured before the error, then report it.
+            let _ = sweeper.save();
+            return Err(e);
+        }
+    };
+    sweeper.save()?;
+    sweeper.summary()?;
+    Ok(status)
+}
+
+/// Re-renders the plots of one saved sweep, or overlays several, into `--out`.
+pub fn replot(args: &PlotArgs, out: &mut dyn Write) -> Result<()> {
+    let mut inputs = Vec::with_capacity(args.inputs.len());
+    for path in &args.inputs {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let report = parse_report(&bytes).with_context(|| format!("reading the sweep in {}", path.display()))?;
+        let label = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
+        inputs.push((label, report));
+    }
+    spec::check_out_dir(&args.out)?;
+    let charts = match inputs.as_slice() {
+        [(_, only)] => plot::render_sweep(only)?,
+        _ => plot::render_overlay(&inputs)?,
+    };
+    for chart in &charts {
+        let path = args.out.join(&chart.file_name);
+        write_bytes_atomically(&path, chart.svg.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+        writeln!(out, "wrote {}", path.display())?;
+    }
+    Ok(())
+}
+
+/// Parses sweep JSON, refusing other layouts with a clear message.
+pub fn parse_report(bytes: &[u8]) -> Result<SweepReport> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).context("not JSON")?;
+    match value.get("schema_version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(model::SWEEP_SCHEMA_VERSION) && value.get("runs").is_some() => {}
+        Some(v) if value.get("runs").is_some() => {
+            anyhow::bail!("sweep schema_version {v}; this tailrate reads {}", model::SWEEP_SCHEMA_VERSION)
+        }
+        _ => anyhow::bail!("not a sweep.json written by `tailrate sweep` (no schema_version and runs)"),
+    }
+    // Parse the bytes themselves (not `value`) so a float reads the same on every path.
+    serde_json::from_slice(bytes).context("not a sweep.json layout this tailrate reads")
+}
+
+/// Why a sweep ended before its plan.
+enum Halt {
+    /// Ctrl+C or SIGTERM.
+    Interrupted,
+    /// A run stopped on an error (exit-on-error, a lost server).
+    Failed(String),
+    /// Something else went wrong (writing a file, connecting).
+    Error(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Halt {
+    fn from(e: anyhow::Error) -> Self {
+        Halt::Error(e)
+    }
+}
+
+impl From<std::io::Error> for Halt {
+    fn from(e: std::io::Error) -> Self {
+        Halt::Error(e.into())
+    }
+}
+
+fn open_mode(run: &RunArgs, rate_per_sec: f64) -> Mode {
+    Mode::Open { rate_per_sec, arrival: run.arrival, pacing: run.pacing, max_inflight: run.max_inflight, max_backlog: run.max_backlog }
+}
+
+struct Sweeper<'a> {
+    plan: Plan,
+    run_args: &'a RunArgs,
+    base: RunConfig,
+    out: PathBuf,
+    report: SweepReport,
+    started: Instant,
+    cancel: &'a Cancel,
+    stdout: &'a mut dyn Write,
+    stderr: &'a mut dyn Write,
+    stderr_is_terminal: bool,
+    measured_once: bool,
+}
+
+impl Sweeper<'_> {
+    /// Every phase in order: calibration, coarse steps, SLO search, closed-loop points.
+    fn sweep(&mut self) -> Result<(), Halt> {
+        let rates: Vec<f64> = match self.plan.rates.clone() {
+            Rates::Absolute(v) => v,
+            Rates::OfClosedLoopMax(fractions) => {
+                let connections = self.base.connections;
+                let max = self.measure(Kind::ClosedLoopMax, None, connections)?;
+                let throughput = max.report.throughput_per_sec;
+                writeln!(self.stdout, "closed-loop maximum with {connections} connections: {throughput:.0} req/s (100%)")?;
+                if throughput < 1.0 {
+                    return Err(Halt::Failed(format!("the closed-loop run completed {throughput:.1} req/s; no rates to sweep")));
+                }
+                let rates: Vec<f64> = fractions.iter().map(|f| (f * throughput).round().max(1.0)).collect();
+                self.report.plan.rates_per_sec = rates.clone();
+                rates
+            }
+        };
+        self.coarse_steps(&rates)?;
+        if !self.plan.slos.is_empty() {
+            self.search()?;
+        }
+        for connections in self.plan.closed_loop_points.clone() {
+            let m = self.measure(Kind::ClosedLoop, None, connections)?;
+            let line = describe(&m);
+            writeln!(self.stdout, "closed loop, {connections} connections: {line}")?;
+        }
+        Ok(())
+    }
+
+    fn coarse_steps(&mut self, rates: &[f64]) -> Result<(), Halt> {
+        let connections = self.base.connections;
+        for (i, &rate) in rates.iter().enumerate() {
+            let m = self.measure(Kind::Step, Some(rate), connections)?;
+            writeln!(self.stdout, "step {}/{}: {rate:.0} req/s: {}", i + 1, rates.len(), describe(&m))?;
+            let p99 = m.report.response().map_or(0, |l| l.p99_ns);
+            let saturated = search::saturation(rate, search::achieved_fraction(&m.report), p99, self.report.plan.stop_at_ns);
+            if self.plan.rate_capped {
+                let capped = self.measure(Kind::RateCapped, Some(rate), connections)?;
+                writeln!(self.stdout, "  rate-capped closed loop at {rate:.0} req/s: {}", describe(&capped))?;
+            }
+            if let Some(why) = saturated {
+                if i + 1 < rates.len() {
+                    writeln!(self.stdout, "stopping the steps: {why}")?;
+                    self.report.stopped = Some(why);
+                    self.save()?;
+                }
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Bisects between the last passing and first failing coarse rate, then re-measures.
+    fn search(&mut self) -> Result<(), Halt> {
+        let coarse: Vec<(f64, bool)> = self.open_results(|k| k == Kind::Step);
+        let slos = self.plan.slos.clone();
+        let mut result = SloResult {
+            slos: slos.clone(),
+            capacity_per_sec: None,
+            searched_per_sec: None,
+            first_failing_per_sec: None,
+            confirmed: false,
+            summary: String::new(),
+        };
+        let objectives = slos.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join(" and ");
+        let candidate = match search::bracket(&coarse) {
+            None => return Ok(()),
+            Some(Bracket::NonePassed { lowest }) => {
+                result.first_failing_per_sec = Some(lowest);
+                result.summary = format!("no step met {objectives}: even {lowest:.0} req/s failed; try lower --rates");
+                None
+            }
+            Some(Bracket::AllPassed { highest }) => Some(highest),
+            Some(Bracket::Between { pass, fail }) => {
+                let mut bisection = Bisection { pass, fail, resolution: self.plan.resolution };
+                while let Some(rate) = bisection.next() {
+                    let m = self.measure(Kind::Search, Some(rate), self.base.connections)?;
+                    let met = m.slo.as_ref().is_some_and(|v| v.met);
+                    writeln!(self.stdout, "search: {rate:.0} req/s: {}", describe(&m))?;
+                    bisection.record(rate, met);
+                }
+                result.first_failing_per_sec = Some(bisection.fail);
+                Some(bisection.pass)
+            }
+        };
+        if let Some(candidate) = candidate {
+            result.searched_per_sec = Some(candidate);
+            let measured = self.open_results(|k| k.is_open_loop());
+            let mut failed = Vec::new();
+            for rate in search::confirm_order(candidate, &measured, CONFIRM_TRIES) {
+                let m = self.measure(Kind::Confirm, Some(rate), self.base.connections)?;
+                writeln!(self.stdout, "re-measure: {rate:.0} req/s: {}", describe(&m))?;
+                if m.slo.as_ref().is_some_and(|v| v.met) {
+                    result.capacity_per_sec = Some(rate);
+                    result.confirmed = true;
+                    break;
+                }
+                failed.push(format!("{rate:.0}"));
+            }
+            let bound = match result.first_failing_per_sec {
+                Some(f) => format!("{f:.0} req/s failed"),
+                None => "every rate tried passed, so the capacity may be higher: extend --rates".to_string(),
+            };
+            result.summary = match (result.capacity_per_sec, failed.is_empty()) {
+                (Some(c), true) => format!("capacity at {objectives}: {c:.0} req/s, held when re-measured ({bound})"),
+                (Some(c), false) => format!(
+                    "capacity at {objectives}: {c:.0} req/s; the search found {candidate:.0} req/s but the re-measurement at {} req/s missed, so this is the highest rate that held ({bound})",
+                    failed.join(", ")
+                ),
+                (None, _) => format!(
+                    "no capacity at {objectives}: the search found {candidate:.0} req/s but re-measurements at {} req/s missed; the server is too noisy at this resolution",
+                    failed.join(", ")
+                ),
+            };
+        }
+        writeln!(self.stdout, "{}", result.summary)?;
+        self.report.slo = Some(result);
+        self.save()?;
+        Ok(())
+    }
+
+    /// `(rate, met)` of the open-loop measurements of the kinds `keep` accepts, by rate.
+    fn open_results(&self, keep: impl Fn(Kind) -> bool) -> Vec<(f64, bool)> {
+        let mut v: Vec<(f64, bool)> = self
+            .report
+            .runs
+            .iter()
+            .filter(|m| keep(m.kind))
+            .filter_map(|m| Some((m.target_rate_per_sec?, m.slo.as_ref().is_some_and(|s| s.met))))
+            .collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v
+    }
+
+    /// Runs one measurement (after the settle pause), records it and writes every file.
+    fn measure(&mut self, kind: Kind, rate: Option<f64>, connections: usize) -> Result<Measurement, Halt> {
+        if self.measured_once {
+            self.settle()?;
+        }
+        if self.cancel.is_cancelled() {
+            return Err(Halt::Interrupted);
+        }
+        self.measured_once = true;
+        let mut config = self.base.clone();
+        config.connections = connections;
+        config.threads = self.run_args.threads.min(connections).max(1);
+        config.mode = match (kind, rate) {
+            (k, Some(r)) if k.is_open_loop() => open_mode(self.run_args, r),
+            (Kind::RateCapped, cap) => Mode::Closed { pipeline: 1, rate_cap_per_sec: cap },
+            _ => Mode::Closed { pipeline: 1, rate_cap_per_sec: None },
+        };
+        if !config.is_open_loop() {
+            config.warmup = Duration::ZERO;
+        }
+        let hlog_name = hlog_name(kind, rate, connections);
+        let hlog_path = self.out.join(&hlog_name);
+        let comment = format!("tailrate {} seed {} {} {}", env!("CARGO_PKG_VERSION"), config.seed, kind.name(), self.report.test);
+        let mut hlog = HlogWriter::create(&hlog_path, SystemTime::now(), &comment)
+            .with_context(|| format!("creating {} in --out", hlog_path.display()))?;
+        let started_secs = self.started.elapsed().as_secs_f64();
+        let (report, stopped_early) =
+            app::measure(&config, 0, self.cancel, &mut *self.stderr, self.stderr_is_terminal, Some(&mut hlog), Duration::ZERO)?;
+        drop(hlog);
+        let slo = (kind.is_open_loop() && !self.plan.slos.is_empty()).then(|| search::judge(&report, &self.plan.slos));
+        let m = Measurement { kind, target_rate_per_sec: rate, connections, started_secs, hlog: hlog_name, slo, report };
+        match stopped_early {
+            Some(reason) if reason == "interrupted" => {
+                self.report.partial = Some(m);
+                Err(Halt::Interrupted)
+            }
+            Some(reason) => {
+                self.report.runs.push(m);
+                Err(Halt::Failed(reason))
+            }
+            None => {
+                self.report.runs.push(m.clone());
+                self.save()?;
+                Ok(m)
+            }
+        }
+    }
+
+    /// The pause between measurements; Ctrl+C ends it at once.
+    fn settle(&self) -> Result<(), Halt> {
+        let end = Instant::now() + self.plan.settle;
+        while Instant::now() < end {
+            if self.cancel.is_cancelled() {
+                return Err(Halt::Interrupted);
+            }
+            std::thread::sleep((end - Instant::now()).min(Duration::from_millis(20)));
+        }
+        Ok(())
+    }
+
+    /// Writes sweep.json, then the CSV and the plots drawn from the JSON bytes just written.
+    fn save(&self) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(&self.report).context("encoding the sweep as JSON")?;
+        let json_path = self.out.join(JSON_FILE);
+        write_bytes_atomically(&json_path, &bytes).with_context(|| format!("writing {}", json_path.display()))?;
+        let csv_path = self.out.join(CSV_FILE);
+        write_bytes_atomically(&csv_path, model::csv(&self.report).trim_end().as_bytes())
+            .with_context(|| format!("writing {}", csv_path.display()))?;
+        // Drawn from the parsed bytes, exactly as `tailrate plot` will read them back.
+        let saved = parse_report(&bytes)?;
+        for chart in plot::render_sweep(&saved)? {
+            let path = self.out.join(&chart.file_name);
+            write_bytes_atomically(&path, chart.svg.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+        }
+        Ok(())
+    }
+
+    fn summary(&mut self) -> Result<()> {
+        if let Some(why) = &self.report.partial.as_ref().map(|m| describe_kind(m.kind, m.target_rate_per_sec, m.connections)) {
+            writeln!(self.stdout, "interrupted during {why}; its partial results are in {} under \"partial\"", JSON_FILE)?;
+        }
+        let files = plot::FILE_NAMES.join(", ");
+        writeln!(self.stdout, "wrote {JSON_FILE}, {CSV_FILE}, {files} and one .hlog per run into {}", self.out.display())?;
+        Ok(())
+    }
+}
+
+fn describe_kind(kind: Kind, rate: Option<f64>, connections: usize) -> String {
+    match rate {
+        Some(r) => format!("the {} run at {r:.0} req/s", kind.name()),
+        None => format!("the {} run with {connections} connections", kind.name()),
+    }
+}
+
+/// One line about a measurement: rates, response percentiles and the SLO verdict.
+fn describe(m: &Measurement) -> String {
+    let r = &m.report;
+    let mut line = format!("achieved {:.0} req/s, {:.0} replies/s", r.achieved_rate_per_sec, r.throughput_per_sec);
+    if let Some(l) = r.response() {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        line.push_str(&format!(
+            ", response p50 {:.3} p99 {:.3} p99.9 {:.3} max {:.3} ms",
+            ms(l.p50_ns),
+            ms(l.p99_ns),
+            ms(l.p99_9_ns),
+            ms(l.max_ns)
+        ));
+    }
+    if let Some(v) = &m.slo {
+        line.push_str(match (v.met, v.valid) {
+            (true, _) => "; SLO met",
+            (false, true) => "; SLO missed",
+            (false, false) => "; SLO missed (rate not achieved or requests not sent)",
+        });
+    }
+    if !r.valid {
+        line.push_str("; a self-check failed");
+    }
+    line
+}
+
+/// `step-20000.hlog`, `rate-capped-20000.hlog`, `closed-loop-c10.hlog`, `closed-loop-max-c50.hlog`.
+fn hlog_name(kind: Kind, rate: Option<f64>, connections: usize) -> String {
+    let rate = rate.map(|r| format!("{r:.0}")).unwrap_or_default();
+    match kind {
+        Kind::Step | Kind::Search => format!("step-{rate}.hlog"),
+        Kind::Confirm => format!("confirm-{rate}.hlog"),
+        Kind::RateCapped => format!("rate-capped-{rate}.hlog"),
+        Kind::ClosedLoop => format!("closed-loop-c{connections}.hlog"),
+        Kind::ClosedLoopMax => format!("closed-loop-max-c{connections}.hlog"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hlog_names_say_what_ran() {
+        assert_eq!(hlog_name(Kind::Step, Some(20_000.0), 50), "step-20000.hlog");
+        assert_eq!(hlog_name(Kind::Confirm, Some(1234.4), 50), "confirm-1234.hlog");
+        assert_eq!(hlog_name(Kind::ClosedLoop, None, 10), "closed-loop-c10.hlog");
+    }
+}

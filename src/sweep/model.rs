@@ -1,0 +1,187 @@
+//! The saved sweep (`sweep.json`, serde) and its CSV rows. The JSON is the only input
+//! of the plots, so `tailrate plot` redraws exactly what the sweep drew.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::search::SloVerdict;
+use super::spec::Slo;
+use crate::report::{Latency, ServerFacts, Settings, TestReport};
+
+/// Version of the sweep JSON layout; bumped on any incompatible change.
+pub const SWEEP_SCHEMA_VERSION: u32 = 1;
+
+/// A whole sweep: every measurement in the order it ran, and the SLO result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SweepReport {
+    /// JSON layout version ([`SWEEP_SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// `tailrate <version>`.
+    pub tool: String,
+    /// The command line, with any password replaced by `***`.
+    pub command_line: Vec<String>,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// What the server said about itself.
+    pub server: ServerFacts,
+    /// The settings of the open-loop steps (the target rate is each step's own).
+    pub settings: Settings,
+    /// The test swept (`GET`, or the custom command).
+    pub test: String,
+    /// What the sweep was asked to do.
+    pub plan: PlanRecord,
+    /// Every measurement, in the order run.
+    pub runs: Vec<Measurement>,
+    /// The SLO search's result, when `--slo` was given.
+    pub slo: Option<SloResult>,
+    /// Why the steps stopped before the last rate (past saturation), if they did.
+    pub stopped: Option<String>,
+    /// Ctrl+C or SIGTERM ended the sweep; `runs` holds what finished.
+    pub interrupted: bool,
+    /// The measurement cut short by the interruption (not plotted).
+    pub partial: Option<Measurement>,
+    /// Every planned phase ran.
+    pub complete: bool,
+}
+
+/// The sweep's flags, resolved.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PlanRecord {
+    /// `--rates` as typed.
+    pub rates: String,
+    /// The open-loop rates of the coarse steps, requests per second.
+    pub rates_per_sec: Vec<f64>,
+    /// The objectives.
+    pub slos: Vec<Slo>,
+    /// Warm-up of each step.
+    pub warmup_secs: f64,
+    /// Measured window of each step.
+    pub duration_secs: f64,
+    /// Pause between steps.
+    pub settle_secs: f64,
+    /// `--stop-at` in nanoseconds.
+    pub stop_at_ns: Option<u64>,
+    /// Bisection resolution as a fraction of the rate.
+    pub resolution: f64,
+    /// `--closed-loop-points`.
+    pub closed_loop_points: Vec<usize>,
+    /// `--rate-capped`.
+    pub rate_capped: bool,
+}
+
+/// What a measurement was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Closed loop with the user's `-c`, whose throughput is 100% for percentage rates.
+    ClosedLoopMax,
+    /// A coarse open-loop step from `--rates`.
+    Step,
+    /// An open-loop step of the SLO bisection.
+    Search,
+    /// The re-measurement of the capacity.
+    Confirm,
+    /// A closed loop held to a step's rate (`--rate-capped`).
+    RateCapped,
+    /// A closed loop at one of `--closed-loop-points`.
+    ClosedLoop,
+}
+
+impl Kind {
+    /// snake_case name, as in the JSON and CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::ClosedLoopMax => "closed_loop_max",
+            Kind::Step => "step",
+            Kind::Search => "search",
+            Kind::Confirm => "confirm",
+            Kind::RateCapped => "rate_capped",
+            Kind::ClosedLoop => "closed_loop",
+        }
+    }
+
+    /// Whether it is an open-loop step (coarse, search or confirmation).
+    pub fn is_open_loop(self) -> bool {
+        matches!(self, Kind::Step | Kind::Search | Kind::Confirm)
+    }
+}
+
+/// One run of the test.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Measurement {
+    /// What it was for.
+    pub kind: Kind,
+    /// Open-loop target, or the cap of a rate-capped closed loop.
+    pub target_rate_per_sec: Option<f64>,
+    /// Connections.
+    pub connections: usize,
+    /// Seconds from the sweep's start to this run's start.
+    pub started_secs: f64,
+    /// Its HdrHistogram interval log, relative to the sweep's directory.
+    pub hlog: String,
+    /// Its verdict against the SLOs (open-loop steps, when `--slo` was given).
+    pub slo: Option<SloVerdict>,
+    /// Its full report.
+    pub report: TestReport,
+}
+
+/// The highest rate that meets every SLO.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SloResult {
+    /// The objectives.
+    pub slos: Vec<Slo>,
+    /// Highest rate that met every objective, including when re-measured.
+    pub capacity_per_sec: Option<f64>,
+    /// What the bisection found, before re-measuring.
+    pub searched_per_sec: Option<f64>,
+    /// Lowest rate seen failing above it (none when every rate passed).
+    pub first_failing_per_sec: Option<f64>,
+    /// The capacity held when re-measured.
+    pub confirmed: bool,
+    /// The result in one sentence.
+    pub summary: String,
+}
+
+/// The CSV header: one row per measurement, metric and percentile.
+pub const CSV_HEADER: &str =
+    r#""kind","target_rps","connections","achieved_rps","throughput_rps","slo_met","metric","percentile","latency_ms""#;
+
+/// The percentiles of a CSV row, with the accessor of each.
+type Pick = fn(&Latency) -> f64;
+const CSV_PERCENTILES: [(&str, Pick); 9] = [
+    ("min", |l| l.min_ns as f64),
+    ("p50", |l| l.p50_ns as f64),
+    ("p90", |l| l.p90_ns as f64),
+    ("p95", |l| l.p95_ns as f64),
+    ("p99", |l| l.p99_ns as f64),
+    ("p99.9", |l| l.p99_9_ns as f64),
+    ("p99.99", |l| l.p99_99_ns as f64),
+    ("max", |l| l.max_ns as f64),
+    ("mean", |l| l.mean_ns),
+];
+
+/// The whole CSV file for `report`.
+pub fn csv(report: &SweepReport) -> String {
+    let mut out = String::new();
+    out.push_str(CSV_HEADER);
+    out.push('\n');
+    for run in &report.runs {
+        let target = run.target_rate_per_sec.map(|t| format!("{t:.0}")).unwrap_or_default();
+        let slo = run.slo.as_ref().map(|v| v.met.to_string()).unwrap_or_default();
+        for (metric, latency) in &run.report.latency {
+            for (name, value) in CSV_PERCENTILES {
+                let _ = writeln!(
+                    out,
+                    "\"{}\",\"{target}\",\"{}\",\"{:.1}\",\"{:.1}\",\"{slo}\",\"{metric}\",\"{name}\",\"{:.6}\"",
+                    run.kind.name(),
+                    run.connections,
+                    run.report.achieved_rate_per_sec,
+                    run.report.throughput_per_sec,
+                    value(latency) / 1e6
+                );
+            }
+        }
+    }
+    out
+}

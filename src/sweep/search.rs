@@ -1,0 +1,232 @@
+//! The sweep's decisions, as pure functions of measured numbers: whether a step meets
+//! the SLOs, whether the server is past saturation, and the bisection between the last
+//! passing and the first failing rate. Measuring is `sweep`'s business.
+
+use serde::{Deserialize, Serialize};
+
+use super::spec::Slo;
+use crate::report::TestReport;
+
+/// A step whose achieved rate is below this fraction of its target is past saturation.
+pub const SATURATION_FRACTION: f64 = 0.95;
+
+/// One objective at one step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloCheck {
+    /// The objective as typed.
+    pub slo: String,
+    /// The measured response-time percentile in nanoseconds (none without replies).
+    pub measured_ns: Option<u64>,
+    /// Whether it holds.
+    pub met: bool,
+}
+
+/// Whether a step met every objective, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloVerdict {
+    /// Every objective held and the step was valid.
+    pub met: bool,
+    /// The achieved rate was within tolerance and nothing went unsent.
+    pub valid: bool,
+    /// Each objective.
+    pub checks: Vec<SloCheck>,
+}
+
+/// Largest shortfall of the achieved rate against the planned rate for a step to be valid.
+pub const SEND_TOLERANCE: f64 = crate::drive::health::RATE_TOLERANCE;
+
+/// Judges `report` against `slos`: met when every objective holds on the response time
+/// and the step is valid: the achieved rate is within [`SEND_TOLERANCE`] of the rate
+/// the schedule planned (see [`achieved_fraction`]) and nothing went unsent.
+pub fn judge(report: &TestReport, slos: &[Slo]) -> SloVerdict {
+    let c = &report.counts;
+    let valid = achieved_fraction(report) >= 1.0 - SEND_TOLERANCE && c.not_sent == 0 && c.completed > 0;
+    let histogram = report.response().and_then(|l| l.histogram()).filter(|h| !h.is_empty());
+    let checks: Vec<SloCheck> = slos
+        .iter()
+        .map(|slo| {
+            let measured_ns = histogram.as_ref().map(|h| h.value_at_quantile(slo.quantile()));
+            SloCheck { slo: slo.text.clone(), measured_ns, met: measured_ns.is_some_and(|v| v <= slo.bound_ns) }
+        })
+        .collect();
+    SloVerdict { met: valid && checks.iter().all(|c| c.met), valid, checks }
+}
+
+/// The achieved rate (requests written per second, over a window stretched to the last
+/// send) as a fraction of the rate the schedule planned in the measured window
+/// (intended / measured seconds). A server past saturation fills every connection's
+/// in-flight cap, sends go late or never, and this falls. Against the schedule's own
+/// count rather than the nominal target, so a Poisson schedule's count noise
+/// (1/sqrt(n), 4.5% at 500 requests) is not mistaken for saturation.
+pub fn achieved_fraction(report: &TestReport) -> f64 {
+    let c = &report.counts;
+    if c.intended > 0 && report.measured_secs > 0.0 {
+        report.achieved_rate_per_sec / (c.intended as f64 / report.measured_secs)
+    } else {
+        match report.target_rate_per_sec {
+            Some(target) if target > 0.0 => report.achieved_rate_per_sec / target,
+            _ => 1.0,
+        }
+    }
+}
+
+/// Why the sweep should stop after a step at `target` that achieved the fraction
+/// `achieved` of its planned rate (see [`achieved_fraction`]) with a response-time p99
+/// of `p99_ns`; `None` to go on.
+pub fn saturation(target: f64, achieved: f64, p99_ns: u64, stop_at_ns: Option<u64>) -> Option<String> {
+    if achieved < SATURATION_FRACTION {
+        return Some(format!(
+            "past saturation: at {target:.0} req/s the generator achieved only {:.1}% of the planned rate (under {:.0}%)",
+            100.0 * achieved,
+            100.0 * SATURATION_FRACTION
+        ));
+    }
+    match stop_at_ns {
+        Some(limit) if p99_ns > limit => Some(format!(
+            "past saturation: response p99 {:.3} ms at {target:.0} req/s is above --stop-at {:.3} ms",
+            p99_ns as f64 / 1e6,
+            limit as f64 / 1e6
+        )),
+        _ => None,
+    }
+}
+
+/// Where the coarse steps leave the search: between the highest passing rate and the
+/// lowest failing rate above it (a noisy low step that failed below a passing one does
+/// not hide the boundary; the re-measurement guards the result).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bracket {
+    /// No rate passed.
+    NonePassed {
+        /// The lowest rate.
+        lowest: f64,
+    },
+    /// No rate above the highest passing one failed: the capacity is at least `highest`.
+    AllPassed {
+        /// The highest passing rate.
+        highest: f64,
+    },
+    /// `pass` met the SLOs, `fail` (the next failing rate above it) did not.
+    Between {
+        /// Highest passing rate.
+        pass: f64,
+        /// Lowest failing rate above `pass`.
+        fail: f64,
+    },
+}
+
+/// Brackets the SLO boundary from coarse `(rate, met)` results in increasing rate order.
+pub fn bracket(results: &[(f64, bool)]) -> Option<Bracket> {
+    let first = results.first()?;
+    let Some(pass) = results.iter().rev().find(|(_, met)| *met).map(|(r, _)| *r) else {
+        return Some(Bracket::NonePassed { lowest: first.0 });
+    };
+    Some(match results.iter().find(|(r, met)| *r > pass && !met) {
+        Some((fail, _)) => Bracket::Between { pass, fail: *fail },
+        None => Bracket::AllPassed { highest: pass },
+    })
+}
+
+/// Bisection between a passing and a failing rate, to a resolution relative to the rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bisection {
+    /// Highest rate known to pass.
+    pub pass: f64,
+    /// Lowest rate known to fail.
+    pub fail: f64,
+    /// Stop when `fail - pass <= resolution * pass`.
+    pub resolution: f64,
+}
+
+impl Bisection {
+    /// The next rate to try (a whole number of requests per second), or `None` when done.
+    pub fn next(&self) -> Option<f64> {
+        if self.fail - self.pass <= self.resolution * self.pass {
+            return None;
+        }
+        let mid = ((self.pass + self.fail) / 2.0).round();
+        // Rounding may land on a bound when they are a request per second apart.
+        (mid > self.pass && mid < self.fail).then_some(mid)
+    }
+
+    /// Records the result at `rate`.
+    pub fn record(&mut self, rate: f64, met: bool) {
+        if met {
+            self.pass = self.pass.max(rate);
+        } else {
+            self.fail = self.fail.min(rate);
+        }
+    }
+}
+
+/// The rates to re-measure in turn until one holds: `capacity` first, then lower rates
+/// that met the SLOs every time they were measured, highest first, at most `tries`.
+pub fn confirm_order(capacity: f64, measured: &[(f64, bool)], tries: usize) -> Vec<f64> {
+    let mut held: Vec<f64> = measured
+        .iter()
+        .map(|(r, _)| *r)
+        .filter(|r| *r < capacity && measured.iter().filter(|(x, _)| x == r).all(|(_, met)| *met))
+        .collect();
+    held.sort_by(|a, b| b.total_cmp(a));
+    held.dedup();
+    std::iter::once(capacity).chain(held).take(tries).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn bisection_finds_the_boundary_to_the_resolution() {
+        for boundary in [1234.0, 50_000.0, 77_777.0, 149_999.0] {
+            let met = |rate: f64| rate <= boundary;
+            let mut b = Bisection { pass: 1000.0, fail: 150_000.0, resolution: 0.02 };
+            let mut tries = 0;
+            while let Some(rate) = b.next() {
+                b.record(rate, met(rate));
+                tries += 1;
+                assert!(tries < 40);
+            }
+            assert!(b.pass <= boundary && boundary < b.fail, "{boundary}: {b:?}");
+            assert!(b.fail - b.pass <= 0.02 * b.pass, "{boundary}: {b:?}");
+            // Each try halves the interval; it starts 149k wide and ends under 2% of 1000.
+            let bound = ((150_000.0 - 1000.0) / (0.02 * 1000.0f64)).log2().ceil() as usize;
+            assert!(tries <= bound, "{tries} tries, bound {bound}");
+        }
+    }
+
+    #[test]
+    fn bisection_stops_when_the_bounds_are_adjacent() {
+        let mut b = Bisection { pass: 10.0, fail: 11.0, resolution: 1e-6 };
+        assert_eq!(b.next(), None);
+        b = Bisection { pass: 10.0, fail: 12.0, resolution: 1e-6 };
+        assert_eq!(b.next(), Some(11.0));
+    }
+
+    #[test]
+    fn the_bracket_is_the_highest_pass_and_the_first_failure_above_it() {
+        assert_eq!(bracket(&[]), None);
+        assert_eq!(bracket(&[(1.0, true), (2.0, true), (3.0, false), (4.0, false)]), Some(Bracket::Between { pass: 2.0, fail: 3.0 }));
+        // A noisy low step does not hide the boundary above a passing one.
+        assert_eq!(bracket(&[(1.0, false), (2.0, true), (3.0, false)]), Some(Bracket::Between { pass: 2.0, fail: 3.0 }));
+        assert_eq!(bracket(&[(1.0, true), (2.0, false), (3.0, true)]), Some(Bracket::AllPassed { highest: 3.0 }));
+        assert_eq!(bracket(&[(1.0, false), (2.0, false)]), Some(Bracket::NonePassed { lowest: 1.0 }));
+        assert_eq!(bracket(&[(1.0, true), (2.0, true)]), Some(Bracket::AllPassed { highest: 2.0 }));
+    }
+
+    #[test]
+    fn the_sweep_stops_under_95_percent_of_target_or_above_stop_at() {
+        assert_eq!(saturation(100_000.0, 0.96, 1_000_000, None), None);
+        assert!(saturation(100_000.0, 0.94, 1_000_000, None).unwrap().contains("94.0%"));
+        assert_eq!(saturation(100_000.0, 1.0, 2_000_000, Some(2_000_000)), None);
+        assert!(saturation(100_000.0, 1.0, 2_000_001, Some(2_000_000)).unwrap().contains("--stop-at"));
+    }
+
+    #[test]
+    fn confirmation_falls_back_to_rates_that_always_held() {
+        let measured = [(1000.0, true), (1500.0, true), (1250.0, true), (1375.0, false), (1250.0, true), (1300.0, true), (1200.0, false)];
+        assert_eq!(confirm_order(1300.0, &measured, 3), vec![1300.0, 1250.0, 1000.0]);
+        assert_eq!(confirm_order(1000.0, &measured, 3), vec![1000.0]);
+    }
+}
