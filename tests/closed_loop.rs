@@ -272,3 +272,64 @@ fn a_unix_socket_works_like_tcp() {
     assert_success(&run_tailrate(&["-s", sock.to_str().unwrap(), "-n", "500", "-t", "get", "-q"]));
     assert_eq!(workload_stats(&server).get("get"), Some(&500));
 }
+
+/// Starts tailrate with `args`, waits `after`, sends SIGINT, returns its output.
+fn interrupt_after(args: &[&str], after: std::time::Duration) -> std::process::Output {
+    let child = Command::new(super::harness::tailrate_bin())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn idle_mode_holds_its_connections_until_interrupted() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let child = Command::new(super::harness::tailrate_bin())
+        .args(["-p", &port, "-I", "-c", "12"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    // 12 idle connections plus the harness's own query connection.
+    while server.info_field("clients", "connected_clients").as_deref() != Some("13") {
+        assert!(std::time::Instant::now() < deadline, "idle connections never appeared");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("12 idle connections"));
+}
+
+#[test]
+fn loop_mode_repeats_the_tests_until_interrupted() {
+    let server = RedisServer::start();
+    let out = interrupt_after(&["-p", &server.port().to_string(), "-l", "-t", "ping_mbulk", "-n", "2000", "-q"], std::time::Duration::from_millis(1500));
+    assert_eq!(out.status.code(), Some(130));
+    let lines = String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("PING_MBULK: ")).count();
+    assert!(lines >= 2, "{lines} rounds in 1.5 s");
+    let pings = workload_stats(&server)["ping"];
+    assert!(pings >= 2 * 2000, "{pings} PINGs");
+}
+
+#[test]
+fn the_last_argument_can_come_from_stdin() {
+    let server = RedisServer::start();
+    let mut child = Command::new(super::harness::tailrate_bin())
+        .args(["-p", &server.port().to_string(), "-n", "10", "-c", "1", "-q", "-x", "SET", "from-stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"piped value").unwrap();
+    assert!(child.wait_with_output().unwrap().status.success());
+    assert_eq!(server.cmd(&["GET", "from-stdin"]), "piped value");
+}
