@@ -72,6 +72,9 @@ pub struct RunOutcome {
     pub in_flight_at_end: u64,
     /// Achieved send rate over the measured window (requests written per second).
     pub achieved_rate_per_sec: f64,
+    /// Successful replies per second: over the measured window in closed loop; in open
+    /// loop over the window stretched to the last send or reply, whichever came later.
+    pub throughput_per_sec: f64,
     /// Measured sends per window, per thread (open loop; the Poisson check).
     pub send_counts: Vec<thread::SendCounts>,
     /// CPU seconds each generator thread used, against its wall time.
@@ -232,12 +235,14 @@ fn merge(
     let mut in_flight_at_end = 0;
     let mut measured = Duration::ZERO;
     let mut last_send = Duration::ZERO;
+    let mut last_reply = Duration::ZERO;
     let mut thread_cpu = Vec::new();
     let mut send_counts = Vec::new();
     for o in outcomes {
         in_flight_at_end += o.in_flight_at_end;
         measured = measured.max(o.measured);
         last_send = last_send.max(o.last_send_after_measure);
+        last_reply = last_reply.max(o.last_reply_after_measure);
         thread_cpu.push(o.cpu);
         send_counts.push(o.send_counts);
     }
@@ -246,9 +251,23 @@ fn merge(
     // the last send so the achieved rate shows it.
     let window = if config.is_open_loop() { measured.max(last_send) } else { measured };
     let achieved_rate_per_sec = if window.is_zero() { 0.0 } else { total_sent as f64 / window.as_secs_f64() };
+    // Replies that arrive after the schedule ended still count, over the time they took.
+    let reply_window = if config.is_open_loop() { window.max(last_reply) } else { measured };
+    let completed: u64 = record.commands.iter().map(|c| c.completed).sum();
+    let throughput_per_sec = if reply_window.is_zero() { 0.0 } else { completed as f64 / reply_window.as_secs_f64() };
     let stopped_early =
         shared.stop_reason.lock().ok().and_then(|s| s.clone()).or_else(|| shared.cancel.is_cancelled().then(|| "interrupted".to_string()));
-    RunOutcome { record, started_at, measured, in_flight_at_end, achieved_rate_per_sec, send_counts, thread_cpu, stopped_early }
+    RunOutcome {
+        record,
+        started_at,
+        measured,
+        in_flight_at_end,
+        achieved_rate_per_sec,
+        throughput_per_sec,
+        send_counts,
+        thread_cpu,
+        stopped_early,
+    }
 }
 
 /// Nanoseconds from `start` to `t` (zero if `t` is earlier).

@@ -90,6 +90,7 @@ pub(crate) struct ThreadOutcome {
     pub in_flight_at_end: u64,
     pub measured: Duration,
     pub last_send_after_measure: Duration,
+    pub last_reply_after_measure: Duration,
     pub cpu: ThreadCpu,
     pub send_counts: SendCounts,
 }
@@ -333,6 +334,7 @@ async fn drive_thread(
         in_flight_at_end: ctx.in_flight.get(),
         measured,
         last_send_after_measure: ctx.last_send.get().saturating_duration_since(ctx.measure_from),
+        last_reply_after_measure: ctx.last_reply.get().saturating_duration_since(ctx.measure_from),
         cpu: ThreadCpu {
             cpu_secs,
             idle_spin_secs: ctx.spin.idle.get().as_secs_f64(),

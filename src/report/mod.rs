@@ -328,7 +328,7 @@ impl TestReport {
                 Mode::Closed { .. } => None,
             },
             achieved_rate_per_sec: outcome.achieved_rate_per_sec,
-            throughput_per_sec: if measured_secs > 0.0 { counts.completed as f64 / measured_secs } else { 0.0 },
+            throughput_per_sec: outcome.throughput_per_sec,
             measured_secs,
             counts,
             latency,
