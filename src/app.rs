@@ -212,6 +212,20 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
             Ok(Ok(_)) | Err(_) => facts.notes.push("the server did not answer INFO server; its version is not reported".into()),
             Ok(Err(e)) => return Err(e.into()),
         }
+        // The workload's setup (SCRIPT LOAD for --script-load), once before any test: a
+        // refusal is fatal, since every EVALSHA of the run would fail.
+        for argv in &config.workload.setup {
+            let refs: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+            let what = String::from_utf8_lossy(&argv[..argv.len().min(2)].join(&b' ')).into_owned();
+            match tokio::time::timeout(config.connect_timeout, conn.call(&refs)).await {
+                Ok(Ok(reply)) if !reply.is_error() => {}
+                Ok(Ok(reply)) => anyhow::bail!("{what} (--script-load) was refused: {reply}"),
+                Ok(Err(e)) => return Err(e.into()),
+                Err(_) => {
+                    anyhow::bail!("{} did not answer {what} within {:?} (--connect-timeout)", config.endpoint, config.connect_timeout)
+                }
+            }
+        }
         Ok(facts)
     })
 }

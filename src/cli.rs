@@ -113,6 +113,20 @@ pub enum Pacing {
     Spin,
 }
 
+/// How keys are drawn from the keyspace (see `workload/keys.rs` for the exact mapping).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyPattern {
+    /// Every key equally likely.
+    Uniform,
+    /// Keys in order, threads sharing one walk.
+    Sequential,
+    /// Key of rank r (index r-1) with weight 1/r^s (--zipf-exponent).
+    Zipf,
+    /// Normal around the middle of the keyspace (sd = keyspace/6), redrawn outside it.
+    Gaussian,
+}
+
 /// Options of a single run: redis-benchmark's flags plus tailrate's own.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
@@ -141,7 +155,7 @@ pub struct RunArgs {
     #[arg(short = 'n', value_parser = parse_count, allow_hyphen_values = true, value_name = "REQUESTS")]
     pub requests: Option<u64>,
     /// Data size of SET/GET values in bytes.
-    #[arg(short = 'd', default_value_t = 3, value_name = "SIZE")]
+    #[arg(short = 'd', default_value_t = 3, value_name = "SIZE", conflicts_with_all = ["data_size_range", "data_size_list"])]
     pub data_size: usize,
     /// SELECT this database number.
     #[arg(long, default_value_t = 0, value_name = "DB")]
@@ -238,6 +252,43 @@ pub struct RunArgs {
     #[arg(long = "no-progress")]
     pub no_progress: bool,
 
+    /// Key distribution over --keyspace for `__key__` and `__rand_int__`: zipf ranks keys (index 0 hottest), gaussian centres them (mean N/2, sd N/6), sequential walks them in order.
+    #[arg(long = "key-pattern", value_enum, value_name = "PATTERN")]
+    pub key_pattern: Option<KeyPattern>,
+    /// Number of distinct keys (indices 0..N); alone it means uniform keys, like -r N.
+    #[arg(long = "keyspace", value_parser = parse_count, value_name = "N")]
+    pub keyspace_size: Option<u64>,
+    /// Exponent s of --key-pattern zipf: the key of rank r gets weight 1/r^s [default: 1.0].
+    #[arg(long = "zipf-exponent", allow_hyphen_values = true, value_name = "S")]
+    pub zipf_exponent: Option<f64>,
+    /// Prefix of the keys `__key__` becomes [default: key:] (the default tests keep their own key names).
+    #[arg(long = "key-prefix", value_name = "PREFIX")]
+    pub key_prefix: Option<String>,
+    /// Make every `__key__` this many bytes: the prefix, then the key index zero-padded.
+    #[arg(long = "key-size", value_parser = parse_count, value_name = "BYTES")]
+    pub key_size: Option<u64>,
+    /// Value sizes drawn uniformly from MIN to MAX bytes, inclusive: `32-1024`.
+    #[arg(long = "data-size-range", value_name = "MIN-MAX", conflicts_with = "data_size_list")]
+    pub data_size_range: Option<String>,
+    /// Value sizes drawn by weight, SIZE:WEIGHT,...: `32:7,1024:2,65536:1`.
+    #[arg(long = "data-size-list", value_name = "LIST")]
+    pub data_size_list: Option<String>,
+    /// A SET/GET mix, memtier's spelling: `1:10` sends one `SET __key__ __data__` per ten `GET __key__`.
+    #[arg(long, value_name = "SET:GET")]
+    pub ratio: Option<String>,
+    /// A SET/GET mix, go-redis's spelling: the fraction of requests that are GETs (`0.8`).
+    #[arg(long = "read-ratio", allow_hyphen_values = true, value_name = "FRACTION")]
+    pub read_ratio: Option<f64>,
+    /// A command of a custom mix, repeatable: `--command 'SET __key__ __data__'`; split on spaces ("..." groups); placeholders __key__, __data__, __rand_int__, __sha_N__.
+    #[arg(long = "command", value_name = "COMMAND")]
+    pub mix_command: Vec<String>,
+    /// Weights of the --command entries, in order: `1,10` (default: equal).
+    #[arg(long = "command-weights", value_name = "W,W,...")]
+    pub command_weights: Option<String>,
+    /// A Lua script to SCRIPT LOAD before the run, repeatable; `__sha_1__`, `__sha_2__`, ... in commands are their SHA1s, for EVALSHA.
+    #[arg(long = "script-load", value_name = "SCRIPT")]
+    pub script_load: Vec<String>,
+
     /// A custom command to benchmark instead of the default tests.
     #[arg(trailing_var_arg = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -268,6 +319,37 @@ mod tests {
         assert!(Args::try_parse_from(["tailrate", "--no-such-flag"]).is_err());
         let args = Args::try_parse_from(["tailrate", "-q", "INCRBY", "k", "-1"]).unwrap();
         assert_eq!(args.run.command, ["INCRBY", "k", "-1"]);
+    }
+
+    #[test]
+    fn workload_flags_repeat_and_leave_the_trailing_command_alone() {
+        let args = Args::try_parse_from([
+            "tailrate",
+            "--command",
+            "SET __key__ __data__",
+            "--command",
+            "GET __key__",
+            "--key-pattern",
+            "zipf",
+            "--zipf-exponent",
+            "0.9",
+            "--read-ratio",
+            "0.8",
+            "GET",
+            "--command",
+        ])
+        .unwrap();
+        assert_eq!(args.run.mix_command, ["SET __key__ __data__", "GET __key__"]);
+        assert_eq!(args.run.key_pattern, Some(KeyPattern::Zipf));
+        assert_eq!((args.run.zipf_exponent, args.run.read_ratio), (Some(0.9), Some(0.8)));
+        assert_eq!(args.run.command, ["GET", "--command"]);
+    }
+
+    #[test]
+    fn a_typed_data_size_conflicts_with_size_distributions_but_the_default_does_not() {
+        assert!(Args::try_parse_from(["tailrate", "-d", "10", "--data-size-list", "1:1"]).is_err());
+        assert!(Args::try_parse_from(["tailrate", "--data-size-range", "1-2", "--data-size-list", "1:1"]).is_err());
+        assert!(Args::try_parse_from(["tailrate", "--data-size-range", "1-2"]).is_ok());
     }
 
     #[test]

@@ -6,10 +6,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{Arrival, Pacing, RunArgs};
+use crate::cli::{Arrival, KeyPattern, Pacing, RunArgs};
 use crate::net::{Endpoint, Handshake};
 use crate::resp::Limits;
-use crate::workload::{self, WorkloadError};
+use crate::workload::{self, CustomCommand, KeyDist, KeyDistError, KeyFormat, Mix, ValueSizes, WorkloadError, WorkloadSpec};
 
 /// A flag, or a combination of flags, that cannot run.
 #[derive(Debug, thiserror::Error)]
@@ -227,7 +227,7 @@ impl RunConfig {
         if precision > 9 {
             return Err(ConfigError::invalid("--precision", "at most 9 decimal places (nanoseconds)"));
         }
-        let workload = workload::Workload::from_args(args, stdin_arg, seed)?;
+        let workload = workload::Workload::build(workload_spec(args, stdin_arg)?, seed)?;
 
         Ok(RunConfig {
             endpoint,
@@ -263,6 +263,140 @@ impl RunConfig {
     pub fn is_open_loop(&self) -> bool {
         matches!(self.mode, Mode::Open { .. })
     }
+}
+
+/// Checks the workload flags (tests, custom command, mixes, keys, values) against each
+/// other and parses them into what `Workload::build` needs.
+fn workload_spec(args: &RunArgs, stdin_arg: Option<Vec<u8>>) -> Result<WorkloadSpec, ConfigError> {
+    let mix = mix_of(args)?;
+    let custom = (!args.command.is_empty()).then(|| CustomCommand {
+        name: args.command.join(" "),
+        argv: args.command.iter().map(|a| a.as_bytes().to_vec()).collect(),
+        stdin_arg,
+    });
+
+    // Keys: -r N is --keyspace N with uniform keys.
+    if args.keyspace.is_some() && args.keyspace_size.is_some() {
+        return Err(ConfigError::Conflict { a: "-r", b: "--keyspace", why: "-r N is --keyspace N with uniform keys; give one of them" });
+    }
+    if args.keyspace.is_some() && args.key_pattern.is_some_and(|p| p != KeyPattern::Uniform) {
+        return Err(ConfigError::Conflict {
+            a: "-r",
+            b: "--key-pattern",
+            why: "-r N means uniform keys below N; write --keyspace N --key-pattern ... instead",
+        });
+    }
+    if args.keyspace_size == Some(0) {
+        return Err(ConfigError::invalid("--keyspace", "need at least one key"));
+    }
+    let keyspace = args.keyspace.or(args.keyspace_size);
+    let size_flag = if args.keyspace.is_some() { "-r" } else { "--keyspace" };
+    let pattern = args.key_pattern.unwrap_or(KeyPattern::Uniform);
+    if args.key_pattern.is_some() && keyspace.is_none() {
+        return Err(ConfigError::invalid("--key-pattern", "needs a keyspace to draw from: add --keyspace N"));
+    }
+    if args.zipf_exponent.is_some() && pattern != KeyPattern::Zipf {
+        return Err(ConfigError::invalid("--zipf-exponent", "applies only to --key-pattern zipf"));
+    }
+    let exponent = args.zipf_exponent.unwrap_or(1.0);
+    let keys = match keyspace {
+        None => KeyDist::single(),
+        Some(n) => KeyDist::new(pattern, n, exponent).map_err(|e| match e {
+            KeyDistError::BadExponent => {
+                ConfigError::invalid("--zipf-exponent", format!("{exponent} is not a number above 0 (1.0 is classic Zipf)"))
+            }
+            KeyDistError::Empty => ConfigError::invalid(size_flag, "need at least one key"),
+            KeyDistError::TooLarge => {
+                ConfigError::invalid(size_flag, format!("{n} keys is more than 12 digits can name (at most {})", workload::MAX_KEYSPACE))
+            }
+        })?,
+    };
+
+    // `--key-prefix` and `--key-size` shape `__key__`; refuse them where no command has one.
+    let key_flag = if args.key_size.is_some() { Some("--key-size") } else { args.key_prefix.as_ref().map(|_| "--key-prefix") };
+    if let Some(flag) = key_flag {
+        let typed_key = match &mix {
+            Some(Mix::Custom { commands, .. }) => commands.iter().flatten().any(|w| w.contains("__key__")),
+            Some(_) => true,
+            None => args.command.iter().any(|w| w.contains("__key__")),
+        };
+        if !typed_key {
+            return Err(ConfigError::invalid(
+                flag,
+                "applies to __key__ in --ratio, --read-ratio, --command or a custom command; the default tests' keys are key:__rand_int__",
+            ));
+        }
+    }
+    let prefix = args.key_prefix.as_deref().unwrap_or(workload::DEFAULT_KEY_PREFIX);
+    let key_size = args.key_size.map(|k| usize::try_from(k).unwrap_or(usize::MAX));
+    let key_format = KeyFormat::new(prefix.as_bytes(), keys.len, key_size).map_err(|needed| {
+        ConfigError::invalid(
+            "--key-size",
+            format!(
+                "{} bytes cannot hold the prefix '{prefix}' and the {} digits of {} keys: give at least {needed}",
+                key_size.unwrap_or(0),
+                needed - prefix.len(),
+                keys.len
+            ),
+        )
+    })?;
+
+    // Values.
+    let sizes = match (&args.data_size_range, &args.data_size_list) {
+        (Some(range), _) => ValueSizes::parse_range(range).map_err(|why| ConfigError::invalid("--data-size-range", why))?,
+        (None, Some(list)) => ValueSizes::parse_list(list).map_err(|why| ConfigError::invalid("--data-size-list", why))?,
+        (None, None) => ValueSizes::Fixed(args.data_size),
+    };
+
+    Ok(WorkloadSpec { tests: args.tests.clone(), custom, mix, keyspace, keys, key_format, sizes, scripts: args.script_load.clone() })
+}
+
+/// The mix `--ratio`, `--read-ratio` or `--command` describe, refusing combinations.
+fn mix_of(args: &RunArgs) -> Result<Option<Mix>, ConfigError> {
+    let given: Vec<&'static str> =
+        [(args.ratio.is_some(), "--ratio"), (args.read_ratio.is_some(), "--read-ratio"), (!args.mix_command.is_empty(), "--command")]
+            .into_iter()
+            .filter_map(|(on, flag)| on.then_some(flag))
+            .collect();
+    if let [a, b, ..] = given[..] {
+        return Err(ConfigError::Conflict { a, b, why: "a run has one mix: give --ratio, --read-ratio or --command entries" });
+    }
+    if args.command_weights.is_some() && args.mix_command.is_empty() {
+        return Err(ConfigError::invalid("--command-weights", "weighs --command entries; give them"));
+    }
+    let Some(&flag) = given.first() else { return Ok(None) };
+    if !args.command.is_empty() {
+        return Err(ConfigError::Conflict {
+            a: flag,
+            b: "a custom command after the flags",
+            why: "a mix replaces the custom command; write it as --command '...'",
+        });
+    }
+    if args.tests.is_some() {
+        return Err(ConfigError::Conflict { a: "-t", b: flag, why: "a mix replaces the default tests; give one or the other" });
+    }
+    let mix = if let Some(ratio) = &args.ratio {
+        let (set, get) = workload::parse_ratio(ratio).map_err(|why| ConfigError::invalid("--ratio", why))?;
+        Mix::Ratio { set, get }
+    } else if let Some(r) = args.read_ratio {
+        Mix::ReadRatio(workload::check_read_ratio(r).map_err(|why| ConfigError::invalid("--read-ratio", why))?)
+    } else {
+        let commands = args
+            .mix_command
+            .iter()
+            .map(|c| match workload::split_words(c) {
+                Ok(words) if words.is_empty() => Err(ConfigError::invalid("--command", "an empty command")),
+                Ok(words) => Ok(words),
+                Err(why) => Err(ConfigError::invalid("--command", why)),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let weights = match &args.command_weights {
+            Some(text) => workload::parse_weights(text, commands.len()).map_err(|why| ConfigError::invalid("--command-weights", why))?,
+            None => vec![1; commands.len()],
+        };
+        Mix::Custom { commands, weights }
+    };
+    Ok(Some(mix))
 }
 
 /// Resolves -h/-p/-s/-u/-a/--user/--dbnum/-3 into an endpoint and a handshake.
@@ -326,6 +460,69 @@ mod tests {
     fn duration_and_count_together_are_refused() {
         let err = config(&["--duration", "1s", "-n", "10"]).unwrap_err().to_string();
         assert!(err.contains("--duration") && err.contains("-n"), "{err}");
+    }
+
+    /// The error of `argv`, checked to be one line naming every needle.
+    fn refused(argv: &[&str], needles: &[&str]) {
+        let err = config(argv).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        for needle in needles {
+            assert!(err.contains(needle), "{argv:?}: {needle:?} missing in {err}");
+        }
+    }
+
+    #[test]
+    fn bad_mixes_are_refused_naming_the_flag() {
+        refused(&["--command", "GET a", "--command", "GET b", "--command-weights", "1,2,3"], &["--command-weights", "3 weights for 2"]);
+        refused(&["--command", "GET a", "--command", "GET b", "--command-weights", "1,0"], &["--command-weights", "'0'"]);
+        refused(&["--command", "GET a", "--command", "GET b", "--command-weights", "1,x"], &["--command-weights", "'x'"]);
+        refused(&["--command-weights", "1"], &["--command-weights"]);
+        refused(&["--command", "GET __nosuch__"], &["--command", "__nosuch__"]);
+        refused(&["--command", "GET \"k"], &["--command", "unbalanced"]);
+        refused(&["--command", "  "], &["--command", "empty"]);
+        refused(&["GET", "__nosuch__"], &["COMMAND", "__nosuch__"]);
+        refused(&["--ratio", "1-10"], &["--ratio", "1-10"]);
+        refused(&["--ratio", "0:0"], &["--ratio"]);
+        refused(&["--read-ratio", "1.5"], &["--read-ratio"]);
+        refused(&["--read-ratio", "-0.5"], &["--read-ratio"]);
+        refused(&["--ratio", "1:10", "--command", "GET a"], &["--ratio", "--command"]);
+        refused(&["--ratio", "1:10", "--read-ratio", "0.5"], &["--ratio", "--read-ratio"]);
+        refused(&["--ratio", "1:10", "GET", "k"], &["--ratio", "custom command"]);
+        refused(&["-t", "get", "--command", "GET a"], &["-t", "--command"]);
+        refused(&["-t", "get", "--read-ratio", "0.5"], &["-t", "--read-ratio"]);
+    }
+
+    #[test]
+    fn bad_keys_and_values_are_refused_naming_the_flag() {
+        refused(&["--keyspace", "100", "--key-pattern", "zipf", "--zipf-exponent", "0"], &["--zipf-exponent"]);
+        refused(&["--keyspace", "100", "--key-pattern", "zipf", "--zipf-exponent", "-1"], &["--zipf-exponent"]);
+        refused(&["--keyspace", "100", "--zipf-exponent", "1.2"], &["--zipf-exponent", "zipf"]);
+        refused(&["--key-pattern", "zipf"], &["--key-pattern", "--keyspace"]);
+        refused(&["-r", "100", "--key-pattern", "gaussian"], &["-r", "--key-pattern"]);
+        refused(&["-r", "100", "--keyspace", "100"], &["-r", "--keyspace"]);
+        refused(&["--keyspace", "0"], &["--keyspace"]);
+        refused(&["--keyspace", "2000000000000"], &["--keyspace", "12 digits"]);
+        refused(&["--ratio", "1:1", "--keyspace", "1000000", "--key-size", "8"], &["--key-size", "at least 10"]);
+        refused(&["--ratio", "1:1", "--key-prefix", "a-long-prefix:", "--key-size", "10"], &["--key-size", "a-long-prefix:"]);
+        refused(&["-t", "get", "--key-size", "32"], &["--key-size", "__key__"]);
+        refused(&["--key-prefix", "k:"], &["--key-prefix", "__key__"]);
+        refused(&["--data-size-range", "1024-32"], &["--data-size-range", "reversed"]);
+        refused(&["--data-size-range", "32"], &["--data-size-range"]);
+        refused(&["--data-size-list", "32:0"], &["--data-size-list"]);
+    }
+
+    #[test]
+    fn workload_flags_that_fit_together_are_accepted() {
+        let cfg = config(&["--ratio", "1:10", "--keyspace", "1M", "--key-pattern", "zipf", "--zipf-exponent", "0.99", "--key-size", "16"])
+            .unwrap();
+        assert_eq!(cfg.workload.tests[0].name, "MIX (SET:GET 1:10)");
+        assert_eq!(cfg.workload.key_format.key_len(), 16);
+        assert_eq!(cfg.workload.keyspace, Some(1_000_000));
+        let cfg = config(&["-t", "set", "--keyspace", "100", "--data-size-list", "10:1,20:3"]).unwrap();
+        assert_eq!(cfg.workload.data_size, 20);
+        let cfg = config(&["--keyspace", "100", "--key-pattern", "uniform", "-r", "100"]);
+        assert!(cfg.is_err(), "-r and --keyspace are two spellings of one thing");
+        assert!(config(&["-r", "100", "--key-pattern", "uniform"]).is_ok());
     }
 
     #[test]

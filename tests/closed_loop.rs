@@ -311,7 +311,10 @@ fn idle_mode_holds_its_connections_until_interrupted() {
 #[test]
 fn loop_mode_repeats_the_tests_until_interrupted() {
     let server = RedisServer::start();
-    let out = interrupt_after(&["-p", &server.port().to_string(), "-l", "-t", "ping_mbulk", "-n", "2000", "-q"], std::time::Duration::from_millis(1500));
+    let out = interrupt_after(
+        &["-p", &server.port().to_string(), "-l", "-t", "ping_mbulk", "-n", "2000", "-q"],
+        std::time::Duration::from_millis(1500),
+    );
     assert_eq!(out.status.code(), Some(130));
     let lines = String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("PING_MBULK: ")).count();
     assert!(lines >= 2, "{lines} rounds in 1.5 s");

@@ -9,6 +9,7 @@ mod closed_loop;
 mod errors;
 mod open_loop;
 mod sweep;
+mod workload;
 
 /// Checks that the harness itself works: a server starts, answers, counts
 /// commands, restarts on the same port, and goes away on drop.

@@ -2,6 +2,7 @@
 //! its `-t` selection rules (`ping` picks both pings, `lrange` every LRANGE test and
 //! the LPUSH that fills their list).
 
+use super::template::{RAND_INT_WIDTH, Token, rand_int_tokens};
 use super::{Template, Test, WorkloadError};
 
 /// How a default test's command is made from the value bytes.
@@ -18,26 +19,28 @@ pub struct TestSpec {
 }
 
 impl TestSpec {
-    /// Builds the test; `randomize` is true when `-r` was given.
-    pub fn build(&self, data: &[u8], randomize: bool) -> Test {
+    /// Builds the test; `randomize` is true when a keyspace was given (`__rand_int__`
+    /// then draws from the key pattern); `data` is the value, or `None` when value sizes
+    /// vary (then `$DATA` is drawn per request).
+    pub fn build(&self, data: Option<&[u8]>, randomize: bool) -> Test {
         let template = if self.inline {
             Template::inline(self.argv.join(" ").as_bytes())
         } else {
-            let argv: Vec<Vec<u8>> = self
+            let argv: Vec<Vec<Token>> = self
                 .argv
                 .iter()
-                .map(|arg| match *arg {
-                    "$DATA" => data.to_vec(),
+                .map(|arg| match (*arg, data) {
+                    ("$DATA", Some(data)) => vec![Token::Lit(data.to_vec())],
+                    ("$DATA", None) => vec![Token::Data],
                     // redis-benchmark scores ZADD members randomly only with -r.
-                    "$SCORE" if randomize => b"__rand_int__".to_vec(),
-                    "$SCORE" => b"0".to_vec(),
-                    other => other.as_bytes().to_vec(),
+                    ("$SCORE", _) if randomize => vec![Token::Digits(RAND_INT_WIDTH)],
+                    ("$SCORE", _) => vec![Token::Lit(b"0".to_vec())],
+                    (other, _) => rand_int_tokens(other.as_bytes(), randomize),
                 })
                 .collect();
-            let refs: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-            Template::command(&refs, randomize)
+            Template::build(&argv)
         };
-        Test { name: self.name.to_string(), commands: vec![template] }
+        Test::single(self.name.to_string(), template)
     }
 }
 

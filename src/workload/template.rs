@@ -1,59 +1,224 @@
-//! A command encoded once, with the byte offsets of its random fields, written per
-//! request by copying and patching digits in place (no allocation, no re-encoding).
+//! A command encoded once, written per request by copying its static bytes, patching
+//! its fixed-width digit fields in place, and (for `__data__`) writing the value's
+//! `$len` header and a slice of the value buffer: no allocation, no re-encoding.
+//!
+//! Arguments are first read into [`Token`]s: literal bytes, a digit field (a key index
+//! in a fixed number of digits) or the value. Placeholders in typed commands:
+//! `__rand_int__` (the key index in 12 digits, as redis-benchmark), `__key__`
+//! (`--key-prefix` and the index in the key format's width), `__data__` (a value),
+//! `__sha_N__` (the SHA1 of the N-th `--script-load`). Any other `__word__` is an error.
 
 use bytes::BytesMut;
 
-use crate::resp::{encode_command, encode_inline};
+use super::keys::KeyFormat;
+use crate::resp::encode_inline;
 
-/// The placeholder replaced by a random key index when `-r` is given.
+/// The placeholder replaced by a random key index when a keyspace is given.
 pub const RAND_INT: &[u8] = b"__rand_int__";
-/// Digits a replaced placeholder has (redis-benchmark's zero-padded width).
+/// Digits a replaced `__rand_int__` has (redis-benchmark's zero-padded width).
 pub const RAND_INT_WIDTH: usize = 12;
 
-/// A pre-encoded request and where its random fields sit.
+/// One piece of an argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Token {
+    /// Bytes sent as they are.
+    Lit(Vec<u8>),
+    /// A key index, zero-padded to this many digits.
+    Digits(usize),
+    /// A value from the value sizes and buffer.
+    Data,
+}
+
+/// What the placeholders of a typed command stand for.
+#[derive(Debug, Clone)]
+pub struct Placeholders {
+    /// A keyspace was given: `__rand_int__` is a 12-digit field (else sent as typed).
+    pub randomize: bool,
+    /// How `__key__` is spelled.
+    pub key: KeyFormat,
+    /// SHA1 (hex) of each `--script-load`, in order: `__sha_1__`, `__sha_2__`, ...
+    pub shas: Vec<String>,
+}
+
+impl Placeholders {
+    /// Reads one typed argument into tokens; errs naming an unknown placeholder.
+    pub fn tokens(&self, arg: &[u8]) -> Result<Vec<Token>, String> {
+        let mut out = Vec::new();
+        let mut lit = Vec::new();
+        let mut i = 0;
+        while i < arg.len() {
+            if let Some((word, end)) = placeholder_at(arg, i) {
+                let token = match word {
+                    b"rand_int" if self.randomize => vec![Token::Digits(RAND_INT_WIDTH)],
+                    b"rand_int" => vec![Token::Lit(RAND_INT.to_vec())],
+                    b"key" => vec![Token::Lit(self.key.prefix.clone()), Token::Digits(self.key.width)],
+                    b"data" => vec![Token::Data],
+                    _ => vec![Token::Lit(self.sha(word)?.into_bytes())],
+                };
+                if !lit.is_empty() {
+                    out.push(Token::Lit(std::mem::take(&mut lit)));
+                }
+                out.extend(token);
+                i = end;
+            } else {
+                lit.push(arg[i]);
+                i += 1;
+            }
+        }
+        if !lit.is_empty() || out.is_empty() {
+            out.push(Token::Lit(lit));
+        }
+        // Merge neighbouring literals (a key's prefix after typed text).
+        out.dedup_by(|next, prev| match (prev, next) {
+            (Token::Lit(p), Token::Lit(n)) => {
+                p.extend_from_slice(n);
+                true
+            }
+            _ => false,
+        });
+        if out.iter().filter(|t| **t == Token::Data).count() > 1 {
+            return Err(format!("'{}' has more than one __data__; give each value its own argument", String::from_utf8_lossy(arg)));
+        }
+        Ok(out)
+    }
+
+    fn sha(&self, word: &[u8]) -> Result<String, String> {
+        let name = String::from_utf8_lossy(word);
+        let n = name.strip_prefix("sha_").and_then(|n| n.parse::<usize>().ok());
+        match n {
+            Some(n) if n >= 1 && n <= self.shas.len() => Ok(self.shas[n - 1].clone()),
+            Some(n) => Err(format!("__{name}__ needs at least {n} --script-load (got {})", self.shas.len())),
+            None => Err(format!("unknown placeholder __{name}__ (known: __key__, __data__, __rand_int__, __sha_N__)")),
+        }
+    }
+}
+
+/// The placeholder `__word__` starting at `i`, if any: the word (letters, digits and
+/// single inner underscores) and the index just past it.
+fn placeholder_at(arg: &[u8], i: usize) -> Option<(&[u8], usize)> {
+    if !arg[i..].starts_with(b"__") {
+        return None;
+    }
+    let start = i + 2;
+    let close = arg[start..].windows(2).position(|w| w == b"__")? + start;
+    let word = &arg[start..close];
+    let valid = !word.is_empty()
+        && word.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_')
+        && !word.starts_with(b"_")
+        && !word.ends_with(b"_");
+    valid.then_some((word, close + 2))
+}
+
+/// Splits `arg` on `__rand_int__` only (the default suite's arguments): a 12-digit field
+/// with `randomize`, else the placeholder as typed.
+pub fn rand_int_tokens(arg: &[u8], randomize: bool) -> Vec<Token> {
+    let mut out = Vec::new();
+    let mut rest = arg;
+    while let Some(at) = rest.windows(RAND_INT.len()).position(|w| w == RAND_INT) {
+        if !randomize {
+            break;
+        }
+        if at > 0 {
+            out.push(Token::Lit(rest[..at].to_vec()));
+        }
+        out.push(Token::Digits(RAND_INT_WIDTH));
+        rest = &rest[at + RAND_INT.len()..];
+    }
+    if !rest.is_empty() || out.is_empty() {
+        out.push(Token::Lit(rest.to_vec()));
+    }
+    out
+}
+
+/// Where a request's per-request fields come from (the sampler, in the driver).
+pub trait Fill {
+    /// The next key index.
+    fn index(&mut self) -> u64;
+    /// The size of the next value.
+    fn value_len(&mut self) -> usize;
+    /// A value of `len` bytes.
+    fn value(&mut self, len: usize) -> &[u8];
+}
+
+/// A run of a template's output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Piece {
+    /// `bytes[start..end]`, with the digit fields that fall inside it patched.
+    Static { start: usize, end: usize },
+    /// `$<fixed + value length>\r\n` of an argument holding `__data__`; draws the length.
+    Header { fixed: usize },
+    /// The value whose length the last header drew.
+    Value,
+}
+
+/// A pre-encoded request and where its per-request fields sit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
-    /// Command name in lower case (`set`), as `INFO commandstats` names it.
+    /// Command name in lower case (`set`), as `INFO commandstats` names it; mixes make names unique.
     pub name: String,
-    /// The request's bytes with every random field as twelve zeros.
+    /// The static bytes, every digit field as zeros.
     bytes: Vec<u8>,
-    /// Offsets in `bytes` of each 12-digit random field.
-    rand_fields: Vec<usize>,
+    /// What to write, in order.
+    pieces: Vec<Piece>,
+    /// Offsets in `bytes` and widths of the digit fields, ascending.
+    fields: Vec<(usize, usize)>,
 }
 
 impl Template {
-    /// Encodes `argv` as a RESP array; with `randomize`, each `__rand_int__` becomes a 12-digit field.
+    /// Encodes `argv` as a RESP array; with `randomize`, each `__rand_int__` becomes a
+    /// 12-digit field (other text is sent as typed, as redis-benchmark does).
     pub fn command(argv: &[&[u8]], randomize: bool) -> Self {
-        let zeros = [b'0'; RAND_INT_WIDTH];
-        let patched: Vec<Vec<u8>> =
-            argv.iter().map(|arg| if randomize { replace_all(arg, RAND_INT, &zeros) } else { arg.to_vec() }).collect();
-        let refs: Vec<&[u8]> = patched.iter().map(Vec::as_slice).collect();
-        let mut buf = BytesMut::new();
-        encode_command(&mut buf, &refs);
-        let bytes = buf.to_vec();
-        // Find the fields in the encoded bytes by the positions of the placeholders in
-        // the arguments, not by searching for zeros (an argument may contain zeros).
-        let mut rand_fields = Vec::new();
-        if randomize {
-            let mut offset = 0usize;
-            let header_len = digits(argv.len()) + 3;
-            offset += header_len;
-            for arg in argv {
-                let patched_len = arg.len() - count(arg, RAND_INT) * (RAND_INT.len() - RAND_INT_WIDTH);
-                offset += digits(patched_len) + 3; // "$" len "\r\n"
-                let mut start = 0;
-                let mut patched_pos = 0;
-                while let Some(found) = find(&arg[start..], RAND_INT) {
-                    let pos = patched_pos + found;
-                    rand_fields.push(offset + pos);
-                    patched_pos = pos + RAND_INT_WIDTH;
-                    start += found + RAND_INT.len();
-                }
-                offset += patched_len + 2;
+        let tokens: Vec<Vec<Token>> = argv.iter().map(|arg| rand_int_tokens(arg, randomize)).collect();
+        Template::build(&tokens)
+    }
+
+    /// Encodes arguments made of tokens as a RESP array; the name is the first argument's text.
+    pub fn build(argv: &[Vec<Token>]) -> Self {
+        let mut b = Builder::default();
+        b.bytes.push(b'*');
+        b.bytes.extend_from_slice(argv.len().to_string().as_bytes());
+        b.bytes.extend_from_slice(b"\r\n");
+        for arg in argv {
+            let fixed: usize = arg
+                .iter()
+                .map(|t| match t {
+                    Token::Lit(l) => l.len(),
+                    Token::Digits(w) => *w,
+                    Token::Data => 0,
+                })
+                .sum();
+            if arg.contains(&Token::Data) {
+                b.cut();
+                b.pieces.push(Piece::Header { fixed });
+            } else {
+                b.bytes.push(b'$');
+                b.bytes.extend_from_slice(fixed.to_string().as_bytes());
+                b.bytes.extend_from_slice(b"\r\n");
             }
+            for token in arg {
+                match token {
+                    Token::Lit(l) => b.bytes.extend_from_slice(l),
+                    Token::Digits(w) => {
+                        b.fields.push((b.bytes.len(), *w));
+                        b.bytes.resize(b.bytes.len() + w, b'0');
+                    }
+                    Token::Data => {
+                        b.cut();
+                        b.pieces.push(Piece::Value);
+                    }
+                }
+            }
+            b.bytes.extend_from_slice(b"\r\n");
         }
-        let name = argv.first().map(|n| String::from_utf8_lossy(n).to_ascii_lowercase()).unwrap_or_default();
-        Template { name, bytes, rand_fields }
+        b.cut();
+        let name = argv
+            .first()
+            .map(|arg| {
+                let text: Vec<u8> = arg.iter().flat_map(|t| if let Token::Lit(l) = t { l.clone() } else { Vec::new() }).collect();
+                String::from_utf8_lossy(&text).to_ascii_lowercase()
+            })
+            .unwrap_or_default();
+        Template { name, bytes: b.bytes, pieces: b.pieces, fields: b.fields }
     }
 
     /// An inline command (`PING\r\n`), as redis-benchmark's PING_INLINE sends.
@@ -61,33 +226,73 @@ impl Template {
         let mut buf = BytesMut::new();
         encode_inline(&mut buf, line);
         let name = line.split(|&b| b == b' ').next().map(|n| String::from_utf8_lossy(n).to_ascii_lowercase()).unwrap_or_default();
-        Template { name, bytes: buf.to_vec(), rand_fields: Vec::new() }
+        let bytes = buf.to_vec();
+        let pieces = vec![Piece::Static { start: 0, end: bytes.len() }];
+        Template { name, bytes, pieces, fields: Vec::new() }
     }
 
-    /// Appends one request to `buf`, each random field drawn by `next_index` (below the keyspace).
+    /// Appends one request to `buf`, drawing key indices and values from `fill` in order.
     #[inline]
-    pub fn write(&self, buf: &mut BytesMut, mut next_index: impl FnMut() -> u64) {
-        let start = buf.len();
-        buf.extend_from_slice(&self.bytes);
-        for &field in &self.rand_fields {
-            let at = start + field;
-            write_padded(&mut buf[at..at + RAND_INT_WIDTH], next_index());
+    pub fn write<F: Fill>(&self, buf: &mut BytesMut, fill: &mut F) {
+        let mut fields = self.fields.iter().peekable();
+        let mut value_len = 0;
+        for piece in &self.pieces {
+            match *piece {
+                Piece::Static { start, end } => {
+                    let base = buf.len();
+                    buf.extend_from_slice(&self.bytes[start..end]);
+                    while let Some(&&(at, width)) = fields.peek() {
+                        if at >= end {
+                            break;
+                        }
+                        let from = base + at - start;
+                        write_padded(&mut buf[from..from + width], fill.index());
+                        fields.next();
+                    }
+                }
+                Piece::Header { fixed } => {
+                    value_len = fill.value_len();
+                    buf.extend_from_slice(b"$");
+                    write_decimal(buf, fixed + value_len);
+                    buf.extend_from_slice(b"\r\n");
+                }
+                Piece::Value => buf.extend_from_slice(fill.value(value_len)),
+            }
         }
     }
 
-    /// Bytes one request takes.
-    pub fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    /// True for a template with no bytes (never built by this module).
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
-
-    /// Whether any field is random.
+    /// Whether any field is drawn per request.
     pub fn has_random_fields(&self) -> bool {
-        !self.rand_fields.is_empty()
+        !self.fields.is_empty() || self.pieces.contains(&Piece::Value)
+    }
+
+    /// Whether the command has a key field of `width` digits (a `__key__` or `__rand_int__`).
+    pub fn has_field_of_width(&self, width: usize) -> bool {
+        self.fields.iter().any(|&(_, w)| w == width)
+    }
+
+    /// Whether the command has a `__data__` value.
+    pub fn has_value(&self) -> bool {
+        self.pieces.contains(&Piece::Value)
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    bytes: Vec<u8>,
+    pieces: Vec<Piece>,
+    fields: Vec<(usize, usize)>,
+    /// Start of the static run not yet made a piece.
+    open: usize,
+}
+
+impl Builder {
+    /// Ends the current static run (if any bytes) as a piece.
+    fn cut(&mut self) {
+        if self.bytes.len() > self.open {
+            self.pieces.push(Piece::Static { start: self.open, end: self.bytes.len() });
+            self.open = self.bytes.len();
+        }
     }
 }
 
@@ -101,52 +306,69 @@ fn write_padded(field: &mut [u8], mut value: u64) {
     }
 }
 
-fn digits(mut n: usize) -> usize {
-    let mut d = 1;
-    while n >= 10 {
+/// Appends `n` in decimal (a stack buffer: nothing allocated).
+#[inline]
+fn write_decimal(buf: &mut BytesMut, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
         n /= 10;
-        d += 1;
+        if n == 0 {
+            break;
+        }
     }
-    d
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-fn count(haystack: &[u8], needle: &[u8]) -> usize {
-    let mut n = 0;
-    let mut start = 0;
-    while let Some(found) = find(&haystack[start..], needle) {
-        n += 1;
-        start += found + needle.len();
-    }
-    n
-}
-
-fn replace_all(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(haystack.len());
-    let mut start = 0;
-    while let Some(found) = find(&haystack[start..], needle) {
-        out.extend_from_slice(&haystack[start..start + found]);
-        out.extend_from_slice(with);
-        start += found + needle.len();
-    }
-    out.extend_from_slice(&haystack[start..]);
-    out
+    buf.extend_from_slice(&digits[i..]);
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::resp::{Limits, Reply, parse};
+
+    /// Indices from a list, values of given sizes made of `x`.
+    struct Script {
+        indices: Vec<u64>,
+        sizes: Vec<usize>,
+        value: Vec<u8>,
+    }
+
+    impl Script {
+        fn indices(indices: &[u64]) -> Self {
+            Script { indices: indices.iter().rev().copied().collect(), sizes: Vec::new(), value: Vec::new() }
+        }
+    }
+
+    impl Fill for Script {
+        fn index(&mut self) -> u64 {
+            self.indices.pop().unwrap()
+        }
+        fn value_len(&mut self) -> usize {
+            self.sizes.pop().unwrap()
+        }
+        fn value(&mut self, len: usize) -> &[u8] {
+            self.value = vec![b'x'; len];
+            &self.value
+        }
+    }
+
+    fn placeholders(randomize: bool) -> Placeholders {
+        Placeholders { randomize, key: KeyFormat { prefix: b"key:".to_vec(), width: 4 }, shas: vec!["ab".repeat(20)] }
+    }
+
+    fn typed(words: &[&str]) -> Template {
+        let p = placeholders(true);
+        let tokens: Vec<Vec<Token>> = words.iter().map(|w| p.tokens(w.as_bytes()).unwrap()).collect();
+        Template::build(&tokens)
+    }
 
     #[test]
     fn random_fields_are_patched_in_place_with_twelve_digits() {
         let t = Template::command(&[b"SET", b"key:__rand_int__", b"v__rand_int__x"], true);
         let mut buf = BytesMut::new();
-        let mut values = [42u64, 999_999].into_iter();
-        t.write(&mut buf, || values.next().unwrap());
+        t.write(&mut buf, &mut Script::indices(&[42, 999_999]));
         assert_eq!(&buf[..], b"*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000042\r\n$14\r\nv000000999999x\r\n");
         assert_eq!(t.name, "set");
     }
@@ -155,15 +377,16 @@ mod tests {
     fn without_keyspace_the_placeholder_is_sent_as_typed() {
         let t = Template::command(&[b"GET", b"key:__rand_int__"], false);
         let mut buf = BytesMut::new();
-        t.write(&mut buf, || unreachable!());
+        t.write(&mut buf, &mut Script::indices(&[]));
         assert_eq!(&buf[..], b"*2\r\n$3\r\nGET\r\n$16\r\nkey:__rand_int__\r\n");
+        assert!(!t.has_random_fields());
     }
 
     #[test]
     fn zeros_in_arguments_are_not_taken_for_fields() {
         let t = Template::command(&[b"SET", b"000000000000", b"__rand_int__"], true);
         let mut buf = BytesMut::new();
-        t.write(&mut buf, || 7);
+        t.write(&mut buf, &mut Script::indices(&[7]));
         assert_eq!(&buf[..], b"*3\r\n$3\r\nSET\r\n$12\r\n000000000000\r\n$12\r\n000000000007\r\n");
     }
 
@@ -177,11 +400,7 @@ mod tests {
         let refs: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
         let t = Template::command(&refs, true);
         let mut buf = BytesMut::new();
-        let mut n = 0;
-        t.write(&mut buf, || {
-            n += 1;
-            n
-        });
+        t.write(&mut buf, &mut Script::indices(&(1..=10).collect::<Vec<_>>()));
         let text = String::from_utf8(buf.to_vec()).unwrap();
         assert!(text.starts_with("*21\r\n$4\r\nMSET\r\n$16\r\nkey:000000000001\r\n$3\r\nxxx\r\n"), "{text}");
         assert!(text.contains("key:000000000010"), "{text}");
@@ -191,8 +410,57 @@ mod tests {
     fn inline_commands_end_in_crlf() {
         let t = Template::inline(b"PING");
         let mut buf = BytesMut::new();
-        t.write(&mut buf, || 0);
+        t.write(&mut buf, &mut Script::indices(&[]));
         assert_eq!(&buf[..], b"PING\r\n");
         assert_eq!(t.name, "ping");
+    }
+
+    #[test]
+    fn key_and_data_placeholders_make_a_prefixed_key_and_a_sized_value() {
+        let t = typed(&["SET", "__key__", "__data__"]);
+        let mut buf = BytesMut::new();
+        let mut fill = Script { indices: vec![7], sizes: vec![5], value: Vec::new() };
+        t.write(&mut buf, &mut fill);
+        assert_eq!(&buf[..], b"*3\r\n$3\r\nSET\r\n$8\r\nkey:0007\r\n$5\r\nxxxxx\r\n");
+        assert!(t.has_value() && t.has_field_of_width(4));
+    }
+
+    #[test]
+    fn the_variable_size_encoder_writes_valid_resp_for_every_size() {
+        let t = typed(&["HSET", "h:__key__", "f", "pre__data__post", "__data__"]);
+        let limits = Limits::default();
+        for size in (0..300).chain([1000, 4095, 65_536, 100_000]) {
+            let mut buf = BytesMut::new();
+            let mut fill = Script { indices: vec![3], sizes: vec![size + 1, size], value: Vec::new() };
+            t.write(&mut buf, &mut fill);
+            let (reply, used) = parse(&buf, &limits).unwrap().unwrap();
+            assert_eq!(used, buf.len(), "size {size}: the request is exactly one frame");
+            let Reply::Array(items) = reply else { panic!("not an array") };
+            let args: Vec<&[u8]> = items.iter().map(|i| i.as_bytes().unwrap()).collect();
+            assert_eq!(args[1], b"h:key:0003");
+            assert_eq!(args[3].len(), size + 7);
+            assert!(args[3].starts_with(b"pre") && args[3].ends_with(b"post"));
+            assert_eq!(args[4].len(), size + 1);
+        }
+    }
+
+    #[test]
+    fn unknown_placeholders_are_refused_and_underscores_elsewhere_are_text() {
+        let p = placeholders(true);
+        assert!(p.tokens(b"__nosuch__").unwrap_err().contains("__nosuch__"));
+        assert!(p.tokens(b"x__Key2__y").unwrap_err().contains("__Key2__"));
+        assert_eq!(p.tokens(b"a__b").unwrap(), [Token::Lit(b"a__b".to_vec())]);
+        assert_eq!(p.tokens(b"____").unwrap(), [Token::Lit(b"____".to_vec())]);
+        assert_eq!(p.tokens(b"").unwrap(), [Token::Lit(Vec::new())]);
+        assert_eq!(p.tokens(b"___key__").unwrap(), [Token::Lit(b"_key:".to_vec()), Token::Digits(4)]);
+        assert!(p.tokens(b"__data____data__").unwrap_err().contains("more than one"));
+    }
+
+    #[test]
+    fn script_placeholders_become_the_sha_of_that_script() {
+        let p = placeholders(true);
+        assert_eq!(p.tokens(b"__sha_1__").unwrap(), [Token::Lit("ab".repeat(20).into_bytes())]);
+        assert!(p.tokens(b"__sha_2__").unwrap_err().contains("--script-load"));
+        assert!(p.tokens(b"__sha_0__").unwrap_err().contains("--script-load"));
     }
 }
