@@ -8,6 +8,7 @@
 #   apt_install PKG...              apt-get update (once) + install -y
 #   ensure_cmd BIN PKG              install Debian package PKG unless BIN exists
 #   ensure_redis                    redis-server, redis-cli, redis-benchmark
+#   ensure_nutcracker               nutcracker (twemproxy), for tests/proxy.rs
 #   free_port                       print a free TCP port on 127.0.0.1
 #   start_redis PORT [ARGS...]      start redis-server in the background,
 #                                   wait for PING, print its pid
@@ -86,6 +87,17 @@ ensure_redis() {
     for b in redis-server redis-cli redis-benchmark; do
         command -v "$b" >/dev/null 2>&1 || die "$b still missing after installing ${pkgs[*]}"
     done
+}
+
+# Makes sure nutcracker (twemproxy, Debian package nutcracker) exists; the
+# proxy tests start their own with a generated config (the package's service is
+# not started). Debian installs it in /usr/sbin.
+ensure_nutcracker() {
+    if ! command -v nutcracker >/dev/null 2>&1 && [[ ! -x /usr/sbin/nutcracker ]]; then
+        apt_install nutcracker
+    fi
+    command -v nutcracker >/dev/null 2>&1 || [[ -x /usr/sbin/nutcracker ]] ||
+        die "nutcracker still missing after installing package nutcracker"
 }
 
 # Prints a TCP port that is free on 127.0.0.1 right now.

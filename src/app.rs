@@ -9,15 +9,16 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 
 use crate::config::{Mode, RunConfig};
+use crate::drive::health::{Check, Verdict};
 use crate::drive::{self, Cancel, Interval};
-use crate::net::Connection;
+use crate::net::{Connection, NetError};
 use crate::progress::Progress;
 use crate::record::{Metric, Recorder};
 use crate::report::csv::Csv;
 use crate::report::hlog::HlogWriter;
 use crate::report::json::JsonFile;
 use crate::report::text::Text;
-use crate::report::{Exporter, IntervalSummary, RunReport, ServerFacts, Settings, TestReport};
+use crate::report::{Counts, Exporter, IntervalSummary, RunReport, ServerFacts, Settings, TestReport};
 
 /// How a run ended, for the exit code (decided in `main`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,8 +162,37 @@ pub fn measure(
     if let Some(e) = hlog_error {
         return Err(e).context("writing --hdr-log");
     }
-    let report = TestReport::build(&test.name, config, &outcome, &command_names, std::mem::take(&mut merger.summaries));
+    let mut report = TestReport::build(&test.name, config, &outcome, &command_names, std::mem::take(&mut merger.summaries));
+    flag_unbalanced(&mut report);
     Ok((report, outcome.stopped_early))
+}
+
+/// Marks a report whose counts do not add up invalid, with the failed check saying why.
+fn flag_unbalanced(report: &mut TestReport) {
+    if let Some(check) = accounting_check(&report.counts) {
+        report.checks.push(check);
+        report.valid = false;
+    }
+}
+
+/// A failed `accounting` check when the counts do not balance (`Counts::balanced`);
+/// `None` when every request is accounted for. A gap means the driver lost or
+/// double-counted requests, so no number of the test can be trusted. Balanced reports
+/// get no extra check, so closed-loop output keeps redis-benchmark's shape.
+fn accounting_check(c: &Counts) -> Option<Check> {
+    if c.balanced() {
+        return None;
+    }
+    let accounted = c.completed + c.errors + c.timeouts + c.not_sent + c.in_flight_at_end;
+    Some(Check {
+        name: "accounting".into(),
+        verdict: Verdict::Fail,
+        detail: format!(
+            "intended {} but completed {} + errors {} + timeouts {} + not sent {} + in flight at end {} = {accounted}",
+            c.intended, c.completed, c.errors, c.timeouts, c.not_sent, c.in_flight_at_end
+        ),
+        meaning: "requests were lost or counted twice by the generator; no number of this test can be trusted".into(),
+    })
 }
 
 /// Connects once to learn the server's version and persistence settings; a server that
@@ -193,6 +223,13 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
                     facts.notes.push(format!("the server refused CONFIG GET {key} ({reply}); its persistence settings are not reported"));
                     break;
                 }
+                Ok(Err(e)) if closed_by_peer(&e) => {
+                    facts.notes.push(format!(
+                        "the server refused CONFIG GET {key} (it closed the connection, as twemproxy does); its persistence settings are not reported"
+                    ));
+                    conn = Connection::open(&config.endpoint, &config.handshake, config.connect_timeout, config.limits).await?;
+                    break;
+                }
                 Ok(Err(e)) => return Err(e.into()),
                 Err(_) => {
                     // Silence, not a refusal: a server that does not answer cannot be benchmarked.
@@ -210,6 +247,10 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
                 facts.version = text.lines().find_map(|l| l.strip_prefix("redis_version:")).map(|v| v.trim().to_string());
             }
             Ok(Ok(_)) | Err(_) => facts.notes.push("the server did not answer INFO server; its version is not reported".into()),
+            Ok(Err(e)) if closed_by_peer(&e) => {
+                facts.notes.push("the server refused INFO server (it closed the connection, as twemproxy does); its version is not reported".into());
+                conn = Connection::open(&config.endpoint, &config.handshake, config.connect_timeout, config.limits).await?;
+            }
             Ok(Err(e)) => return Err(e.into()),
         }
         // The workload's setup (SCRIPT LOAD for --script-load), once before any test: a
@@ -228,6 +269,17 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
         }
         Ok(facts)
     })
+}
+
+/// Whether `e` is how a proxy refuses a command it does not support: twemproxy answers
+/// CONFIG, INFO, SELECT and HELLO by closing the connection, not with an error reply.
+/// Reopening tells that apart from a server that went away.
+fn closed_by_peer(e: &NetError) -> bool {
+    match e {
+        NetError::Closed { .. } => true,
+        NetError::Io { cause, .. } => cause.kind() == std::io::ErrorKind::ConnectionReset,
+        _ => false,
+    }
 }
 
 /// `-I`: opens the connections and waits until interrupted.
@@ -368,6 +420,17 @@ pub fn redact_uri(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_that_do_not_balance_fail_the_accounting_check() {
+        let c =
+            Counts { intended: 10, sent: 10, completed: 7, errors: 1, timeouts: 1, not_sent: 0, in_flight_at_end: 1, ..Default::default() };
+        assert_eq!(accounting_check(&c), None);
+        let lost = Counts { completed: 6, ..c };
+        let check = accounting_check(&lost).unwrap_or_else(|| panic!("9 of 10 accounted for must fail"));
+        assert_eq!((check.name.as_str(), check.verdict), ("accounting", Verdict::Fail));
+        assert!(check.detail.contains("intended 10") && check.detail.ends_with("= 9"), "{}", check.detail);
+    }
 
     #[test]
     fn passwords_never_reach_the_recorded_command_line() {

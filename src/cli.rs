@@ -145,9 +145,27 @@ pub struct RunArgs {
     /// ACL user for `AUTH user pass`; needs a password.
     #[arg(long, value_name = "USER")]
     pub user: Option<String>,
-    /// Server URI: redis://[user:pass@]host[:port][/db] or unix:///path.
+    /// Server URI: redis://[user:pass@]host[:port][/db], rediss://... (TLS) or unix:///path.
     #[arg(short = 'u', value_name = "URI")]
     pub uri: Option<String>,
+    /// Connect over TLS (a rediss:// URI implies it); the server's certificate is verified against --cacert or the system's roots.
+    #[arg(long)]
+    pub tls: bool,
+    /// TLS: trust the CA certificates in this PEM file instead of the system's roots.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// TLS: client certificate (PEM, intermediates after it) for servers that ask for one (mutual TLS); needs --key.
+    #[arg(long, value_name = "FILE")]
+    pub cert: Option<PathBuf>,
+    /// TLS: private key (PEM: PKCS#8, RSA or EC) of --cert.
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// TLS: server name to send (SNI) and to check the certificate against [default: the host].
+    #[arg(long, value_name = "NAME")]
+    pub sni: Option<String>,
+    /// TLS: do not verify the server's certificate; for tests only: the traffic is encrypted, but anyone in the path can pose as the server.
+    #[arg(long)]
+    pub insecure: bool,
     /// Number of parallel connections.
     #[arg(short = 'c', default_value_t = 50, value_name = "CLIENTS")]
     pub clients: usize,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{Arrival, KeyPattern, Pacing, RunArgs};
-use crate::net::{Endpoint, Handshake};
+use crate::net::{Endpoint, Handshake, TlsError, TlsOptions, TlsSettings};
 use crate::resp::Limits;
 use crate::workload::{self, CustomCommand, KeyDist, KeyDistError, KeyFormat, Mix, ValueSizes, WorkloadError, WorkloadSpec};
 
@@ -35,6 +35,9 @@ pub enum ConfigError {
     /// The workload (tests or custom command) is wrong.
     #[error(transparent)]
     Workload(#[from] WorkloadError),
+    /// A TLS file (`--cacert`, `--cert`, `--key`) or name (`--sni`) cannot be used.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
 }
 
 impl ConfigError {
@@ -399,7 +402,8 @@ fn mix_of(args: &RunArgs) -> Result<Option<Mix>, ConfigError> {
     Ok(Some(mix))
 }
 
-/// Resolves -h/-p/-s/-u/-a/--user/--dbnum/-3 into an endpoint and a handshake.
+/// Resolves -h/-p/-s/-u/-a/--user/--dbnum/-3 and the TLS flags into an endpoint and a
+/// handshake. TLS files are read here, once per run.
 fn resolve_endpoint(args: &RunArgs) -> Result<(Endpoint, Handshake), ConfigError> {
     let mut handshake = Handshake {
         user: args.user.clone(),
@@ -412,9 +416,11 @@ fn resolve_endpoint(args: &RunArgs) -> Result<(Endpoint, Handshake), ConfigError
         Some(path) => Endpoint::Unix(path.clone()),
         None => Endpoint::Tcp { host: args.host.clone(), port: args.port },
     };
+    let mut tls = args.tls;
     if let Some(uri) = &args.uri {
         let parsed = crate::net::parse_uri(uri).map_err(|why| ConfigError::invalid("-u", why))?;
         endpoint = parsed.endpoint;
+        tls |= parsed.tls;
         if parsed.user.is_some() {
             handshake.user = parsed.user;
         }
@@ -425,7 +431,59 @@ fn resolve_endpoint(args: &RunArgs) -> Result<(Endpoint, Handshake), ConfigError
             handshake.db = db;
         }
     }
+    let endpoint = with_tls(args, tls, endpoint)?;
     Ok((endpoint, handshake))
+}
+
+/// Checks the TLS flags against each other and the endpoint; with TLS on, builds the
+/// run's client configuration (reading the files) and makes the endpoint a TLS one.
+fn with_tls(args: &RunArgs, tls: bool, endpoint: Endpoint) -> Result<Endpoint, ConfigError> {
+    let tls_only = [
+        (args.cacert.is_some(), "--cacert"),
+        (args.cert.is_some(), "--cert"),
+        (args.key.is_some(), "--key"),
+        (args.sni.is_some(), "--sni"),
+        (args.insecure, "--insecure"),
+    ];
+    if !tls {
+        return match tls_only.into_iter().find(|(given, _)| *given) {
+            Some((_, flag)) => Err(ConfigError::Conflict {
+                a: flag,
+                b: "a plain-text connection",
+                why: "it configures TLS: add --tls, or give a rediss:// URI",
+            }),
+            None => Ok(endpoint),
+        };
+    }
+    match (&args.cert, &args.key) {
+        (Some(_), None) => return Err(ConfigError::invalid("--cert", "needs --key, the certificate's private key")),
+        (None, Some(_)) => return Err(ConfigError::invalid("--key", "needs --cert, the certificate it is the key of")),
+        _ => {}
+    }
+    if args.insecure && args.cacert.is_some() {
+        return Err(ConfigError::Conflict {
+            a: "--insecure",
+            b: "--cacert",
+            why: "--insecure verifies nothing, so the CA would not be used; drop one of them",
+        });
+    }
+    let (host, port) = match endpoint {
+        Endpoint::Tcp { host, port } => (host, port),
+        Endpoint::Unix(_) => {
+            let b = if args.socket.is_some() { "-s" } else { "a unix:// URI" };
+            return Err(ConfigError::Conflict { a: "--tls", b, why: "TLS runs over TCP: give -h and -p, or a rediss:// URI" });
+        }
+        tls @ Endpoint::Tls { .. } => return Ok(tls),
+    };
+    let options = TlsOptions {
+        cacert: args.cacert.as_deref(),
+        cert: args.cert.as_deref(),
+        key: args.key.as_deref(),
+        sni: args.sni.as_deref(),
+        insecure: args.insecure,
+    };
+    let tls = TlsSettings::build(&options, &host)?;
+    Ok(Endpoint::Tls { host, port, tls })
 }
 
 #[cfg(test)]
@@ -523,6 +581,31 @@ mod tests {
         let cfg = config(&["--keyspace", "100", "--key-pattern", "uniform", "-r", "100"]);
         assert!(cfg.is_err(), "-r and --keyspace are two spellings of one thing");
         assert!(config(&["-r", "100", "--key-pattern", "uniform"]).is_ok());
+    }
+
+    #[test]
+    fn tls_flags_need_tls_and_each_other() {
+        refused(&["--cacert", "ca.pem"], &["--cacert", "--tls"]);
+        refused(&["--insecure"], &["--insecure", "--tls"]);
+        refused(&["-u", "redis://h", "--sni", "h"], &["--sni", "rediss://"]);
+        refused(&["--tls", "--cert", "c.pem"], &["--cert", "--key"]);
+        refused(&["--tls", "--key", "k.pem"], &["--key", "--cert"]);
+        refused(&["--tls", "--insecure", "--cacert", "ca.pem"], &["--insecure", "--cacert"]);
+        refused(&["--tls", "-s", "/tmp/redis.sock"], &["--tls", "-s"]);
+        refused(&["--tls", "-u", "unix:///tmp/redis.sock"], &["--tls", "unix://"]);
+        refused(&["--tls", "--cacert", "/nonexistent/ca.pem"], &["--cacert", "/nonexistent/ca.pem", "cannot read"]);
+    }
+
+    #[test]
+    fn rediss_and_tls_make_a_tls_endpoint() {
+        let cfg = config(&["-u", "rediss://:pw@127.0.0.1:6380/2", "--insecure"]).unwrap();
+        assert_eq!(cfg.endpoint.to_string(), "tls:127.0.0.1:6380");
+        assert!(cfg.endpoint.tls().is_some_and(TlsSettings::is_insecure));
+        assert_eq!((cfg.handshake.password.as_deref(), cfg.handshake.db), (Some("pw"), 2));
+        let cfg = config(&["--tls", "--insecure", "-h", "::1", "-p", "7000"]).unwrap();
+        assert_eq!(cfg.endpoint.to_string(), "tls:[::1]:7000");
+        let copy = cfg.clone();
+        assert_eq!(copy.endpoint, cfg.endpoint, "a cloned config shares its TLS configuration");
     }
 
     #[test]

@@ -34,6 +34,7 @@ fn main() -> ExitCode {
                 Err(e) => return usage(&e.to_string()),
             };
             warn_about_password(&argv, &mut stderr);
+            warn_about_insecure(&config, &mut stderr);
             tailrate::sweep::run(sweep, &config, command_line, &cancel, Io { stdout: &mut stdout, stderr: &mut stderr, stderr_is_terminal })
         }
         Some(Command::Plot(plot)) => tailrate::sweep::replot(plot, &mut stdout).map(|()| Status::Completed),
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
                 Err(e) => return usage(&e.to_string()),
             };
             warn_about_password(&argv, &mut stderr);
+            warn_about_insecure(&config, &mut stderr);
             app::run(&config, command_line, &cancel, Io { stdout: &mut stdout, stderr: &mut stderr, stderr_is_terminal })
         }
     };
@@ -103,6 +105,13 @@ fn warn_about_password(argv: &[String], stderr: &mut dyn Write) {
         argv.iter().skip(1).any(|a| a == "-a" || (a.starts_with("-a") && !a.starts_with("--")) || (a.contains("://") && a.contains('@')));
     if typed {
         let _ = writeln!(stderr, "Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe.");
+    }
+}
+
+/// `--insecure` on every run, before connecting: the server is not authenticated.
+fn warn_about_insecure(config: &RunConfig, stderr: &mut dyn Write) {
+    if config.endpoint.tls().is_some_and(|tls| tls.is_insecure()) {
+        let _ = writeln!(stderr, "WARNING: --insecure: the server's certificate is not verified");
     }
 }
 

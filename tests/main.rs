@@ -8,7 +8,10 @@ mod allocations;
 mod closed_loop;
 mod errors;
 mod open_loop;
+mod proxy;
+mod reliability;
 mod sweep;
+mod tls;
 mod workload;
 
 /// Checks that the harness itself works: a server starts, answers, counts

@@ -44,12 +44,17 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
     let is_open = matches!(ctx.plan.mode, Mode::Open { .. });
     let mut fifo: VecDeque<InFlight> = VecDeque::with_capacity(cap);
     // --batch-latency: replies of a closed-loop batch are recorded when its last one arrives.
-    let mut deferred: Vec<(u16, Instant)> = Vec::with_capacity(if ctx.plan.batch_latency { cap } else { 0 });
+    let mut deferred: Vec<Deferred> = Vec::with_capacity(if ctx.plan.batch_latency { cap } else { 0 });
     let mut backoff = BACKOFF_START;
     let mut down_since: Option<Instant> = None;
 
     loop {
         let Some(c) = conn.as_mut() else {
+            // A batch cut short by a failure never gets its last reply: the replies it did
+            // get are completed requests all the same, timed to the last that arrived.
+            if let Some(&(_, _, last)) = deferred.last() {
+                flush_deferred(&ctx, &mut deferred, last);
+            }
             if ctx.sending_done.get() || ctx.shared.cancel.is_cancelled() {
                 break;
             }
@@ -82,7 +87,14 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             && let Some(limiter) = &ctx.shared.limiter
         {
             let n = std::num::NonZeroU32::new(cap as u32).unwrap_or(std::num::NonZeroU32::MIN);
-            let _ = limiter.until_n_ready(n).await;
+            // Ask the limiter and sleep on tokio's timer: governor's own async wait sleeps on
+            // a timer thread and woke late enough to hold a 20k/s cap to 11-14k/s. (Spinning
+            // every waiting connection instead costs the thread so much CPU that replies
+            // are read late and the measured latencies grow.)
+            while let Ok(Err(not_until)) = limiter.check_n(n) {
+                let now = governor::clock::Clock::now(&governor::clock::DefaultClock::default());
+                tokio::time::sleep(not_until.wait_time_from(now)).await;
+            }
         }
         // Fill: encode every request this connection may send now into one buffer.
         let wrote = if is_open { fill_open(&ctx, slot, c, &mut fifo) } else { fill_closed(&ctx, c, &mut fifo, cap) };
@@ -100,7 +112,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             }
             count_sent(&ctx, &fifo, start, sent);
             if let Err(e) = c.flush().await {
-                fail(&ctx, slot, &mut fifo, e.kind(), false);
+                fail(&ctx, slot, &mut fifo, &e);
                 conn = None;
                 continue;
             }
@@ -114,7 +126,22 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             if ctx.sending_done.get() && ctx.dispatch.borrow().slots[slot].pending.is_empty() {
                 break;
             }
-            ctx.wake[slot].notified().await;
+            // Idle, but still watching the socket: a reply that nobody asked for must be
+            // seen now, not taken later as the answer to the next request, and a server
+            // that closed the connection is reconnected before work arrives for it.
+            match wait(c, &ctx, slot, true, None).await {
+                Event::Work | Event::Timeout => {}
+                Event::Read(Ok(_)) => {
+                    if let Err(e) = take_replies(&ctx, slot, c, &mut fifo, &mut deferred, Instant::now()) {
+                        fail(&ctx, slot, &mut fifo, &e);
+                        conn = None;
+                    }
+                }
+                Event::Read(Err(e)) => {
+                    fail(&ctx, slot, &mut fifo, &e);
+                    conn = None;
+                }
+            }
             continue;
         }
 
@@ -124,18 +151,18 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         match event {
             Event::Work => {}
             Event::Timeout => {
-                fail(&ctx, slot, &mut fifo, "timeout", true);
+                end_in_flight(&ctx, slot, &mut fifo, "timeout", true);
                 conn = None;
             }
             Event::Read(Err(e)) => {
-                fail(&ctx, slot, &mut fifo, e.kind(), false);
+                fail(&ctx, slot, &mut fifo, &e);
                 conn = None;
             }
             Event::Read(Ok(_)) => {
                 ctx.spin.work.set(ctx.spin.work.get() + 1);
                 let received = Instant::now();
                 if let Err(e) = take_replies(&ctx, slot, c, &mut fifo, &mut deferred, received) {
-                    fail(&ctx, slot, &mut fifo, e.kind(), false);
+                    fail(&ctx, slot, &mut fifo, &e);
                     conn = None;
                 } else if !is_open && fifo.is_empty() && ctx.plan.reconnect_each_request {
                     // -k 0: a new connection for every request (batch), as redis-benchmark does.
@@ -245,7 +272,7 @@ fn take_replies(
     slot: usize,
     c: &mut Connection,
     fifo: &mut VecDeque<InFlight>,
-    deferred: &mut Vec<(u16, Instant)>,
+    deferred: &mut Vec<Deferred>,
     received: Instant,
 ) -> Result<(), NetError> {
     let mut answered = 0usize;
@@ -264,18 +291,29 @@ fn take_replies(
         ctx.last_reply.set(received);
         ctx.dispatch.borrow_mut().release(slot, answered);
     }
-    if fifo.is_empty() && !deferred.is_empty() {
-        let mut rec = ctx.rec.borrow_mut();
-        for (command, sent) in deferred.drain(..) {
-            let ns = since(sent, received);
-            rec.record_reply(command as usize, &ReplyTimes { response_ns: ns, service_ns: ns, lag_ns: None, queue_wait_ns: None });
-        }
+    if fifo.is_empty() {
+        flush_deferred(ctx, deferred, received);
     }
     result
 }
 
+/// A reply held back by --batch-latency: (command, sent, received).
+type Deferred = (u16, Instant, Instant);
+
+/// Records every held-back reply, each timed from its send to `until` (the batch's last reply).
+fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
+    if deferred.is_empty() {
+        return;
+    }
+    let mut rec = ctx.rec.borrow_mut();
+    for (command, sent, _) in deferred.drain(..) {
+        let ns = since(sent, until);
+        rec.record_reply(command as usize, &ReplyTimes { response_ns: ns, service_ns: ns, lag_ns: None, queue_wait_ns: None });
+    }
+}
+
 /// Records one answered request.
-fn complete(ctx: &Ctx, req: &InFlight, incoming: Incoming, received: Instant, deferred: &mut Vec<(u16, Instant)>) {
+fn complete(ctx: &Ctx, req: &InFlight, incoming: Incoming, received: Instant, deferred: &mut Vec<Deferred>) {
     if !req.measured {
         return;
     }
@@ -290,7 +328,7 @@ fn complete(ctx: &Ctx, req: &InFlight, incoming: Incoming, received: Instant, de
         }
         Incoming::Ok | Incoming::Push => {
             if ctx.plan.batch_latency {
-                deferred.push((req.command, req.sent));
+                deferred.push((req.command, req.sent, received));
                 return;
             }
             let open = matches!(ctx.plan.mode, Mode::Open { .. });
@@ -305,8 +343,23 @@ fn complete(ctx: &Ctx, req: &InFlight, incoming: Incoming, received: Instant, de
     }
 }
 
-/// The connection failed (or timed out): every request in flight on it ends as `kind`.
-fn fail(ctx: &Ctx, slot: usize, fifo: &mut VecDeque<InFlight>, kind: &str, timeout: bool) {
+/// The connection failed: every request in flight on it ends as an error of `e`'s kind.
+///
+/// A protocol error (bytes that are not RESP, a reply over the limits, a reply nobody
+/// asked for, a push on a RESP2 connection) also ends the run, with `e` as the reason:
+/// the byte stream cannot be trusted, so later numbers would be suspect, and when no
+/// request was in flight the reason is the only trace of the fault. Closes and resets
+/// do not end it: a killed or restarted connection is a fault the open loop measures.
+fn fail(ctx: &Ctx, slot: usize, fifo: &mut VecDeque<InFlight>, e: &NetError) {
+    if matches!(e, NetError::Protocol { .. } | NetError::Unsolicited { .. }) {
+        ctx.shared.stop(e.to_string());
+    }
+    end_in_flight(ctx, slot, fifo, e.kind(), false);
+}
+
+/// The connection failed or timed out: every request in flight on it ends as `kind`
+/// (or as a timeout), and the slot takes no work until it reconnects.
+fn end_in_flight(ctx: &Ctx, slot: usize, fifo: &mut VecDeque<InFlight>, kind: &str, timeout: bool) {
     let mut rec = ctx.rec.borrow_mut();
     for req in fifo.drain(..).filter(|r| r.measured) {
         ctx.in_flight.set(ctx.in_flight.get() - 1);

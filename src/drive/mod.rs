@@ -163,7 +163,10 @@ pub fn run(
         stop_reason: std::sync::Mutex::new(None),
         limiter: match config.mode {
             Mode::Closed { pipeline, rate_cap_per_sec: Some(rate) } if rate > 0.0 => {
-                let burst = std::num::NonZeroU32::new(pipeline.max(1)).unwrap_or(std::num::NonZeroU32::MIN);
+                // tokio's timer wakes on a 1 ms wheel: let 2 ms of tokens gather so the
+                // connections woken together at a tick can go together; the average holds.
+                let burst = (rate * 0.002).ceil().max(f64::from(pipeline.max(1))).min(f64::from(u32::MAX)) as u32;
+                let burst = std::num::NonZeroU32::new(burst).unwrap_or(std::num::NonZeroU32::MIN);
                 governor::Quota::with_period(Duration::from_secs_f64(1.0 / rate))
                     .map(|q| governor::RateLimiter::direct(q.allow_burst(burst)))
             }

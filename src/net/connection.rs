@@ -11,8 +11,9 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixStream};
 
+use super::tls::TlsStream;
 use super::{Endpoint, Handshake};
-use crate::resp::{self, DecodeError, FrameKind, Limits, Reply};
+use crate::resp::{self, DecodeError, FrameKind, Framer, Limits, Reply};
 
 /// Read buffer capacity kept free before each read: enough for many small replies.
 const READ_CHUNK: usize = 64 * 1024;
@@ -21,12 +22,12 @@ const READ_CHUNK: usize = 64 * 1024;
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
     /// The TCP or Unix connect failed.
-    #[error("could not connect to {endpoint}: {source}")]
+    #[error("could not connect to {endpoint}: {cause}")]
     Connect {
         /// Where.
         endpoint: String,
         /// The OS's reason.
-        source: io::Error,
+        cause: io::Error,
     },
     /// Connecting took longer than --connect-timeout.
     #[error("could not connect to {endpoint}: no answer within {after:?} (--connect-timeout)")]
@@ -53,20 +54,20 @@ pub enum NetError {
         endpoint: String,
     },
     /// A read or write failed.
-    #[error("I/O error on {endpoint}: {source}")]
+    #[error("I/O error on {endpoint}: {cause}")]
     Io {
         /// Where.
         endpoint: String,
         /// The OS's reason.
-        source: io::Error,
+        cause: io::Error,
     },
     /// The server sent bytes that are not RESP, or a reply over the limits.
-    #[error("protocol error from {endpoint}: {source}")]
+    #[error("protocol error from {endpoint}: {cause}")]
     Protocol {
         /// Where.
         endpoint: String,
         /// What was wrong.
-        source: DecodeError,
+        cause: DecodeError,
     },
     /// The server sent a reply no request was waiting for.
     #[error("protocol error from {endpoint}: a reply arrived that no request was waiting for")]
@@ -80,7 +81,7 @@ impl NetError {
     /// The error-kind label counted in reports.
     pub fn kind(&self) -> &'static str {
         match self {
-            NetError::Connect { source, .. } if source.kind() == io::ErrorKind::ConnectionRefused => "connect_refused",
+            NetError::Connect { cause, .. } if cause.kind() == io::ErrorKind::ConnectionRefused => "connect_refused",
             NetError::Connect { .. } | NetError::ConnectTimeout { .. } => "connect_failed",
             NetError::Handshake { .. } => "handshake_refused",
             NetError::Closed { .. } => "connection_closed",
@@ -109,6 +110,8 @@ pub enum Incoming {
 enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    // Boxed: rustls's connection state is large, and most runs are plain TCP.
+    Tls(Box<TlsStream>),
 }
 
 /// A connection to one server: all socket I/O of tailrate goes through here.
@@ -118,6 +121,11 @@ pub struct Connection {
     wbuf: BytesMut,
     limits: Limits,
     endpoint: String,
+    /// Whether `HELLO 3` was sent: only then may the server send out-of-band pushes.
+    resp3: bool,
+    /// How far the reply at the front of `rbuf` has been framed, so a reply that
+    /// arrives over many reads is tokenized once.
+    framer: Framer,
 }
 
 impl Connection {
@@ -133,11 +141,16 @@ impl Connection {
                     Ok(Stream::Tcp(stream))
                 }
                 Endpoint::Unix(path) => UnixStream::connect(path).await.map(Stream::Unix),
+                Endpoint::Tls { host, port, tls } => {
+                    let stream = TcpStream::connect((host.as_str(), *port)).await?;
+                    stream.set_nodelay(true)?;
+                    tls.connect(stream).await.map(|s| Stream::Tls(Box::new(s)))
+                }
             }
         };
         let stream = match tokio::time::timeout(timeout, connecting).await {
             Ok(Ok(stream)) => stream,
-            Ok(Err(source)) => return Err(NetError::Connect { endpoint: name, source }),
+            Ok(Err(source)) => return Err(NetError::Connect { endpoint: name, cause: source }),
             Err(_) => return Err(NetError::ConnectTimeout { endpoint: name, after: timeout }),
         };
         let mut conn = Connection {
@@ -146,6 +159,8 @@ impl Connection {
             wbuf: BytesMut::with_capacity(16 * 1024),
             limits,
             endpoint: name,
+            resp3: handshake.resp3,
+            framer: Framer::new(),
         };
         match tokio::time::timeout(timeout, conn.handshake(handshake)).await {
             Ok(result) => result?,
@@ -188,10 +203,13 @@ impl Connection {
 
     /// Sends one command and waits for its reply, as a tree (setup and queries, not the hot path).
     pub async fn call(&mut self, argv: &[&[u8]]) -> Result<Reply, NetError> {
+        // `parse` frames from the start of the buffer; the hot path's framer starts over too.
+        self.framer = Framer::new();
         resp::encode_command(&mut self.wbuf, argv);
         self.flush().await?;
         loop {
             match resp::parse(&self.rbuf, &self.limits) {
+                Ok(Some((Reply::Push(_), _))) if !self.resp3 => return Err(self.push_in_resp2()),
                 Ok(Some((Reply::Push(_), used))) => self.rbuf.advance(used),
                 Ok(Some((reply, used))) => {
                     self.rbuf.advance(used);
@@ -200,7 +218,7 @@ impl Connection {
                 Ok(None) => {
                     self.read_some().await?;
                 }
-                Err(source) => return Err(NetError::Protocol { endpoint: self.endpoint.clone(), source }),
+                Err(source) => return Err(NetError::Protocol { endpoint: self.endpoint.clone(), cause: source }),
             }
         }
     }
@@ -216,9 +234,14 @@ impl Connection {
         let result = match &mut self.stream {
             Stream::Tcp(s) => s.write_all(&self.wbuf).await,
             Stream::Unix(s) => s.write_all(&self.wbuf).await,
+            // rustls keeps the records the socket did not take; flush sends them.
+            Stream::Tls(s) => match s.write_all(&self.wbuf).await {
+                Ok(()) => s.flush().await,
+                Err(e) => Err(e),
+            },
         };
         self.wbuf.clear();
-        result.map_err(|source| NetError::Io { endpoint: self.endpoint.clone(), source })
+        result.map_err(|source| NetError::Io { endpoint: self.endpoint.clone(), cause: source })
     }
 
     /// Reads what the socket has (one `read`); an orderly close is [`NetError::Closed`].
@@ -229,21 +252,23 @@ impl Connection {
         let result = match &mut self.stream {
             Stream::Tcp(s) => s.read_buf(&mut self.rbuf).await,
             Stream::Unix(s) => s.read_buf(&mut self.rbuf).await,
+            // At most one TLS record's plaintext; tls.rs buffers the socket read under it.
+            Stream::Tls(s) => s.read_buf(&mut self.rbuf).await,
         };
         match result {
             Ok(0) => Err(NetError::Closed { endpoint: self.endpoint.clone() }),
             Ok(n) => Ok(n),
-            Err(source) => Err(NetError::Io { endpoint: self.endpoint.clone(), source }),
+            Err(source) => Err(NetError::Io { endpoint: self.endpoint.clone(), cause: source }),
         }
     }
 
     /// Takes the next whole reply from the read buffer, or `None` when more must be read.
     #[inline]
     pub fn next_reply(&mut self) -> Result<Option<Incoming>, NetError> {
-        let frame = match resp::frame(&self.rbuf, &self.limits) {
+        let frame = match self.framer.resume(&self.rbuf, &self.limits) {
             Ok(Some(frame)) => frame,
             Ok(None) => return Ok(None),
-            Err(source) => return Err(NetError::Protocol { endpoint: self.endpoint.clone(), source }),
+            Err(source) => return Err(NetError::Protocol { endpoint: self.endpoint.clone(), cause: source }),
         };
         let incoming = match frame.kind {
             FrameKind::Error | FrameKind::BulkError => {
@@ -252,6 +277,10 @@ impl Connection {
                 let message = String::from_utf8_lossy(error_text(bytes)).chars().take(200).collect();
                 Incoming::Error { kind, message }
             }
+            // RESP2 has no push type, and Redis never sends one to a RESP2 connection
+            // (invalidations go to the REDIRECT connection as pub/sub arrays). Skipping
+            // it could hide a reply and shift every later reply onto the wrong request.
+            FrameKind::Push if !self.resp3 => return Err(self.push_in_resp2()),
             FrameKind::Push => Incoming::Push,
             _ => Incoming::Ok,
         };
@@ -267,6 +296,12 @@ impl Connection {
     /// The endpoint as text, for messages.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
+    }
+
+    /// The error for a RESP3 push on a connection that did not ask for RESP3.
+    fn push_in_resp2(&self) -> NetError {
+        let source = DecodeError::Protocol { offset: 0, byte: b'>', reason: "a RESP3 push on a RESP2 connection (no HELLO 3 was sent)" };
+        NetError::Protocol { endpoint: self.endpoint.clone(), cause: source }
     }
 
     /// An error for a reply that arrived with no request waiting.

@@ -1,8 +1,11 @@
-//! Where to connect and what to say first: endpoints, `redis://` URIs, and the
-//! handshake settings (AUTH, SELECT, HELLO 3, CLIENT TRACKING).
+//! Where to connect and what to say first: endpoints, `redis://`, `rediss://` and
+//! `unix://` URIs, and the handshake settings (AUTH, SELECT, HELLO 3, CLIENT TRACKING).
+//! The TLS configuration of an endpoint is built by [`super::tls`].
 
 use std::fmt;
 use std::path::PathBuf;
+
+use super::tls::TlsSettings;
 
 /// A server address.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +19,25 @@ pub enum Endpoint {
     },
     /// Unix domain socket.
     Unix(PathBuf),
+    /// TCP host and port, then TLS (`--tls`, `rediss://`).
+    Tls {
+        /// Host name or address.
+        host: String,
+        /// Port.
+        port: u16,
+        /// The run's client configuration, shared by every connection.
+        tls: TlsSettings,
+    },
+}
+
+impl Endpoint {
+    /// The TLS settings, when the endpoint is TLS.
+    pub fn tls(&self) -> Option<&TlsSettings> {
+        match self {
+            Endpoint::Tls { tls, .. } => Some(tls),
+            Endpoint::Tcp { .. } | Endpoint::Unix(_) => None,
+        }
+    }
 }
 
 impl fmt::Display for Endpoint {
@@ -24,6 +46,8 @@ impl fmt::Display for Endpoint {
             Endpoint::Tcp { host, port } if host.contains(':') => write!(f, "[{host}]:{port}"),
             Endpoint::Tcp { host, port } => write!(f, "{host}:{port}"),
             Endpoint::Unix(path) => write!(f, "unix:{}", path.display()),
+            Endpoint::Tls { host, port, .. } if host.contains(':') => write!(f, "tls:[{host}]:{port}"),
+            Endpoint::Tls { host, port, .. } => write!(f, "tls:{host}:{port}"),
         }
     }
 }
@@ -56,11 +80,13 @@ impl fmt::Debug for Handshake {
     }
 }
 
-/// The parts of a `redis://` or `unix://` URI.
+/// The parts of a `redis://`, `rediss://` or `unix://` URI.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParsedUri {
-    /// Address.
+    /// Address (TCP for `rediss://` too: see `tls`).
     pub endpoint: Endpoint,
+    /// `rediss://`: connect with TLS.
+    pub tls: bool,
     /// User, when given.
     pub user: Option<String>,
     /// Password, when given.
@@ -69,21 +95,21 @@ pub struct ParsedUri {
     pub db: Option<u32>,
 }
 
-/// Parses `redis://[user[:pass]@]host[:port][/db]` or `unix:///path`.
-/// Errors never repeat the URI (it may hold a password).
+/// Parses `redis://[user[:pass]@]host[:port][/db]`, the same with `rediss://` (TLS),
+/// or `unix:///path`. Errors never repeat the URI (it may hold a password).
 pub fn parse_uri(uri: &str) -> Result<ParsedUri, String> {
     if let Some(path) = uri.strip_prefix("unix://") {
         if path.is_empty() {
             return Err("unix:// needs a socket path".into());
         }
-        return Ok(ParsedUri { endpoint: Endpoint::Unix(path.into()), user: None, password: None, db: None });
+        return Ok(ParsedUri { endpoint: Endpoint::Unix(path.into()), tls: false, user: None, password: None, db: None });
     }
-    let rest = if let Some(rest) = uri.strip_prefix("redis://") {
-        rest
-    } else if uri.starts_with("rediss://") {
-        return Err("rediss:// (TLS) is not supported by this build".into());
+    let (rest, tls) = if let Some(rest) = uri.strip_prefix("redis://") {
+        (rest, false)
+    } else if let Some(rest) = uri.strip_prefix("rediss://") {
+        (rest, true)
     } else {
-        return Err("expected redis://[user:password@]host[:port][/db] or unix:///path".into());
+        return Err("expected redis://[user:password@]host[:port][/db], rediss://... (TLS) or unix:///path".into());
     };
     let (auth, hostpart) = match rest.rsplit_once('@') {
         Some((auth, host)) => (Some(auth), host),
@@ -117,7 +143,7 @@ pub fn parse_uri(uri: &str) -> Result<ParsedUri, String> {
         }
     };
     let host = if host.is_empty() { "127.0.0.1".to_string() } else { host };
-    Ok(ParsedUri { endpoint: Endpoint::Tcp { host, port }, user, password, db })
+    Ok(ParsedUri { endpoint: Endpoint::Tcp { host, port }, tls, user, password, db })
 }
 
 fn percent_decode(text: &str) -> Result<String, String> {
@@ -158,6 +184,16 @@ mod tests {
         assert_eq!(p.endpoint, Endpoint::Tcp { host: "127.0.0.1".into(), port: 6379 });
         assert_eq!(p.user, None);
         assert_eq!(p.password.as_deref(), Some("secret"));
+    }
+
+    #[test]
+    fn rediss_is_redis_with_tls() {
+        let p = parse_uri("rediss://:secret@cache.example:6380/1").unwrap();
+        assert_eq!(p.endpoint, Endpoint::Tcp { host: "cache.example".into(), port: 6380 });
+        assert!(p.tls);
+        assert_eq!((p.password.as_deref(), p.db), (Some("secret"), Some(1)));
+        assert!(!parse_uri("redis://h").unwrap().tls);
+        assert!(!parse_uri("unix:///tmp/s").unwrap().tls);
     }
 
     #[test]

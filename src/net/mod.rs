@@ -3,10 +3,13 @@
 //! [`Connection`] owns a stream, a read buffer and a write buffer. The driver encodes
 //! requests into the write buffer and calls [`Connection::flush`] once per batch (one
 //! `write`), then [`Connection::read_some`] (one `read`, sized to take many replies) and
-//! takes whole replies with [`Connection::next_frame`]. Framing is `resp`'s business.
+//! takes whole replies with [`Connection::next_reply`]. Framing is `resp`'s business.
+//! TLS ([`tls`]) is a kind of endpoint whose client configuration is built once per run.
 
 mod connection;
 mod endpoint;
+pub mod tls;
 
 pub use connection::{Connection, Incoming, NetError};
 pub use endpoint::{Endpoint, Handshake, ParsedUri, parse_uri};
+pub use tls::{TlsError, TlsOptions, TlsSettings};

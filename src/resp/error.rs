@@ -67,6 +67,21 @@ pub enum DecodeError {
         limit: usize,
     },
 
+    /// One reply (an aggregate and everything in it) has grown past
+    /// `Limits::max_bulk_bytes + Limits::max_line_bytes` bytes, complete or not.
+    /// Cause: a hostile or corrupt aggregate that announces a huge count and then
+    /// streams small values, each within the limits, so the buffer would grow without
+    /// bound. What to do: drop the connection, or raise the limit (`--max-reply-bytes`).
+    #[error("reply at byte offset {offset} is {len} bytes or more, over the limit of {limit} bytes")]
+    ReplyTooLarge {
+        /// Offset of the reply's first byte.
+        offset: usize,
+        /// Bytes of it seen so far (a lower bound of its length).
+        len: u64,
+        /// The bound: `max_bulk_bytes + max_line_bytes`.
+        limit: u64,
+    },
+
     /// A line (simple string, error, number...) has gone past `Limits::max_line_bytes`
     /// without a CRLF, so buffering more of it could grow memory without bound.
     /// What to do: drop the connection, or raise the limit for servers with long status lines.

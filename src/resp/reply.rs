@@ -445,6 +445,34 @@ mod tests {
         }
 
         #[test]
+        fn a_framer_fed_in_pieces_frames_exactly_what_one_call_frames(
+            reply in tree(),
+            attrs in proptest::collection::vec(prop::bool::weighted(0.15), 0..8),
+            cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
+            trailing in proptest::collection::vec(any::<u8>(), 0..8),
+        ) {
+            let mut bytes = encoded(&reply, &attrs);
+            let len = bytes.len();
+            bytes.extend_from_slice(&trailing);
+            let mut cuts: Vec<usize> = cuts.iter().map(|c| c.index(len)).collect();
+            cuts.sort_unstable();
+            for limits in [Limits::default(), TINY] {
+                let mut framer = crate::resp::Framer::new();
+                for &cut in &cuts {
+                    let partial = framer.resume(&bytes[..cut], &limits);
+                    // An error may come early (TINY limits); then it is the one-shot error too.
+                    if partial != Ok(None) {
+                        prop_assert_eq!(partial, frame(&bytes[..cut], &limits));
+                        framer = crate::resp::Framer::new();
+                    }
+                }
+                prop_assert_eq!(framer.resume(&bytes, &limits), frame(&bytes, &limits));
+                // After a frame it starts over: the same bytes frame the same way again.
+                prop_assert_eq!(framer.resume(&bytes, &limits), frame(&bytes, &limits));
+            }
+        }
+
+        #[test]
         fn mutated_encodings_never_panic(
             reply in tree(),
             attrs in proptest::collection::vec(any::<bool>(), 0..4),
