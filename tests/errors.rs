@@ -5,21 +5,10 @@ use std::net::TcpListener;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use super::harness::{RedisServer, free_port, run_tailrate, run_tailrate_with_timeout};
+use super::harness::{RedisServer, assert_usage_error, free_port, run_tailrate, run_tailrate_with_timeout};
 
 fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Exit code 2, one non-empty line on stderr containing every needle.
-fn assert_usage_error(args: &[&str], needles: &[&str]) {
-    let out = run_tailrate(args);
-    let text = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
-    assert_eq!(text.trim_end().lines().count(), 1, "one line for {args:?}: {text}");
-    for needle in needles {
-        assert!(text.contains(needle), "{args:?}: {needle:?} missing in {text}");
-    }
+    super::harness::stderr_of(out)
 }
 
 #[test]

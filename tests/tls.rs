@@ -9,7 +9,7 @@ use std::process::Output;
 use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 use serde_json::Value;
 
-use super::harness::{RedisServer, assert_success, free_port, run_tailrate};
+use super::harness::{RedisServer, assert_success, assert_usage_error, free_port, run_tailrate};
 
 /// Certificates and keys as PEM files in a temporary directory: a CA with a server
 /// certificate (for localhost and 127.0.0.1) and a client certificate, a second CA
@@ -84,7 +84,7 @@ fn tls_server(pki: &Pki, cert: &str, auth_clients: &str) -> (RedisServer, String
 }
 
 fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    super::harness::stderr_of(out)
 }
 
 /// Runs tailrate with `--json` and returns the report of its first test.
@@ -107,17 +107,6 @@ fn assert_run_fails(args: &[&str], needles: &[&str]) {
     let out = run_tailrate(args);
     let text = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{args:?}: {text}");
-    for needle in needles {
-        assert!(text.contains(needle), "{args:?}: {needle:?} missing in {text}");
-    }
-}
-
-/// Exit 2 with one line on stderr holding every needle.
-fn assert_usage_error(args: &[&str], needles: &[&str]) {
-    let out = run_tailrate(args);
-    let text = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
-    assert_eq!(text.trim_end().lines().count(), 1, "one line for {args:?}: {text}");
     for needle in needles {
         assert!(text.contains(needle), "{args:?}: {needle:?} missing in {text}");
     }

@@ -4,11 +4,10 @@
 //! And bad workload flags: exit 2 with one line naming the flag.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Output;
 
 use serde_json::Value;
 
-use super::harness::{RedisServer, assert_success, run_tailrate};
+use super::harness::{RedisServer, assert_success, assert_usage_error, run_tailrate};
 
 /// Runs tailrate against `server` with `--json` and returns the report.
 fn run_json(server: &RedisServer, args: &[&str]) -> Value {
@@ -267,21 +266,6 @@ fn an_open_loop_mix_reports_each_command_and_keeps_its_shares() {
     for c in report["tests"][0]["commands"].as_array().unwrap() {
         assert!(c["latency"]["response"]["count"].as_u64().unwrap() > 0, "{}", c["command"]);
         assert!(c["latency"]["lag"]["count"].as_u64().unwrap() > 0, "open-loop metrics per command");
-    }
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Exit code 2, one non-empty line on stderr containing every needle.
-fn assert_usage_error(args: &[&str], needles: &[&str]) {
-    let out = run_tailrate(args);
-    let text = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
-    assert_eq!(text.trim_end().lines().count(), 1, "one line for {args:?}: {text}");
-    for needle in needles {
-        assert!(text.contains(needle), "{args:?}: {needle:?} missing in {text}");
     }
 }
 

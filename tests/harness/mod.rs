@@ -570,3 +570,20 @@ pub fn parse_commandstats(info: &str) -> BTreeMap<String, u64> {
         })
         .collect()
 }
+
+/// A process's stderr as text.
+pub fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs tailrate with `args` and asserts a usage error: exit code 2 and one line on
+/// stderr holding every needle (the flag's name, the bad value).
+pub fn assert_usage_error(args: &[&str], needles: &[&str]) {
+    let out = run_tailrate(args);
+    let text = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+    assert_eq!(text.trim_end().lines().count(), 1, "one line for {args:?}: {text}");
+    for needle in needles {
+        assert!(text.contains(needle), "{args:?}: {needle:?} missing in {text}");
+    }
+}
