@@ -7,8 +7,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    ALERT, Area, CAPACITY, DrawResult, GRID, GRID_BOLD, INK, LogAxis, PERCENTILE_COLORS, PERCENTILES, Shape, Swatch, decade_label,
-    draw_line, draw_markers, font, frame, legend, log_ms, rate_label, subtitle,
+    ALERT, Area, CAPACITY, DrawResult, GRID, GRID_BOLD, INK, LogAxis, PERCENTILE_COLORS, PERCENTILES, Shape, Swatch, chart_on,
+    decade_label, draw_line, draw_markers, font, frame, legend, log_ms, rate_label, subtitle,
 };
 use crate::report::Latency;
 use crate::sweep::model::{Kind, Measurement, SweepReport};
@@ -77,14 +77,7 @@ pub(super) fn latency_vs_rate(root: &Area<'_>, inputs: &[(String, &SweepReport)]
     let x_max = xs.iter().copied().fold(0.0, f64::max) * 1.08;
     let axis = LogAxis::covering(ys_ms);
 
-    let mut chart = ChartBuilder::on(&plot)
-        .margin_top(14)
-        .margin_right(16)
-        .margin_left(6)
-        .margin_bottom(6)
-        .x_label_area_size(50)
-        .y_label_area_size(66)
-        .build_cartesian_2d(0f64..x_max, axis.coord())?;
+    let mut chart = chart_on(&plot, 0f64..x_max, axis.coord())?;
     chart
         .configure_mesh()
         .x_desc("offered rate (requests/s)")

@@ -6,8 +6,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    Area, DrawResult, GRID, GRID_BOLD, INK, LogAxis, PERCENTILE_COLORS, Shape, Swatch, decade_label, draw_line, draw_markers, font, frame,
-    legend, log_ms, ramp, rate_label, subtitle,
+    Area, DrawResult, GRID, GRID_BOLD, INK, LogAxis, PERCENTILE_COLORS, Shape, Swatch, chart_on, decade_label, draw_line, draw_markers,
+    font, frame, legend, log_ms, ramp, rate_label, subtitle,
 };
 use crate::sweep::model::{Kind, Measurement, SweepReport};
 
@@ -123,14 +123,7 @@ pub(super) fn over_time(root: &Area<'_>, report: &SweepReport) -> DrawResult {
     }
     let t_max = t_max * 1.02;
     let axis = LogAxis::covering(all_ms);
-    let mut chart = ChartBuilder::on(&plot)
-        .margin_top(14)
-        .margin_right(16)
-        .margin_left(6)
-        .margin_bottom(6)
-        .x_label_area_size(50)
-        .y_label_area_size(66)
-        .build_cartesian_2d(0f64..t_max, axis.coord())?;
+    let mut chart = chart_on(&plot, 0f64..t_max, axis.coord())?;
     let (y_lo, y_hi) = (axis.lo as f64, axis.hi as f64);
     // Closed-loop runs sit on a gray band so the open-loop steps stand apart.
     let band = RGBColor(236, 236, 236);
