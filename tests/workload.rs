@@ -328,7 +328,10 @@ fn writing_requests_allocates_nothing_per_request() {
                 }
             }
             let stats = region.change();
-            assert_eq!(stats.allocations + stats.reallocations, 0, "{pattern} {workload:?}: {stats:?}");
+            // The counter is process-wide: the test harness's own threads may allocate a few
+            // times meanwhile (seen once: 4 allocations, 900 bytes). One allocation per
+            // request would be 20,000; a small constant bound tells the two apart.
+            assert!(stats.allocations + stats.reallocations < 64, "{pattern} {workload:?}: {stats:?}");
         }
     }
 }
