@@ -50,6 +50,7 @@ pub fn run(config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: I
     for note in &server.notes {
         writeln!(stderr, "note: {note}")?;
     }
+    let config = &config.with_cluster(server.cluster.clone());
     if config.idle {
         return idle(config, cancel, stderr);
     }
@@ -252,6 +253,26 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
                 conn = Connection::open(&config.endpoint, &config.handshake, config.connect_timeout, config.limits).await?;
             }
             Ok(Err(e)) => return Err(e.into()),
+        }
+        // A cluster node gives the layout requests are routed by. Proxies (which answered
+        // no INFO) are not asked unless --cluster says to.
+        if config.cluster || facts.version.is_some() {
+            let found = tokio::time::timeout(config.connect_timeout, crate::net::cluster::discover(&mut conn)).await;
+            match found {
+                Ok(Ok(Some(map))) => {
+                    facts.cluster_nodes = map.nodes.iter().map(ToString::to_string).collect();
+                    if map.unowned() > 0 {
+                        facts.notes.push(format!("{} of the cluster's 16384 slots have no master; their requests fail", map.unowned()));
+                    }
+                    facts.cluster = Some(std::sync::Arc::new(map));
+                }
+                Ok(Ok(None)) | Ok(Err(crate::net::cluster::ClusterError::Net(NetError::Closed { .. }))) if config.cluster => {
+                    return Err(crate::net::cluster::not_cluster(&config.endpoint.to_string()).into());
+                }
+                Ok(Ok(None)) => {}
+                Ok(Err(e)) => return Err(e.into()),
+                Err(_) => anyhow::bail!("{} did not answer INFO cluster within {:?} (--connect-timeout)", config.endpoint, config.connect_timeout),
+            }
         }
         // The workload's setup (SCRIPT LOAD for --script-load), once before any test: a
         // refusal is fatal, since every EVALSHA of the run would fail.

@@ -187,6 +187,11 @@ pub struct RunArgs {
     /// Send CLIENT TRACKING on before starting.
     #[arg(long = "enable-tracking")]
     pub enable_tracking: bool,
+    /// Route requests over a Redis Cluster by key slot, following MOVED and ASK; each of
+    /// the -c clients opens a connection to every master. Detected from the first node
+    /// when not given; given, a node not in cluster mode is an error.
+    #[arg(long)]
+    pub cluster: bool,
     /// 1 = keep alive, 0 = reconnect for every request.
     #[arg(short = 'k', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1), value_name = "BOOLEAN")]
     pub keepalive: u8,

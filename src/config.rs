@@ -122,6 +122,10 @@ pub struct RunConfig {
     pub loop_forever: bool,
     /// Only open connections and wait.
     pub idle: bool,
+    /// `--cluster`: the server must be a cluster node.
+    pub cluster: bool,
+    /// The cluster's layout when the server is a cluster node (found by `app` before the run).
+    pub cluster_map: Option<std::sync::Arc<crate::net::cluster::ClusterMap>>,
 }
 
 /// Which outputs to produce.
@@ -259,7 +263,14 @@ impl RunConfig {
             batch_latency: args.batch_latency,
             loop_forever: args.loop_forever,
             idle: args.idle,
+            cluster: args.cluster,
+            cluster_map: None,
         })
+    }
+
+    /// This config, routed over `cluster` when the server turned out to be a cluster node.
+    pub fn with_cluster(&self, cluster: Option<std::sync::Arc<crate::net::cluster::ClusterMap>>) -> RunConfig {
+        RunConfig { cluster_map: cluster, ..self.clone() }
     }
 
     /// True in open loop.

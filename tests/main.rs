@@ -6,6 +6,7 @@ mod harness;
 
 mod allocations;
 mod closed_loop;
+mod cluster;
 mod errors;
 mod open_loop;
 mod proxy;

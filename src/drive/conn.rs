@@ -1,5 +1,6 @@
 //! The connection loop: the one loop every mode runs. Fill (claim a closed-loop batch,
-//! or take the arrivals the scheduler handed over), write once, read replies, record.
+//! or take the requests handed over: the scheduler's arrivals, a cluster client's
+//! routed batch, redirected requests), write once, read replies, record.
 //!
 //! Clock reads: one before each write (the `sent` of the batch; in closed loop also its
 //! intended and handled time) and one after each read (the `received` of every reply
@@ -9,6 +10,8 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use super::dispatch::Arrival;
+use super::route;
 use super::since;
 use super::thread::Ctx;
 use crate::config::Mode;
@@ -23,11 +26,11 @@ const BACKOFF_MAX: Duration = Duration::from_secs(1);
 /// A request written and not yet answered.
 #[derive(Debug, Clone, Copy)]
 struct InFlight {
-    intended: Instant,
-    handled: Instant,
+    /// What was sent, with its intended and handled times (kept to resend it after a redirect).
+    req: Arrival,
     sent: Instant,
-    command: u16,
-    measured: bool,
+    /// The `ASKING` written before an `ASK`-redirected request: its reply is not a result.
+    asking: bool,
 }
 
 /// What woke the loop while it waited.
@@ -42,6 +45,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
     let mut conn = Some(conn);
     let cap = ctx.capacity();
     let is_open = matches!(ctx.plan.mode, Mode::Open { .. });
+    let routed = ctx.routed();
     let mut fifo: VecDeque<InFlight> = VecDeque::with_capacity(cap);
     // --batch-latency: replies of a closed-loop batch are recorded when its last one arrives.
     let mut deferred: Vec<Deferred> = Vec::with_capacity(if ctx.plan.batch_latency { cap } else { 0 });
@@ -58,7 +62,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             if ctx.sending_done.get() || ctx.shared.cancel.is_cancelled() {
                 break;
             }
-            match Connection::open(&ctx.endpoint, &ctx.handshake, ctx.connect_timeout, ctx.limits).await {
+            match Connection::open(ctx.endpoint_of(slot), &ctx.handshake, ctx.connect_timeout, ctx.limits).await {
                 Ok(fresh) => {
                     conn = Some(fresh);
                     backoff = BACKOFF_START;
@@ -80,9 +84,17 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             continue;
         };
 
+        // A closed-loop client of a cluster starts its next batch when its last is finished.
+        if !is_open && let Some(cluster) = &ctx.cluster {
+            if route::refill(&ctx, cluster, slot / cluster.len()) > 0 {
+                wake_given(&ctx);
+            } else {
+                ctx.wake_all_if_done();
+            }
+        }
         // A rate-capped closed loop waits for the limiter before each batch; the wait is
         // not timed (that is what such tools do, and what the comparison shows).
-        if !is_open
+        if !routed
             && fifo.is_empty()
             && let Some(limiter) = &ctx.shared.limiter
         {
@@ -97,20 +109,21 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             }
         }
         // Fill: encode every request this connection may send now into one buffer.
-        let wrote = if is_open { fill_open(&ctx, slot, c, &mut fifo) } else { fill_closed(&ctx, c, &mut fifo, cap) };
+        let wrote = if routed { fill_routed(&ctx, slot, c, &mut fifo) } else { fill_closed(&ctx, c, &mut fifo, cap) };
         if wrote > 0 {
             ctx.spin.work.set(ctx.spin.work.get() + 1);
             let sent = Instant::now();
             let start = fifo.len() - wrote;
-            for req in fifo.range_mut(start..) {
-                if is_open {
-                    req.sent = sent;
-                } else {
-                    // Closed loop has no plan: intended = handled = sent.
-                    *req = InFlight { intended: sent, handled: sent, sent, ..*req };
+            for f in fifo.range_mut(start..) {
+                f.sent = sent;
+                if !is_open && !f.req.retry {
+                    // Closed loop has no plan: intended = handled = sent (a redirected
+                    // request keeps its first send, so its latency includes the detour).
+                    f.req.intended = sent;
+                    f.req.handled = sent;
                 }
             }
-            count_sent(&ctx, &fifo, start, sent);
+            count_sent(&ctx, slot, &fifo, start, sent);
             if let Err(e) = c.flush().await {
                 fail(&ctx, slot, &mut fifo, &e);
                 conn = None;
@@ -119,11 +132,16 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         }
 
         if fifo.is_empty() {
-            if !is_open {
+            if !routed {
                 // Nothing claimed: the run is over for this connection.
                 break;
             }
-            if ctx.sending_done.get() && ctx.dispatch.borrow().slots[slot].pending.is_empty() {
+            // Against a cluster a redirect may still hand this connection work while any
+            // request of the thread is in flight.
+            if ctx.sending_done.get()
+                && ctx.dispatch.borrow().slots[slot].pending.is_empty()
+                && (ctx.cluster.is_none() || ctx.in_flight.get() == 0)
+            {
                 break;
             }
             // Idle, but still watching the socket: a reply that nobody asked for must be
@@ -136,6 +154,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                         fail(&ctx, slot, &mut fifo, &e);
                         conn = None;
                     }
+                    wake_given(&ctx);
                 }
                 Event::Read(Err(e)) => {
                     fail(&ctx, slot, &mut fifo, &e);
@@ -145,9 +164,11 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             continue;
         }
 
-        let room = fifo.len() < cap;
+        // Open loop takes new work while it has room; a cluster client takes routed and
+        // redirected requests at any time.
+        let want_work = if is_open { fifo.len() < cap } else { routed };
         let deadline = ctx.plan.timeout.and_then(|t| fifo.front().map(|f| f.sent + t));
-        let event = wait(c, &ctx, slot, is_open && room, deadline).await;
+        let event = wait(c, &ctx, slot, want_work, deadline).await;
         match event {
             Event::Work => {}
             Event::Timeout => {
@@ -161,10 +182,14 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             Event::Read(Ok(_)) => {
                 ctx.spin.work.set(ctx.spin.work.get() + 1);
                 let received = Instant::now();
-                if let Err(e) = take_replies(&ctx, slot, c, &mut fifo, &mut deferred, received) {
+                let taken = take_replies(&ctx, slot, c, &mut fifo, &mut deferred, received);
+                if routed {
+                    wake_given(&ctx);
+                }
+                if let Err(e) = taken {
                     fail(&ctx, slot, &mut fifo, &e);
                     conn = None;
-                } else if !is_open && fifo.is_empty() && ctx.plan.reconnect_each_request {
+                } else if !routed && fifo.is_empty() && ctx.plan.reconnect_each_request {
                     // -k 0: a new connection for every request (batch), as redis-benchmark does.
                     conn = None;
                     ctx.dispatch.borrow_mut().slot_down(slot);
@@ -193,19 +218,16 @@ fn fill_closed(ctx: &Ctx, c: &mut Connection, fifo: &mut VecDeque<InFlight>, pip
         let command = ctx.test.pick(&mut sampler);
         ctx.test.write(command, c.write_buf(), &mut sampler);
         rec.commands[command].intended += 1;
-        fifo.push_back(InFlight {
-            intended: placeholder,
-            handled: placeholder,
-            sent: placeholder,
-            command: command as u16,
-            measured: true,
-        });
+        fifo.push_back(InFlight { req: Arrival::new(placeholder, placeholder, command as u16, true), sent: placeholder, asking: false });
     }
     n
 }
 
-/// Open loop: encode every arrival the scheduler handed to this connection.
-fn fill_open(ctx: &Ctx, slot: usize, c: &mut Connection, fifo: &mut VecDeque<InFlight>) -> usize {
+/// `ASKING`, written before a request an `ASK` redirect sent here.
+const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
+
+/// Open loop, or a cluster client: encode every request handed to this connection.
+fn fill_routed(ctx: &Ctx, slot: usize, c: &mut Connection, fifo: &mut VecDeque<InFlight>) -> usize {
     let mut dispatch = ctx.dispatch.borrow_mut();
     let pending = &mut dispatch.slots[slot].pending;
     if pending.is_empty() {
@@ -214,20 +236,45 @@ fn fill_open(ctx: &Ctx, slot: usize, c: &mut Connection, fifo: &mut VecDeque<InF
     let mut sampler = ctx.sampler.borrow_mut();
     let mut n = 0;
     while let Some(a) = pending.pop_front() {
-        ctx.test.write(a.command as usize, c.write_buf(), &mut sampler);
-        fifo.push_back(InFlight { intended: a.intended, handled: a.handled, sent: a.handled, command: a.command, measured: a.measured });
+        if a.asking {
+            c.write_buf().extend_from_slice(ASKING);
+            fifo.push_back(InFlight { req: a, sent: a.handled, asking: true });
+            n += 1;
+        }
+        if ctx.cluster.is_some() {
+            ctx.test.write_keyed(a.command as usize, c.write_buf(), &mut sampler, a.key);
+        } else {
+            ctx.test.write(a.command as usize, c.write_buf(), &mut sampler);
+        }
+        fifo.push_back(InFlight { req: a, sent: a.handled, asking: false });
         n += 1;
     }
     n
 }
 
-/// Counts the requests from `start` as sent and in flight.
-fn count_sent(ctx: &Ctx, fifo: &VecDeque<InFlight>, start: usize, sent: Instant) {
+/// Wakes the connections that were handed work (by a redirect, or a cluster client's new batch).
+fn wake_given(ctx: &Ctx) {
+    let mut woken = std::mem::take(&mut *ctx.woken.borrow_mut());
+    ctx.dispatch.borrow_mut().take_wakes(&mut woken);
+    for &s in &woken {
+        ctx.wake[s].notify_one();
+    }
+    *ctx.woken.borrow_mut() = woken;
+}
+
+/// Counts the requests from `start` as sent and in flight (a redirected request was
+/// counted when first sent; only its node counts it again).
+fn count_sent(ctx: &Ctx, slot: usize, fifo: &VecDeque<InFlight>, start: usize, sent: Instant) {
     let mut rec = ctx.rec.borrow_mut();
     let mut measured = 0;
-    for req in fifo.range(start..).filter(|r| r.measured) {
-        rec.commands[req.command as usize].sent += 1;
-        measured += 1;
+    for f in fifo.range(start..).filter(|f| f.req.measured && !f.asking) {
+        if let Some(cluster) = &ctx.cluster {
+            rec.node(slot % cluster.len()).sent += 1;
+        }
+        if !f.req.retry {
+            rec.commands[f.req.command as usize].sent += 1;
+            measured += 1;
+        }
     }
     if measured > 0 {
         ctx.in_flight.set(ctx.in_flight.get() + measured);
@@ -281,9 +328,13 @@ fn take_replies(
             if incoming == Incoming::Push {
                 continue;
             }
-            let Some(req) = fifo.pop_front() else { return Err(c.unsolicited()) };
+            let Some(f) = fifo.pop_front() else { return Err(c.unsolicited()) };
+            if f.asking {
+                // The reply to ASKING: the request after it tells how the redirect went.
+                continue;
+            }
             answered += 1;
-            complete(ctx, &req, incoming, received, deferred);
+            complete(ctx, slot, &f, incoming, received, deferred);
         }
         Ok(())
     })();
@@ -312,13 +363,37 @@ fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
     }
 }
 
-/// Records one answered request.
-fn complete(ctx: &Ctx, req: &InFlight, incoming: Incoming, received: Instant, deferred: &mut Vec<Deferred>) {
+/// Records one answered request, or sends it again where a cluster redirect points.
+fn complete(ctx: &Ctx, slot: usize, f: &InFlight, incoming: Incoming, received: Instant, deferred: &mut Vec<Deferred>) {
+    let req = &f.req;
+    let mut rec = ctx.rec.borrow_mut();
+    if let Some(cluster) = &ctx.cluster {
+        if let Incoming::Error { kind, message } = &incoming
+            && (kind == "MOVED" || kind == "ASK")
+            && route::follow(ctx, cluster, slot, req, message, &mut rec)
+        {
+            return;
+        }
+        if !matches!(ctx.plan.mode, Mode::Open { .. }) {
+            let outstanding = &cluster.outstanding[req.group as usize];
+            outstanding.set(outstanding.get().saturating_sub(1));
+        }
+    }
     if !req.measured {
         return;
     }
     ctx.in_flight.set(ctx.in_flight.get() - 1);
-    let mut rec = ctx.rec.borrow_mut();
+    if let Some(cluster) = &ctx.cluster {
+        let node = rec.node(slot % cluster.len());
+        match &incoming {
+            Incoming::Error { .. } => node.errors += 1,
+            Incoming::Ok | Incoming::Push => {
+                node.completed += 1;
+                node.response.saturating_record(nanos(received.saturating_duration_since(req.intended)).max(1));
+            }
+        }
+        ctx.wake_all_if_done();
+    }
     match incoming {
         Incoming::Error { kind, message } => {
             rec.commands[req.command as usize].count_error(&kind, 1);
@@ -328,15 +403,15 @@ fn complete(ctx: &Ctx, req: &InFlight, incoming: Incoming, received: Instant, de
         }
         Incoming::Ok | Incoming::Push => {
             if ctx.plan.batch_latency {
-                deferred.push((req.command, req.sent, received));
+                deferred.push((req.command, f.sent, received));
                 return;
             }
             let open = matches!(ctx.plan.mode, Mode::Open { .. });
             let times = ReplyTimes {
                 response_ns: nanos(received.saturating_duration_since(req.intended)),
-                service_ns: nanos(received.saturating_duration_since(req.sent)),
+                service_ns: nanos(received.saturating_duration_since(f.sent)),
                 lag_ns: open.then(|| nanos(req.handled.saturating_duration_since(req.intended))),
-                queue_wait_ns: open.then(|| nanos(req.sent.saturating_duration_since(req.handled))),
+                queue_wait_ns: open.then(|| nanos(f.sent.saturating_duration_since(req.handled))),
             };
             rec.record_reply(req.command as usize, &times);
         }
@@ -361,7 +436,20 @@ fn fail(ctx: &Ctx, slot: usize, fifo: &mut VecDeque<InFlight>, e: &NetError) {
 /// (or as a timeout), and the slot takes no work until it reconnects.
 fn end_in_flight(ctx: &Ctx, slot: usize, fifo: &mut VecDeque<InFlight>, kind: &str, timeout: bool) {
     let mut rec = ctx.rec.borrow_mut();
-    for req in fifo.drain(..).filter(|r| r.measured) {
+    for f in fifo.drain(..).filter(|f| !f.asking) {
+        let req = f.req;
+        if let Some(cluster) = &ctx.cluster {
+            if !matches!(ctx.plan.mode, Mode::Open { .. }) {
+                let outstanding = &cluster.outstanding[req.group as usize];
+                outstanding.set(outstanding.get().saturating_sub(1));
+            }
+            if req.measured {
+                rec.node(slot % cluster.len()).errors += 1;
+            }
+        }
+        if !req.measured {
+            continue;
+        }
         ctx.in_flight.set(ctx.in_flight.get() - 1);
         let record = &mut rec.commands[req.command as usize];
         if timeout {
@@ -370,5 +458,7 @@ fn end_in_flight(ctx: &Ctx, slot: usize, fifo: &mut VecDeque<InFlight>, kind: &s
             record.count_error(kind, 1);
         }
     }
+    drop(rec);
     ctx.dispatch.borrow_mut().slot_down(slot);
+    ctx.wake_all_if_done();
 }

@@ -1,7 +1,11 @@
-//! Open-loop hand-off: the scheduler turns due schedule offsets into arrivals and
-//! gives each to a connection with room (round-robin), or to a bounded backlog that
-//! connections drain as replies free room. Arrivals keep their intended and handled
-//! times wherever they wait, so waiting is measured, never hidden.
+//! Hand-off from whoever makes requests to the connections that write them. In open
+//! loop the scheduler turns due schedule offsets into arrivals and gives each to a
+//! connection with room (round-robin), or to a bounded backlog that connections drain
+//! as replies free room. Against a cluster, connections belong to nodes (slot
+//! `client * nodes + node`): an arrival goes to a connection of its key's node, and a
+//! closed-loop client's requests go to its own connection of that node. Arrivals keep
+//! their intended and handled times wherever they wait, so waiting is measured, never
+//! hidden.
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -12,10 +16,10 @@ use super::thread::Ctx;
 use crate::cli::Pacing;
 use crate::record::Recorder;
 
-/// A request the schedule produced.
+/// A request the schedule (or a closed-loop client, or a redirect) produced.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Arrival {
-    /// When the schedule says it should go (computed).
+    /// When the schedule says it should go (computed); a closed-loop retry keeps its first send.
     pub intended: Instant,
     /// When the scheduler took it (one clock read per wake-up).
     pub handled: Instant,
@@ -23,6 +27,23 @@ pub(crate) struct Arrival {
     pub command: u16,
     /// False during warm-up.
     pub measured: bool,
+    /// Routed requests: the key index every key field holds (drawn when routed).
+    pub key: u64,
+    /// Closed loop against a cluster: the client that owns the request.
+    pub group: u32,
+    /// Redirects followed so far.
+    pub redirects: u8,
+    /// Send `ASKING` first (an `ASK` redirect).
+    pub asking: bool,
+    /// Already counted as sent and in flight: a redirected request sent again.
+    pub retry: bool,
+}
+
+impl Arrival {
+    /// A fresh request; key, group and redirect state are filled in by routing.
+    pub(crate) fn new(intended: Instant, handled: Instant, command: u16, measured: bool) -> Self {
+        Arrival { intended, handled, command, measured, key: 0, group: 0, redirects: 0, asking: false, retry: false }
+    }
 }
 
 /// Per-connection hand-off state.
@@ -40,77 +61,116 @@ pub(crate) struct Slot {
 #[derive(Debug)]
 pub(crate) struct Dispatch {
     pub slots: Vec<Slot>,
-    backlog: VecDeque<Arrival>,
+    /// Nodes the slots are spread over (1 unless against a cluster).
+    nodes: usize,
+    /// Per node: arrivals waiting for one of its connections to have room.
+    backlog: Vec<VecDeque<Arrival>>,
     cap: usize,
     max_backlog: usize,
-    next: usize,
+    /// Per node: the client whose connection gets the current wake-up's arrivals.
+    next: Vec<usize>,
     /// Connections given work since the last wake-up round.
     to_wake: Vec<usize>,
+    /// Closed loop: a connection that goes down keeps its pending requests (its client's) for when it is back.
+    keep_pending: bool,
 }
 
 impl Dispatch {
-    pub(crate) fn new(connections: usize, cap: usize, max_backlog: usize) -> Self {
+    /// `connections` slots over `nodes` nodes, each taking up to `cap` requests.
+    pub(crate) fn new(connections: usize, nodes: usize, cap: usize, max_backlog: usize, keep_pending: bool) -> Self {
+        let nodes = nodes.max(1);
         Dispatch {
             slots: (0..connections).map(|_| Slot { pending: VecDeque::with_capacity(cap), load: 0, up: true }).collect(),
-            backlog: VecDeque::new(),
+            nodes,
+            backlog: (0..nodes).map(|_| VecDeque::new()).collect(),
             cap,
             max_backlog,
-            next: 0,
+            next: vec![0; nodes],
             to_wake: Vec::with_capacity(connections),
+            keep_pending,
         }
+    }
+
+    fn clients(&self) -> usize {
+        self.slots.len() / self.nodes
     }
 
     /// A new wake-up begins: its arrivals go to the next connection in turn.
     pub(crate) fn begin_batch(&mut self) {
-        self.next = (self.next + 1) % self.slots.len().max(1);
+        let clients = self.clients().max(1);
+        for next in &mut self.next {
+            *next = (*next + 1) % clients;
+        }
     }
 
-    /// Gives `arrival` to the current connection if it has room, else to the next one
-    /// with room, else to the backlog, else counts it as not sent.
+    /// Gives `arrival` to the current connection of `node` if it has room, else to the
+    /// next one with room, else to the node's backlog, else counts it as not sent.
+    /// Returns whether it was taken.
     ///
     /// Arrivals due at the same wake-up go to one connection (one write), and each
     /// wake-up moves on to the next connection: at low rates that is one request per
     /// connection in turn; at high rates batches form by themselves, as many as were due.
-    pub(crate) fn offer(&mut self, arrival: Arrival, rec: &mut Recorder) {
-        let n = self.slots.len();
-        for k in 0..n {
-            let s = (self.next + k) % n;
+    pub(crate) fn offer(&mut self, arrival: Arrival, node: usize, rec: &mut Recorder) -> bool {
+        let clients = self.clients();
+        for k in 0..clients {
+            let client = (self.next[node] + k) % clients;
+            let s = client * self.nodes + node;
             let slot = &mut self.slots[s];
             if slot.up && slot.load < self.cap {
                 slot.pending.push_back(arrival);
                 slot.load += 1;
-                self.next = s;
+                self.next[node] = client;
                 if !self.to_wake.contains(&s) {
                     self.to_wake.push(s);
                 }
-                return;
+                return true;
             }
         }
-        if self.backlog.len() < self.max_backlog {
-            self.backlog.push_back(arrival);
-        } else if arrival.measured {
+        if self.backlog[node].len() < self.max_backlog {
+            self.backlog[node].push_back(arrival);
+            return true;
+        }
+        if arrival.measured {
             rec.commands[arrival.command as usize].not_sent += 1;
+        }
+        false
+    }
+
+    /// Closed loop against a cluster: gives `arrival` to connection `slot`, whatever its load.
+    pub(crate) fn push_to(&mut self, slot: usize, arrival: Arrival) {
+        let s = &mut self.slots[slot];
+        s.pending.push_back(arrival);
+        s.load += 1;
+        if !self.to_wake.contains(&slot) {
+            self.to_wake.push(slot);
         }
     }
 
-    /// A reply (or failure) freed room on `slot`: pull from the backlog into it.
+    /// A reply (or failure) freed room on `slot`: pull from its node's backlog into it.
     pub(crate) fn release(&mut self, slot: usize, n: usize) {
+        let backlog = &mut self.backlog[slot % self.nodes];
         let s = &mut self.slots[slot];
         s.load = s.load.saturating_sub(n);
         while s.up && s.load < self.cap {
-            let Some(arrival) = self.backlog.pop_front() else { break };
+            let Some(arrival) = backlog.pop_front() else { break };
             s.pending.push_back(arrival);
             s.load += 1;
         }
     }
 
-    /// `slot` lost its connection: its unwritten arrivals go back to the front of the backlog.
+    /// `slot` lost its connection: its unwritten arrivals go back to the front of the
+    /// node's backlog (open loop) or wait for it to come back (closed loop).
     pub(crate) fn slot_down(&mut self, slot: usize) {
+        let backlog = &mut self.backlog[slot % self.nodes];
         let s = &mut self.slots[slot];
         s.up = false;
+        if self.keep_pending {
+            s.load = s.pending.len();
+            return;
+        }
         s.load = 0;
         while let Some(arrival) = s.pending.pop_back() {
-            self.backlog.push_front(arrival);
+            backlog.push_front(arrival);
         }
     }
 
@@ -128,12 +188,12 @@ impl Dispatch {
 
     /// Requests waiting for a connection.
     pub(crate) fn backlog_len(&self) -> usize {
-        self.backlog.len()
+        self.backlog.iter().map(VecDeque::len).sum()
     }
 
     /// The run is over: every arrival never written counts as not sent.
     pub(crate) fn abandon(&mut self, rec: &mut Recorder) {
-        let unsent = self.backlog.drain(..).chain(self.slots.iter_mut().flat_map(|s| s.pending.drain(..)));
+        let unsent = self.backlog.iter_mut().flat_map(|b| b.drain(..)).chain(self.slots.iter_mut().flat_map(|s| s.pending.drain(..)));
         for arrival in unsent {
             if arrival.measured {
                 rec.commands[arrival.command as usize].not_sent += 1;
@@ -166,11 +226,20 @@ pub(crate) async fn scheduler_loop(ctx: Rc<Ctx>, mut schedule: Schedule, pacing:
                 }
                 schedule.advance();
                 let measured = intended >= ctx.measure_from;
-                let command = ctx.test.pick(&mut ctx.sampler.borrow_mut());
+                let mut sampler = ctx.sampler.borrow_mut();
+                let command = ctx.test.pick(&mut sampler);
                 if measured {
                     rec.commands[command].intended += 1;
                 }
-                dispatch.offer(Arrival { intended, handled, command: command as u16, measured }, &mut rec);
+                let mut arrival = Arrival::new(intended, handled, command as u16, measured);
+                let node = match &ctx.cluster {
+                    Some(cluster) => {
+                        arrival.key = ctx.test.draw_key(&mut sampler);
+                        cluster.node_for(&ctx.test, command, arrival.key)
+                    }
+                    None => 0,
+                };
+                dispatch.offer(arrival, node, &mut rec);
             }
             dispatch.take_wakes(&mut wakes);
         }
@@ -190,28 +259,28 @@ mod tests {
 
     fn arrival(measured: bool) -> Arrival {
         let now = Instant::now();
-        Arrival { intended: now, handled: now, command: 0, measured }
+        Arrival::new(now, now, 0, measured)
     }
 
     #[test]
     fn arrivals_of_one_wake_up_share_a_connection_and_the_next_wake_up_moves_on() {
-        let mut d = Dispatch::new(3, 4, 10);
+        let mut d = Dispatch::new(3, 1, 4, 10, false);
         let mut rec = Recorder::new(1);
         d.begin_batch();
-        d.offer(arrival(true), &mut rec);
-        d.offer(arrival(true), &mut rec);
+        d.offer(arrival(true), 0, &mut rec);
+        d.offer(arrival(true), 0, &mut rec);
         d.begin_batch();
-        d.offer(arrival(true), &mut rec);
+        d.offer(arrival(true), 0, &mut rec);
         let loads: Vec<usize> = d.slots.iter().map(|s| s.load).collect();
         assert_eq!(loads, [0, 2, 1]);
     }
 
     #[test]
     fn arrivals_spill_to_the_next_connection_when_full_then_to_the_backlog() {
-        let mut d = Dispatch::new(2, 1, 10);
+        let mut d = Dispatch::new(2, 1, 1, 10, false);
         let mut rec = Recorder::new(1);
         for _ in 0..3 {
-            d.offer(arrival(true), &mut rec);
+            d.offer(arrival(true), 0, &mut rec);
         }
         assert_eq!(d.slots[0].pending.len(), 1);
         assert_eq!(d.slots[1].pending.len(), 1);
@@ -224,12 +293,12 @@ mod tests {
 
     #[test]
     fn a_full_backlog_counts_measured_arrivals_as_not_sent() {
-        let mut d = Dispatch::new(1, 1, 1);
+        let mut d = Dispatch::new(1, 1, 1, 1, false);
         let mut rec = Recorder::new(1);
         for _ in 0..4 {
-            d.offer(arrival(true), &mut rec);
+            d.offer(arrival(true), 0, &mut rec);
         }
-        d.offer(arrival(false), &mut rec);
+        d.offer(arrival(false), 0, &mut rec);
         assert_eq!(rec.commands[0].not_sent, 2);
         d.abandon(&mut rec);
         assert_eq!(rec.commands[0].not_sent, 4, "backlog and pending become not sent at the end");
@@ -237,12 +306,36 @@ mod tests {
 
     #[test]
     fn a_slot_that_goes_down_returns_its_pending_work() {
-        let mut d = Dispatch::new(2, 4, 10);
+        let mut d = Dispatch::new(2, 1, 4, 10, false);
         let mut rec = Recorder::new(1);
-        d.offer(arrival(true), &mut rec);
+        d.offer(arrival(true), 0, &mut rec);
         d.slot_down(0);
         assert_eq!(d.backlog_len(), 1);
-        d.offer(arrival(true), &mut rec);
+        d.offer(arrival(true), 0, &mut rec);
         assert_eq!(d.slots[1].pending.len(), 1, "a down slot gets no work");
+    }
+
+    #[test]
+    fn against_a_cluster_arrivals_go_to_a_connection_of_their_node() {
+        // Two clients over three nodes: slots 0,1,2 are client 0's; 3,4,5 client 1's.
+        let mut d = Dispatch::new(6, 3, 1, 1, false);
+        let mut rec = Recorder::new(1);
+        for _ in 0..3 {
+            d.offer(arrival(true), 2, &mut rec);
+        }
+        let loads: Vec<usize> = d.slots.iter().map(|s| s.load).collect();
+        assert_eq!(loads, [0, 0, 1, 0, 0, 1], "node 2's two connections, then its backlog");
+        assert_eq!(d.backlog_len(), 1);
+        d.slots[2].pending.clear();
+        d.release(2, 1);
+        assert_eq!(d.slots[2].pending.len(), 1, "the node's backlog drains into the node's connection");
+    }
+
+    #[test]
+    fn a_closed_loop_connection_that_goes_down_keeps_its_clients_requests() {
+        let mut d = Dispatch::new(2, 2, 4, 0, true);
+        d.push_to(1, arrival(true));
+        d.slot_down(1);
+        assert_eq!((d.slots[1].pending.len(), d.backlog_len()), (1, 0));
     }
 }

@@ -12,6 +12,7 @@
 mod conn;
 mod dispatch;
 pub mod health;
+mod route;
 pub mod schedule;
 mod thread;
 
@@ -143,6 +144,8 @@ pub(crate) struct ThreadPlan {
     pub exit_on_error: bool,
     pub batch_latency: bool,
     pub seed: u64,
+    /// Against a cluster: its layout at the start.
+    pub cluster: Option<Arc<crate::net::cluster::ClusterMap>>,
 }
 
 /// Runs one test as `config` says; `on_interval` sees every interval as it ends.
@@ -197,6 +200,7 @@ pub fn run(
                     reconnect_each_request: config.reconnect_each_request,
                     exit_on_error: config.exit_on_error,
                     batch_latency: config.batch_latency,
+                    cluster: config.cluster_map.clone(),
                     seed: config.seed ^ ((test_index as u64) << 32) ^ (index as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
                 };
                 let (shared, gate, tx) = (shared.clone(), gate.clone(), tx.clone());

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 use super::dispatch::Dispatch;
+use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
 use super::{DriveError, Interval, Shared, ThreadCpu, ThreadPlan};
 use crate::config::{Mode, Stop};
@@ -128,6 +129,8 @@ pub(crate) struct Ctx {
     pub dispatch: RefCell<Dispatch>,
     /// One wake-up per connection, for new work.
     pub wake: Vec<Rc<Notify>>,
+    /// Scratch list of connections to wake (kept to reuse its memory).
+    pub woken: RefCell<Vec<usize>>,
     /// Measured requests written and not yet answered.
     pub in_flight: Cell<u64>,
     /// When the last reply arrived.
@@ -140,6 +143,8 @@ pub(crate) struct Ctx {
     pub live: Cell<usize>,
     /// Signalled when a connection loop ends.
     pub finished: Notify,
+    /// Against a cluster: routing state; connection `slot` goes to master `slot % nodes`.
+    pub cluster: Option<Cluster>,
     /// Work done and idle spinning, for the CPU self-check.
     pub spin: SpinMeter,
     /// Measured sends per window (open loop), for the Poisson check.
@@ -152,6 +157,30 @@ impl Ctx {
         match self.plan.mode {
             Mode::Closed { pipeline, .. } => pipeline as usize,
             Mode::Open { max_inflight, .. } => max_inflight,
+        }
+    }
+
+    /// Where connection `slot` connects (its master, against a cluster).
+    pub fn endpoint_of(&self, slot: usize) -> &Endpoint {
+        match &self.cluster {
+            Some(cluster) => &cluster.endpoints[slot % cluster.len()],
+            None => &self.endpoint,
+        }
+    }
+
+    /// Whether requests reach connections through [`Dispatch`] (open loop, or any loop
+    /// against a cluster) rather than being claimed by the connection itself.
+    pub fn routed(&self) -> bool {
+        self.cluster.is_some() || matches!(self.plan.mode, Mode::Open { .. })
+    }
+
+    /// Against a cluster, after the last request in flight ended with nothing left to
+    /// send: wakes every connection so idle ones see the run is over.
+    pub fn wake_all_if_done(&self) {
+        if self.cluster.is_some() && self.sending_done.get() && self.in_flight.get() == 0 {
+            for w in &self.wake {
+                w.notify_one();
+            }
         }
     }
 
@@ -194,10 +223,15 @@ pub(crate) fn thread_main(
     let local = tokio::task::LocalSet::new();
     let test = test.clone();
     local.block_on(&runtime, async move {
-        let mut conns = Vec::with_capacity(plan.connections);
+        // Against a cluster each client has a connection to every master: slot k * nodes + n.
+        let endpoints: Vec<Endpoint> = match &plan.cluster {
+            Some(map) => (0..map.nodes.len()).map(|n| map.endpoint(n, &endpoint)).collect(),
+            None => vec![endpoint.clone()],
+        };
+        let mut conns = Vec::with_capacity(plan.connections * endpoints.len());
         let mut failure = None;
-        for _ in 0..plan.connections {
-            match Connection::open(&endpoint, &handshake, connect_timeout, limits).await {
+        for slot in 0..plan.connections * endpoints.len() {
+            match Connection::open(&endpoints[slot % endpoints.len()], &handshake, connect_timeout, limits).await {
                 Ok(c) => conns.push(c),
                 Err(e) => {
                     failure = Some(e);
@@ -240,10 +274,14 @@ async fn drive_thread(
         Mode::Open { max_backlog, max_inflight, .. } => (max_backlog, max_inflight),
         Mode::Closed { pipeline, .. } => (0, pipeline as usize),
     };
+    let cluster = plan.cluster.as_ref().map(|map| Cluster::new(map, &endpoint, plan.connections));
+    let nodes = cluster.as_ref().map_or(1, Cluster::len);
     let ctx = Rc::new(Ctx {
         sampler: RefCell::new(sampler),
-        dispatch: RefCell::new(Dispatch::new(n_connections, cap, max_backlog)),
+        dispatch: RefCell::new(Dispatch::new(n_connections, nodes, cap, max_backlog, !is_open)),
+        cluster,
         wake: (0..n_connections).map(|_| Rc::new(Notify::new())).collect(),
+        woken: RefCell::new(Vec::with_capacity(n_connections)),
         rec: RefCell::new(Recorder::new(n_commands)),
         in_flight: Cell::new(0),
         last_reply: Cell::new(start),

@@ -5,7 +5,9 @@
 //! `write`), then [`Connection::read_some`] (one `read`, sized to take many replies) and
 //! takes whole replies with [`Connection::next_reply`]. Framing is `resp`'s business.
 //! TLS ([`tls`]) is a kind of endpoint whose client configuration is built once per run.
+//! [`cluster`] knows Redis Cluster's slots, key hashing and redirects.
 
+pub mod cluster;
 mod connection;
 mod endpoint;
 pub mod tls;

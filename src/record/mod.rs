@@ -127,6 +127,9 @@ pub struct CommandRecord {
     pub timeouts: u64,
     /// Requests dropped because the client backlog was full.
     pub not_sent: u64,
+    /// Cluster `MOVED` and `ASK` redirects followed (a redirected request is sent again,
+    /// not counted twice).
+    pub redirects: u64,
 }
 
 impl CommandRecord {
@@ -159,6 +162,7 @@ impl CommandRecord {
         }
         self.timeouts += other.timeouts;
         self.not_sent += other.not_sent;
+        self.redirects += other.redirects;
     }
 
     /// Empties the record, keeping histogram memory.
@@ -170,6 +174,42 @@ impl CommandRecord {
         self.completed = 0;
         self.timeouts = 0;
         self.not_sent = 0;
+        self.redirects = 0;
+    }
+}
+
+/// What one cluster master saw of a run: requests written to it (redirected ones
+/// included), how they ended there, and the redirects it answered with.
+#[derive(Debug, Clone)]
+pub struct NodeRecord {
+    /// Requests written to this node.
+    pub sent: u64,
+    /// Successful replies from it.
+    pub completed: u64,
+    /// Error replies and failures on its connections (redirects not included).
+    pub errors: u64,
+    /// `MOVED` replies.
+    pub moved: u64,
+    /// `ASK` replies.
+    pub ask: u64,
+    /// Response time of its successful replies.
+    pub response: Histogram<u64>,
+}
+
+impl Default for NodeRecord {
+    fn default() -> Self {
+        NodeRecord { sent: 0, completed: 0, errors: 0, moved: 0, ask: 0, response: new_histogram() }
+    }
+}
+
+impl NodeRecord {
+    fn add(&mut self, other: &NodeRecord) {
+        self.sent += other.sent;
+        self.completed += other.completed;
+        self.errors += other.errors;
+        self.moved += other.moved;
+        self.ask += other.ask;
+        let _ = self.response.add(&other.response);
     }
 }
 
@@ -178,12 +218,22 @@ impl CommandRecord {
 pub struct Recorder {
     /// One record per command of the test, by command index.
     pub commands: Vec<CommandRecord>,
+    /// Against a cluster: one record per master, by node index (empty otherwise).
+    pub nodes: Vec<NodeRecord>,
 }
 
 impl Recorder {
     /// An empty recorder for `n_commands` commands.
     pub fn new(n_commands: usize) -> Self {
-        Recorder { commands: vec![CommandRecord::default(); n_commands.max(1)] }
+        Recorder { commands: vec![CommandRecord::default(); n_commands.max(1)], nodes: Vec::new() }
+    }
+
+    /// The record of cluster node `node`, made on first use.
+    pub fn node(&mut self, node: usize) -> &mut NodeRecord {
+        if self.nodes.len() <= node {
+            self.nodes.resize_with(node + 1, NodeRecord::default);
+        }
+        &mut self.nodes[node]
     }
 
     /// Records one successful reply's times, in nanoseconds.
@@ -212,6 +262,9 @@ impl Recorder {
         for (into, from) in self.commands.iter_mut().zip(&other.commands) {
             into.add(from);
         }
+        for (i, from) in other.nodes.iter().enumerate() {
+            self.node(i).add(from);
+        }
     }
 
     /// The commands merged into one record (the test's aggregate).
@@ -228,6 +281,7 @@ impl Recorder {
         for rec in &mut self.commands {
             rec.reset();
         }
+        self.nodes.clear();
     }
 
     /// Successful replies over every command.

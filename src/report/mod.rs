@@ -61,6 +61,12 @@ pub struct ServerFacts {
     pub appendonly: Option<String>,
     /// What could not be asked and why (e.g. a proxy that refuses CONFIG).
     pub notes: Vec<String>,
+    /// A cluster's masters, as requests were routed to them (empty for one server).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster_nodes: Vec<String>,
+    /// The cluster's layout, for the run (not reported).
+    #[serde(skip)]
+    pub cluster: Option<std::sync::Arc<crate::net::cluster::ClusterMap>>,
 }
 
 /// The settings that shape the numbers.
@@ -160,6 +166,28 @@ pub struct TestReport {
     pub generator_cpu: Vec<ThreadCpu>,
     /// Response-time summary per interval (latency over time).
     pub intervals: Vec<IntervalSummary>,
+    /// Against a cluster: what each master saw.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeReport>,
+}
+
+/// What one cluster master saw of a test.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NodeReport {
+    /// `host:port`.
+    pub node: String,
+    /// Requests written to it (a redirected request counts at every node it went to).
+    pub sent: u64,
+    /// Successful replies from it.
+    pub completed: u64,
+    /// Error replies and failures on its connections (redirects not included).
+    pub errors: u64,
+    /// `MOVED` replies it gave.
+    pub moved: u64,
+    /// `ASK` replies it gave.
+    pub ask: u64,
+    /// Response time of its successful replies.
+    pub response: Latency,
 }
 
 /// One command's results within a test.
@@ -192,6 +220,9 @@ pub struct Counts {
     pub not_sent: u64,
     /// Requests written and unanswered when the run ended.
     pub in_flight_at_end: u64,
+    /// Cluster redirects followed (`MOVED`, `ASK`); a redirected request is counted once above.
+    #[serde(default)]
+    pub redirects: u64,
 }
 
 impl Counts {
@@ -205,6 +236,7 @@ impl Counts {
             timeouts: rec.timeouts,
             not_sent: rec.not_sent,
             in_flight_at_end,
+            redirects: rec.redirects,
         }
     }
 
@@ -338,6 +370,7 @@ impl TestReport {
             stopped_early: outcome.stopped_early.clone(),
             generator_cpu: outcome.thread_cpu.clone(),
             intervals,
+            nodes: node_reports(config, &outcome.record),
         }
     }
 
@@ -345,6 +378,27 @@ impl TestReport {
     pub fn response(&self) -> Option<&Latency> {
         self.latency.get(Metric::Response.name())
     }
+}
+
+fn node_reports(config: &RunConfig, record: &crate::record::Recorder) -> Vec<NodeReport> {
+    let Some(map) = &config.cluster_map else { return Vec::new() };
+    let empty = crate::record::NodeRecord::default();
+    map.nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            let r = record.nodes.get(i).unwrap_or(&empty);
+            NodeReport {
+                node: node.to_string(),
+                sent: r.sent,
+                completed: r.completed,
+                errors: r.errors,
+                moved: r.moved,
+                ask: r.ask,
+                response: Latency::of(&r.response),
+            }
+        })
+        .collect()
 }
 
 fn latency_map(rec: &CommandRecord, open: bool) -> BTreeMap<String, Latency> {

@@ -104,6 +104,23 @@ fn full(out: &mut dyn Write, report: &RunReport, test: &TestReport, precision: u
     if test.target_rate_per_sec.is_some() {
         open_loop_sections(out, test, precision)?;
     }
+    if !test.nodes.is_empty() {
+        writeln!(out, "  per cluster node (redirects followed: {}):", test.counts.redirects)?;
+        for n in &test.nodes {
+            writeln!(
+                out,
+                "    {:<22} sent {:>10}  completed {:>10}  errors {:>6}  moved {:>6}  ask {:>6}  p50 {} ms  p99 {} ms",
+                n.node,
+                n.sent,
+                n.completed,
+                n.errors,
+                n.moved,
+                n.ask,
+                ms(n.response.p50_ns as f64, precision),
+                ms(n.response.p99_ns as f64, precision)
+            )?;
+        }
+    }
     if let Some(why) = &test.stopped_early {
         writeln!(out, "  stopped early: {why}")?;
     }

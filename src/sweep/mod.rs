@@ -72,7 +72,7 @@ pub fn run(args: &SweepArgs, config: &RunConfig, command_line: Vec<String>, canc
             test.name
         )?;
     }
-    let mut base = config.clone();
+    let mut base = config.with_cluster(server.cluster.clone());
     base.warmup = plan.warmup;
     base.stop = Stop::After(plan.duration);
     base.mode = open_mode(&args.run, 1.0);

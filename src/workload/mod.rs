@@ -101,6 +101,26 @@ impl Test {
         self.commands[command].write(buf, &mut Draw { sampler, cursor: &self.cursor });
     }
 
+    /// The key index a routed request uses for every key field (cluster mode draws it
+    /// before the request is written, to know where to send it).
+    #[inline]
+    pub fn draw_key(&self, sampler: &mut Sampler) -> u64 {
+        sampler.key_index(&self.cursor)
+    }
+
+    /// The cluster hash slot of command `command` with key index `key`; `None` without a key.
+    #[inline]
+    pub fn slot(&self, command: usize, key: u64) -> Option<u16> {
+        self.commands[command].slot(key)
+    }
+
+    /// Appends one request of `command` whose every key field is `key` (a routed request:
+    /// one slot, so a multi-key command stays on one cluster node); values are drawn.
+    #[inline]
+    pub fn write_keyed(&self, command: usize, buf: &mut bytes::BytesMut, sampler: &mut Sampler, key: u64) {
+        self.commands[command].write(buf, &mut Keyed { sampler, key });
+    }
+
     /// Each command's share of requests (1/len each when they go in turn).
     pub fn shares(&self) -> Vec<f64> {
         match &self.pick {
@@ -131,6 +151,31 @@ impl Fill for Draw<'_> {
     fn index(&mut self) -> u64 {
         let s = &mut *self.sampler;
         s.keys.draw(&mut s.rng, &mut s.walk, self.cursor)
+    }
+
+    #[inline]
+    fn value_len(&mut self) -> usize {
+        let s = &mut *self.sampler;
+        s.sizes.draw(&mut s.rng)
+    }
+
+    #[inline]
+    fn value(&mut self, len: usize) -> &[u8] {
+        let s = &mut *self.sampler;
+        values::value_slice(&s.values, len, &mut s.rng)
+    }
+}
+
+/// A fixed key index and the sampler's values, as a routed request's source of fields.
+struct Keyed<'a> {
+    sampler: &'a mut Sampler,
+    key: u64,
+}
+
+impl Fill for Keyed<'_> {
+    #[inline]
+    fn index(&mut self) -> u64 {
+        self.key
     }
 
     #[inline]

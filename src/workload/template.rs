@@ -162,6 +162,9 @@ pub struct Template {
     pieces: Vec<Piece>,
     /// Offsets in `bytes` and widths of the digit fields, ascending.
     fields: Vec<(usize, usize)>,
+    /// `bytes[start..end]`: the key a cluster routes by (the first argument with a key
+    /// field, else the first argument), when the command has one.
+    route: Option<(usize, usize)>,
 }
 
 impl Template {
@@ -178,7 +181,9 @@ impl Template {
         b.bytes.push(b'*');
         b.bytes.extend_from_slice(argv.len().to_string().as_bytes());
         b.bytes.extend_from_slice(b"\r\n");
-        for arg in argv {
+        let mut route = None;
+        let mut fallback_route = None;
+        for (i, arg) in argv.iter().enumerate() {
             let fixed: usize = arg
                 .iter()
                 .map(|t| match t {
@@ -195,6 +200,7 @@ impl Template {
                 b.bytes.extend_from_slice(fixed.to_string().as_bytes());
                 b.bytes.extend_from_slice(b"\r\n");
             }
+            let arg_start = b.bytes.len();
             for token in arg {
                 match token {
                     Token::Lit(l) => b.bytes.extend_from_slice(l),
@@ -208,6 +214,13 @@ impl Template {
                     }
                 }
             }
+            if i > 0 && !arg.contains(&Token::Data) {
+                let span = Some((arg_start, b.bytes.len()));
+                if route.is_none() && arg.iter().any(|t| matches!(t, Token::Digits(_))) {
+                    route = span;
+                }
+                fallback_route = fallback_route.or(span);
+            }
             b.bytes.extend_from_slice(b"\r\n");
         }
         b.cut();
@@ -218,7 +231,7 @@ impl Template {
                 String::from_utf8_lossy(&text).to_ascii_lowercase()
             })
             .unwrap_or_default();
-        Template { name, bytes: b.bytes, pieces: b.pieces, fields: b.fields }
+        Template { name, bytes: b.bytes, pieces: b.pieces, fields: b.fields, route: route.or(fallback_route) }
     }
 
     /// An inline command (`PING\r\n`), as redis-benchmark's PING_INLINE sends.
@@ -228,7 +241,7 @@ impl Template {
         let name = line.split(|&b| b == b' ').next().map(|n| String::from_utf8_lossy(n).to_ascii_lowercase()).unwrap_or_default();
         let bytes = buf.to_vec();
         let pieces = vec![Piece::Static { start: 0, end: bytes.len() }];
-        Template { name, bytes, pieces, fields: Vec::new() }
+        Template { name, bytes, pieces, fields: Vec::new(), route: None }
     }
 
     /// Appends one request to `buf`, drawing key indices and values from `fill` in order.
@@ -259,6 +272,26 @@ impl Template {
                 Piece::Value => buf.extend_from_slice(fill.value(value_len)),
             }
         }
+    }
+
+    /// The cluster hash slot of this command's key when every key field holds `index`;
+    /// `None` for a command without a key (`PING`).
+    pub fn slot(&self, index: u64) -> Option<u16> {
+        let (start, end) = self.route?;
+        // Keys are short: render into the stack, and only a long one onto the heap.
+        let mut stack = [0u8; 256];
+        let mut heap = Vec::new();
+        let key: &mut [u8] = if end - start <= stack.len() {
+            &mut stack[..end - start]
+        } else {
+            heap.resize(end - start, 0);
+            &mut heap
+        };
+        key.copy_from_slice(&self.bytes[start..end]);
+        for &(at, width) in self.fields.iter().filter(|&&(at, _)| at >= start && at < end) {
+            write_padded(&mut key[at - start..at - start + width], index);
+        }
+        Some(crate::net::cluster::key_slot(key))
     }
 
     /// Whether any field is drawn per request.

@@ -13,6 +13,8 @@
 //! `scripts/test` installs it when missing.
 #![allow(dead_code)]
 
+pub mod cluster;
+
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fmt;

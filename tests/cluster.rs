@@ -1,0 +1,145 @@
+//! Redis Cluster: requests are routed by key slot to every master, redirects are
+//! followed while slots migrate during a run (with no failed request), results come
+//! per node, and `--cluster` against a standalone server is a clear error. The
+//! cluster is three real masters (`redis-server --cluster-enabled yes` joined by
+//! `redis-cli --cluster create`), started once per test process: nextest gives every
+//! test its own process, `cargo test` shares one cluster over the group.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::cluster::RedisCluster;
+use crate::harness::{RedisServer, assert_success, run_tailrate, stderr_of};
+
+/// The process's cluster, started on first use.
+fn cluster() -> &'static RedisCluster {
+    static CLUSTER: OnceLock<RedisCluster> = OnceLock::new();
+    CLUSTER.get_or_init(|| RedisCluster::start(3))
+}
+
+/// Serializes the tests that share a cluster (under `cargo test`): they count commands on the same servers.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn report(path: &std::path::Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// The per-node results of test `t`, by address.
+fn nodes_of(test: &Value) -> Vec<(String, u64)> {
+    test["nodes"].as_array().unwrap().iter().map(|n| (n["node"].as_str().unwrap().to_string(), n["sent"].as_u64().unwrap())).collect()
+}
+
+#[test]
+fn a_run_spreads_over_every_master_as_the_slots_say() {
+    let _guard = serial();
+    let cluster = cluster();
+    cluster.reset_stats();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    // No --cluster: a cluster node is detected and routed over.
+    let port = cluster.nodes[0].port().to_string();
+    let out =
+        run_tailrate(&["-p", &port, "-t", "set", "-n", "30000", "-r", "100000", "-c", "4", "-P", "4", "--json", json.to_str().unwrap()]);
+    let text = assert_success(&out);
+    assert!(text.contains("per cluster node"), "{text}");
+    let r = report(&json);
+    let test = &r["tests"][0];
+    assert_eq!(test["counts"]["completed"], 30000);
+    assert_eq!(test["counts"]["errors"], 0);
+    assert_eq!(test["counts"]["redirects"], 0, "a settled cluster redirects nothing");
+    let nodes = nodes_of(test);
+    assert_eq!(nodes.len(), 3);
+    let stats = cluster.commandstats();
+    for (i, server) in cluster.nodes.iter().enumerate() {
+        let seen = stats[i].get("set").copied().unwrap_or(0);
+        let (_, sent) =
+            nodes.iter().find(|(addr, _)| *addr == server.addr()).unwrap_or_else(|| panic!("{} not in {nodes:?}", server.addr()));
+        assert_eq!(seen, *sent, "node {}: the server counted {seen} SETs, tailrate says it sent {sent}", server.addr());
+        // Uniform keys over slots split into thirds: each master's share is 1/3 give or
+        // take the binomial spread (sd 0.3% here); 28-39% fails only on wrong routing.
+        let share = seen as f64 / 30000.0;
+        assert!((0.28..0.39).contains(&share), "node {} took {:.1}% of the requests", server.addr(), share * 100.0);
+    }
+}
+
+#[test]
+fn slots_migrated_during_a_run_are_followed_with_no_failed_request() {
+    let _guard = serial();
+    let cluster = cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let port = cluster.nodes[1].port().to_string();
+    // Open loop, then closed loop, each while 500 slots (with their keys) move between
+    // masters: every request must complete, the moves showing only as redirects.
+    let runs: [(&str, &[&str], usize, usize); 2] = [
+        ("open", &["--rate", "3000", "--duration", "8s", "--warmup", "1s"], 0, 1),
+        ("closed", &["--duration", "8s", "-c", "4", "-P", "4"], 1, 0),
+    ];
+    for (name, flags, from, to) in runs {
+        let json = dir.path().join(format!("{name}.json"));
+        let mut args: Vec<String> = ["-p", &port, "-t", "set,get", "-r", "20000", "--cluster", "--json", json.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.extend(flags.iter().map(|s| s.to_string()));
+        let started = Instant::now();
+        let run = std::thread::spawn(move || {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = run_tailrate(&refs);
+            (out, Instant::now())
+        });
+        std::thread::sleep(Duration::from_millis(2500));
+        let before = cluster.slots_of(from);
+        cluster.reshard(from, to, 500);
+        let resharded = Instant::now();
+        let (out, finished) = run.join().unwrap();
+        assert_success(&out);
+        assert_eq!(cluster.slots_of(from), before - 500, "{name}: the reshard moved the slots");
+        assert!(resharded < finished, "{name}: the reshard ({:?}) must end before the run ({:?})", resharded - started, finished - started);
+        let r = report(&json);
+        for test in r["tests"].as_array().unwrap() {
+            let c = &test["counts"];
+            let label = format!("{name} {}: {c}", test["name"]);
+            assert_eq!(c["errors"], 0, "{label}");
+            assert_eq!(c["timeouts"], 0, "{label}");
+            assert_eq!(c["not_sent"], 0, "{label}");
+            assert_eq!(c["in_flight_at_end"], 0, "{label}");
+            assert_eq!(c["completed"], c["intended"], "{label}");
+            assert!(c["completed"].as_u64().unwrap() > 1000, "{label}");
+        }
+        let redirects: u64 = r["tests"].as_array().unwrap().iter().map(|t| t["counts"]["redirects"].as_u64().unwrap()).sum();
+        let moved_ask: Vec<(u64, u64)> = r["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|t| t["nodes"].as_array().unwrap().iter().map(|n| (n["moved"].as_u64().unwrap(), n["ask"].as_u64().unwrap())))
+            .collect();
+        eprintln!("{name}: {redirects} redirects; (moved, ask) per test and node: {moved_ask:?}");
+        assert!(redirects > 0, "{name}: requests to the moved slots were redirected at least once");
+        let per_node: u64 = r["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|t| t["nodes"].as_array().unwrap().iter().map(|n| n["moved"].as_u64().unwrap() + n["ask"].as_u64().unwrap()))
+            .sum();
+        assert_eq!(per_node, redirects, "{name}: every redirect is counted at the node that gave it");
+    }
+}
+
+#[test]
+fn cluster_against_a_standalone_server_is_a_clear_error() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let out = run_tailrate(&["-p", &port, "--cluster", "-t", "get", "-n", "10"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(err.contains("--cluster") && err.contains("not in cluster mode"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    // Without --cluster the same server is simply benchmarked.
+    let out = run_tailrate(&["-p", &port, "-t", "get", "-n", "10", "-q"]);
+    assert!(!assert_success(&out).contains("per cluster node"));
+}
