@@ -17,6 +17,8 @@
 #   stop_redis PID [PORT]           SIGKILL it, wait, remove its directory
 #   on_exit CMD...                  run CMD at exit (LIFO); needs
 #   install_cleanup_trap            (sets the EXIT/INT/TERM traps once)
+#   raise_nofile N                  make `ulimit -n` at least N in this shell
+#                                   (and so in what it starts), or die
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() {
@@ -189,6 +191,22 @@ stop_redis() {
     if [[ -n $port ]]; then
         rm -rf "$(redis_dir "$port")"
     fi
+}
+
+# raise_nofile N: raises this shell's open-file limit (soft, and the hard one
+# when it is lower and we are root) to at least N; servers and generators
+# started afterwards inherit it. Dies when it cannot.
+raise_nofile() {
+    local want=$1 soft hard
+    soft=$(ulimit -Sn)
+    [[ $soft == unlimited || $soft -ge $want ]] && return 0
+    hard=$(ulimit -Hn)
+    if [[ $hard != unlimited && $hard -lt $want ]]; then
+        ulimit -Hn "$want" 2>/dev/null ||
+            die "ulimit -n: need $want open files, the hard limit is $hard (raise it as root, or in limits.conf)"
+    fi
+    ulimit -Sn "$want" || die "ulimit -n $want failed"
+    log "ulimit -n $soft -> $(ulimit -Sn)"
 }
 
 _CLEANUP=()
