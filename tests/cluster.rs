@@ -1,29 +1,17 @@
 //! Redis Cluster: requests are routed by key slot to every master, redirects are
 //! followed while slots migrate during a run (with no failed request), results come
-//! per node, and `--cluster` against a standalone server is a clear error. The
-//! cluster is three real masters (`redis-server --cluster-enabled yes` joined by
-//! `redis-cli --cluster create`), started once per test process: nextest gives every
-//! test its own process, `cargo test` shares one cluster over the group.
+//! per node, and `--cluster` against a standalone server is a clear error. Each test
+//! starts its own cluster of three real masters (`redis-server --cluster-enabled yes`
+//! joined by `redis-cli --cluster create`, ~2 s) and stops it when it ends: nextest
+//! runs every test in a process of its own, and a cluster kept in a `static` would
+//! never be dropped, so its servers would outlive the run.
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::harness::cluster::RedisCluster;
 use crate::harness::{RedisServer, assert_success, run_tailrate, stderr_of};
-
-/// The process's cluster, started on first use.
-fn cluster() -> &'static RedisCluster {
-    static CLUSTER: OnceLock<RedisCluster> = OnceLock::new();
-    CLUSTER.get_or_init(|| RedisCluster::start(3))
-}
-
-/// Serializes the tests that share a cluster (under `cargo test`): they count commands on the same servers.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 fn report(path: &std::path::Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
@@ -36,9 +24,7 @@ fn nodes_of(test: &Value) -> Vec<(String, u64)> {
 
 #[test]
 fn a_run_spreads_over_every_master_as_the_slots_say() {
-    let _guard = serial();
-    let cluster = cluster();
-    cluster.reset_stats();
+    let cluster = RedisCluster::start(3);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     // No --cluster: a cluster node is detected and routed over.
@@ -69,8 +55,7 @@ fn a_run_spreads_over_every_master_as_the_slots_say() {
 
 #[test]
 fn slots_migrated_during_a_run_are_followed_with_no_failed_request() {
-    let _guard = serial();
-    let cluster = cluster();
+    let cluster = RedisCluster::start(3);
     let dir = tempfile::tempdir().unwrap();
     let port = cluster.nodes[1].port().to_string();
     // Open loop, then closed loop, each while 500 slots (with their keys) move between
