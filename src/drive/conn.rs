@@ -84,20 +84,17 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             continue;
         };
 
-        // A closed-loop client of a cluster starts its next batch when its last is finished.
-        if !is_open && let Some(cluster) = &ctx.cluster {
-            if route::refill(&ctx, cluster, slot / cluster.len()) > 0 {
-                wake_given(&ctx);
-            } else {
-                ctx.wake_all_if_done();
-            }
-        }
+        // A closed loop's next batch is due when the last is answered: this connection's,
+        // or against a cluster its client's, spread over the client's connections, whose
+        // first connection starts every batch (the others wake it when theirs is answered).
+        let closed_cluster = if is_open { None } else { ctx.cluster.as_ref().filter(|c| slot % c.len() == 0).map(|c| (c, slot / c.len())) };
+        let batch_due = match closed_cluster {
+            Some((cluster, group)) => cluster.outstanding[group].get() == 0 && !ctx.sending_done.get(),
+            None => !routed && fifo.is_empty(),
+        };
         // A rate-capped closed loop waits for the limiter before each batch; the wait is
         // not timed (that is what such tools do, and what the comparison shows).
-        if !routed
-            && fifo.is_empty()
-            && let Some(limiter) = &ctx.shared.limiter
-        {
+        if batch_due && let Some(limiter) = &ctx.shared.limiter {
             let n = std::num::NonZeroU32::new(cap as u32).unwrap_or(std::num::NonZeroU32::MIN);
             // Ask the limiter and sleep on tokio's timer: governor's own async wait sleeps on
             // a timer thread and woke late enough to hold a 20k/s cap to 11-14k/s. (Spinning
@@ -106,6 +103,13 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             while let Ok(Err(not_until)) = limiter.check_n(n) {
                 let now = governor::clock::Clock::now(&governor::clock::DefaultClock::default());
                 tokio::time::sleep(not_until.wait_time_from(now)).await;
+            }
+        }
+        if let Some((cluster, group)) = closed_cluster {
+            if route::refill(&ctx, cluster, group) > 0 {
+                wake_given(&ctx);
+            } else {
+                ctx.wake_all_if_done();
             }
         }
         // Fill: encode every request this connection may send now into one buffer.
@@ -375,8 +379,7 @@ fn complete(ctx: &Ctx, slot: usize, f: &InFlight, incoming: Incoming, received: 
             return;
         }
         if !matches!(ctx.plan.mode, Mode::Open { .. }) {
-            let outstanding = &cluster.outstanding[req.group as usize];
-            outstanding.set(outstanding.get().saturating_sub(1));
+            batch_member_done(ctx, cluster, req.group as usize);
         }
     }
     if !req.measured {
@@ -418,6 +421,16 @@ fn complete(ctx: &Ctx, slot: usize, f: &InFlight, incoming: Incoming, received: 
     }
 }
 
+/// Closed loop against a cluster: one request of client `group`'s batch ended; the
+/// last wakes the client's first connection, which starts the next batch.
+fn batch_member_done(ctx: &Ctx, cluster: &route::Cluster, group: usize) {
+    let outstanding = &cluster.outstanding[group];
+    outstanding.set(outstanding.get().saturating_sub(1));
+    if outstanding.get() == 0 {
+        ctx.wake[group * cluster.len()].notify_one();
+    }
+}
+
 /// The connection failed: every request in flight on it ends as an error of `e`'s kind.
 ///
 /// A protocol error (bytes that are not RESP, a reply over the limits, a reply nobody
@@ -440,8 +453,7 @@ fn end_in_flight(ctx: &Ctx, slot: usize, fifo: &mut VecDeque<InFlight>, kind: &s
         let req = f.req;
         if let Some(cluster) = &ctx.cluster {
             if !matches!(ctx.plan.mode, Mode::Open { .. }) {
-                let outstanding = &cluster.outstanding[req.group as usize];
-                outstanding.set(outstanding.get().saturating_sub(1));
+                batch_member_done(ctx, cluster, req.group as usize);
             }
             if req.measured {
                 rec.node(slot % cluster.len()).errors += 1;
