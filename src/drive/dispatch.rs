@@ -338,4 +338,10 @@ mod tests {
         d.slot_down(1);
         assert_eq!((d.slots[1].pending.len(), d.backlog_len()), (1, 0));
     }
+
+    #[test]
+    fn a_waiting_request_takes_56_bytes() {
+        // tests/reliability/timing.rs bounds a full backlog's memory with this size.
+        assert!(std::mem::size_of::<Arrival>() <= 56, "{}", std::mem::size_of::<Arrival>());
+    }
 }
