@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use super::dispatch::Arrival;
+use super::dispatch::{self, Arrival};
 use super::route;
 use super::since;
 use super::thread::Ctx;
@@ -187,6 +187,11 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                 ctx.spin.work.set(ctx.spin.work.get() + 1);
                 let received = Instant::now();
                 let taken = take_replies(&ctx, slot, c, &mut fifo, &mut deferred, received);
+                // The clock was just read: take the arrivals that are due now, not when
+                // the scheduler's turn comes.
+                if dispatch::due(&ctx, received) {
+                    dispatch::hand_out(&ctx, received);
+                }
                 if routed {
                     wake_given(&ctx);
                 }

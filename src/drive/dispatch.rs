@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::Instant;
 
-use super::schedule::{Schedule, wait_until};
+use super::schedule::wait_until;
 use super::thread::Ctx;
 use crate::cli::Pacing;
 use crate::record::Recorder;
@@ -202,47 +202,69 @@ impl Dispatch {
     }
 }
 
-/// The open-loop scheduler of one thread: wakes, hands out every due arrival in one
-/// batch, and computes the next wake-up. Intended times come from the schedule only.
-pub(crate) async fn scheduler_loop(ctx: Rc<Ctx>, mut schedule: Schedule, pacing: Pacing, end: Instant) {
-    let mut wakes = Vec::with_capacity(ctx.wake.len());
+/// Hands every arrival of the schedule that is due by `now` to a connection (or the
+/// backlog), as one batch taken at `now`: each one's lag is `now - intended`, and its
+/// latency still counts from `intended`. The scheduler calls it when it wakes; so does a
+/// connection that has just read the clock for a reply, so that on a busy thread due
+/// arrivals are taken between any two tasks rather than only when the scheduler's turn
+/// comes round (which, with many connections ready, can be tens of microseconds).
+pub(crate) fn hand_out(ctx: &Ctx, now: Instant) {
+    let mut schedule = ctx.schedule.borrow_mut();
+    let (Some(schedule), Some(end)) = (schedule.as_mut(), ctx.end) else { return };
+    if ctx.shared.cancel.is_cancelled() {
+        ctx.next_due.set(None);
+        return;
+    }
+    let mut dispatch = ctx.dispatch.borrow_mut();
+    let mut rec = ctx.rec.borrow_mut();
+    let mut sampler = ctx.sampler.borrow_mut();
+    dispatch.begin_batch();
     loop {
-        let next = ctx.start + schedule.peek();
-        if next >= end || ctx.shared.cancel.is_cancelled() {
+        let intended = ctx.start + schedule.peek();
+        if intended >= end {
+            ctx.next_due.set(None);
+            break;
+        }
+        if intended > now {
+            ctx.next_due.set(Some(intended));
+            break;
+        }
+        schedule.advance();
+        let measured = intended >= ctx.measure_from;
+        let command = ctx.test.pick(&mut sampler);
+        if measured {
+            rec.commands[command].intended += 1;
+        }
+        let mut arrival = Arrival::new(intended, now, command as u16, measured);
+        let node = match &ctx.cluster {
+            Some(cluster) => {
+                arrival.key = ctx.test.draw_key(&mut sampler);
+                cluster.node_for(&ctx.test, command, arrival.key)
+            }
+            None => 0,
+        };
+        dispatch.offer(arrival, node, &mut rec);
+    }
+}
+
+/// Whether an arrival is due by `now` (a connection's check after each read: one compare).
+#[inline]
+pub(crate) fn due(ctx: &Ctx, now: Instant) -> bool {
+    ctx.next_due.get().is_some_and(|next| next <= now)
+}
+
+/// The open-loop scheduler of one thread: waits for the next intended time (as
+/// `pacing` says), hands out every due arrival in one batch, and wakes the connections
+/// that got work. Intended times come from the schedule only.
+pub(crate) async fn scheduler_loop(ctx: Rc<Ctx>, pacing: Pacing) {
+    let mut wakes = Vec::with_capacity(ctx.wake.len());
+    while let Some(next) = ctx.next_due.get() {
+        if ctx.shared.cancel.is_cancelled() {
             break;
         }
         wait_until(next, pacing, &ctx.spin).await;
-        // `handled` is when this batch was taken: the lag of each arrival in it is
-        // `handled - intended`, and its latency still counts from `intended`.
-        let handled = Instant::now();
-        {
-            let mut dispatch = ctx.dispatch.borrow_mut();
-            let mut rec = ctx.rec.borrow_mut();
-            dispatch.begin_batch();
-            loop {
-                let intended = ctx.start + schedule.peek();
-                if intended > handled || intended >= end {
-                    break;
-                }
-                schedule.advance();
-                let measured = intended >= ctx.measure_from;
-                let mut sampler = ctx.sampler.borrow_mut();
-                let command = ctx.test.pick(&mut sampler);
-                if measured {
-                    rec.commands[command].intended += 1;
-                }
-                let mut arrival = Arrival::new(intended, handled, command as u16, measured);
-                let node = match &ctx.cluster {
-                    Some(cluster) => {
-                        arrival.key = ctx.test.draw_key(&mut sampler);
-                        cluster.node_for(&ctx.test, command, arrival.key)
-                    }
-                    None => 0,
-                };
-                dispatch.offer(arrival, node, &mut rec);
-            }
-            dispatch.take_wakes(&mut wakes);
-        }
+        hand_out(&ctx, Instant::now());
+        ctx.dispatch.borrow_mut().take_wakes(&mut wakes);
         for &slot in &wakes {
             ctx.wake[slot].notify_one();
         }

@@ -125,6 +125,10 @@ pub(crate) struct Ctx {
     pub rec: RefCell<Recorder>,
     /// Every per-request random choice (command, key, value).
     pub sampler: RefCell<Sampler>,
+    /// Open loop: this thread's schedule (taken by [`super::dispatch::hand_out`]).
+    pub schedule: RefCell<Option<Schedule>>,
+    /// Open loop: when the schedule's next arrival is due; `None` once it has ended.
+    pub next_due: Cell<Option<Instant>>,
     /// Open-loop hand-off from the scheduler to connections.
     pub dispatch: RefCell<Dispatch>,
     /// One wake-up per connection, for new work.
@@ -275,10 +279,22 @@ async fn drive_thread(
         Mode::Closed { pipeline, .. } => (0, pipeline as usize),
     };
     let cluster = plan.cluster.as_ref().map(|map| Cluster::new(map, &endpoint, plan.connections));
+    let schedule = match plan.mode {
+        Mode::Open { rate_per_sec, arrival, .. } if end.is_some() => {
+            Some(Schedule::new(arrival, rate_per_sec, plan.index, plan.threads, plan.seed))
+        }
+        _ => None,
+    };
+    let next_due = match (&schedule, end) {
+        (Some(s), Some(end)) => Some(start + s.peek()).filter(|&first| first < end),
+        _ => None,
+    };
     let nodes = cluster.as_ref().map_or(1, Cluster::len);
     let ctx = Rc::new(Ctx {
         sampler: RefCell::new(sampler),
         dispatch: RefCell::new(Dispatch::new(n_connections, nodes, cap, max_backlog, !is_open)),
+        schedule: RefCell::new(schedule),
+        next_due: Cell::new(next_due),
         cluster,
         wake: (0..n_connections).map(|_| Rc::new(Notify::new())).collect(),
         woken: RefCell::new(Vec::with_capacity(n_connections)),
@@ -308,11 +324,8 @@ async fn drive_thread(
     for (slot, conn) in conns.into_iter().enumerate() {
         tokio::task::spawn_local(super::conn::connection_loop(ctx.clone(), slot, conn));
     }
-    if let Mode::Open { rate_per_sec, arrival, pacing, .. } = ctx.plan.mode
-        && let Some(end) = ctx.end
-    {
-        let schedule = Schedule::new(arrival, rate_per_sec, ctx.plan.index, ctx.plan.threads, ctx.plan.seed);
-        tokio::task::spawn_local(super::dispatch::scheduler_loop(ctx.clone(), schedule, pacing, end));
+    if let Mode::Open { pacing, .. } = ctx.plan.mode {
+        tokio::task::spawn_local(super::dispatch::scheduler_loop(ctx.clone(), pacing));
     }
 
     // Wait for every connection loop, but not past a hard deadline: a server that never
