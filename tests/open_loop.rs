@@ -315,23 +315,29 @@ mod timing {
     /// the same connection sending back to back. Under Poisson arrivals at utilisation
     /// `rho = lambda s` the mean response time is `s + lambda (v + s^2) / (2 (1 - rho))`;
     /// with `v = 0` that is M/D/1's `s (1 + rho / (2 (1 - rho)))`. Tolerance 15%: at
-    /// rho = 0.7 the queue's correlation time is ~35 s, so 10 s holds ~240 independent
-    /// stretches and the mean's standard error is ~4%.
+    /// rho = 0.8 the queue's correlation time is ~25 s, so 15 s holds ~600 independent
+    /// stretches and the mean's standard error is ~5%.
+    ///
+    /// The model assumes the service time is fixed. On this VM the whole machine stalls
+    /// now and then for tens of milliseconds; one 100 ms stall adds ~2 X^2 = 20,000
+    /// ms-requests of wait at rho 0.8, i.e. +65% on a 15 s run's mean (seen: one run in
+    /// three at 12 s, with a service-time cv^2 of 0.07-0.13 instead of ~0.005). Such a
+    /// run breaks the model's premise rather than testing the tool, and it shows in the
+    /// run's own numbers: a service time or a schedule lag of more than ten service
+    /// times, which a 1 ms sleep on an undisturbed machine never has, or a service time
+    /// that is no longer fixed (cv^2 over [`MAX_SERVICE_CV2`]). Those runs are
+    /// set aside and repeated (at most [`PK_ATTEMPTS`] times, each printed); the first
+    /// undisturbed run must match.
     #[test]
     fn poisson_arrivals_on_a_fixed_service_time_match_pollaczek_khinchine() {
-        pollaczek_khinchine_holds_at(&[(0.5, "5s")]);
+        pollaczek_khinchine_holds_at(&[(0.5, "5s"), (0.8, "15s")]);
     }
 
-    /// The same at high utilisation. Not in the suite: the wait grows as 1 / (1 - rho),
-    /// and on this VM the machine's own millisecond stalls (seen as a service-time cv^2
-    /// of 0.07-0.13 instead of ~0.005) pushed the mean 22% over the prediction at
-    /// rho 0.7 in one of five stress runs, and 65% over at rho 0.8 in one of three.
-    /// Run it with `cargo nextest run --run-ignored only pollaczek` on a quiet machine.
-    #[test]
-    #[ignore = "sensitive to the machine's own stalls at high utilisation; see its doc"]
-    fn poisson_arrivals_at_high_utilisation_match_pollaczek_khinchine() {
-        pollaczek_khinchine_holds_at(&[(0.7, "10s"), (0.8, "12s")]);
-    }
+    /// Runs per utilisation before a disturbed machine fails the test.
+    const PK_ATTEMPTS: usize = 5;
+    /// Largest service-time cv^2 of a run that still has a fixed service time: ~0.005 on
+    /// a quiet machine, 0.07-0.26 in the runs the machine's load disturbed.
+    const MAX_SERVICE_CV2: f64 = 0.03;
 
     fn pollaczek_khinchine_holds_at(utilisations: &[(f64, &str)]) {
         let server = RedisServer::builder().arg("--enable-debug-command", "yes").start();
@@ -364,8 +370,24 @@ mod timing {
                 "SLEEP",
                 "0.001",
             ];
-            let test = run_json(&args).1["tests"][0].clone();
-            assert_balanced(&test);
+            let disturbed_above_ms = 10.0 * s_ms;
+            let mut attempt = 0;
+            let test = loop {
+                attempt += 1;
+                let test = run_json(&args).1["tests"][0].clone();
+                assert_balanced(&test);
+                let (service_max, lag_max) = (ms(&test, "service", "max_ns"), ms(&test, "lag", "max_ns"));
+                let service = histogram(&test, "service");
+                let cv2 = (service.stdev() / service.mean()).powi(2);
+                if service_max <= disturbed_above_ms && lag_max <= disturbed_above_ms && cv2 <= MAX_SERVICE_CV2 {
+                    break test;
+                }
+                eprintln!(
+                    "rho {rho}: attempt {attempt} disturbed (service max {service_max:.1} ms, lag max {lag_max:.1} ms, limit {disturbed_above_ms:.1} ms; service cv^2 {cv2:.3}, limit {MAX_SERVICE_CV2}); mean response {:.3} ms",
+                    ms(&test, "response", "mean_ns")
+                );
+                assert!(attempt < PK_ATTEMPTS, "rho {rho}: the machine stalled in all {PK_ATTEMPTS} runs; the model cannot be tested here");
+            };
             // The service time under load, measured in the same run: a request's time on the
             // connection can grow a little when the generator is busy, and at rho = 0.8 the
             // wait is so sensitive to it (1 / (1 - rho)) that the calibration is not enough.
@@ -379,6 +401,10 @@ mod timing {
             let predicted = s_run + lambda_per_ms * (v_run + s_run * s_run) / (2.0 * (1.0 - rho_run));
             let md1 = s_ms * (1.0 + rho / (2.0 * (1.0 - rho)));
             let measured = ms(&test, "response", "mean_ns");
+            eprintln!(
+                "rho {rho} ({rho_run:.3} as run, attempt {attempt}): mean response {measured:.3} ms, Pollaczek-Khinchine {predicted:.3} ms ({:+.1}%), M/D/1 at calibration {md1:.3} ms",
+                (measured / predicted - 1.0) * 100.0
+            );
             assert!(
                 (measured / predicted - 1.0).abs() <= 0.15,
                 "rho {rho} ({rho_run:.2} as run): mean response {measured:.3} ms; Pollaczek-Khinchine predicts {predicted:.3} ms (M/D/1 at calibration {md1:.3} ms; s {s_ms:.3} ms, {s_run:.3} ms as run, cv^2 {:.3})",
@@ -388,7 +414,10 @@ mod timing {
     }
 
     /// The server counts what arrived: R x (warm-up + duration) requests, within 1%,
-    /// and the report's achieved rate is within 1% of the target.
+    /// and the report's achieved rate is within 1% of the target. The Poisson run is
+    /// seeded: a Poisson count over 2 s at 10k/s has a standard deviation of 0.7% of
+    /// itself, so an unseeded schedule alone would leave the 1% band one run in six. The
+    /// schedule of seed 1 plans 19,924 measured requests (0.4% under the target).
     #[test]
     fn achieved_rates_are_within_one_percent_of_the_target() {
         let server = RedisServer::start();
@@ -411,6 +440,8 @@ mod timing {
                 "8",
                 "-t",
                 "get",
+                "--seed",
+                "1",
             ]);
             let test = &report["tests"][0];
             let achieved = test["achieved_rate_per_sec"].as_f64().unwrap();
