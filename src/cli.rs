@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::units::{parse_count, parse_duration, parse_rate};
+use crate::units::{parse_count, parse_delay, parse_duration, parse_rate};
 
 /// tailrate: load generator and latency profiler for Redis-protocol servers.
 ///
@@ -196,6 +196,15 @@ pub struct RunArgs {
     /// Pipeline this many requests per connection (closed loop).
     #[arg(short = 'P', default_value_t = 1, value_name = "NUMREQ")]
     pub pipeline: u32,
+    /// Closed loop: this many logical clients, each with one request in flight, dealt evenly over the -c connections; each connection batches its workers' requests (automatic pipelining).
+    #[arg(long, value_name = "W")]
+    pub workers: Option<usize>,
+    /// With --workers: a connection writes its waiting requests once this many wait [default: 100].
+    #[arg(long = "pipeline-size", value_name = "N")]
+    pub pipeline_size: Option<usize>,
+    /// With --workers: ...or once the oldest has waited this long, or when every worker of the connection waits: `50us`, `1ms`, `0` [default: 0].
+    #[arg(long = "pipeline-delay", value_parser = parse_delay, value_name = "DURATION")]
+    pub pipeline_delay: Option<Duration>,
     /// Quiet: one line per test.
     #[arg(short = 'q')]
     pub quiet: bool,

@@ -12,6 +12,7 @@ mod proxy;
 mod reliability;
 mod sweep;
 mod tls;
+mod workers;
 mod workload;
 
 /// Checks that the harness itself works: a server starts, answers, counts

@@ -178,12 +178,14 @@ impl CommandRecord {
 pub struct Recorder {
     /// One record per command of the test, by command index.
     pub commands: Vec<CommandRecord>,
+    /// Writes that carried `--workers` batches (0 in other modes).
+    pub writes: u64,
 }
 
 impl Recorder {
     /// An empty recorder for `n_commands` commands.
     pub fn new(n_commands: usize) -> Self {
-        Recorder { commands: vec![CommandRecord::default(); n_commands.max(1)] }
+        Recorder { commands: vec![CommandRecord::default(); n_commands.max(1)], writes: 0 }
     }
 
     /// Records one successful reply's times, in nanoseconds.
@@ -212,6 +214,7 @@ impl Recorder {
         for (into, from) in self.commands.iter_mut().zip(&other.commands) {
             into.add(from);
         }
+        self.writes += other.writes;
     }
 
     /// The commands merged into one record (the test's aggregate).
@@ -228,6 +231,7 @@ impl Recorder {
         for rec in &mut self.commands {
             rec.reset();
         }
+        self.writes = 0;
     }
 
     /// Successful replies over every command.
