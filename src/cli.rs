@@ -46,6 +46,25 @@ pub enum Command {
     Sweep(Box<SweepArgs>),
     /// Re-render the plots of saved sweeps (one file, or several overlaid).
     Plot(PlotArgs),
+    /// Search --workers, --pipeline-size and --pipeline-delay for the highest closed-loop throughput.
+    Tune(Box<TuneArgs>),
+}
+
+/// `tailrate tune`: see README. Each trial is a closed-loop run of --duration [default: 1s] on -c connections.
+#[derive(Debug, clap::Args)]
+pub struct TuneArgs {
+    /// Most search trials (the baseline and the re-measurements come on top).
+    #[arg(long = "max-trials", default_value_t = 30, value_name = "N")]
+    pub max_trials: usize,
+    /// Runs of each of the two best settings after the search; the highest median is reported.
+    #[arg(long = "confirm-runs", default_value_t = 3, value_name = "N")]
+    pub confirm_runs: usize,
+    /// Most workers tried (the search starts at 16 per connection).
+    #[arg(long = "max-workers", default_value_t = 4096, value_name = "N")]
+    pub max_workers: usize,
+    /// Options of each trial's run (--json FILE writes the whole search).
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// `tailrate sweep`: see README.
@@ -377,6 +396,15 @@ mod tests {
         assert!(Args::try_parse_from(["tailrate", "-d", "10", "--data-size-list", "1:1"]).is_err());
         assert!(Args::try_parse_from(["tailrate", "--data-size-range", "1-2", "--data-size-list", "1:1"]).is_err());
         assert!(Args::try_parse_from(["tailrate", "--data-size-range", "1-2"]).is_ok());
+    }
+
+    #[test]
+    fn tune_is_a_subcommand_with_run_flags() {
+        let args = Args::try_parse_from(["tailrate", "tune", "--max-trials", "5", "-c", "2", "-t", "get"]).unwrap();
+        match args.subcommand {
+            Some(Command::Tune(tune)) => assert_eq!((tune.max_trials, tune.run.clients), (5, 2)),
+            other => panic!("expected tune, got {other:?}"),
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod proxy;
 mod reliability;
 mod sweep;
 mod tls;
+mod tune;
 mod workers;
 mod workload;
 
