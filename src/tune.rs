@@ -576,7 +576,7 @@ impl Tuner<'_> {
         if let Some(baseline) = self.report.baseline_per_sec.filter(|&b| b > 0.0) {
             writeln!(
                 self.stdout,
-                "  {:.1}x the plain closed loop on the same {} connections ({baseline:.0} req/s)",
+                "  {:.1}x the plain closed loop on -c {} ({baseline:.0} req/s)",
                 best.throughput_per_sec / baseline,
                 self.report.connections
             )?;

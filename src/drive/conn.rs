@@ -3,8 +3,9 @@
 //!
 //! Clock reads: one before each write (the `sent` of the batch; in closed loop also its
 //! intended and handled time) and one after each read (the `received` of every reply
-//! that read completed). With `--workers` one more before each fill: the request time of
-//! the requests workers hand to the batch then (see `batch.rs`). Nothing else on this
+//! that read completed). With `--workers`, one more before each fill (the request time
+//! of the requests workers hand to the batch then, see `batch.rs`), and a partial batch
+//! waiting out a sub-millisecond `--pipeline-delay` spins on it. Nothing else on this
 //! path reads the clock.
 
 use std::collections::VecDeque;
