@@ -91,6 +91,9 @@ pub struct Workers {
 /// `--pipeline-size` when not given: large enough that a connection's ready workers
 /// usually go in one write, small enough to bound one write (about 4 KiB of small GETs).
 pub const DEFAULT_PIPELINE_SIZE: usize = 100;
+/// Most `--workers`: each one keeps about 72 bytes of request state on its connection,
+/// allocated at the start, so a million is 72 MB.
+pub const MAX_WORKERS: usize = 1_000_000;
 /// `--pipeline-delay` when not given: write as soon as the connection has nothing else
 /// to read, so batching adds no wait of its own.
 pub const DEFAULT_PIPELINE_DELAY: Duration = Duration::ZERO;
@@ -317,6 +320,9 @@ fn workers_of(args: &RunArgs) -> Result<Option<Workers>, ConfigError> {
     };
     if count == 0 {
         return Err(ConfigError::invalid("--workers", "need at least one worker"));
+    }
+    if count > MAX_WORKERS {
+        return Err(ConfigError::invalid("--workers", format!("at most {MAX_WORKERS} (each holds request state allocated up front)")));
     }
     if args.pipeline_size == Some(0) {
         return Err(ConfigError::invalid("--pipeline-size", "a batch holds at least one request"));
@@ -619,6 +625,7 @@ mod tests {
     #[test]
     fn bad_worker_flags_are_refused_naming_the_flag() {
         refused(&["--workers", "0"], &["--workers", "at least one"]);
+        refused(&["--workers", "2000000"], &["--workers", "at most 1000000"]);
         refused(&["-c", "1", "--workers", "4", "--pipeline-size", "0"], &["--pipeline-size"]);
         refused(&["--pipeline-size", "8"], &["--pipeline-size", "--workers"]);
         refused(&["--pipeline-delay", "1ms"], &["--pipeline-delay", "--workers"]);

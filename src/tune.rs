@@ -104,6 +104,9 @@ pub fn check_args(args: &TuneArgs) -> Result<(), TuneError> {
     if args.confirm_runs == 0 {
         return Err(TuneError::Invalid { flag: "--confirm-runs", why: "the best settings are measured at least once more".into() });
     }
+    if args.max_workers > crate::config::MAX_WORKERS {
+        return Err(TuneError::Invalid { flag: "--max-workers", why: format!("at most {}", crate::config::MAX_WORKERS) });
+    }
     if args.max_workers < run.clients {
         return Err(TuneError::Invalid {
             flag: "--max-workers",
