@@ -259,6 +259,9 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
         if config.cluster || facts.version.is_some() {
             let found = tokio::time::timeout(config.connect_timeout, crate::net::cluster::discover(&mut conn)).await;
             match found {
+                Ok(Ok(Some(_))) if config.mode.workers().is_some() => {
+                    anyhow::bail!("--workers: {} is a Redis Cluster node, and --workers does not route over a cluster (use -c and -P)", config.endpoint);
+                }
                 Ok(Ok(Some(map))) => {
                     facts.cluster_nodes = map.nodes.iter().map(ToString::to_string).collect();
                     if map.unowned() > 0 {

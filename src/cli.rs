@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::units::{parse_count, parse_duration, parse_rate};
+use crate::units::{parse_count, parse_delay, parse_duration, parse_rate};
 
 /// tailrate: load generator and latency profiler for Redis-protocol servers.
 ///
@@ -46,6 +46,25 @@ pub enum Command {
     Sweep(Box<SweepArgs>),
     /// Re-render the plots of saved sweeps (one file, or several overlaid).
     Plot(PlotArgs),
+    /// Search --workers, --pipeline-size and --pipeline-delay for the highest closed-loop throughput.
+    Tune(Box<TuneArgs>),
+}
+
+/// `tailrate tune`: see README. Each trial is a closed-loop run of --duration [default: 1s] on -c connections.
+#[derive(Debug, clap::Args)]
+pub struct TuneArgs {
+    /// Most search trials (the baseline and the re-measurements come on top).
+    #[arg(long = "max-trials", default_value_t = 30, value_name = "N")]
+    pub max_trials: usize,
+    /// Runs of each of the two best settings after the search; the highest median is reported.
+    #[arg(long = "confirm-runs", default_value_t = 3, value_name = "N")]
+    pub confirm_runs: usize,
+    /// Most workers tried (the search starts at 16 per connection).
+    #[arg(long = "max-workers", default_value_t = 4096, value_name = "N")]
+    pub max_workers: usize,
+    /// Options of each trial's run (--json FILE writes the whole search).
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// `tailrate sweep`: see README.
@@ -201,6 +220,15 @@ pub struct RunArgs {
     /// Pipeline this many requests per connection (closed loop).
     #[arg(short = 'P', default_value_t = 1, value_name = "NUMREQ")]
     pub pipeline: u32,
+    /// Closed loop: this many logical clients, each with one request in flight, dealt evenly over the -c connections; each connection batches its workers' requests (automatic pipelining).
+    #[arg(long, value_name = "W")]
+    pub workers: Option<usize>,
+    /// With --workers: a connection writes its waiting requests once this many wait [default: 100].
+    #[arg(long = "pipeline-size", value_name = "N")]
+    pub pipeline_size: Option<usize>,
+    /// With --workers: ...or once the oldest has waited this long, or when every worker of the connection waits: `50us`, `1ms`, `0` [default: 0].
+    #[arg(long = "pipeline-delay", value_parser = parse_delay, value_name = "DURATION")]
+    pub pipeline_delay: Option<Duration>,
     /// Quiet: one line per test.
     #[arg(short = 'q')]
     pub quiet: bool,
@@ -373,6 +401,15 @@ mod tests {
         assert!(Args::try_parse_from(["tailrate", "-d", "10", "--data-size-list", "1:1"]).is_err());
         assert!(Args::try_parse_from(["tailrate", "--data-size-range", "1-2", "--data-size-list", "1:1"]).is_err());
         assert!(Args::try_parse_from(["tailrate", "--data-size-range", "1-2"]).is_ok());
+    }
+
+    #[test]
+    fn tune_is_a_subcommand_with_run_flags() {
+        let args = Args::try_parse_from(["tailrate", "tune", "--max-trials", "5", "-c", "2", "-t", "get"]).unwrap();
+        match args.subcommand {
+            Some(Command::Tune(tune)) => assert_eq!((tune.max_trials, tune.run.clients), (5, 2)),
+            other => panic!("expected tune, got {other:?}"),
+        }
     }
 
     #[test]

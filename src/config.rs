@@ -50,12 +50,15 @@ impl ConfigError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Mode {
     /// Each connection keeps `pipeline` requests in flight; the next batch goes when all replies are in.
+    /// With `workers`, logical clients share the connections instead (automatic pipelining).
     Closed {
         /// Requests per batch (`-P`).
         pipeline: u32,
         /// Hold sends to this many requests per second (a `governor` limiter), timing each
         /// from its actual send: what rate-limited closed-loop tools report.
         rate_cap_per_sec: Option<f64>,
+        /// `--workers`: logical clients multiplexed over the connections, batched per connection.
+        workers: Option<Workers>,
     },
     /// Requests go at `rate_per_sec` whatever the server does.
     Open {
@@ -70,6 +73,39 @@ pub enum Mode {
         /// Most requests waiting client-side for a free connection.
         max_backlog: usize,
     },
+}
+
+/// `--workers W`: W logical clients, each with one request in flight, dealt evenly over
+/// the connections; a connection writes the requests its workers handed it in one batch
+/// when the batch is full or its oldest request has waited `pipeline_delay`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Workers {
+    /// Logical clients over all connections.
+    pub count: usize,
+    /// Most requests in one write (`--pipeline-size`).
+    pub pipeline_size: usize,
+    /// Longest the oldest buffered request waits for the batch to fill (`--pipeline-delay`).
+    pub pipeline_delay: Duration,
+}
+
+/// `--pipeline-size` when not given: large enough that a connection's ready workers
+/// usually go in one write, small enough to bound one write (about 4 KiB of small GETs).
+pub const DEFAULT_PIPELINE_SIZE: usize = 100;
+/// Most `--workers`: each one keeps about 72 bytes of request state on its connection,
+/// allocated at the start, so a million is 72 MB.
+pub const MAX_WORKERS: usize = 1_000_000;
+/// `--pipeline-delay` when not given: write as soon as the connection has nothing else
+/// to read, so batching adds no wait of its own.
+pub const DEFAULT_PIPELINE_DELAY: Duration = Duration::ZERO;
+
+impl Mode {
+    /// The `--workers` settings, when requests come from logical clients.
+    pub fn workers(&self) -> Option<&Workers> {
+        match self {
+            Mode::Closed { workers, .. } => workers.as_ref(),
+            Mode::Open { .. } => None,
+        }
+    }
 }
 
 /// How long a run lasts.
@@ -180,6 +216,7 @@ impl RunConfig {
             return Err(ConfigError::Conflict { a: "--user", b: "no password", why: "AUTH with a user needs -a or REDISCLI_AUTH" });
         }
 
+        let workers = workers_of(args)?;
         let mode = match args.rate {
             Some(rate_per_sec) => {
                 if args.pipeline != 1 {
@@ -211,7 +248,7 @@ impl RunConfig {
                     max_backlog: args.max_backlog,
                 }
             }
-            None => Mode::Closed { pipeline: args.pipeline, rate_cap_per_sec: None },
+            None => Mode::Closed { pipeline: args.pipeline, rate_cap_per_sec: None, workers },
         };
         if args.warmup.is_some() && args.rate.is_none() && args.duration.is_none() {
             return Err(ConfigError::Conflict { a: "--warmup", b: "-n", why: "warm-up is a time; use it with --duration or --rate" });
@@ -277,6 +314,68 @@ impl RunConfig {
     pub fn is_open_loop(&self) -> bool {
         matches!(self.mode, Mode::Open { .. })
     }
+}
+
+/// Checks `--workers`, `--pipeline-size` and `--pipeline-delay` against each other and
+/// the other flags; `None` without `--workers`.
+fn workers_of(args: &RunArgs) -> Result<Option<Workers>, ConfigError> {
+    let Some(count) = args.workers else {
+        let given = [(args.pipeline_size.is_some(), "--pipeline-size"), (args.pipeline_delay.is_some(), "--pipeline-delay")];
+        return match given.into_iter().find(|(on, _)| *on) {
+            Some((_, flag)) => Err(ConfigError::invalid(
+                flag,
+                "batches the requests of --workers; add --workers N (without workers, -P N writes N requests at a time)",
+            )),
+            None => Ok(None),
+        };
+    };
+    if count == 0 {
+        return Err(ConfigError::invalid("--workers", "need at least one worker"));
+    }
+    if count > MAX_WORKERS {
+        return Err(ConfigError::invalid("--workers", format!("at most {MAX_WORKERS} (each holds request state allocated up front)")));
+    }
+    if args.pipeline_size == Some(0) {
+        return Err(ConfigError::invalid("--pipeline-size", "a batch holds at least one request"));
+    }
+    if args.rate.is_some() {
+        return Err(ConfigError::Conflict {
+            a: "--workers",
+            b: "--rate",
+            why: "workers are closed-loop clients (each sends when its reply arrives); an open loop sends on its schedule over -c connections, --max-inflight capping each",
+        });
+    }
+    if args.pipeline != 1 {
+        return Err(ConfigError::Conflict {
+            a: "--workers",
+            b: "-P",
+            why: "workers are batched per connection by --pipeline-size and --pipeline-delay; -P is the fixed batch of a connection without workers",
+        });
+    }
+    if args.batch_latency {
+        return Err(ConfigError::Conflict {
+            a: "--workers",
+            b: "--batch-latency",
+            why: "each worker's reply is timed from its own request; batch latency belongs to -P",
+        });
+    }
+    if args.keepalive == 0 {
+        return Err(ConfigError::Conflict { a: "--workers", b: "-k 0", why: "workers share long-lived connections; drop -k 0" });
+    }
+    if count < args.clients {
+        return Err(ConfigError::invalid(
+            "--workers",
+            format!(
+                "{count} workers cannot keep {} connections busy (-c, default 50): give at least -c workers, or a smaller -c",
+                args.clients
+            ),
+        ));
+    }
+    Ok(Some(Workers {
+        count,
+        pipeline_size: args.pipeline_size.unwrap_or(DEFAULT_PIPELINE_SIZE),
+        pipeline_delay: args.pipeline_delay.unwrap_or(DEFAULT_PIPELINE_DELAY),
+    }))
 }
 
 /// Checks the workload flags (tests, custom command, mixes, keys, values) against each
@@ -522,7 +621,30 @@ mod tests {
         let cfg = config(&[]).unwrap();
         assert_eq!(cfg.stop, Stop::Requests(100_000));
         assert_eq!(cfg.connections, 50);
-        assert_eq!(cfg.mode, Mode::Closed { pipeline: 1, rate_cap_per_sec: None });
+        assert_eq!(cfg.mode, Mode::Closed { pipeline: 1, rate_cap_per_sec: None, workers: None });
+    }
+
+    #[test]
+    fn workers_default_to_batches_of_100_written_at_once() {
+        let cfg = config(&["-c", "4", "--workers", "64"]).unwrap();
+        let w = Workers { count: 64, pipeline_size: DEFAULT_PIPELINE_SIZE, pipeline_delay: Duration::ZERO };
+        assert_eq!(cfg.mode, Mode::Closed { pipeline: 1, rate_cap_per_sec: None, workers: Some(w) });
+        let cfg = config(&["-c", "1", "--workers", "8", "--pipeline-size", "4", "--pipeline-delay", "50us"]).unwrap();
+        assert_eq!(cfg.mode.workers().map(|w| (w.pipeline_size, w.pipeline_delay)), Some((4, Duration::from_micros(50))));
+    }
+
+    #[test]
+    fn bad_worker_flags_are_refused_naming_the_flag() {
+        refused(&["--workers", "0"], &["--workers", "at least one"]);
+        refused(&["--workers", "2000000"], &["--workers", "at most 1000000"]);
+        refused(&["-c", "1", "--workers", "4", "--pipeline-size", "0"], &["--pipeline-size"]);
+        refused(&["--pipeline-size", "8"], &["--pipeline-size", "--workers"]);
+        refused(&["--pipeline-delay", "1ms"], &["--pipeline-delay", "--workers"]);
+        refused(&["--workers", "100", "--rate", "1000"], &["--workers", "--rate"]);
+        refused(&["--workers", "100", "-P", "16"], &["--workers", "-P"]);
+        refused(&["--workers", "100", "--batch-latency"], &["--workers", "--batch-latency"]);
+        refused(&["--workers", "100", "-k", "0"], &["--workers", "-k 0"]);
+        refused(&["--workers", "10"], &["--workers", "-c", "50"]);
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //! - [`record`]: histograms per command and metric, counts, interval snapshots.
 //! - [`report`]: the report model (serde) and its text, csv and json exporters.
 //! - [`progress`]: the live status line.
+//! - [`sweep`]: open-loop rate sweeps, the SLO capacity search, plots.
+//! - [`tune`]: the search for the best `--workers` setting.
 //! - [`units`]: parsing of rates, durations and sizes typed by users.
 
 pub mod app;
@@ -23,5 +25,6 @@ pub mod record;
 pub mod report;
 pub mod resp;
 pub mod sweep;
+pub mod tune;
 pub mod units;
 pub mod workload;

@@ -37,6 +37,19 @@ fn main() -> ExitCode {
             warn_about_insecure(&config, &mut stderr);
             tailrate::sweep::run(sweep, &config, command_line, &cancel, Io { stdout: &mut stdout, stderr: &mut stderr, stderr_is_terminal })
         }
+        Some(Command::Tune(tune)) => {
+            // Tune flags (--max-trials, and run flags tune cannot use) are usage errors too: exit 2.
+            if let Err(e) = tailrate::tune::check_args(tune) {
+                return usage(&e.to_string());
+            }
+            let config = match RunConfig::from_args(&tailrate::tune::base_run_args(tune), None) {
+                Ok(c) => c,
+                Err(e) => return usage(&e.to_string()),
+            };
+            warn_about_password(&argv, &mut stderr);
+            warn_about_insecure(&config, &mut stderr);
+            tailrate::tune::run(tune, &config, command_line, &cancel, Io { stdout: &mut stdout, stderr: &mut stderr, stderr_is_terminal })
+        }
         Some(Command::Plot(plot)) => tailrate::sweep::replot(plot, &mut stdout).map(|()| Status::Completed),
         None => {
             let stdin_arg = if args.run.stdin_last_arg {

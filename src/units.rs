@@ -31,6 +31,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(trimmed).map_err(|e| format!("'{text}' is not a duration ({e}); write e.g. '30s' or '250ms'"))
 }
 
+/// Parses a delay: a duration with units (`50us`, `1ms`), or a bare `0` for none.
+pub fn parse_delay(text: &str) -> Result<Duration, String> {
+    let trimmed = text.trim();
+    if !trimmed.is_empty() && trimmed.chars().all(|c| c == '0' || c == '.') && trimmed.contains('0') {
+        return Ok(Duration::ZERO);
+    }
+    parse_duration(text).map_err(|e| e.replace("'30s' or '250ms'", "'50us', '1ms' or 0"))
+}
+
 /// Parses `123`, `1.5k`, `2M`, `3G` (decimal multipliers) into a float.
 fn parse_scaled(text: &str) -> Result<f64, String> {
     let trimmed = text.trim();
@@ -73,6 +82,15 @@ mod tests {
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert!(parse_duration("30").unwrap_err().contains("no unit"));
         assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn delays_take_units_or_a_bare_zero() {
+        assert_eq!(parse_delay("0").unwrap(), Duration::ZERO);
+        assert_eq!(parse_delay("50us").unwrap(), Duration::from_micros(50));
+        assert_eq!(parse_delay("1ms").unwrap(), Duration::from_millis(1));
+        assert!(parse_delay("5").unwrap_err().contains("no unit"));
+        assert!(parse_delay("soon").unwrap_err().contains("'50us'"));
     }
 
     #[test]

@@ -47,6 +47,21 @@ fn a_closed_loop_allocates_nothing_per_request() {
 }
 
 #[test]
+fn workers_allocate_nothing_per_request() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    // Batches that fill (size 4 of 16 workers per connection) and batches that wait out a delay.
+    for batching in [&["--pipeline-size", "4"][..], &["--pipeline-size", "64", "--pipeline-delay", "20us"][..]] {
+        let base = [&["-p", &port, "-c", "4", "--workers", "64", "-t", "set", "-r", "1000"][..], batching].concat();
+        let short = allocations_of(&[&base[..], &["-n", "20000"]].concat());
+        let long = allocations_of(&[&base[..], &["-n", "220000"]].concat());
+        let extra = long.saturating_sub(short);
+        eprintln!("{batching:?}: allocations: {short} -> {long}");
+        assert!(extra < 2_000, "{batching:?}: 200,000 more requests made {extra} more allocations ({short} -> {long})");
+    }
+}
+
+#[test]
 fn an_open_loop_allocates_nothing_per_request() {
     let server = RedisServer::start();
     let port = server.port().to_string();

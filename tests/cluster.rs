@@ -51,6 +51,10 @@ fn a_run_spreads_over_every_master_as_the_slots_say() {
         let share = seen as f64 / 30000.0;
         assert!((0.28..0.39).contains(&share), "node {} took {:.1}% of the requests", server.addr(), share * 100.0);
     }
+    // --workers batches per connection and does not route: refused, with the reason.
+    let out = run_tailrate(&["-p", &port, "--workers", "8", "-c", "2", "-t", "get", "-n", "100"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("--workers") && stderr_of(&out).contains("cluster"), "{}", stderr_of(&out));
 }
 
 #[test]

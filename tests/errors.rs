@@ -33,6 +33,21 @@ fn open_loop_flags_are_checked_before_anything_runs() {
 }
 
 #[test]
+fn worker_flags_are_checked_before_anything_runs() {
+    assert_usage_error(&["--workers", "0"], &["--workers"]);
+    assert_usage_error(&["--workers", "many"], &["--workers", "many"]);
+    assert_usage_error(&["--workers", "-3"], &["--workers"]);
+    assert_usage_error(&["-c", "1", "--workers", "8", "--pipeline-size", "0"], &["--pipeline-size"]);
+    assert_usage_error(&["-c", "1", "--workers", "8", "--pipeline-size", "lots"], &["--pipeline-size", "lots"]);
+    assert_usage_error(&["-c", "1", "--workers", "8", "--pipeline-delay", "50"], &["--pipeline-delay", "no unit"]);
+    assert_usage_error(&["-c", "1", "--workers", "8", "--pipeline-delay", "soon"], &["--pipeline-delay", "soon"]);
+    assert_usage_error(&["--pipeline-size", "8"], &["--pipeline-size", "--workers"]);
+    assert_usage_error(&["--workers", "100", "--rate", "1000"], &["--workers", "--rate"]);
+    assert_usage_error(&["--workers", "100", "-P", "16"], &["--workers", "-P"]);
+    assert_usage_error(&["--workers", "10"], &["--workers", "-c"]);
+}
+
+#[test]
 fn an_unreachable_server_fails_with_the_os_reason() {
     let port = free_port().to_string();
     let started = Instant::now();

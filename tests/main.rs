@@ -13,6 +13,8 @@ mod proxy;
 mod reliability;
 mod sweep;
 mod tls;
+mod tune;
+mod workers;
 mod workload;
 
 /// Checks that the harness itself works: a server starts, answers, counts

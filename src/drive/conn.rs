@@ -4,16 +4,21 @@
 //!
 //! Clock reads: one before each write (the `sent` of the batch; in closed loop also its
 //! intended and handled time) and one after each read (the `received` of every reply
-//! that read completed). Nothing else on this path reads the clock.
+//! that read completed). With `--workers`, one more before each fill (the request time
+//! of the requests workers hand to the batch then, see `batch.rs`), and a partial batch
+//! waiting out a sub-millisecond `--pipeline-delay` spins on it. Nothing else on this
+//! path reads the clock.
 
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use super::batch::Batch;
 use super::dispatch::{self, Arrival};
 use super::route;
 use super::since;
 use super::thread::Ctx;
+use crate::cli::Pacing;
 use crate::config::Mode;
 use crate::net::{Connection, Incoming, NetError};
 use crate::record::{ReplyTimes, nanos};
@@ -47,6 +52,8 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
     let is_open = matches!(ctx.plan.mode, Mode::Open { .. });
     let routed = ctx.routed();
     let mut fifo: VecDeque<InFlight> = VecDeque::with_capacity(cap);
+    // --workers: the requests this connection's workers handed over, not yet written.
+    let mut batch = ctx.batch(slot);
     // --batch-latency: replies of a closed-loop batch are recorded when its last one arrives.
     let mut deferred: Vec<Deferred> = Vec::with_capacity(if ctx.plan.batch_latency { cap } else { 0 });
     let mut backoff = BACKOFF_START;
@@ -113,16 +120,21 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             }
         }
         // Fill: encode every request this connection may send now into one buffer.
-        let wrote = if routed { fill_routed(&ctx, slot, c, &mut fifo) } else { fill_closed(&ctx, c, &mut fifo, cap) };
+        let wrote = match batch.as_mut() {
+            _ if routed => fill_routed(&ctx, slot, c, &mut fifo),
+            Some(batch) => fill_batched(&ctx, c, &mut fifo, batch),
+            None => fill_closed(&ctx, c, &mut fifo, cap),
+        };
         if wrote > 0 {
             ctx.spin.work.set(ctx.spin.work.get() + 1);
             let sent = Instant::now();
             let start = fifo.len() - wrote;
             for f in fifo.range_mut(start..) {
                 f.sent = sent;
-                if !is_open && !f.req.retry {
+                if !is_open && batch.is_none() && !f.req.retry {
                     // Closed loop has no plan: intended = handled = sent (a redirected
-                    // request keeps its first send, so its latency includes the detour).
+                    // request keeps its first send, so its latency includes the detour;
+                    // a --workers request keeps its worker's request time).
                     f.req.intended = sent;
                     f.req.handled = sent;
                 }
@@ -131,6 +143,10 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             if let Err(e) = c.flush().await {
                 fail(&ctx, slot, &mut fifo, &e);
                 conn = None;
+                continue;
+            }
+            if batch.as_ref().is_some_and(Batch::is_full) {
+                // More workers were ready than one write holds: the next batch goes now.
                 continue;
             }
         }
@@ -151,7 +167,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             // Idle, but still watching the socket: a reply that nobody asked for must be
             // seen now, not taken later as the answer to the next request, and a server
             // that closed the connection is reconnected before work arrives for it.
-            match wait(c, &ctx, slot, true, None).await {
+            match wait(c, &ctx, slot, true, None, None).await {
                 Event::Work | Event::Timeout => {}
                 Event::Read(Ok(_)) => {
                     if let Err(e) = take_replies(&ctx, slot, c, &mut fifo, &mut deferred, Instant::now()) {
@@ -172,7 +188,8 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         // redirected requests at any time.
         let want_work = if is_open { fifo.len() < cap } else { routed };
         let deadline = ctx.plan.timeout.and_then(|t| fifo.front().map(|f| f.sent + t));
-        let event = wait(c, &ctx, slot, want_work, deadline).await;
+        let flush_at = batch.as_ref().and_then(Batch::flush_at);
+        let event = wait(c, &ctx, slot, want_work, deadline, flush_at).await;
         match event {
             Event::Work => {}
             Event::Timeout => {
@@ -228,6 +245,29 @@ fn fill_closed(ctx: &Ctx, c: &mut Connection, fifo: &mut VecDeque<InFlight>, pip
         ctx.test.write(command, c.write_buf(), &mut sampler);
         rec.commands[command].intended += 1;
         fifo.push_back(InFlight { req: Arrival::new(placeholder, placeholder, command as u16, true), sent: placeholder, asking: false });
+    }
+    n
+}
+
+/// Closed loop with `--workers`: idle workers hand their next requests to the batch, and
+/// what the batch policy says is due is encoded for one write. Each request keeps its
+/// worker's request time as intended and handled time; its `sent` is the write's.
+fn fill_batched(ctx: &Ctx, c: &mut Connection, fifo: &mut VecDeque<InFlight>, batch: &mut Batch) -> usize {
+    let now = Instant::now();
+    batch.hand_requests(fifo.len(), now, |n| ctx.claim(n, now));
+    let n = batch.due(now);
+    if n == 0 {
+        return 0;
+    }
+    let mut sampler = ctx.sampler.borrow_mut();
+    let mut rec = ctx.rec.borrow_mut();
+    rec.writes += 1;
+    for _ in 0..n {
+        let Some(asked) = batch.take() else { break };
+        let command = ctx.test.pick(&mut sampler);
+        ctx.test.write(command, c.write_buf(), &mut sampler);
+        rec.commands[command].intended += 1;
+        fifo.push_back(InFlight { req: Arrival::new(asked, asked, command as u16, true), sent: asked, asking: false });
     }
     n
 }
@@ -298,20 +338,29 @@ fn count_sent(ctx: &Ctx, slot: usize, fifo: &VecDeque<InFlight>, start: usize, s
     }
 }
 
-/// Waits for bytes, for new work (open loop with room), or for the oldest request's timeout.
-async fn wait(c: &mut Connection, ctx: &Ctx, slot: usize, want_work: bool, deadline: Option<Instant>) -> Event {
+/// Waits for bytes, for new work (open loop with room), for the batch's flush time
+/// (`--workers`), or for the oldest request's timeout.
+async fn wait(c: &mut Connection, ctx: &Ctx, slot: usize, want_work: bool, deadline: Option<Instant>, flush_at: Option<Instant>) -> Event {
     let wake = &ctx.wake[slot];
-    match (want_work, deadline) {
+    match (want_work, deadline, flush_at) {
         // The common closed-loop case: just read (no select machinery on the hot path).
-        (false, None) => Event::Read(c.read_some().await),
-        (want_work, deadline) => {
+        (false, None, None) => Event::Read(c.read_some().await),
+        (want_work, deadline, flush_at) => {
             let timeout = async {
                 match deadline {
                     Some(d) => tokio::time::sleep_until(d.into()).await,
                     None => std::future::pending().await,
                 }
             };
-            let work = async { if want_work { wake.notified().await } else { std::future::pending().await } };
+            // A flush delay is often far below tokio's 1 ms timer: hybrid pacing sleeps the
+            // long part and yield-spins the rest (replies are still read meanwhile).
+            let work = async {
+                match flush_at {
+                    _ if want_work => wake.notified().await,
+                    Some(at) => super::schedule::wait_until(at, Pacing::Hybrid, &ctx.spin).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 biased;
                 r = c.read_some() => Event::Read(r),
@@ -415,11 +464,13 @@ fn complete(ctx: &Ctx, slot: usize, f: &InFlight, incoming: Incoming, received: 
                 return;
             }
             let open = matches!(ctx.plan.mode, Mode::Open { .. });
+            // With --workers, the queue wait is the time in the batch before its write.
+            let waited = open || ctx.plan.mode.workers().is_some();
             let times = ReplyTimes {
                 response_ns: nanos(received.saturating_duration_since(req.intended)),
                 service_ns: nanos(received.saturating_duration_since(f.sent)),
                 lag_ns: open.then(|| nanos(req.handled.saturating_duration_since(req.intended))),
-                queue_wait_ns: open.then(|| nanos(f.sent.saturating_duration_since(req.handled))),
+                queue_wait_ns: waited.then(|| nanos(f.sent.saturating_duration_since(req.handled))),
             };
             rec.record_reply(req.command as usize, &times);
         }

@@ -5,10 +5,12 @@
 //! waits for every reply. In open loop a scheduler task per thread turns the schedule
 //! into arrivals with computed intended times and hands them to connections with room
 //! (or to a bounded backlog); connections write what they were given in one batch and
-//! take replies in order. Recording happens in the connection loop, into the thread's
+//! take replies in order. With `--workers`, logical clients share each closed-loop
+//! connection and their requests are batched by the policy in `batch`. Recording happens in the connection loop, into the thread's
 //! interval [`Recorder`](crate::record::Recorder), which a tick task hands to the caller
 //! once per interval.
 
+mod batch;
 mod conn;
 mod dispatch;
 pub mod health;
@@ -135,6 +137,8 @@ pub(crate) struct ThreadPlan {
     pub index: usize,
     pub threads: usize,
     pub connections: usize,
+    /// Connections over every thread (this thread's are `index`, `index + threads`, ...).
+    pub all_connections: usize,
     pub mode: Mode,
     pub stop: Stop,
     pub warmup: Duration,
@@ -165,7 +169,7 @@ pub fn run(
         cancel: cancel.clone(),
         stop_reason: std::sync::Mutex::new(None),
         limiter: match config.mode {
-            Mode::Closed { pipeline, rate_cap_per_sec: Some(rate) } if rate > 0.0 => {
+            Mode::Closed { pipeline, rate_cap_per_sec: Some(rate), .. } if rate > 0.0 => {
                 // tokio's timer wakes on a 1 ms wheel: let 2 ms of tokens gather so the
                 // connections woken together at a tick can go together; the average holds.
                 let burst = (rate * 0.002).ceil().max(f64::from(pipeline.max(1))).min(f64::from(u32::MAX)) as u32;
@@ -192,6 +196,7 @@ pub fn run(
                     threads,
                     // Connections are dealt round-robin: thread k gets k, k+T, k+2T, ...
                     connections: (config.connections + threads - 1 - index) / threads,
+                    all_connections: config.connections,
                     mode: config.mode.clone(),
                     stop: config.stop,
                     warmup: config.warmup,

@@ -158,9 +158,10 @@ pub(crate) struct Ctx {
 impl Ctx {
     /// Requests one connection may have outstanding.
     pub fn capacity(&self) -> usize {
-        match self.plan.mode {
-            Mode::Closed { pipeline, .. } => pipeline as usize,
-            Mode::Open { max_inflight, .. } => max_inflight,
+        match &self.plan.mode {
+            Mode::Closed { workers: Some(w), .. } => super::batch::most_workers_on_one(self.plan.all_connections, w.count),
+            Mode::Closed { pipeline, .. } => *pipeline as usize,
+            Mode::Open { max_inflight, .. } => *max_inflight,
         }
     }
 
@@ -186,6 +187,13 @@ impl Ctx {
                 w.notify_one();
             }
         }
+    }
+
+    /// The batch of local connection `slot` when requests come from `--workers`.
+    pub fn batch(&self, slot: usize) -> Option<super::batch::Batch> {
+        let workers = self.plan.mode.workers()?;
+        let connection = self.plan.index + slot * self.plan.threads;
+        Some(super::batch::Batch::new(super::batch::workers_on(connection, self.plan.all_connections, workers.count), workers))
     }
 
     /// Closed loop: claims up to `want` requests; 0 when the run is over.
@@ -274,9 +282,10 @@ async fn drive_thread(
     };
     let n_connections = conns.len();
     let n_commands = test.commands.len();
-    let (max_backlog, cap) = match plan.mode {
-        Mode::Open { max_backlog, max_inflight, .. } => (max_backlog, max_inflight),
-        Mode::Closed { pipeline, .. } => (0, pipeline as usize),
+    let (max_backlog, cap) = match &plan.mode {
+        Mode::Open { max_backlog, max_inflight, .. } => (*max_backlog, *max_inflight),
+        Mode::Closed { workers: Some(w), .. } => (0, super::batch::most_workers_on_one(plan.all_connections, w.count)),
+        Mode::Closed { pipeline, .. } => (0, *pipeline as usize),
     };
     let cluster = plan.cluster.as_ref().map(|map| Cluster::new(map, &endpoint, plan.connections));
     let schedule = match plan.mode {

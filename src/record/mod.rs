@@ -220,12 +220,14 @@ pub struct Recorder {
     pub commands: Vec<CommandRecord>,
     /// Against a cluster: one record per master, by node index (empty otherwise).
     pub nodes: Vec<NodeRecord>,
+    /// Writes that carried `--workers` batches (0 in other modes).
+    pub writes: u64,
 }
 
 impl Recorder {
     /// An empty recorder for `n_commands` commands.
     pub fn new(n_commands: usize) -> Self {
-        Recorder { commands: vec![CommandRecord::default(); n_commands.max(1)], nodes: Vec::new() }
+        Recorder { commands: vec![CommandRecord::default(); n_commands.max(1)], nodes: Vec::new(), writes: 0 }
     }
 
     /// The record of cluster node `node`, made on first use.
@@ -265,6 +267,7 @@ impl Recorder {
         for (i, from) in other.nodes.iter().enumerate() {
             self.node(i).add(from);
         }
+        self.writes += other.writes;
     }
 
     /// The commands merged into one record (the test's aggregate).
@@ -282,6 +285,7 @@ impl Recorder {
             rec.reset();
         }
         self.nodes.clear();
+        self.writes = 0;
     }
 
     /// Successful replies over every command.

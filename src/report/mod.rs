@@ -102,6 +102,15 @@ pub struct Settings {
     pub warmup_secs: f64,
     /// `--batch-latency`.
     pub batch_latency: bool,
+    /// `--workers` (closed loop with logical clients); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<usize>,
+    /// `--pipeline-size`, with `--workers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline_size: Option<usize>,
+    /// `--pipeline-delay` in nanoseconds, with `--workers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline_delay_ns: Option<u64>,
 }
 
 impl Settings {
@@ -133,6 +142,9 @@ impl Settings {
             duration_secs,
             warmup_secs: config.warmup.as_secs_f64(),
             batch_latency: config.batch_latency,
+            workers: config.mode.workers().map(|w| w.count),
+            pipeline_size: config.mode.workers().map(|w| w.pipeline_size),
+            pipeline_delay_ns: config.mode.workers().map(|w| crate::record::nanos(w.pipeline_delay)),
         }
     }
 }
@@ -169,6 +181,9 @@ pub struct TestReport {
     /// Against a cluster: what each master saw.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeReport>,
+    /// How `--workers` requests were batched; absent in other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batches: Option<Batches>,
 }
 
 /// What one cluster master saw of a test.
@@ -188,6 +203,15 @@ pub struct NodeReport {
     pub ask: u64,
     /// Response time of its successful replies.
     pub response: Latency,
+}
+
+/// The writes that carried `--workers` requests.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Batches {
+    /// Writes (each one batch of requests).
+    pub writes: u64,
+    /// Requests written per write, on average.
+    pub mean_requests_per_write: f64,
 }
 
 /// One command's results within a test.
@@ -337,15 +361,19 @@ impl TestReport {
     pub fn build(name: &str, config: &RunConfig, outcome: &RunOutcome, command_names: &[String], intervals: Vec<IntervalSummary>) -> Self {
         let total = outcome.record.total();
         let checks = crate::drive::health::checks(config, outcome, &total);
-        let open = config.is_open_loop();
-        let latency = latency_map(&total, open);
+        let timing = match &config.mode {
+            Mode::Open { .. } => Timing::Open,
+            Mode::Closed { workers: Some(_), .. } => Timing::Workers,
+            Mode::Closed { .. } => Timing::Closed,
+        };
+        let latency = latency_map(&total, timing);
         let commands = if outcome.record.commands.len() > 1 {
             outcome
                 .record
                 .commands
                 .iter()
                 .zip(command_names)
-                .map(|(rec, name)| CommandReport { command: name.clone(), counts: Counts::of(rec, 0), latency: latency_map(rec, open) })
+                .map(|(rec, name)| CommandReport { command: name.clone(), counts: Counts::of(rec, 0), latency: latency_map(rec, timing) })
                 .collect()
         } else {
             Vec::new()
@@ -371,6 +399,10 @@ impl TestReport {
             generator_cpu: outcome.thread_cpu.clone(),
             intervals,
             nodes: node_reports(config, &outcome.record),
+            batches: config.mode.workers().map(|_| Batches {
+                writes: outcome.record.writes,
+                mean_requests_per_write: if outcome.record.writes == 0 { 0.0 } else { total.sent as f64 / outcome.record.writes as f64 },
+            }),
         }
     }
 
@@ -401,16 +433,32 @@ fn node_reports(config: &RunConfig, record: &crate::record::Recorder) -> Vec<Nod
         .collect()
 }
 
-fn latency_map(rec: &CommandRecord, open: bool) -> BTreeMap<String, Latency> {
+/// The latency metrics of `rec` in a run of `kind`.
+fn latency_map(rec: &CommandRecord, kind: Timing) -> BTreeMap<String, Latency> {
     let mut map = BTreeMap::new();
     map.insert(Metric::Response.name().to_string(), Latency::of(&rec.hist.response));
-    // Closed loop: response = service (no plan), and there is no lag or queue wait.
-    map.insert(Metric::Service.name().to_string(), Latency::of(if open { &rec.hist.service } else { &rec.hist.response }));
-    if open {
+    // Plain closed loop: response = service (no plan, no batch), no lag, no queue wait.
+    let apart = kind != Timing::Closed;
+    map.insert(Metric::Service.name().to_string(), Latency::of(if apart { &rec.hist.service } else { &rec.hist.response }));
+    if kind == Timing::Open {
         map.insert(Metric::Lag.name().to_string(), Latency::of(&rec.hist.lag));
+    }
+    // Open loop: the wait for a free connection; --workers: the wait in the batch.
+    if apart {
         map.insert(Metric::QueueWait.name().to_string(), Latency::of(&rec.hist.queue_wait));
     }
     map
+}
+
+/// Which times a run's requests have apart from their reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timing {
+    /// Closed loop: sent when started.
+    Closed,
+    /// Closed loop with `--workers`: asked by a worker, then written with its batch.
+    Workers,
+    /// Open loop: intended by the schedule, handled, then written.
+    Open,
 }
 
 /// Something that shows results as they come: once per test, and once at the end.

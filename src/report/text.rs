@@ -121,6 +121,19 @@ fn full(out: &mut dyn Write, report: &RunReport, test: &TestReport, precision: u
             )?;
         }
     }
+    if let Some(batches) = &test.batches {
+        writeln!(
+            out,
+            "  workers: {} over {} connections; a write holds up to {} requests, the oldest waiting at most {}",
+            s.workers.unwrap_or(0),
+            s.clients,
+            s.pipeline_size.unwrap_or(0),
+            humantime::format_duration(std::time::Duration::from_nanos(s.pipeline_delay_ns.unwrap_or(0)))
+        )?;
+        writeln!(out, "  writes: {} ({:.1} requests per write)", batches.writes, batches.mean_requests_per_write)?;
+        writeln!(out, "  latency by metric (msec; response from the worker's request, service from the write):")?;
+        metric_table(out, test, precision, &[("response", "response"), ("service", "service"), ("batch wait", "queue_wait")])?;
+    }
     if let Some(why) = &test.stopped_early {
         writeln!(out, "  stopped early: {why}")?;
     }
@@ -187,27 +200,7 @@ fn open_loop_sections(out: &mut dyn Write, test: &TestReport, precision: usize) 
         c.intended, c.sent, c.completed, c.errors, c.timeouts, c.not_sent, c.in_flight_at_end
     )?;
     writeln!(out, "  latency by metric (msec):")?;
-    writeln!(
-        out,
-        "          {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "metric", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max"
-    )?;
-    for (label, key) in [("response", "response"), ("service", "service"), ("lag", "lag"), ("queue wait", "queue_wait")] {
-        if let Some(l) = test.latency.get(key) {
-            writeln!(
-                out,
-                "          {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-                label,
-                ms(l.min_ns as f64, precision),
-                ms(l.p50_ns as f64, precision),
-                ms(l.p90_ns as f64, precision),
-                ms(l.p99_ns as f64, precision),
-                ms(l.p99_9_ns as f64, precision),
-                ms(l.p99_99_ns as f64, precision),
-                ms(l.max_ns as f64, precision)
-            )?;
-        }
-    }
+    metric_table(out, test, precision, &[("response", "response"), ("service", "service"), ("lag", "lag"), ("queue wait", "queue_wait")])?;
     writeln!(out, "  self-checks:")?;
     for check in &test.checks {
         let verdict = match check.verdict {
@@ -222,6 +215,32 @@ fn open_loop_sections(out: &mut dyn Write, test: &TestReport, precision: usize) 
     }
     if !test.valid {
         writeln!(out, "  THIS RUN IS INVALID: see the failed checks above.")?;
+    }
+    Ok(())
+}
+
+/// One row per `(label, metric key)` the test has: min, percentiles and max in msec.
+fn metric_table(out: &mut dyn Write, test: &TestReport, precision: usize, rows: &[(&str, &str)]) -> io::Result<()> {
+    writeln!(
+        out,
+        "          {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "metric", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max"
+    )?;
+    for &(label, key) in rows {
+        if let Some(l) = test.latency.get(key) {
+            writeln!(
+                out,
+                "          {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                label,
+                ms(l.min_ns as f64, precision),
+                ms(l.p50_ns as f64, precision),
+                ms(l.p90_ns as f64, precision),
+                ms(l.p99_ns as f64, precision),
+                ms(l.p99_9_ns as f64, precision),
+                ms(l.p99_99_ns as f64, precision),
+                ms(l.max_ns as f64, precision)
+            )?;
+        }
     }
     Ok(())
 }

@@ -369,8 +369,8 @@ impl Sweeper<'_> {
         config.threads = self.run_args.threads.min(connections).max(1);
         config.mode = match (kind, rate) {
             (k, Some(r)) if k.is_open_loop() => open_mode(self.run_args, r),
-            (Kind::RateCapped, cap) => Mode::Closed { pipeline: 1, rate_cap_per_sec: cap },
-            _ => Mode::Closed { pipeline: 1, rate_cap_per_sec: None },
+            (Kind::RateCapped, cap) => Mode::Closed { pipeline: 1, rate_cap_per_sec: cap, workers: None },
+            _ => Mode::Closed { pipeline: 1, rate_cap_per_sec: None, workers: None },
         };
         if !config.is_open_loop() {
             config.warmup = Duration::ZERO;

@@ -218,6 +218,19 @@ pub fn plan(args: &SweepArgs) -> Result<Plan, SweepError> {
     if run.rate.is_some() {
         return Err(SweepError::NotWithSweep { flag: "--rate", why: "the sweep sets each step's rate from --rates" });
     }
+    if let Some(flag) = [
+        (run.workers.is_some(), "--workers"),
+        (run.pipeline_size.is_some(), "--pipeline-size"),
+        (run.pipeline_delay.is_some(), "--pipeline-delay"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+    {
+        return Err(SweepError::NotWithSweep {
+            flag,
+            why: "steps are open loop; workers are closed-loop clients (find their best setting with `tailrate tune`)",
+        });
+    }
     if run.loop_forever {
         return Err(SweepError::NotWithSweep { flag: "-l", why: "a sweep ends after its last step" });
     }
@@ -362,6 +375,8 @@ mod tests {
         for (flags, name) in [
             (&["-n", "100"][..], "-n"),
             (&["-P", "16"][..], "-P"),
+            (&["--workers", "100"][..], "--workers"),
+            (&["--pipeline-delay", "1ms"][..], "--pipeline-delay"),
             (&["--rate", "1k"][..], "--rate"),
             (&["-t", "get,set"][..], "-t"),
             (&["-t", "ping"][..], "-t"),
