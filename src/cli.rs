@@ -46,11 +46,11 @@ pub enum Command {
     Sweep(Box<SweepArgs>),
     /// Re-render the plots of saved sweeps (one file, or several overlaid).
     Plot(PlotArgs),
-    /// Search --workers, --pipeline-size and --pipeline-delay for the highest closed-loop throughput.
+    /// Search --workers, --pipeline-size and --pipeline-delay for the highest closed-loop throughput on -c connections, in trials of --duration [default: 1s].
     Tune(Box<TuneArgs>),
 }
 
-/// `tailrate tune`: see README. Each trial is a closed-loop run of --duration [default: 1s] on -c connections.
+/// `tailrate tune`: see README.
 #[derive(Debug, clap::Args)]
 pub struct TuneArgs {
     /// Most search trials (the baseline and the re-measurements come on top).

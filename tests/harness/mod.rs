@@ -589,3 +589,83 @@ pub fn assert_usage_error(args: &[&str], needles: &[&str]) {
         assert!(text.contains(needle), "{args:?}: {needle:?} missing in {text}");
     }
 }
+
+/// A TCP relay on 127.0.0.1 that holds every chunk of bytes for a fixed time before
+/// passing it on, in each direction: a server `2 x one_way` further away. Chunks keep
+/// their order and several may be on their way at once, so pipelined requests stay
+/// pipelined. Each accepted connection gets its own upstream connection and four threads
+/// (a reader and a writer per direction). Stops accepting on drop; connections end when
+/// either side closes.
+pub struct DelayRelay {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl DelayRelay {
+    /// Relays connections on a free port to `upstream` (`host:port`), holding each chunk `one_way`.
+    pub fn start(upstream: &str, one_way: Duration) -> DelayRelay {
+        let listener = match TcpListener::bind("127.0.0.1:0") {
+            Ok(l) => l,
+            Err(e) => panic!("cannot bind a relay port: {e}"),
+        };
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (upstream, flag) = (upstream.to_owned(), stop.clone());
+        thread::spawn(move || {
+            for client in listener.incoming() {
+                if flag.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                let (Ok(client), Ok(server)) = (client, TcpStream::connect(&upstream)) else { continue };
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
+                let (Ok(client_read), Ok(server_read)) = (client.try_clone(), server.try_clone()) else { continue };
+                delayed_pipe(client_read, server, one_way);
+                delayed_pipe(server_read, client, one_way);
+            }
+        });
+        DelayRelay { port, stop }
+    }
+
+    /// The port clients connect to.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+impl Drop for DelayRelay {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wake the accept loop so it sees the flag.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// Copies `from` to `to`, each chunk written `delay` after it was read.
+fn delayed_pipe(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
+    let (tx, rx) = std::sync::mpsc::channel::<(Instant, Vec<u8>)>();
+    thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match from.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    if tx.send((Instant::now() + delay, buf[..n].to_vec())).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    thread::spawn(move || {
+        for (due, bytes) in rx {
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                thread::sleep(wait);
+            }
+            if to.write_all(&bytes).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(std::net::Shutdown::Write);
+    });
+}
