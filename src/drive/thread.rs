@@ -363,7 +363,7 @@ async fn tick_loop(ctx: Rc<Ctx>, tx: Sender<Interval>) {
     let mut k: u32 = 1;
     loop {
         tokio::time::sleep_until((ctx.start + ctx.plan.interval * k).into()).await;
-        let fresh = Recorder::new(ctx.test.commands.len());
+        let fresh = ctx.shared.take_spare().unwrap_or_else(|| Recorder::new(ctx.test.commands.len()));
         let record = std::mem::replace(&mut *ctx.rec.borrow_mut(), fresh);
         let start = ctx.plan.interval * (k - 1);
         let backlog = ctx.dispatch.borrow().backlog_len();

@@ -105,7 +105,11 @@ impl Histograms {
     /// Empties every histogram, keeping its memory.
     pub fn reset(&mut self) {
         for metric in Metric::ALL {
-            self.get_mut(metric).reset();
+            let h = self.get_mut(metric);
+            // An empty histogram is already all zeros: skip the memset of its counts.
+            if !h.is_empty() {
+                h.reset();
+            }
         }
     }
 }
