@@ -13,7 +13,7 @@ use super::since;
 use super::thread::Ctx;
 use crate::config::Mode;
 use crate::net::{Connection, Incoming, NetError};
-use crate::record::{ReplyTimes, nanos};
+use crate::record::{ReplyRun, ReplyTimes};
 
 /// First reconnect delay; doubled per failure up to [`BACKOFF_MAX`].
 const BACKOFF_START: Duration = Duration::from_millis(10);
@@ -276,6 +276,7 @@ fn take_replies(
     received: Instant,
 ) -> Result<(), NetError> {
     let mut answered = 0usize;
+    let mut run = ReplyRun::new(received, matches!(ctx.plan.mode, Mode::Open { .. }));
     let result = (|| {
         while let Some(incoming) = c.next_reply()? {
             if incoming == Incoming::Push {
@@ -283,10 +284,11 @@ fn take_replies(
             }
             let Some(req) = fifo.pop_front() else { return Err(c.unsolicited()) };
             answered += 1;
-            complete(ctx, &req, incoming, received, deferred);
+            complete(ctx, &req, incoming, received, deferred, &mut run);
         }
         Ok(())
     })();
+    run.flush(&ctx.rec);
     if answered > 0 {
         ctx.last_reply.set(received);
         ctx.dispatch.borrow_mut().release(slot, answered);
@@ -312,16 +314,15 @@ fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
     }
 }
 
-/// Records one answered request.
-fn complete(ctx: &Ctx, req: &InFlight, incoming: Incoming, received: Instant, deferred: &mut Vec<Deferred>) {
+/// Records one answered request (a success into `run`, recorded when the run ends).
+fn complete(ctx: &Ctx, req: &InFlight, incoming: Incoming, received: Instant, deferred: &mut Vec<Deferred>, run: &mut ReplyRun) {
     if !req.measured {
         return;
     }
     ctx.in_flight.set(ctx.in_flight.get() - 1);
-    let mut rec = ctx.rec.borrow_mut();
     match incoming {
         Incoming::Error { kind, message } => {
-            rec.commands[req.command as usize].count_error(&kind, 1);
+            ctx.rec.borrow_mut().commands[req.command as usize].count_error(&kind, 1);
             if ctx.plan.exit_on_error {
                 ctx.shared.stop(format!("error reply from the server: {message}"));
             }
@@ -331,14 +332,7 @@ fn complete(ctx: &Ctx, req: &InFlight, incoming: Incoming, received: Instant, de
                 deferred.push((req.command, req.sent, received));
                 return;
             }
-            let open = matches!(ctx.plan.mode, Mode::Open { .. });
-            let times = ReplyTimes {
-                response_ns: nanos(received.saturating_duration_since(req.intended)),
-                service_ns: nanos(received.saturating_duration_since(req.sent)),
-                lag_ns: open.then(|| nanos(req.handled.saturating_duration_since(req.intended))),
-                queue_wait_ns: open.then(|| nanos(req.sent.saturating_duration_since(req.handled))),
-            };
-            rec.record_reply(req.command as usize, &times);
+            run.add(&ctx.rec, req.command as usize, req.intended, req.handled, req.sent);
         }
     }
 }
