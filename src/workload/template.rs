@@ -234,6 +234,15 @@ impl Template {
     /// Appends one request to `buf`, drawing key indices and values from `fill` in order.
     #[inline]
     pub fn write<F: Fill>(&self, buf: &mut BytesMut, fill: &mut F) {
+        // A request with nothing drawn per request is its bytes: one copy, where the loop
+        // below spends ~90 instructions per request on the same result (per request on the
+        // hot path).
+        if self.fields.is_empty()
+            && let [Piece::Static { start, end }] = self.pieces[..]
+        {
+            buf.extend_from_slice(&self.bytes[start..end]);
+            return;
+        }
         let mut fields = self.fields.iter().peekable();
         let mut value_len = 0;
         for piece in &self.pieces {
