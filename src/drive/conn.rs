@@ -3,7 +3,8 @@
 //!
 //! Clock reads: one before each write (the `sent` of the batch; in closed loop also its
 //! intended and handled time) and one after each read (the `received` of every reply
-//! that read completed). Nothing else on this path reads the clock.
+//! that read completed). Nothing else on this path reads the clock, but for a timed closed
+//! loop's check of its end time (one per batch).
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -182,7 +183,7 @@ fn fill_closed(ctx: &Ctx, c: &mut Connection, fifo: &mut VecDeque<InFlight>, pip
     if !fifo.is_empty() {
         return 0;
     }
-    let n = ctx.claim(pipeline, Instant::now());
+    let n = ctx.claim(pipeline);
     if n == 0 {
         return 0;
     }
