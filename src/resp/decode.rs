@@ -275,7 +275,7 @@ fn common_scalar(buf: &[u8], limits: &Limits) -> Option<Frame> {
             // The line ends at the first CR or LF within the line limit; it must be CRLF.
             let window = rest.get(..rest.len().min(limits.max_line_bytes.saturating_add(1)))?;
             let end = window.iter().position(|&b| b == b'\r' || b == b'\n')?;
-            if window[end] != b'\r' || rest.get(end + 1) != Some(&b'\n') {
+            if !crlf_at(rest, end) {
                 return None;
             }
             let body = &rest[..end];
@@ -291,16 +291,19 @@ fn common_scalar(buf: &[u8], limits: &Limits) -> Option<Frame> {
         b'$' if rest.starts_with(b"-1\r\n") => Frame { len: 5, kind: FrameKind::Null },
         b'$' => {
             // Decimal digits without a leading zero (18 at most: no overflow), then CRLF.
-            let digits = rest.iter().take(19).take_while(|b| b.is_ascii_digit()).count();
-            if digits == 0 || digits > 18 || (digits > 1 && rest[0] == b'0') {
-                return None;
+            let (mut len, mut digits) = (0u64, 0usize);
+            while let Some(&digit @ b'0'..=b'9') = rest.get(digits) {
+                if digits == 18 {
+                    return None;
+                }
+                len = len * 10 + u64::from(digit - b'0');
+                digits += 1;
             }
-            let len = rest[..digits].iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
-            if len > limits.max_bulk_bytes || rest.get(digits..digits + 2) != Some(&b"\r\n"[..]) {
+            if digits == 0 || (digits > 1 && rest[0] == b'0') || len > limits.max_bulk_bytes || !crlf_at(rest, digits) {
                 return None;
             }
             let end = 1 + digits + 2 + usize::try_from(len).ok()?;
-            if buf.get(end..end.checked_add(2)?) != Some(&b"\r\n"[..]) {
+            if !crlf_at(buf, end) {
                 return None;
             }
             Frame { len: end + 2, kind: FrameKind::Bulk }
@@ -308,6 +311,12 @@ fn common_scalar(buf: &[u8], limits: &Limits) -> Option<Frame> {
         _ => return None,
     };
     (frame.len as u64 <= limits.max_bulk_bytes.saturating_add(limits.max_line_bytes as u64)).then_some(frame)
+}
+
+/// Whether `buf` holds CRLF at `at`.
+#[inline(always)]
+fn crlf_at(buf: &[u8], at: usize) -> bool {
+    buf.get(at) == Some(&b'\r') && buf.get(at.wrapping_add(1)) == Some(&b'\n')
 }
 
 /// Aggregates kept inline before `Remaining` spills to the heap.
