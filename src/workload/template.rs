@@ -243,6 +243,13 @@ impl Template {
             buf.extend_from_slice(&self.bytes[start..end]);
             return;
         }
+        self.write_pieces(buf, fill);
+    }
+
+    /// [`write`](Self::write) piece by piece, patching the drawn fields; kept out of line so
+    /// that `write`'s one-copy case inlines into the driver's loop.
+    #[inline(never)]
+    fn write_pieces<F: Fill>(&self, buf: &mut BytesMut, fill: &mut F) {
         let mut fields = self.fields.iter().peekable();
         let mut value_len = 0;
         for piece in &self.pieces {
