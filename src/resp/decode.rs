@@ -2,7 +2,9 @@
 //! whole RESP2/RESP3 reply is buffered, how long it is, and what kind it is.
 //!
 //! The token reader it runs on, in `token.rs`, is shared with the tree parser, so
-//! both agree byte for byte on what is valid.
+//! both agree byte for byte on what is valid. [`Framer::resume`] frames a lone simple
+//! string, integer or bulk string through a hand-written shortcut; [`frame`] never does,
+//! so the tests and the fuzz target check the one against the other.
 
 use super::DecodeError;
 use super::token::{Token, read_token};
@@ -151,8 +153,8 @@ impl Framer {
     #[inline]
     pub fn resume(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<Frame>, DecodeError> {
         // Most replies are one whole `+`, `:` or `$` scalar: frame those in a few instructions,
-        // inline (the general path took ~120 per reply, a sizeable part of a pipelined run's
-        // user CPU). Anything else, incomplete or invalid goes the general way.
+        // inline (the general path took ~120 instructions per reply, a sizeable part of a
+        // pipelined run's user CPU). Anything else, incomplete or invalid goes the general way.
         if self.pos == 0
             && self.top_remaining == 1
             && let Some(frame) = common_scalar(buf, limits)
