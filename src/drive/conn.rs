@@ -7,7 +7,7 @@
 //! that read completed). With `--workers`, one more before each fill (the request time
 //! of the requests workers hand to the batch then, see `batch.rs`), and a partial batch
 //! waiting out a sub-millisecond `--pipeline-delay` spins on it. Nothing else on this
-//! path reads the clock.
+//! path reads the clock, but for a timed closed loop's check of its end time (one per batch).
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -21,7 +21,7 @@ use super::thread::Ctx;
 use crate::cli::Pacing;
 use crate::config::Mode;
 use crate::net::{Connection, Incoming, NetError};
-use crate::record::{ReplyTimes, nanos};
+use crate::record::{ReplyRun, ReplyTimes, nanos};
 
 /// First reconnect delay; doubled per failure up to [`BACKOFF_MAX`].
 const BACKOFF_START: Duration = Duration::from_millis(10);
@@ -233,7 +233,7 @@ fn fill_closed(ctx: &Ctx, c: &mut Connection, fifo: &mut VecDeque<InFlight>, pip
     if !fifo.is_empty() {
         return 0;
     }
-    let n = ctx.claim(pipeline, Instant::now());
+    let n = ctx.claim(pipeline);
     if n == 0 {
         return 0;
     }
@@ -254,7 +254,7 @@ fn fill_closed(ctx: &Ctx, c: &mut Connection, fifo: &mut VecDeque<InFlight>, pip
 /// worker's request time as intended and handled time; its `sent` is the write's.
 fn fill_batched(ctx: &Ctx, c: &mut Connection, fifo: &mut VecDeque<InFlight>, batch: &mut Batch) -> usize {
     let now = Instant::now();
-    batch.hand_requests(fifo.len(), now, |n| ctx.claim(n, now));
+    batch.hand_requests(fifo.len(), now, |n| ctx.claim_at(n, now));
     let n = batch.due(now);
     if n == 0 {
         return 0;
@@ -381,8 +381,23 @@ fn take_replies(
     received: Instant,
 ) -> Result<(), NetError> {
     let mut answered = 0usize;
+    // Open loop has lag and queue wait; --workers has a queue wait (the time in its batch).
+    let open = matches!(ctx.plan.mode, Mode::Open { .. });
+    let mut run = ReplyRun::new(received, open, open || ctx.plan.mode.workers().is_some());
     let result = (|| {
-        while let Some(incoming) = c.next_reply()? {
+        loop {
+            // Plain replies (not errors, not pushes) in bulk: the common case, and cheaper
+            // per reply than going through `next_reply`.
+            let plain = c.take_plain_replies(fifo.len());
+            for f in fifo.drain(..plain) {
+                if f.asking {
+                    // The reply to ASKING: the request after it tells how the redirect went.
+                    continue;
+                }
+                answered += 1;
+                complete(ctx, slot, &f, Incoming::Ok, received, deferred, &mut run);
+            }
+            let Some(incoming) = c.next_reply()? else { break };
             if incoming == Incoming::Push {
                 continue;
             }
@@ -392,10 +407,11 @@ fn take_replies(
                 continue;
             }
             answered += 1;
-            complete(ctx, slot, &f, incoming, received, deferred);
+            complete(ctx, slot, &f, incoming, received, deferred, &mut run);
         }
         Ok(())
     })();
+    run.flush(&ctx.rec);
     if answered > 0 {
         ctx.last_reply.set(received);
         ctx.dispatch.borrow_mut().release(slot, answered);
@@ -421,11 +437,14 @@ fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
     }
 }
 
-/// Records one answered request, or sends it again where a cluster redirect points.
-fn complete(ctx: &Ctx, slot: usize, f: &InFlight, incoming: Incoming, received: Instant, deferred: &mut Vec<Deferred>) {
+/// Records one answered request (a success into `run`, recorded when the run ends),
+/// or sends it again where a cluster redirect points. Always inlined: once per reply,
+/// and the bulk path's `Incoming::Ok` then folds away.
+#[inline(always)]
+fn complete(ctx: &Ctx, slot: usize, f: &InFlight, incoming: Incoming, received: Instant, deferred: &mut Vec<Deferred>, run: &mut ReplyRun) {
     let req = &f.req;
-    let mut rec = ctx.rec.borrow_mut();
     if let Some(cluster) = &ctx.cluster {
+        let mut rec = ctx.rec.borrow_mut();
         if let Incoming::Error { kind, message } = &incoming
             && (kind == "MOVED" || kind == "ASK")
             && route::follow(ctx, cluster, slot, req, message, &mut rec)
@@ -435,25 +454,25 @@ fn complete(ctx: &Ctx, slot: usize, f: &InFlight, incoming: Incoming, received: 
         if !matches!(ctx.plan.mode, Mode::Open { .. }) {
             batch_member_done(ctx, cluster, req.group as usize);
         }
+        if req.measured {
+            let node = rec.node(slot % cluster.len());
+            match &incoming {
+                Incoming::Error { .. } => node.errors += 1,
+                Incoming::Ok | Incoming::Push => {
+                    node.completed += 1;
+                    node.response.saturating_record(nanos(received.saturating_duration_since(req.intended)).max(1));
+                }
+            }
+        }
     }
     if !req.measured {
         return;
     }
     ctx.in_flight.set(ctx.in_flight.get() - 1);
-    if let Some(cluster) = &ctx.cluster {
-        let node = rec.node(slot % cluster.len());
-        match &incoming {
-            Incoming::Error { .. } => node.errors += 1,
-            Incoming::Ok | Incoming::Push => {
-                node.completed += 1;
-                node.response.saturating_record(nanos(received.saturating_duration_since(req.intended)).max(1));
-            }
-        }
-        ctx.wake_all_if_done();
-    }
+    ctx.wake_all_if_done();
     match incoming {
         Incoming::Error { kind, message } => {
-            rec.commands[req.command as usize].count_error(&kind, 1);
+            ctx.rec.borrow_mut().commands[req.command as usize].count_error(&kind, 1);
             if ctx.plan.exit_on_error {
                 ctx.shared.stop(format!("error reply from the server: {message}"));
             }
@@ -463,16 +482,7 @@ fn complete(ctx: &Ctx, slot: usize, f: &InFlight, incoming: Incoming, received: 
                 deferred.push((req.command, f.sent, received));
                 return;
             }
-            let open = matches!(ctx.plan.mode, Mode::Open { .. });
-            // With --workers, the queue wait is the time in the batch before its write.
-            let waited = open || ctx.plan.mode.workers().is_some();
-            let times = ReplyTimes {
-                response_ns: nanos(received.saturating_duration_since(req.intended)),
-                service_ns: nanos(received.saturating_duration_since(f.sent)),
-                lag_ns: open.then(|| nanos(req.handled.saturating_duration_since(req.intended))),
-                queue_wait_ns: waited.then(|| nanos(f.sent.saturating_duration_since(req.handled))),
-            };
-            rec.record_reply(req.command as usize, &times);
+            run.add(&ctx.rec, req.command as usize, req.intended, req.handled, f.sent);
         }
     }
 }

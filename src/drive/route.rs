@@ -78,7 +78,7 @@ pub(crate) fn refill(ctx: &Ctx, cluster: &Cluster, group: usize) -> usize {
     }
     let Mode::Closed { pipeline, .. } = ctx.plan.mode else { return 0 };
     let now = Instant::now();
-    let n = ctx.claim(pipeline as usize, now);
+    let n = ctx.claim_at(pipeline as usize, now);
     if n == 0 {
         return 0;
     }

@@ -197,8 +197,19 @@ impl Ctx {
     }
 
     /// Closed loop: claims up to `want` requests; 0 when the run is over.
-    pub fn claim(&self, want: usize, now: Instant) -> usize {
-        if self.shared.cancel.is_cancelled() || self.end.is_some_and(|end| now >= end) {
+    pub fn claim(&self, want: usize) -> usize {
+        self.claim_with(want, Instant::now)
+    }
+
+    /// [`Ctx::claim`] for a caller that has just read the clock (`now`).
+    pub fn claim_at(&self, want: usize, now: Instant) -> usize {
+        self.claim_with(want, || now)
+    }
+
+    fn claim_with(&self, want: usize, now: impl FnOnce() -> Instant) -> usize {
+        // The clock is read only when the run has an end time: with -n it would be one
+        // more clock read per batch for nothing.
+        if self.shared.cancel.is_cancelled() || self.end.is_some_and(|end| now() >= end) {
             self.sending_done.set(true);
             return 0;
         }
@@ -423,7 +434,7 @@ async fn tick_loop(ctx: Rc<Ctx>, tx: Sender<Interval>) {
     let mut k: u32 = 1;
     loop {
         tokio::time::sleep_until((ctx.start + ctx.plan.interval * k).into()).await;
-        let fresh = Recorder::new(ctx.test.commands.len());
+        let fresh = ctx.shared.take_spare().unwrap_or_else(|| Recorder::new(ctx.test.commands.len()));
         let record = std::mem::replace(&mut *ctx.rec.borrow_mut(), fresh);
         let start = ctx.plan.interval * (k - 1);
         let backlog = ctx.dispatch.borrow().backlog_len();

@@ -118,6 +118,10 @@ enum Stream {
 pub struct Connection {
     stream: Stream,
     rbuf: BytesMut,
+    /// Bytes at the front of `rbuf` already taken as replies. They are dropped in one go
+    /// (before the next read, or by clearing an emptied buffer) rather than by an
+    /// `advance` per reply, which cost a call per reply on the hot path.
+    taken: usize,
     wbuf: BytesMut,
     limits: Limits,
     endpoint: String,
@@ -156,6 +160,7 @@ impl Connection {
         let mut conn = Connection {
             stream,
             rbuf: BytesMut::with_capacity(READ_CHUNK),
+            taken: 0,
             wbuf: BytesMut::with_capacity(16 * 1024),
             limits,
             endpoint: name,
@@ -205,6 +210,7 @@ impl Connection {
     pub async fn call(&mut self, argv: &[&[u8]]) -> Result<Reply, NetError> {
         // `parse` frames from the start of the buffer; the hot path's framer starts over too.
         self.framer = Framer::new();
+        self.drop_taken();
         resp::encode_command(&mut self.wbuf, argv);
         self.flush().await?;
         loop {
@@ -246,6 +252,7 @@ impl Connection {
 
     /// Reads what the socket has (one `read`); an orderly close is [`NetError::Closed`].
     pub async fn read_some(&mut self) -> Result<usize, NetError> {
+        self.drop_taken();
         if self.rbuf.capacity() - self.rbuf.len() < READ_CHUNK / 4 {
             self.rbuf.reserve(READ_CHUNK);
         }
@@ -265,14 +272,14 @@ impl Connection {
     /// Takes the next whole reply from the read buffer, or `None` when more must be read.
     #[inline]
     pub fn next_reply(&mut self) -> Result<Option<Incoming>, NetError> {
-        let frame = match self.framer.resume(&self.rbuf, &self.limits) {
+        let frame = match self.framer.resume(&self.rbuf[self.taken..], &self.limits) {
             Ok(Some(frame)) => frame,
             Ok(None) => return Ok(None),
             Err(source) => return Err(NetError::Protocol { endpoint: self.endpoint.clone(), cause: source }),
         };
         let incoming = match frame.kind {
             FrameKind::Error | FrameKind::BulkError => {
-                let bytes = &self.rbuf[..frame.len];
+                let bytes = &self.rbuf[self.taken..self.taken + frame.len];
                 let kind = String::from_utf8_lossy(resp::error_kind(bytes)).into_owned();
                 let message = String::from_utf8_lossy(error_text(bytes)).chars().take(200).collect();
                 Incoming::Error { kind, message }
@@ -284,13 +291,53 @@ impl Connection {
             FrameKind::Push => Incoming::Push,
             _ => Incoming::Ok,
         };
-        self.rbuf.advance(frame.len);
+        self.take(frame.len);
         Ok(Some(incoming))
+    }
+
+    /// Takes up to `max` whole replies that are neither errors nor pushes (the replies
+    /// [`next_reply`](Self::next_reply) would give as [`Incoming::Ok`]) and returns how many.
+    /// It stops before any other reply, and at an incomplete or invalid one, leaving it to
+    /// `next_reply`, so calling both gives the same replies as `next_reply` alone. Hand-
+    /// written for speed: this is the per-reply path of a pipelined run, where going
+    /// through `next_reply`'s `Result<Option<Incoming>>` for each reply showed in profiles.
+    #[inline]
+    pub fn take_plain_replies(&mut self, max: usize) -> usize {
+        let mut n = 0;
+        while n < max {
+            let Ok(Some(frame)) = self.framer.resume(&self.rbuf[self.taken..], &self.limits) else { break };
+            if matches!(frame.kind, FrameKind::Error | FrameKind::BulkError | FrameKind::Push) {
+                // Framed again by `next_reply`; the framer has started over after this frame.
+                break;
+            }
+            self.take(frame.len);
+            n += 1;
+        }
+        n
+    }
+
+    /// Marks the next `len` unread bytes as taken; a buffer emptied this way starts over
+    /// from its beginning (a `clear`, no copy).
+    #[inline]
+    fn take(&mut self, len: usize) {
+        self.taken += len;
+        if self.taken == self.rbuf.len() {
+            self.rbuf.clear();
+            self.taken = 0;
+        }
+    }
+
+    /// Drops the bytes already taken as replies from the front of the read buffer.
+    fn drop_taken(&mut self) {
+        if self.taken > 0 {
+            self.rbuf.advance(self.taken);
+            self.taken = 0;
+        }
     }
 
     /// Bytes received and not yet taken as replies.
     pub fn buffered(&self) -> usize {
-        self.rbuf.len()
+        self.rbuf.len() - self.taken
     }
 
     /// The endpoint as text, for messages.

@@ -6,8 +6,9 @@
 //! clamped at 3 s, and coordinated omission is never "corrected" here: open-loop
 //! values already start at the intended time.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
@@ -105,7 +106,11 @@ impl Histograms {
     /// Empties every histogram, keeping its memory.
     pub fn reset(&mut self) {
         for metric in Metric::ALL {
-            self.get_mut(metric).reset();
+            let h = self.get_mut(metric);
+            // An empty histogram is already all zeros: skip the memset of its counts.
+            if !h.is_empty() {
+                h.reset();
+            }
         }
     }
 }
@@ -241,18 +246,25 @@ impl Recorder {
     /// Records one successful reply's times, in nanoseconds.
     #[inline]
     pub fn record_reply(&mut self, command: usize, times: &ReplyTimes) {
+        self.record_replies(command, times, 1);
+    }
+
+    /// Records `n` successful replies of `command` that all had the same times: exactly
+    /// what `n` calls of [`record_reply`](Self::record_reply) record, for the cost of one.
+    #[inline]
+    pub fn record_replies(&mut self, command: usize, times: &ReplyTimes, n: u64) {
         let rec = &mut self.commands[command];
-        rec.completed += 1;
+        rec.completed += n;
         let h = &mut rec.hist;
         // saturating_record clamps to the histogram's range instead of failing: a value
         // over an hour is recorded as an hour, zero as the lowest bucket.
-        h.response.saturating_record(times.response_ns.max(LOWEST_NS));
-        h.service.saturating_record(times.service_ns.max(LOWEST_NS));
+        h.response.saturating_record_n(times.response_ns.max(LOWEST_NS), n);
+        h.service.saturating_record_n(times.service_ns.max(LOWEST_NS), n);
         if let Some(lag) = times.lag_ns {
-            h.lag.saturating_record(lag.max(LOWEST_NS));
+            h.lag.saturating_record_n(lag.max(LOWEST_NS), n);
         }
         if let Some(wait) = times.queue_wait_ns {
-            h.queue_wait.saturating_record(wait.max(LOWEST_NS));
+            h.queue_wait.saturating_record_n(wait.max(LOWEST_NS), n);
         }
     }
 
@@ -307,6 +319,57 @@ pub struct ReplyTimes {
     pub queue_wait_ns: Option<u64>,
 }
 
+/// Successful replies whose requests had equal times, all received at one instant,
+/// recorded together when the run ends: a closed-loop batch is written at one instant and
+/// its replies mostly arrive in one read, so a batch of 16 costs one histogram update per
+/// metric instead of 16 (and one clock subtraction per time instead of 16).
+#[derive(Debug)]
+pub struct ReplyRun {
+    /// The run's command and its requests' intended, handled and sent times; `None`: empty.
+    key: Option<(usize, Instant, Instant, Instant)>,
+    received: Instant,
+    count: u64,
+    /// Record schedule lag (open loop).
+    lag: bool,
+    /// Record queue wait (open loop, and `--workers`' time in a batch).
+    queue_wait: bool,
+}
+
+impl ReplyRun {
+    /// An empty run of replies received at `received`; `lag` and `queue_wait` say whether
+    /// those times are recorded too.
+    pub fn new(received: Instant, lag: bool, queue_wait: bool) -> Self {
+        ReplyRun { key: None, received, count: 0, lag, queue_wait }
+    }
+
+    /// Adds a successful reply to a request of `command` with these times, first recording
+    /// the run so far into `rec` when they differ from the run's.
+    #[inline]
+    pub fn add(&mut self, rec: &RefCell<Recorder>, command: usize, intended: Instant, handled: Instant, sent: Instant) {
+        let key = (command, intended, handled, sent);
+        if self.key == Some(key) {
+            self.count += 1;
+            return;
+        }
+        self.flush(rec);
+        self.key = Some(key);
+        self.count = 1;
+    }
+
+    /// Records the run into `rec` and empties it.
+    pub fn flush(&mut self, rec: &RefCell<Recorder>) {
+        let Some((command, intended, handled, sent)) = self.key.take() else { return };
+        let received = self.received;
+        let times = ReplyTimes {
+            response_ns: nanos(received.saturating_duration_since(intended)),
+            service_ns: nanos(received.saturating_duration_since(sent)),
+            lag_ns: self.lag.then(|| nanos(handled.saturating_duration_since(intended))),
+            queue_wait_ns: self.queue_wait.then(|| nanos(sent.saturating_duration_since(handled))),
+        };
+        rec.borrow_mut().record_replies(command, &times, self.count);
+    }
+}
+
 /// Nanoseconds in a duration, saturating (a u64 of nanoseconds lasts 584 years).
 #[inline]
 pub fn nanos(d: Duration) -> u64 {
@@ -337,6 +400,50 @@ mod tests {
         assert_eq!(a.commands[0].completed, 2);
         assert_eq!(a.commands[0].hist.response.len(), 2);
         assert_eq!(a.commands[0].errors["ERR"], 2);
+    }
+
+    #[test]
+    fn recording_replies_together_equals_recording_them_one_by_one() {
+        let times = ReplyTimes { response_ns: 900, service_ns: 700, lag_ns: Some(0), queue_wait_ns: Some(200) };
+        let (mut one_by_one, mut together) = (Recorder::new(2), Recorder::new(2));
+        for _ in 0..16 {
+            one_by_one.record_reply(1, &times);
+        }
+        together.record_replies(1, &times, 16);
+        let (a, b) = (&one_by_one.commands[1], &together.commands[1]);
+        assert_eq!(a.completed, b.completed);
+        for metric in Metric::ALL {
+            assert_eq!(a.hist.get(metric), b.hist.get(metric), "{metric:?}");
+        }
+    }
+
+    #[test]
+    fn a_run_records_each_reply_with_its_own_times() {
+        let t0 = Instant::now();
+        let at = |us: u64| t0 + Duration::from_micros(us);
+        let (rec, expected) = (RefCell::new(Recorder::new(2)), RefCell::new(Recorder::new(2)));
+        let mut run = ReplyRun::new(at(100), true, true);
+        // Three replies to one batch, one of another command, then one of a later batch.
+        for (command, intended, handled, sent) in [(0, 10, 20, 30), (0, 10, 20, 30), (0, 10, 20, 30), (1, 10, 20, 30), (0, 40, 40, 50)] {
+            run.add(&rec, command, at(intended), at(handled), at(sent));
+            let times = ReplyTimes {
+                response_ns: (100 - intended) * 1000,
+                service_ns: (100 - sent) * 1000,
+                lag_ns: Some((handled - intended) * 1000),
+                queue_wait_ns: Some((sent - handled) * 1000),
+            };
+            expected.borrow_mut().record_reply(command, &times);
+        }
+        run.flush(&rec);
+        run.flush(&rec);
+        let (rec, expected) = (rec.into_inner(), expected.into_inner());
+        for (a, b) in rec.commands.iter().zip(&expected.commands) {
+            assert_eq!(a.completed, b.completed);
+            for metric in Metric::ALL {
+                assert_eq!(a.hist.get(metric), b.hist.get(metric), "{metric:?}");
+            }
+        }
+        assert_eq!(rec.completed(), 5);
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! whole RESP2/RESP3 reply is buffered, how long it is, and what kind it is.
 //!
 //! The token reader it runs on, in `token.rs`, is shared with the tree parser, so
-//! both agree byte for byte on what is valid.
+//! both agree byte for byte on what is valid. [`Framer::resume`] frames a lone simple
+//! string, integer or bulk string through a hand-written shortcut; [`frame`] never does,
+//! so the tests and the fuzz target check the one against the other.
 
 use super::DecodeError;
 use super::token::{Token, read_token};
@@ -148,7 +150,24 @@ impl Framer {
 
     /// Like [`frame`] on `buf`, continuing from where the last call on this reply stopped.
     /// `buf` must start with the bytes given to the previous calls, unchanged.
+    #[inline]
     pub fn resume(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<Frame>, DecodeError> {
+        // Most replies are one whole `+`, `:` or `$` scalar: frame those in a few instructions,
+        // inline (the general path took ~120 instructions per reply, a sizeable part of a
+        // pipelined run's user CPU). Anything else, incomplete or invalid goes the general way.
+        if self.pos == 0
+            && self.top_remaining == 1
+            && let Some(frame) = common_scalar(buf, limits)
+        {
+            return Ok(Some(frame));
+        }
+        self.resume_general(buf, limits)
+    }
+
+    /// [`resume`](Self::resume) for every reply the shortcut does not take; kept out of
+    /// line so that the shortcut inlines into its caller.
+    #[inline(never)]
+    fn resume_general(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<Frame>, DecodeError> {
         Ok(self.scan(buf, limits)?.map(|(frame, _)| frame))
     }
 
@@ -243,6 +262,63 @@ impl Framer {
             }
         }
     }
+}
+
+/// Frames a whole simple string, integer or bulk string (null included) at the start of
+/// `buf` exactly as [`Framer::advance`] would; `None` for any other type, and for anything
+/// incomplete, invalid or over a limit, all of which `advance` then handles. Hand-written
+/// for speed: it runs once per reply, and is always inlined (as a call, its register saves
+/// and restores cost as much as its work).
+#[inline(always)]
+fn common_scalar(buf: &[u8], limits: &Limits) -> Option<Frame> {
+    let (&type_byte, rest) = buf.split_first()?;
+    let frame = match type_byte {
+        b'+' | b':' => {
+            // The line ends at the first CR or LF within the line limit; it must be CRLF.
+            let window = rest.get(..rest.len().min(limits.max_line_bytes.saturating_add(1)))?;
+            let end = window.iter().position(|&b| b == b'\r' || b == b'\n')?;
+            if !crlf_at(rest, end) {
+                return None;
+            }
+            let body = &rest[..end];
+            if type_byte == b':' {
+                let digits = body.strip_prefix(b"-").or_else(|| body.strip_prefix(b"+")).unwrap_or(body);
+                if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+                    return None;
+                }
+            }
+            let kind = if type_byte == b'+' { FrameKind::Simple } else { FrameKind::Integer };
+            Frame { len: end + 3, kind }
+        }
+        b'$' if rest.starts_with(b"-1\r\n") => Frame { len: 5, kind: FrameKind::Null },
+        b'$' => {
+            // Decimal digits without a leading zero (18 at most: no overflow), then CRLF.
+            let (mut len, mut digits) = (0u64, 0usize);
+            while let Some(&digit @ b'0'..=b'9') = rest.get(digits) {
+                if digits == 18 {
+                    return None;
+                }
+                len = len * 10 + u64::from(digit - b'0');
+                digits += 1;
+            }
+            if digits == 0 || (digits > 1 && rest[0] == b'0') || len > limits.max_bulk_bytes || !crlf_at(rest, digits) {
+                return None;
+            }
+            let end = 1 + digits + 2 + usize::try_from(len).ok()?;
+            if !crlf_at(buf, end) {
+                return None;
+            }
+            Frame { len: end + 2, kind: FrameKind::Bulk }
+        }
+        _ => return None,
+    };
+    (frame.len as u64 <= limits.max_bulk_bytes.saturating_add(limits.max_line_bytes as u64)).then_some(frame)
+}
+
+/// Whether `buf` holds CRLF at `at`.
+#[inline(always)]
+fn crlf_at(buf: &[u8], at: usize) -> bool {
+    buf.get(at) == Some(&b'\r') && buf.get(at.wrapping_add(1)) == Some(&b'\n')
 }
 
 /// Aggregates kept inline before `Remaining` spills to the heap.
@@ -346,6 +422,63 @@ mod tests {
     fn every_type_frames_with_its_exact_length_and_kind() {
         for &(bytes, kind) in VALID {
             assert_eq!(framed(bytes), Ok(whole(bytes, kind)), "{:?}", bytes.escape_ascii().to_string());
+        }
+    }
+
+    #[test]
+    fn the_common_scalar_shortcut_agrees_with_the_general_framer() {
+        let general = |bytes: &[u8], limits: &Limits| {
+            let mut framer = Framer::new();
+            framer.advance(bytes, limits).map(|f| f.map(|(frame, _)| frame))
+        };
+        let mut inputs: Vec<Vec<u8>> = VALID.iter().map(|(b, _)| b.to_vec()).collect();
+        for extra in [
+            &b"$-1\r\n"[..],
+            b"$0\r\n\r\n",
+            b"$10\r\n0123456789\r\n",
+            b"$01\r\na\r\n",
+            b"$-2\r\n",
+            b"$3\r\nabcX\n",
+            b"$3\r\nabc\rX",
+            b"$999999999999999999\r\n",
+            b"$9999999999999999999\r\n",
+            b":-\r\n",
+            b":+5\r\n",
+            b":5x\r\n",
+            b":\r\n",
+            b"+OK\n",
+            b"+O\rK\r\n",
+            b"+\r\r\n",
+            b"+OK\r",
+        ] {
+            inputs.push(extra.to_vec());
+        }
+        // Every prefix of each input, each input with a byte changed, and tight limits.
+        let mut cases = Vec::new();
+        for input in &inputs {
+            for cut in 0..=input.len() {
+                cases.push(input[..cut].to_vec());
+            }
+            for i in 0..input.len() {
+                for b in [b'\r', b'\n', b'0', b'9', b'-', b'x'] {
+                    let mut changed = input.clone();
+                    changed[i] = b;
+                    cases.push(changed);
+                }
+            }
+        }
+        let tight = Limits { max_bulk_bytes: 4, max_line_bytes: 3, ..Limits::default() };
+        for limits in [Limits::default(), tight] {
+            for case in &cases {
+                if let Some(frame) = common_scalar(case, &limits) {
+                    let shown = case.escape_ascii().to_string();
+                    assert_eq!(general(case, &limits), Ok(Some(frame)), "{shown} with {limits:?}");
+                }
+            }
+        }
+        // The shortcut does take the replies it is for.
+        for reply in [&b"+OK\r\n"[..], b":12\r\n", b"$3\r\nabc\r\n", b"$-1\r\n"] {
+            assert!(common_scalar(reply, &Limits::default()).is_some(), "{}", reply.escape_ascii());
         }
     }
 

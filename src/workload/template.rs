@@ -247,6 +247,22 @@ impl Template {
     /// Appends one request to `buf`, drawing key indices and values from `fill` in order.
     #[inline]
     pub fn write<F: Fill>(&self, buf: &mut BytesMut, fill: &mut F) {
+        // A request with nothing drawn per request is its bytes: one copy, where the loop
+        // below spends ~90 instructions per request on the same result (per request on the
+        // hot path).
+        if self.fields.is_empty()
+            && let [Piece::Static { start, end }] = self.pieces[..]
+        {
+            buf.extend_from_slice(&self.bytes[start..end]);
+            return;
+        }
+        self.write_pieces(buf, fill);
+    }
+
+    /// [`write`](Self::write) piece by piece, patching the drawn fields; kept out of line so
+    /// that `write`'s one-copy case inlines into the driver's loop.
+    #[inline(never)]
+    fn write_pieces<F: Fill>(&self, buf: &mut BytesMut, fill: &mut F) {
         let mut fields = self.fields.iter().peekable();
         let mut value_len = 0;
         for piece in &self.pieces {
