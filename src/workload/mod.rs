@@ -98,7 +98,7 @@ impl Test {
     /// Appends one request of command `command` to `buf`, drawing its keys and values from `sampler`.
     #[inline]
     pub fn write(&self, command: usize, buf: &mut bytes::BytesMut, sampler: &mut Sampler) {
-        self.commands[command].write(buf, &mut Draw { sampler, cursor: &self.cursor });
+        self.commands[command].write(buf, &mut Draw { sampler, cursor: &self.cursor, key: None });
     }
 
     /// The key index a routed request uses for every key field (cluster mode draws it
@@ -118,7 +118,7 @@ impl Test {
     /// one slot, so a multi-key command stays on one cluster node); values are drawn.
     #[inline]
     pub fn write_keyed(&self, command: usize, buf: &mut bytes::BytesMut, sampler: &mut Sampler, key: u64) {
-        self.commands[command].write(buf, &mut Keyed { sampler, key });
+        self.commands[command].write(buf, &mut Draw { sampler, cursor: &self.cursor, key: Some(key) });
     }
 
     /// Each command's share of requests (1/len each when they go in turn).
@@ -144,38 +144,18 @@ impl Test {
 struct Draw<'a> {
     sampler: &'a mut Sampler,
     cursor: &'a SeqCursor,
+    /// A routed request's key: every key field holds it instead of a fresh draw.
+    key: Option<u64>,
 }
 
 impl Fill for Draw<'_> {
     #[inline]
     fn index(&mut self) -> u64 {
+        if let Some(key) = self.key {
+            return key;
+        }
         let s = &mut *self.sampler;
         s.keys.draw(&mut s.rng, &mut s.walk, self.cursor)
-    }
-
-    #[inline]
-    fn value_len(&mut self) -> usize {
-        let s = &mut *self.sampler;
-        s.sizes.draw(&mut s.rng)
-    }
-
-    #[inline]
-    fn value(&mut self, len: usize) -> &[u8] {
-        let s = &mut *self.sampler;
-        values::value_slice(&s.values, len, &mut s.rng)
-    }
-}
-
-/// A fixed key index and the sampler's values, as a routed request's source of fields.
-struct Keyed<'a> {
-    sampler: &'a mut Sampler,
-    key: u64,
-}
-
-impl Fill for Keyed<'_> {
-    #[inline]
-    fn index(&mut self) -> u64 {
-        self.key
     }
 
     #[inline]

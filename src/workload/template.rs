@@ -512,4 +512,19 @@ mod tests {
         assert!(p.tokens(b"__sha_2__").unwrap_err().contains("--script-load"));
         assert!(p.tokens(b"__sha_0__").unwrap_err().contains("--script-load"));
     }
+
+    #[test]
+    fn a_routed_request_hashes_the_key_it_will_send() {
+        use crate::net::cluster::key_slot;
+        let set = Template::command(&[b"SET", b"key:__rand_int__", b"v"], true);
+        assert_eq!(set.slot(5), Some(key_slot(b"key:000000000005")));
+        assert_ne!(set.slot(5), set.slot(6), "these two keys hash to different slots");
+        // The key is the first argument with a key field, wherever it stands.
+        let eval = Template::command(&[b"EVAL", b"return 1", b"1", b"{tag}:__rand_int__"], true);
+        assert_eq!(eval.slot(1), Some(key_slot(b"tag")));
+        // A fixed key routes by itself; a command without arguments has no key.
+        assert_eq!(Template::command(&[b"LPUSH", b"mylist", b"x"], true).slot(9), Some(key_slot(b"mylist")));
+        assert_eq!(Template::command(&[b"PING"], true).slot(1), None);
+        assert_eq!(Template::inline(b"PING").slot(1), None);
+    }
 }
