@@ -8,18 +8,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::harness::{RedisServer, assert_success, run_tailrate, tailrate_bin};
+use super::harness::{RedisServer, assert_success, run_tailrate, run_tailrate_json, tailrate_bin};
 
-/// Runs tailrate with `--json` into a temporary file and returns (stdout, report).
+/// Runs tailrate with `--json` and returns (stdout, report).
 fn run_json(args: &[&str]) -> (String, Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    // Flags go first: anything after a custom command belongs to the command.
-    let mut all: Vec<&str> = vec!["--json", json.to_str().unwrap(), "--no-progress"];
-    all.extend(args);
-    let stdout = assert_success(&run_tailrate(&all));
-    let report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    (stdout, report)
+    run_tailrate_json(args)
 }
 
 fn ms(test: &Value, metric: &str, field: &str) -> f64 {

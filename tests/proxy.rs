@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::harness::{RedisServer, Reply, assert_success, find_in_path, free_port, run_tailrate, send_command};
+use super::harness::{RedisServer, Reply, find_in_path, free_port, run_tailrate, run_tailrate_json, send_command};
 
 /// How long [`Nutcracker::start`] waits for the proxy to answer a GET.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -117,12 +117,7 @@ fn calls(servers: &[&RedisServer], command: &str) -> Vec<u64> {
 
 /// Runs tailrate with `--json` and returns the whole report.
 fn run_json(args: &[&str]) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let mut all = vec!["--json", json.to_str().unwrap(), "--no-progress"];
-    all.extend_from_slice(args);
-    assert_success(&run_tailrate(&all));
-    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+    run_tailrate_json(args).1
 }
 
 fn count(test: &Value, field: &str) -> u64 {

@@ -9,7 +9,7 @@ use std::process::Output;
 use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 use serde_json::Value;
 
-use super::harness::{RedisServer, assert_success, assert_usage_error, free_port, run_tailrate};
+use super::harness::{RedisServer, assert_success, assert_usage_error, free_port, run_tailrate, run_tailrate_json};
 
 /// Certificates and keys as PEM files in a temporary directory: a CA with a server
 /// certificate (for localhost and 127.0.0.1) and a client certificate, a second CA
@@ -89,13 +89,7 @@ fn stderr(out: &Output) -> String {
 
 /// Runs tailrate with `--json` and returns the report of its first test.
 fn run_json(args: &[&str]) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let mut all = vec!["--json", json.to_str().unwrap(), "--no-progress"];
-    all.extend_from_slice(args);
-    assert_success(&run_tailrate(&all));
-    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    report["tests"][0].clone()
+    run_tailrate_json(args).1["tests"][0].clone()
 }
 
 fn count(test: &Value, field: &str) -> u64 {

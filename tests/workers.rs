@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::harness::{RedisServer, assert_success, run_tailrate};
+use super::harness::{RedisServer, run_tailrate_json};
 
 /// Commands tailrate and the harness send for their own bookkeeping.
 const BOOKKEEPING: &[&str] = &["config|get", "config|resetstat", "info", "hello", "client|setinfo", "select", "auth"];
@@ -18,14 +18,7 @@ fn workload_stats(server: &RedisServer) -> BTreeMap<String, u64> {
 
 /// Runs tailrate with `args` and `--json`; returns its first test's report.
 fn run_json(args: &[&str]) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    // Before `args`: a custom command at their end takes every word after it.
-    let mut argv = vec!["-q", "--json", json.to_str().unwrap()];
-    argv.extend(args);
-    assert_success(&run_tailrate(&argv));
-    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    report["tests"][0].clone()
+    run_tailrate_json(&[&["-q"], args].concat()).1["tests"][0].clone()
 }
 
 fn stats_field(server: &RedisServer, field: &str) -> u64 {

@@ -7,17 +7,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::harness::{RedisServer, assert_success, assert_usage_error, run_tailrate};
+use super::harness::{RedisServer, assert_usage_error, run_tailrate_json};
 
 /// Runs tailrate against `server` with `--json` and returns the report.
 fn run_json(server: &RedisServer, args: &[&str]) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
     let port = server.port().to_string();
-    let mut all: Vec<&str> = vec!["-p", &port, "--json", json.to_str().unwrap(), "--no-progress", "-q"];
-    all.extend(args);
-    assert_success(&run_tailrate(&all));
-    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+    run_tailrate_json(&[&["-p", &port, "-q"], args].concat()).1
 }
 
 /// The server's call counts of the workload's commands.

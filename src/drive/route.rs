@@ -8,7 +8,6 @@
 //! apart (per command and per node).
 
 use std::cell::{Cell, RefCell};
-use std::time::Instant;
 
 use super::dispatch::Arrival;
 use super::thread::Ctx;
@@ -77,8 +76,7 @@ pub(crate) fn refill(ctx: &Ctx, cluster: &Cluster, group: usize) -> usize {
         return 0;
     }
     let Mode::Closed { pipeline, .. } = ctx.plan.mode else { return 0 };
-    let now = Instant::now();
-    let n = ctx.claim_at(pipeline as usize, now);
+    let n = ctx.claim(pipeline as usize);
     if n == 0 {
         return 0;
     }
@@ -88,7 +86,8 @@ pub(crate) fn refill(ctx: &Ctx, cluster: &Cluster, group: usize) -> usize {
     for _ in 0..n {
         let command = ctx.test.pick(&mut sampler);
         rec.commands[command].intended += 1;
-        let mut arrival = Arrival::new(now, now, command as u16, true);
+        // Closed loop has no plan: its times are the write's, set when it is written.
+        let mut arrival = Arrival::new(ctx.start, ctx.start, command as u16, true);
         arrival.key = ctx.test.draw_key(&mut sampler);
         arrival.group = group as u32;
         let node = cluster.node_for(&ctx.test, command, arrival.key);

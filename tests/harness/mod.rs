@@ -4,7 +4,7 @@
 //! binary and `redis-benchmark` with a hard timeout ([`run_tailrate`],
 //! [`run_with_timeout`]).
 //!
-//! Only `std` and `tempfile` are used. Every server gets its own temporary
+//! Only `std`, `tempfile` and `serde_json` (reading reports) are used. Every server gets its own temporary
 //! directory (deleted on drop), binds 127.0.0.1 only, and persists nothing
 //! (`--save '' --appendonly no`). Dropping a [`RedisServer`] SIGKILLs the
 //! process and reaps it.
@@ -37,6 +37,23 @@ pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many times [`RedisServerBuilder::start`] picks a new port when the
 /// chosen one turns out to be taken.
 const PORT_ATTEMPTS: usize = 5;
+
+/// Runs tailrate with `--json` into a temporary file (and `--no-progress`) before
+/// `args`, which may end in a custom command; asserts success and returns (stdout, report).
+pub fn run_tailrate_json(args: &[&str]) -> (String, serde_json::Value) {
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("cannot create a temporary directory: {e}"),
+    };
+    let json = dir.path().join("report.json");
+    let json_arg = json.to_string_lossy().into_owned();
+    let mut all: Vec<&str> = vec!["--json", &json_arg, "--no-progress"];
+    all.extend(args);
+    let stdout = assert_success(&run_tailrate(&all));
+    let bytes = std::fs::read(&json).unwrap_or_else(|e| panic!("tailrate wrote no {json_arg}: {e}"));
+    let report = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{json_arg} is not JSON: {e}"));
+    (stdout, report)
+}
 
 /// Path of the `tailrate` binary that Cargo built for this test run.
 pub fn tailrate_bin() -> PathBuf {
