@@ -9,12 +9,12 @@
 //! waiting out a sub-millisecond `--pipeline-delay` spins on it. Nothing else on this
 //! path reads the clock, but for a timed closed loop's check of its end time (one per batch).
 
-use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use super::batch::Batch;
 use super::dispatch::{self, Arrival};
+use super::inflight::{InFlight, InFlightQueue};
 use super::route;
 use super::since;
 use super::thread::Ctx;
@@ -27,16 +27,6 @@ use crate::record::{ReplyRun, ReplyTimes, nanos};
 const BACKOFF_START: Duration = Duration::from_millis(10);
 /// Longest delay between reconnect attempts.
 const BACKOFF_MAX: Duration = Duration::from_secs(1);
-
-/// A request written and not yet answered.
-#[derive(Debug, Clone, Copy)]
-struct InFlight {
-    /// What was sent, with its intended and handled times (kept to resend it after a redirect).
-    req: Arrival,
-    sent: Instant,
-    /// The `ASKING` written before an `ASK`-redirected request: its reply is not a result.
-    asking: bool,
-}
 
 /// What woke the loop while it waited.
 enum Event {
@@ -51,7 +41,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
     let cap = ctx.capacity();
     let is_open = matches!(ctx.plan.mode, Mode::Open { .. });
     let routed = ctx.routed();
-    let mut fifo: VecDeque<InFlight> = VecDeque::with_capacity(cap);
+    let mut fifo = InFlightQueue::with_capacity(cap);
     // --workers: the requests this connection's workers handed over, not yet written.
     let mut batch = ctx.batch(slot);
     // --batch-latency: replies of a closed-loop batch are recorded when its last one arrives.
@@ -63,7 +53,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         let Some(c) = conn.as_mut() else {
             // A batch cut short by a failure never gets its last reply: the replies it did
             // get are completed requests all the same, timed to the last that arrived.
-            if let Some(&(_, _, last)) = deferred.last() {
+            if let Some(&(_, _, last, _)) = deferred.last() {
                 flush_deferred(&ctx, &mut deferred, last);
             }
             if ctx.sending_done.get() || ctx.shared.cancel.is_cancelled() {
@@ -128,8 +118,8 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         if wrote > 0 {
             ctx.spin.work.set(ctx.spin.work.get() + 1);
             let sent = Instant::now();
-            let start = fifo.len() - wrote;
-            for f in fifo.range_mut(start..) {
+            for run in fifo.unwritten_mut() {
+                let f = &mut run.f;
                 f.sent = sent;
                 if !is_open && batch.is_none() && !f.req.retry {
                     // Closed loop has no plan: intended = handled = sent (a redirected
@@ -139,7 +129,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                     f.req.handled = sent;
                 }
             }
-            count_sent(&ctx, slot, &fifo, start, sent);
+            count_sent(&ctx, slot, &mut fifo, sent);
             if let Err(e) = c.flush().await {
                 fail(&ctx, slot, &mut fifo, &e);
                 conn = None;
@@ -229,7 +219,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
 }
 
 /// Closed loop: when the previous batch is fully answered, claim and encode the next.
-fn fill_closed(ctx: &Ctx, c: &mut Connection, fifo: &mut VecDeque<InFlight>, pipeline: usize) -> usize {
+fn fill_closed(ctx: &Ctx, c: &mut Connection, fifo: &mut InFlightQueue, pipeline: usize) -> usize {
     if !fifo.is_empty() {
         return 0;
     }
@@ -239,20 +229,30 @@ fn fill_closed(ctx: &Ctx, c: &mut Connection, fifo: &mut VecDeque<InFlight>, pip
     }
     let mut sampler = ctx.sampler.borrow_mut();
     let mut rec = ctx.rec.borrow_mut();
+    // Times are stamped at the write; consecutive requests of one command are one run.
     let placeholder = ctx.start;
+    let mut push = |command: usize, count: u32| {
+        rec.commands[command].intended += u64::from(count);
+        fifo.push(InFlight { req: Arrival::new(placeholder, placeholder, command as u16, true), sent: placeholder, asking: false }, count);
+    };
+    let mut run = (0, 0u32);
     for _ in 0..n {
         let command = ctx.test.pick(&mut sampler);
         ctx.test.write(command, c.write_buf(), &mut sampler);
-        rec.commands[command].intended += 1;
-        fifo.push_back(InFlight { req: Arrival::new(placeholder, placeholder, command as u16, true), sent: placeholder, asking: false });
+        if command != run.0 && run.1 > 0 {
+            push(run.0, run.1);
+            run.1 = 0;
+        }
+        run = (command, run.1 + 1);
     }
+    push(run.0, run.1);
     n
 }
 
 /// Closed loop with `--workers`: idle workers hand their next requests to the batch, and
 /// what the batch policy says is due is encoded for one write. Each request keeps its
 /// worker's request time as intended and handled time; its `sent` is the write's.
-fn fill_batched(ctx: &Ctx, c: &mut Connection, fifo: &mut VecDeque<InFlight>, batch: &mut Batch) -> usize {
+fn fill_batched(ctx: &Ctx, c: &mut Connection, fifo: &mut InFlightQueue, batch: &mut Batch) -> usize {
     let now = Instant::now();
     batch.hand_requests(fifo.len(), now, |n| ctx.claim_at(n, now));
     let n = batch.due(now);
@@ -267,7 +267,7 @@ fn fill_batched(ctx: &Ctx, c: &mut Connection, fifo: &mut VecDeque<InFlight>, ba
         let command = ctx.test.pick(&mut sampler);
         ctx.test.write(command, c.write_buf(), &mut sampler);
         rec.commands[command].intended += 1;
-        fifo.push_back(InFlight { req: Arrival::new(asked, asked, command as u16, true), sent: asked, asking: false });
+        fifo.push(InFlight { req: Arrival::new(asked, asked, command as u16, true), sent: asked, asking: false }, 1);
     }
     n
 }
@@ -276,7 +276,7 @@ fn fill_batched(ctx: &Ctx, c: &mut Connection, fifo: &mut VecDeque<InFlight>, ba
 const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
 
 /// Open loop, or a cluster client: encode every request handed to this connection.
-fn fill_routed(ctx: &Ctx, slot: usize, c: &mut Connection, fifo: &mut VecDeque<InFlight>) -> usize {
+fn fill_routed(ctx: &Ctx, slot: usize, c: &mut Connection, fifo: &mut InFlightQueue) -> usize {
     let mut dispatch = ctx.dispatch.borrow_mut();
     let pending = &mut dispatch.slots[slot].pending;
     if pending.is_empty() {
@@ -287,7 +287,7 @@ fn fill_routed(ctx: &Ctx, slot: usize, c: &mut Connection, fifo: &mut VecDeque<I
     while let Some(a) = pending.pop_front() {
         if a.asking {
             c.write_buf().extend_from_slice(ASKING);
-            fifo.push_back(InFlight { req: a, sent: a.handled, asking: true });
+            fifo.push(InFlight { req: a, sent: a.handled, asking: true }, 1);
             n += 1;
         }
         if ctx.cluster.is_some() {
@@ -295,7 +295,7 @@ fn fill_routed(ctx: &Ctx, slot: usize, c: &mut Connection, fifo: &mut VecDeque<I
         } else {
             ctx.test.write(a.command as usize, c.write_buf(), &mut sampler);
         }
-        fifo.push_back(InFlight { req: a, sent: a.handled, asking: false });
+        fifo.push(InFlight { req: a, sent: a.handled, asking: false }, 1);
         n += 1;
     }
     n
@@ -311,20 +311,22 @@ fn wake_given(ctx: &Ctx) {
     *ctx.woken.borrow_mut() = woken;
 }
 
-/// Counts the requests from `start` as sent and in flight (a redirected request was
-/// counted when first sent; only its node counts it again).
-fn count_sent(ctx: &Ctx, slot: usize, fifo: &VecDeque<InFlight>, start: usize, sent: Instant) {
+/// Counts the requests just written as sent and in flight (a redirected request was
+/// counted when first sent; only its node counts it again), and marks them written.
+fn count_sent(ctx: &Ctx, slot: usize, fifo: &mut InFlightQueue, sent: Instant) {
     let mut rec = ctx.rec.borrow_mut();
     let mut measured = 0;
-    for f in fifo.range(start..).filter(|f| f.req.measured && !f.asking) {
+    for run in fifo.unwritten_mut().filter(|r| r.f.req.measured && !r.f.asking) {
+        let (f, count) = (&run.f, u64::from(run.count));
         if let Some(cluster) = &ctx.cluster {
-            rec.node(slot % cluster.len()).sent += 1;
+            rec.node(slot % cluster.len()).sent += count;
         }
         if !f.req.retry {
-            rec.commands[f.req.command as usize].sent += 1;
-            measured += 1;
+            rec.commands[f.req.command as usize].sent += count;
+            measured += count;
         }
     }
+    fifo.mark_written();
     if measured > 0 {
         ctx.in_flight.set(ctx.in_flight.get() + measured);
         ctx.last_send.set(sent);
@@ -376,7 +378,7 @@ fn take_replies(
     ctx: &Ctx,
     slot: usize,
     c: &mut Connection,
-    fifo: &mut VecDeque<InFlight>,
+    fifo: &mut InFlightQueue,
     deferred: &mut Vec<Deferred>,
     received: Instant,
 ) -> Result<(), NetError> {
@@ -389,14 +391,13 @@ fn take_replies(
             // Plain replies (not errors, not pushes) in bulk: the common case, and cheaper
             // per reply than going through `next_reply`.
             let plain = c.take_plain_replies(fifo.len());
-            for f in fifo.drain(..plain) {
-                if f.asking {
-                    // The reply to ASKING: the request after it tells how the redirect went.
-                    continue;
+            fifo.take_front(plain, |f, count| {
+                // The reply to ASKING: the request after it tells how the redirect went.
+                if !f.asking {
+                    answered += count as usize;
+                    complete(ctx, slot, f, count, Incoming::Ok, received, deferred, &mut run);
                 }
-                answered += 1;
-                complete(ctx, slot, &f, Incoming::Ok, received, deferred, &mut run);
-            }
+            });
             let Some(incoming) = c.next_reply()? else { break };
             if incoming == Incoming::Push {
                 continue;
@@ -407,7 +408,7 @@ fn take_replies(
                 continue;
             }
             answered += 1;
-            complete(ctx, slot, &f, incoming, received, deferred, &mut run);
+            complete(ctx, slot, &f, 1, incoming, received, deferred, &mut run);
         }
         Ok(())
     })();
@@ -422,8 +423,8 @@ fn take_replies(
     result
 }
 
-/// A reply held back by --batch-latency: (command, sent, received).
-type Deferred = (u16, Instant, Instant);
+/// Replies held back by --batch-latency: (command, sent, received, how many).
+type Deferred = (u16, Instant, Instant, u32);
 
 /// Records every held-back reply, each timed from its send to `until` (the batch's last reply).
 fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
@@ -431,17 +432,32 @@ fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
         return;
     }
     let mut rec = ctx.rec.borrow_mut();
-    for (command, sent, _) in deferred.drain(..) {
+    for (command, sent, _, count) in deferred.drain(..) {
         let ns = since(sent, until);
-        rec.record_reply(command as usize, &ReplyTimes { response_ns: ns, service_ns: ns, lag_ns: None, queue_wait_ns: None });
+        rec.record_replies(
+            command as usize,
+            &ReplyTimes { response_ns: ns, service_ns: ns, lag_ns: None, queue_wait_ns: None },
+            count.into(),
+        );
     }
 }
 
-/// Records one answered request (a success into `run`, recorded when the run ends),
-/// or sends it again where a cluster redirect points. Always inlined: once per reply,
-/// and the bulk path's `Incoming::Ok` then folds away.
+/// Records `count` answered requests alike (a success into `run`, recorded when the run
+/// ends), or sends one again where a cluster redirect points (an error reply is always
+/// one request). Always inlined: once per run of replies, and the bulk path's
+/// `Incoming::Ok` then folds away.
 #[inline(always)]
-fn complete(ctx: &Ctx, slot: usize, f: &InFlight, incoming: Incoming, received: Instant, deferred: &mut Vec<Deferred>, run: &mut ReplyRun) {
+#[allow(clippy::too_many_arguments)]
+fn complete(
+    ctx: &Ctx,
+    slot: usize,
+    f: &InFlight,
+    count: u32,
+    incoming: Incoming,
+    received: Instant,
+    deferred: &mut Vec<Deferred>,
+    run: &mut ReplyRun,
+) {
     let req = &f.req;
     if let Some(cluster) = &ctx.cluster {
         let mut rec = ctx.rec.borrow_mut();
@@ -452,15 +468,15 @@ fn complete(ctx: &Ctx, slot: usize, f: &InFlight, incoming: Incoming, received: 
             return;
         }
         if !matches!(ctx.plan.mode, Mode::Open { .. }) {
-            batch_member_done(ctx, cluster, req.group as usize);
+            batch_members_done(ctx, cluster, req.group as usize, count);
         }
         if req.measured {
             let node = rec.node(slot % cluster.len());
             match &incoming {
-                Incoming::Error { .. } => node.errors += 1,
+                Incoming::Error { .. } => node.errors += u64::from(count),
                 Incoming::Ok | Incoming::Push => {
-                    node.completed += 1;
-                    node.response.saturating_record(nanos(received.saturating_duration_since(req.intended)).max(1));
+                    node.completed += u64::from(count);
+                    node.response.saturating_record_n(nanos(received.saturating_duration_since(req.intended)).max(1), count.into());
                 }
             }
         }
@@ -468,30 +484,30 @@ fn complete(ctx: &Ctx, slot: usize, f: &InFlight, incoming: Incoming, received: 
     if !req.measured {
         return;
     }
-    ctx.in_flight.set(ctx.in_flight.get() - 1);
+    ctx.in_flight.set(ctx.in_flight.get() - u64::from(count));
     ctx.wake_all_if_done();
     match incoming {
         Incoming::Error { kind, message } => {
-            ctx.rec.borrow_mut().commands[req.command as usize].count_error(&kind, 1);
+            ctx.rec.borrow_mut().commands[req.command as usize].count_error(&kind, count.into());
             if ctx.plan.exit_on_error {
                 ctx.shared.stop(format!("error reply from the server: {message}"));
             }
         }
         Incoming::Ok | Incoming::Push => {
             if ctx.plan.batch_latency {
-                deferred.push((req.command, f.sent, received));
+                deferred.push((req.command, f.sent, received, count));
                 return;
             }
-            run.add(&ctx.rec, req.command as usize, req.intended, req.handled, f.sent);
+            run.add(&ctx.rec, req.command as usize, req.intended, req.handled, f.sent, count);
         }
     }
 }
 
-/// Closed loop against a cluster: one request of client `group`'s batch ended; the
+/// Closed loop against a cluster: `count` requests of client `group`'s batch ended; the
 /// last wakes the client's first connection, which starts the next batch.
-fn batch_member_done(ctx: &Ctx, cluster: &route::Cluster, group: usize) {
+fn batch_members_done(ctx: &Ctx, cluster: &route::Cluster, group: usize, count: u32) {
     let outstanding = &cluster.outstanding[group];
-    outstanding.set(outstanding.get().saturating_sub(1));
+    outstanding.set(outstanding.get().saturating_sub(count));
     if outstanding.get() == 0 {
         ctx.wake[group * cluster.len()].notify_one();
     }
@@ -504,7 +520,7 @@ fn batch_member_done(ctx: &Ctx, cluster: &route::Cluster, group: usize) {
 /// the byte stream cannot be trusted, so later numbers would be suspect, and when no
 /// request was in flight the reason is the only trace of the fault. Closes and resets
 /// do not end it: a killed or restarted connection is a fault the open loop measures.
-fn fail(ctx: &Ctx, slot: usize, fifo: &mut VecDeque<InFlight>, e: &NetError) {
+fn fail(ctx: &Ctx, slot: usize, fifo: &mut InFlightQueue, e: &NetError) {
     if matches!(e, NetError::Protocol { .. } | NetError::Unsolicited { .. }) {
         ctx.shared.stop(e.to_string());
     }
@@ -513,29 +529,32 @@ fn fail(ctx: &Ctx, slot: usize, fifo: &mut VecDeque<InFlight>, e: &NetError) {
 
 /// The connection failed or timed out: every request in flight on it ends as `kind`
 /// (or as a timeout), and the slot takes no work until it reconnects.
-fn end_in_flight(ctx: &Ctx, slot: usize, fifo: &mut VecDeque<InFlight>, kind: &str, timeout: bool) {
+fn end_in_flight(ctx: &Ctx, slot: usize, fifo: &mut InFlightQueue, kind: &str, timeout: bool) {
     let mut rec = ctx.rec.borrow_mut();
-    for f in fifo.drain(..).filter(|f| !f.asking) {
+    fifo.drain(|f, count| {
         let req = f.req;
+        if f.asking {
+            return;
+        }
         if let Some(cluster) = &ctx.cluster {
             if !matches!(ctx.plan.mode, Mode::Open { .. }) {
-                batch_member_done(ctx, cluster, req.group as usize);
+                batch_members_done(ctx, cluster, req.group as usize, count);
             }
             if req.measured {
-                rec.node(slot % cluster.len()).errors += 1;
+                rec.node(slot % cluster.len()).errors += u64::from(count);
             }
         }
         if !req.measured {
-            continue;
+            return;
         }
-        ctx.in_flight.set(ctx.in_flight.get() - 1);
+        ctx.in_flight.set(ctx.in_flight.get() - u64::from(count));
         let record = &mut rec.commands[req.command as usize];
         if timeout {
-            record.timeouts += 1;
+            record.timeouts += u64::from(count);
         } else {
-            record.count_error(kind, 1);
+            record.count_error(kind, count.into());
         }
-    }
+    });
     drop(rec);
     ctx.dispatch.borrow_mut().slot_down(slot);
     ctx.wake_all_if_done();

@@ -17,7 +17,7 @@ use crate::cli::Pacing;
 use crate::record::Recorder;
 
 /// A request the schedule (or a closed-loop client, or a redirect) produced.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Arrival {
     /// When the schedule says it should go (computed); a closed-loop retry keeps its first send.
     pub intended: Instant,

@@ -14,6 +14,7 @@ mod batch;
 mod conn;
 mod dispatch;
 pub mod health;
+mod inflight;
 mod route;
 pub mod schedule;
 mod thread;

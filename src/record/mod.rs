@@ -342,18 +342,18 @@ impl ReplyRun {
         ReplyRun { key: None, received, count: 0, lag, queue_wait }
     }
 
-    /// Adds a successful reply to a request of `command` with these times, first recording
-    /// the run so far into `rec` when they differ from the run's.
+    /// Adds `count` successful replies to requests of `command` with these times, first
+    /// recording the run so far into `rec` when they differ from the run's.
     #[inline]
-    pub fn add(&mut self, rec: &RefCell<Recorder>, command: usize, intended: Instant, handled: Instant, sent: Instant) {
+    pub fn add(&mut self, rec: &RefCell<Recorder>, command: usize, intended: Instant, handled: Instant, sent: Instant, count: u32) {
         let key = (command, intended, handled, sent);
         if self.key == Some(key) {
-            self.count += 1;
+            self.count += u64::from(count);
             return;
         }
         self.flush(rec);
         self.key = Some(key);
-        self.count = 1;
+        self.count = count.into();
     }
 
     /// Records the run into `rec` and empties it.
@@ -425,7 +425,7 @@ mod tests {
         let mut run = ReplyRun::new(at(100), true, true);
         // Three replies to one batch, one of another command, then one of a later batch.
         for (command, intended, handled, sent) in [(0, 10, 20, 30), (0, 10, 20, 30), (0, 10, 20, 30), (1, 10, 20, 30), (0, 40, 40, 50)] {
-            run.add(&rec, command, at(intended), at(handled), at(sent));
+            run.add(&rec, command, at(intended), at(handled), at(sent), 1);
             let times = ReplyTimes {
                 response_ns: (100 - intended) * 1000,
                 service_ns: (100 - sent) * 1000,
