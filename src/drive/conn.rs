@@ -395,7 +395,7 @@ fn take_replies(
                 // The reply to ASKING: the request after it tells how the redirect went.
                 if !f.asking {
                     answered += count as usize;
-                    complete(ctx, slot, f, count, Incoming::Ok, received, deferred, &mut run);
+                    complete(ctx, slot, f, count, Incoming::Ok, deferred, &mut run);
                 }
             });
             let Some(incoming) = c.next_reply()? else { break };
@@ -408,7 +408,7 @@ fn take_replies(
                 continue;
             }
             answered += 1;
-            complete(ctx, slot, &f, 1, incoming, received, deferred, &mut run);
+            complete(ctx, slot, &f, 1, incoming, deferred, &mut run);
         }
         Ok(())
     })();
@@ -447,18 +447,9 @@ fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
 /// one request). Always inlined: once per run of replies, and the bulk path's
 /// `Incoming::Ok` then folds away.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn complete(
-    ctx: &Ctx,
-    slot: usize,
-    f: &InFlight,
-    count: u32,
-    incoming: Incoming,
-    received: Instant,
-    deferred: &mut Vec<Deferred>,
-    run: &mut ReplyRun,
-) {
+fn complete(ctx: &Ctx, slot: usize, f: &InFlight, count: u32, incoming: Incoming, deferred: &mut Vec<Deferred>, run: &mut ReplyRun) {
     let req = &f.req;
+    let received = run.received();
     if let Some(cluster) = &ctx.cluster {
         let mut rec = ctx.rec.borrow_mut();
         if let Incoming::Error { kind, message } = &incoming

@@ -342,6 +342,12 @@ impl ReplyRun {
         ReplyRun { key: None, received, count: 0, lag, queue_wait }
     }
 
+    /// When the run's replies were received.
+    #[inline]
+    pub fn received(&self) -> Instant {
+        self.received
+    }
+
     /// Adds `count` successful replies to requests of `command` with these times, first
     /// recording the run so far into `rec` when they differ from the run's.
     #[inline]
