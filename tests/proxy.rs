@@ -153,7 +153,7 @@ fn closed_and_open_loop_runs_through_twemproxy_complete_without_config_or_info()
 
     // Open loop at 1000/s for a second.
     servers.iter().for_each(|s| s.reset_stats());
-    let report = run_json(&["-p", &port, "--rate", "1000", "--duration", "1s", "-t", "get", "-r", "1000", "-c", "4"]);
+    let report = run_json(&["-p", &port, "--rate", "1000", "--seed", "1", "--duration", "1s", "-t", "get", "-r", "1000", "-c", "4"]);
     assert_config_refused_is_noted(&report);
     let test = &report["tests"][0];
     let (intended, completed) = (count(test, "intended"), count(test, "completed"));

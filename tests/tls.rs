@@ -149,7 +149,8 @@ fn an_open_loop_run_over_tls_completes_every_request() {
     let pki = Pki::new();
     let (server, port) = tls_server(&pki, "server", "no");
     let ca = pki.arg("ca.pem");
-    let test = run_json(&["-p", &port, "--tls", "--cacert", &ca, "--rate", "1000", "--duration", "1s", "-t", "get", "-c", "4"]);
+    let test =
+        run_json(&["-p", &port, "--tls", "--cacert", &ca, "--rate", "1000", "--seed", "1", "--duration", "1s", "-t", "get", "-c", "4"]);
     let (intended, completed) = (count(&test, "intended"), count(&test, "completed"));
     assert!((900..=1100).contains(&intended), "intended {intended}");
     assert_eq!((count(&test, "errors"), count(&test, "timeouts"), count(&test, "not_sent")), (0, 0, 0), "{}", test["counts"]);
