@@ -94,14 +94,20 @@ fn a_sweep_finds_the_capacity_of_a_server_that_sleeps_1ms_per_command() {
     assert!(confirm["report"]["latency"]["response"]["p99_ns"].as_u64().unwrap() <= 20_000_000);
 
     // A rate 20% above the capacity does not meet it: from the steps when one is there.
+    // When a stall pulled the measured capacity below 1/D (allowed above), a rate 20%
+    // above it may well meet the objective again; 20% above 1/D never can (the queue
+    // grows), so the check is made above the larger of the two. (Seen: capacity 600/s
+    // after a stalled step, with the step at 800/s meeting the objective.)
+    let mu = 1e9 / service_ns;
+    let over = 1.2 * capacity.max(mu);
     let above: Vec<&Value> = report["runs"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|r| r["slo"].is_object() && r["target_rate_per_sec"].as_f64().unwrap() >= 1.2 * capacity)
+        .filter(|r| r["slo"].is_object() && r["target_rate_per_sec"].as_f64().unwrap() >= over)
         .collect();
     if above.is_empty() {
-        let rate = format!("{:.0}", 1.2 * capacity);
+        let rate = format!("{over:.0}");
         let json = dir.path().join("above.json");
         let port = server.port().to_string();
         let args = [
@@ -127,7 +133,7 @@ fn a_sweep_finds_the_capacity_of_a_server_that_sleeps_1ms_per_command() {
         assert!(p99 > 20_000_000 || test["counts"]["not_sent"].as_u64().unwrap() > 0, "{rate}/s met the SLO: p99 {p99} ns");
     } else {
         for run in above {
-            assert_eq!(run["slo"]["met"], false, "{} met the SLO 20% above capacity {capacity}", run["target_rate_per_sec"]);
+            assert_eq!(run["slo"]["met"], false, "{} met the SLO 20% above capacity {capacity} (1/D {mu:.0})", run["target_rate_per_sec"]);
         }
     }
 }
