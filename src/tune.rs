@@ -26,7 +26,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::app::{self, Io, Status};
+use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::cli::{RunArgs, TuneArgs};
 use crate::config::{Mode, RunConfig, Stop, Workers};
 use crate::drive::Cancel;
@@ -203,25 +203,6 @@ pub struct TuneReport {
     pub complete: bool,
 }
 
-/// Why the search ended early.
-enum Halt {
-    Interrupted,
-    Failed(String),
-    Error(anyhow::Error),
-}
-
-impl From<anyhow::Error> for Halt {
-    fn from(e: anyhow::Error) -> Self {
-        Halt::Error(e)
-    }
-}
-
-impl From<std::io::Error> for Halt {
-    fn from(e: std::io::Error) -> Self {
-        Halt::Error(e.into())
-    }
-}
-
 /// Runs the search `args` describes on top of `config` (built from [`base_run_args`]).
 pub fn run(args: &TuneArgs, config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: Io<'_>) -> Result<Status> {
     let Io { stdout, stderr, stderr_is_terminal } = io;
@@ -272,24 +253,26 @@ pub fn run(args: &TuneArgs, config: &RunConfig, command_line: Vec<String>, cance
         stderr,
         stderr_is_terminal,
     };
-    let status = match tuner.search() {
-        Ok(()) => {
-            tuner.report.complete = true;
-            Status::Completed
-        }
-        Err(Halt::Interrupted) => {
-            tuner.report.interrupted = true;
-            Status::Interrupted
-        }
-        Err(Halt::Failed(reason)) => Status::Failed(reason),
-        Err(Halt::Error(e)) => {
-            let _ = tuner.save();
-            return Err(e);
-        }
-    };
-    tuner.save()?;
-    tuner.summary()?;
-    Ok(status)
+    app::run_campaign(&mut tuner)
+}
+
+impl Campaign for Tuner<'_> {
+    fn run_all(&mut self) -> Result<(), Halt> {
+        self.search()
+    }
+
+    fn mark_end(&mut self, complete: bool, interrupted: bool) {
+        self.report.complete = complete;
+        self.report.interrupted = interrupted;
+    }
+
+    fn save_report(&self) -> Result<()> {
+        self.save()
+    }
+
+    fn print_summary(&mut self) -> Result<()> {
+        self.summary()
+    }
 }
 
 /// `argv` as a `tailrate` command line without `tune` and its own flags, with

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
 
-use crate::app::{self, Io, Status};
+use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::cli::{PlotArgs, RunArgs, SweepArgs};
 use crate::config::{Mode, RunConfig, Stop};
 use crate::drive::Cancel;
@@ -123,25 +123,26 @@ pub fn run(args: &SweepArgs, config: &RunConfig, command_line: Vec<String>, canc
         stderr_is_terminal,
         measured_once: false,
     };
-    let status = match sweeper.sweep() {
-        Ok(()) => {
-            sweeper.report.complete = true;
-            Status::Completed
-        }
-        Err(Halt::Interrupted) => {
-            sweeper.report.interrupted = true;
-            Status::Interrupted
-        }
-        Err(Halt::Failed(reason)) => Status::Failed(reason),
-        Err(Halt::Error(e)) => {
-            // Keep what was measured before the error, then report it.
-            let _ = sweeper.save();
-            return Err(e);
-        }
-    };
-    sweeper.save()?;
-    sweeper.summary()?;
-    Ok(status)
+    app::run_campaign(&mut sweeper)
+}
+
+impl Campaign for Sweeper<'_> {
+    fn run_all(&mut self) -> Result<(), Halt> {
+        self.sweep()
+    }
+
+    fn mark_end(&mut self, complete: bool, interrupted: bool) {
+        self.report.complete = complete;
+        self.report.interrupted = interrupted;
+    }
+
+    fn save_report(&self) -> Result<()> {
+        self.save()
+    }
+
+    fn print_summary(&mut self) -> Result<()> {
+        self.summary()
+    }
 }
 
 /// Re-renders the plots of one saved sweep, or overlays several, into `--out`.
@@ -178,28 +179,6 @@ pub fn parse_report(bytes: &[u8]) -> Result<SweepReport> {
     }
     // Parse the bytes themselves (not `value`) so a float reads the same on every path.
     serde_json::from_slice(bytes).context("not a sweep.json layout this tailrate reads")
-}
-
-/// Why a sweep ended before its plan.
-enum Halt {
-    /// Ctrl+C or SIGTERM.
-    Interrupted,
-    /// A run stopped on an error (exit-on-error, a lost server).
-    Failed(String),
-    /// Something else went wrong (writing a file, connecting).
-    Error(anyhow::Error),
-}
-
-impl From<anyhow::Error> for Halt {
-    fn from(e: anyhow::Error) -> Self {
-        Halt::Error(e)
-    }
-}
-
-impl From<std::io::Error> for Halt {
-    fn from(e: std::io::Error) -> Self {
-        Halt::Error(e.into())
-    }
 }
 
 fn open_mode(run: &RunArgs, rate_per_sec: f64) -> Mode {
