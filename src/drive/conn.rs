@@ -235,6 +235,11 @@ fn fill_closed(ctx: &Ctx, c: &mut Connection, fifo: &mut InFlightQueue, pipeline
         rec.commands[command].intended += u64::from(count);
         fifo.push(InFlight { req: Arrival::new(placeholder, placeholder, command as u16, true), sent: placeholder, asking: false }, count);
     };
+    // One command with nothing drawn per request: the batch is that request n times.
+    if ctx.test.write_fixed(n, c.write_buf()) {
+        push(0, n as u32);
+        return n;
+    }
     let mut run = (0, 0u32);
     for _ in 0..n {
         let command = ctx.test.pick(&mut sampler);

@@ -15,6 +15,7 @@ mod suite;
 mod template;
 mod values;
 
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
@@ -66,17 +67,33 @@ pub struct Test {
     pick: Pick,
     /// The sequential key walk's position, shared by the test's threads (their clones).
     cursor: SeqCursor,
+    /// A test that sends one fixed request: that request repeated, for [`Test::write_fixed`].
+    repeated: Option<Repeated>,
 }
+
+/// One fixed request, repeated back to back, and its length.
+#[derive(Debug, Clone)]
+struct Repeated {
+    bytes: Arc<[u8]>,
+    one: usize,
+}
+
+/// Requests [`Repeated`] holds: a `-P 16` batch (or 64) is one copy.
+const REPEATED_REQUESTS: usize = 64;
 
 impl Test {
     /// A test of one command.
     pub fn single(name: String, template: Template) -> Self {
-        Test { name, commands: vec![template], pick: Pick::Turn, cursor: SeqCursor::default() }
+        let repeated = template
+            .fixed_bytes()
+            .filter(|one| !one.is_empty())
+            .map(|one| Repeated { bytes: one.repeat(REPEATED_REQUESTS).into(), one: one.len() });
+        Test { name, commands: vec![template], pick: Pick::Turn, cursor: SeqCursor::default(), repeated }
     }
 
     /// A test whose requests pick `commands[i]` with probability `weights[i] / sum`.
     pub fn weighted(name: String, commands: Vec<Template>, weights: &[u64]) -> Self {
-        Test { name, commands, pick: Pick::Weighted(mix::cumulative(weights)), cursor: SeqCursor::default() }
+        Test { name, commands, pick: Pick::Weighted(mix::cumulative(weights)), cursor: SeqCursor::default(), repeated: None }
     }
 
     /// The command the next request sends (an index into `commands`).
@@ -93,6 +110,23 @@ impl Test {
                 i
             }
         }
+    }
+
+    /// Appends `n` requests of a test that sends one fixed request (one command, nothing
+    /// drawn per request: `GET key:__rand_int__` without `-r`) and returns true; writes
+    /// nothing and returns false for any other test. The bytes are what `n` rounds of
+    /// [`pick`](Self::pick) and [`write`](Self::write) write, in one copy per 64 requests
+    /// instead of one per request (a closed-loop batch's encoding, on the hot path).
+    #[inline]
+    pub fn write_fixed(&self, n: usize, buf: &mut bytes::BytesMut) -> bool {
+        let Some(Repeated { bytes, one }) = &self.repeated else { return false };
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(REPEATED_REQUESTS);
+            buf.extend_from_slice(&bytes[..k * one]);
+            left -= k;
+        }
+        true
     }
 
     /// Appends one request of command `command` to `buf`, drawing its keys and values from `sampler`.
@@ -412,6 +446,37 @@ mod tests {
                 (command, items.iter().map(|i| i.as_bytes().unwrap().to_vec()).collect())
             })
             .collect()
+    }
+
+    #[test]
+    fn a_fixed_batch_is_what_writing_each_request_writes() {
+        for (argv, fixed) in [
+            (&["-t", "get"][..], true),
+            (&["-t", "ping_mbulk"][..], true),
+            (&["-t", "ping_inline"][..], true),
+            (&["-t", "get", "-r", "1000"][..], false),
+            (&["-t", "set"][..], true),
+            (&["-t", "set", "--data-size-range", "1-100"][..], false),
+            (&["--command", "GET a", "--command", "GET b", "--command-weights", "1,1"][..], false),
+        ] {
+            let w = workload(argv);
+            let test = &w.tests[0];
+            for n in [0, 1, 16, 64, 65, 200] {
+                let mut batch = BytesMut::from(&b"before"[..]);
+                assert_eq!(test.write_fixed(n, &mut batch), fixed, "{argv:?}");
+                if !fixed {
+                    assert_eq!(&batch[..], b"before", "{argv:?}: nothing written");
+                    continue;
+                }
+                let mut sampler = Sampler::new(&w, 7);
+                let mut each = BytesMut::from(&b"before"[..]);
+                for _ in 0..n {
+                    let command = test.pick(&mut sampler);
+                    test.write(command, &mut each, &mut sampler);
+                }
+                assert_eq!(batch, each, "{argv:?}, {n} requests");
+            }
+        }
     }
 
     #[test]

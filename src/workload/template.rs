@@ -250,13 +250,21 @@ impl Template {
         // A request with nothing drawn per request is its bytes: one copy, where the loop
         // below spends ~90 instructions per request on the same result (per request on the
         // hot path).
-        if self.fields.is_empty()
-            && let [Piece::Static { start, end }] = self.pieces[..]
-        {
-            buf.extend_from_slice(&self.bytes[start..end]);
+        if let Some(bytes) = self.fixed_bytes() {
+            buf.extend_from_slice(bytes);
             return;
         }
         self.write_pieces(buf, fill);
+    }
+
+    /// Every request's bytes, when nothing in them is drawn per request (no key field, no
+    /// value): what [`write`](Self::write) writes, whatever it is given to draw from.
+    #[inline]
+    pub fn fixed_bytes(&self) -> Option<&[u8]> {
+        match self.pieces[..] {
+            [Piece::Static { start, end }] if self.fields.is_empty() => Some(&self.bytes[start..end]),
+            _ => None,
+        }
     }
 
     /// [`write`](Self::write) piece by piece, patching the drawn fields; kept out of line so
