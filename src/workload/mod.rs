@@ -67,27 +67,18 @@ pub struct Test {
     pick: Pick,
     /// The sequential key walk's position, shared by the test's threads (their clones).
     cursor: SeqCursor,
-    /// A test that sends one fixed request: that request repeated, for [`Test::write_fixed`].
-    repeated: Option<Repeated>,
+    /// A test that sends one fixed request: that request [`REPEATED_REQUESTS`] times back
+    /// to back, for [`Test::write_fixed`].
+    repeated: Option<Arc<[u8]>>,
 }
 
-/// One fixed request, repeated back to back, and its length.
-#[derive(Debug, Clone)]
-struct Repeated {
-    bytes: Arc<[u8]>,
-    one: usize,
-}
-
-/// Requests [`Repeated`] holds: a `-P 16` batch (or 64) is one copy.
+/// Copies of the fixed request `Test::repeated` holds: a `-P 16` batch (or 64) is one copy.
 const REPEATED_REQUESTS: usize = 64;
 
 impl Test {
     /// A test of one command.
     pub fn single(name: String, template: Template) -> Self {
-        let repeated = template
-            .fixed_bytes()
-            .filter(|one| !one.is_empty())
-            .map(|one| Repeated { bytes: one.repeat(REPEATED_REQUESTS).into(), one: one.len() });
+        let repeated = template.fixed_bytes().filter(|one| !one.is_empty()).map(|one| one.repeat(REPEATED_REQUESTS).into());
         Test { name, commands: vec![template], pick: Pick::Turn, cursor: SeqCursor::default(), repeated }
     }
 
@@ -119,7 +110,8 @@ impl Test {
     /// instead of one per request (a closed-loop batch's encoding, on the hot path).
     #[inline]
     pub fn write_fixed(&self, n: usize, buf: &mut bytes::BytesMut) -> bool {
-        let Some(Repeated { bytes, one }) = &self.repeated else { return false };
+        let Some(bytes) = &self.repeated else { return false };
+        let one = bytes.len() / REPEATED_REQUESTS;
         let mut left = n;
         while left > 0 {
             let k = left.min(REPEATED_REQUESTS);
