@@ -4,11 +4,12 @@
 //! - `parse` frames exactly what `frame` frames (same length, same verdict);
 //! - a `Framer` fed the input in two pieces (split at a point taken from the input)
 //!   reaches the same verdict as one call to `frame`;
-//! - a frame never claims more bytes than were given, and its first byte is consumed.
+//! - a frame never claims more bytes than were given, and its first byte is consumed;
+//! - a `Framer::scalar_run` frames what `resume` frames reply by reply.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tailrate::resp::{self, Framer, Limits};
+use tailrate::resp::{self, FrameKind, Framer, Limits};
 
 /// Small enough that short inputs hit every limit branch (bulk, depth, line, count, reply).
 const TINY: Limits = Limits { max_bulk_bytes: 16, max_depth: 3, max_line_bytes: 16, max_elements: 4 };
@@ -37,6 +38,15 @@ fuzz_target!(|data: &[u8]| {
             Ok(None) => assert_eq!(framer.resume(bytes, &limits), framed, "resumed at {cut}"),
             early => assert_eq!(early, resp::frame(&bytes[..cut], &limits), "prefix of {cut}"),
         }
+        let (count, len) = Framer::new().scalar_run(bytes, usize::MAX, &limits);
+        let (mut framer, mut taken) = (Framer::new(), 0);
+        for i in 0..count {
+            match framer.resume(&bytes[taken..], &limits) {
+                Ok(Some(f)) if !matches!(f.kind, FrameKind::Error | FrameKind::BulkError | FrameKind::Push) => taken += f.len,
+                other => panic!("reply {i} of a scalar run: {other:?}"),
+            }
+        }
+        assert_eq!(taken, len, "a scalar run of {count} replies");
     }
     let _ = resp::error_kind(bytes);
 });

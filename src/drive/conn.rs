@@ -179,7 +179,12 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         let want_work = if is_open { fifo.len() < cap } else { routed };
         let deadline = ctx.plan.timeout.and_then(|t| fifo.front().map(|f| f.sent + t));
         let flush_at = batch.as_ref().and_then(Batch::flush_at);
-        let event = wait(c, &ctx, slot, want_work, deadline, flush_at).await;
+        let event = if want_work || deadline.is_some() || flush_at.is_some() {
+            wait(c, &ctx, slot, want_work, deadline, flush_at).await
+        } else {
+            // The common closed-loop case: just read (no select machinery on the hot path).
+            Event::Read(c.read_some().await)
+        };
         match event {
             Event::Work => {}
             Event::Timeout => {
@@ -346,35 +351,30 @@ fn count_sent(ctx: &Ctx, slot: usize, fifo: &mut InFlightQueue, sent: Instant) {
 }
 
 /// Waits for bytes, for new work (open loop with room), for the batch's flush time
-/// (`--workers`), or for the oldest request's timeout.
+/// (`--workers`), or for the oldest request's timeout. (A wait for bytes alone is a
+/// plain read, made by the caller.)
 async fn wait(c: &mut Connection, ctx: &Ctx, slot: usize, want_work: bool, deadline: Option<Instant>, flush_at: Option<Instant>) -> Event {
     let wake = &ctx.wake[slot];
-    match (want_work, deadline, flush_at) {
-        // The common closed-loop case: just read (no select machinery on the hot path).
-        (false, None, None) => Event::Read(c.read_some().await),
-        (want_work, deadline, flush_at) => {
-            let timeout = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d.into()).await,
-                    None => std::future::pending().await,
-                }
-            };
-            // A flush delay is often far below tokio's 1 ms timer: hybrid pacing sleeps the
-            // long part and yield-spins the rest (replies are still read meanwhile).
-            let work = async {
-                match flush_at {
-                    _ if want_work => wake.notified().await,
-                    Some(at) => super::schedule::wait_until(at, Pacing::Hybrid, &ctx.spin).await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                biased;
-                r = c.read_some() => Event::Read(r),
-                _ = work => Event::Work,
-                _ = timeout => Event::Timeout,
-            }
+    let timeout = async {
+        match deadline {
+            Some(d) => tokio::time::sleep_until(d.into()).await,
+            None => std::future::pending().await,
         }
+    };
+    // A flush delay is often far below tokio's 1 ms timer: hybrid pacing sleeps the
+    // long part and yield-spins the rest (replies are still read meanwhile).
+    let work = async {
+        match flush_at {
+            _ if want_work => wake.notified().await,
+            Some(at) => super::schedule::wait_until(at, Pacing::Hybrid, &ctx.spin).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        r = c.read_some() => Event::Read(r),
+        _ = work => Event::Work,
+        _ = timeout => Event::Timeout,
     }
 }
 
@@ -420,7 +420,10 @@ fn take_replies(
     run.flush(&ctx.rec);
     if answered > 0 {
         ctx.last_reply.set(received);
-        ctx.dispatch.borrow_mut().release(slot, answered);
+        // Room freed on this connection matters only where arrivals are handed out.
+        if ctx.routed() {
+            ctx.dispatch.borrow_mut().release(slot, answered);
+        }
     }
     if fifo.is_empty() {
         flush_deferred(ctx, deferred, received);
@@ -432,6 +435,7 @@ fn take_replies(
 type Deferred = (u16, Instant, Instant, u32);
 
 /// Records every held-back reply, each timed from its send to `until` (the batch's last reply).
+#[inline]
 fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
     if deferred.is_empty() {
         return;

@@ -272,6 +272,10 @@ impl Connection {
     /// Takes the next whole reply from the read buffer, or `None` when more must be read.
     #[inline]
     pub fn next_reply(&mut self) -> Result<Option<Incoming>, NetError> {
+        // Nothing unread: nothing to frame (a half-framed reply is unread bytes).
+        if self.buffered() == 0 {
+            return Ok(None);
+        }
         let frame = match self.framer.resume(&self.rbuf[self.taken..], &self.limits) {
             Ok(Some(frame)) => frame,
             Ok(None) => return Ok(None),
@@ -305,6 +309,13 @@ impl Connection {
     pub fn take_plain_replies(&mut self, max: usize) -> usize {
         let mut n = 0;
         while n < max {
+            // Scalars (nearly every reply) a run at a time; anything else one by one.
+            let (scalars, len) = self.framer.scalar_run(&self.rbuf[self.taken..], max - n, &self.limits);
+            self.take(len);
+            n += scalars;
+            if n == max || self.buffered() == 0 {
+                break;
+            }
             let Ok(Some(frame)) = self.framer.resume(&self.rbuf[self.taken..], &self.limits) else { break };
             if matches!(frame.kind, FrameKind::Error | FrameKind::BulkError | FrameKind::Push) {
                 // Framed again by `next_reply`; the framer has started over after this frame.

@@ -366,9 +366,11 @@ impl ReplyRun {
     pub fn flush(&mut self, rec: &RefCell<Recorder>) {
         let Some((command, intended, handled, sent)) = self.key.take() else { return };
         let received = self.received;
+        let service_ns = nanos(received.saturating_duration_since(sent));
         let times = ReplyTimes {
-            response_ns: nanos(received.saturating_duration_since(intended)),
-            service_ns: nanos(received.saturating_duration_since(sent)),
+            // A closed-loop request is intended when it is sent: one subtraction serves both.
+            response_ns: if intended == sent { service_ns } else { nanos(received.saturating_duration_since(intended)) },
+            service_ns,
             lag_ns: self.lag.then(|| nanos(handled.saturating_duration_since(intended))),
             queue_wait_ns: self.queue_wait.then(|| nanos(sent.saturating_duration_since(handled))),
         };

@@ -164,6 +164,28 @@ impl Framer {
         self.resume_general(buf, limits)
     }
 
+    /// Frames a run of whole simple strings, integers and bulk strings (nulls included) at
+    /// the start of `buf`, at most `max` of them, through the shortcut alone, and returns
+    /// how many and their total length: what that many calls of [`resume`](Self::resume)
+    /// would frame, none of it an error. It stops at the first reply the shortcut does not
+    /// take (another type, incomplete, invalid, over a limit), for `resume` to frame, and
+    /// takes nothing while a reply is half framed. Hand-written for speed: this is the
+    /// per-reply path of a pipelined run, and it keeps no state per reply (`resume` for
+    /// each reply of a `-P 16` batch cost ~85 instructions per reply, this ~30).
+    #[inline]
+    pub fn scalar_run(&self, buf: &[u8], max: usize, limits: &Limits) -> (usize, usize) {
+        if self.pos != 0 || self.top_remaining != 1 {
+            return (0, 0);
+        }
+        let (mut n, mut len) = (0, 0);
+        while n < max {
+            let Some(frame) = buf.get(len..).and_then(|rest| common_scalar(rest, limits)) else { break };
+            len += frame.len;
+            n += 1;
+        }
+        (n, len)
+    }
+
     /// [`resume`](Self::resume) for every reply the shortcut does not take; kept out of
     /// line so that the shortcut inlines into its caller.
     #[inline(never)]
@@ -271,9 +293,17 @@ impl Framer {
 /// and restores cost as much as its work).
 #[inline(always)]
 fn common_scalar(buf: &[u8], limits: &Limits) -> Option<Frame> {
-    let (&type_byte, rest) = buf.split_first()?;
-    let frame = match type_byte {
-        b'+' | b':' => {
+    let frame = match buf {
+        // The commonest replies of all first: `+OK`, and a bulk string under ten bytes long.
+        [b'+', b'O', b'K', b'\r', b'\n', ..] if limits.max_line_bytes >= 2 => Frame { len: 5, kind: FrameKind::Simple },
+        &[b'$', digit @ b'0'..=b'9', b'\r', b'\n', ..] => {
+            let len = usize::from(digit - b'0');
+            if len as u64 > limits.max_bulk_bytes || !crlf_at(buf, 4 + len) {
+                return None;
+            }
+            Frame { len: 6 + len, kind: FrameKind::Bulk }
+        }
+        &[type_byte @ (b'+' | b':'), ref rest @ ..] => {
             // The line ends at the first CR or LF within the line limit; it must be CRLF.
             let window = rest.get(..rest.len().min(limits.max_line_bytes.saturating_add(1)))?;
             let end = window.iter().position(|&b| b == b'\r' || b == b'\n')?;
@@ -290,8 +320,8 @@ fn common_scalar(buf: &[u8], limits: &Limits) -> Option<Frame> {
             let kind = if type_byte == b'+' { FrameKind::Simple } else { FrameKind::Integer };
             Frame { len: end + 3, kind }
         }
-        b'$' if rest.starts_with(b"-1\r\n") => Frame { len: 5, kind: FrameKind::Null },
-        b'$' => {
+        [b'$', rest @ ..] if rest.starts_with(b"-1\r\n") => Frame { len: 5, kind: FrameKind::Null },
+        [b'$', rest @ ..] => {
             // Decimal digits without a leading zero (18 at most: no overflow), then CRLF.
             let (mut len, mut digits) = (0u64, 0usize);
             while let Some(&digit @ b'0'..=b'9') = rest.get(digits) {
@@ -447,6 +477,9 @@ mod tests {
             b":5x\r\n",
             b":\r\n",
             b"+OK\n",
+            b"+OK\r\n",
+            b"$1\r\na\r\n",
+            b"$5\r\nabcde\r\n",
             b"+O\rK\r\n",
             b"+\r\r\n",
             b"+OK\r",
@@ -468,7 +501,8 @@ mod tests {
             }
         }
         let tight = Limits { max_bulk_bytes: 4, max_line_bytes: 3, ..Limits::default() };
-        for limits in [Limits::default(), tight] {
+        let tighter = Limits { max_bulk_bytes: 2, max_line_bytes: 1, ..Limits::default() };
+        for limits in [Limits::default(), tight, tighter] {
             for case in &cases {
                 if let Some(frame) = common_scalar(case, &limits) {
                     let shown = case.escape_ascii().to_string();
@@ -480,6 +514,44 @@ mod tests {
         for reply in [&b"+OK\r\n"[..], b":12\r\n", b"$3\r\nabc\r\n", b"$-1\r\n"] {
             assert!(common_scalar(reply, &Limits::default()).is_some(), "{}", reply.escape_ascii());
         }
+    }
+
+    #[test]
+    fn a_scalar_run_frames_what_resume_frames_reply_by_reply() {
+        let limits = Limits::default();
+        // `resume` reply by reply, while each is a simple string, integer or bulk string.
+        let by_resume = |buf: &[u8], max: usize| {
+            let (mut framer, mut taken) = (Framer::new(), (0, 0));
+            while taken.0 < max {
+                match framer.resume(&buf[taken.1..], &limits) {
+                    Ok(Some(f)) if matches!(f.kind, FrameKind::Simple | FrameKind::Integer | FrameKind::Bulk | FrameKind::Null) => {
+                        taken = (taken.0 + 1, taken.1 + f.len);
+                    }
+                    _ => break,
+                }
+            }
+            taken
+        };
+        let replies: [&[u8]; 8] =
+            [b"+OK\r\n", b"$3\r\nabc\r\n", b":-12\r\n", b"$-1\r\n", b"-ERR x\r\n", b"*1\r\n:1\r\n", b"$12\r\nabcdefghijkl\r\n", b"+\r\n"];
+        // Every stream of three of them, cut anywhere.
+        let mut streams = Vec::new();
+        for a in replies {
+            for b in replies {
+                streams.extend(replies.iter().map(|c| [a, b, c].concat()));
+            }
+        }
+        for stream in streams {
+            for buf in (0..=stream.len()).map(|cut| &stream[..cut]) {
+                for max in 0..4 {
+                    assert_eq!(Framer::new().scalar_run(buf, max, &limits), by_resume(buf, max), "{} max {max}", buf.escape_ascii());
+                }
+            }
+        }
+        // Half way through an aggregate, the rest of it is not a run of replies.
+        let mut framer = Framer::new();
+        assert_eq!(framer.resume(b"*2\r\n:1\r\n", &limits), Ok(None));
+        assert_eq!(framer.scalar_run(b"*2\r\n:1\r\n:2\r\n", 4, &limits), (0, 0));
     }
 
     #[test]
