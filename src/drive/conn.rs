@@ -425,7 +425,8 @@ fn take_replies(
             ctx.dispatch.borrow_mut().release(slot, answered);
         }
     }
-    if fifo.is_empty() {
+    // Replies are held back only with --batch-latency: checked here, so other runs make no call.
+    if fifo.is_empty() && !deferred.is_empty() {
         flush_deferred(ctx, deferred, received);
     }
     result
@@ -435,11 +436,7 @@ fn take_replies(
 type Deferred = (u16, Instant, Instant, u32);
 
 /// Records every held-back reply, each timed from its send to `until` (the batch's last reply).
-#[inline]
 fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
-    if deferred.is_empty() {
-        return;
-    }
     let mut rec = ctx.rec.borrow_mut();
     for (command, sent, _, count) in deferred.drain(..) {
         let ns = since(sent, until);
