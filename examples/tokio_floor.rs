@@ -1,5 +1,5 @@
 //! tokio_floor: the least a closed-loop client built the way tailrate is (one tokio
-//! task per connection on a current-thread runtime, a `LocalSet`, `write_all` and
+//! task per connection on a current-thread runtime, a `LocalSet`, `try_write` and
 //! `read_buf`) costs on this machine, for `scripts/bench-closed` to set beside
 //! `scripts/floor.c` (the same client on raw epoll, in C) and tailrate itself.
 //!
@@ -100,7 +100,8 @@ fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One connection: claim a batch, write it in one `write_all`, read until its replies' bytes are in.
+/// One connection: claim a batch, write it in one `try_write` (`write_all` for what the
+/// socket did not take), as tailrate does, and read until its replies' bytes are in.
 async fn connection(
     mut stream: TcpStream,
     one: Vec<u8>,
@@ -117,7 +118,13 @@ async fn connection(
             return Ok(());
         }
         left.set(left.get() - n);
-        stream.write_all(&batch[..one.len() * n as usize]).await?;
+        let out = &batch[..one.len() * n as usize];
+        match stream.try_write(out) {
+            Ok(written) if written == out.len() => {}
+            Ok(written) => stream.write_all(&out[written..]).await?,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => stream.write_all(out).await?,
+            Err(e) => return Err(e.into()),
+        }
         let want = reply_len * n as usize;
         buf.clear();
         while buf.len() < want {

@@ -264,6 +264,21 @@ fn threads_spread_connections_and_count_every_request() {
     assert_eq!(server.info_field("clients", "connected_clients").as_deref(), Some("1"));
 }
 
+/// A batch far larger than a socket's send buffer (8 x 1 MB values): the first write
+/// takes part of it and the rest must follow, once, in order, over TCP and a Unix socket.
+#[test]
+fn a_batch_larger_than_the_socket_buffer_arrives_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("redis.sock");
+    let server = RedisServer::builder().arg("--unixsocket", sock.to_str().unwrap()).start();
+    let port = server.port().to_string();
+    let big = ["-t", "set", "-d", "1000000", "-P", "8", "-c", "2", "-n", "32", "-q"];
+    assert_success(&run_tailrate(&[&["-p", port.as_str()][..], &big].concat()));
+    assert_success(&run_tailrate(&[&["-s", sock.to_str().unwrap()][..], &big].concat()));
+    assert_eq!(workload_stats(&server).get("set"), Some(&64));
+    assert_eq!(server.cmd(&["STRLEN", "key:__rand_int__"]).trim(), "1000000");
+}
+
 #[test]
 fn a_unix_socket_works_like_tcp() {
     let dir = tempfile::tempdir().unwrap();
