@@ -372,7 +372,7 @@ impl Connection {
 /// Writes `buf` with one `try_write` when the socket takes it all (a batch nearly always
 /// fits the send buffer), else `write_all` for what is left. The same single `write` as
 /// `write_all` alone, without its poll machinery (cooperative budget, waker bookkeeping):
-/// 90 instructions less per batch, counted with scripts/bench-instructions.
+/// 75-90 instructions less per batch, counted with scripts/bench-instructions.
 async fn write_batch<S: AsyncWriteExt + Unpin>(s: &mut S, try_write: fn(&S, &[u8]) -> io::Result<usize>, buf: &[u8]) -> io::Result<()> {
     if buf.is_empty() {
         return Ok(());
