@@ -184,22 +184,22 @@ impl Framer {
         }
         let (mut n, mut len) = (0, 0);
         // The run's first reply, while the replies after it are copies of it.
-        let mut previous: Option<&[u8]> = None;
+        let mut first: Option<&[u8]> = None;
         while n < max {
-            if let Some(prev) = previous {
-                match buf.get(len..len + prev.len()) {
-                    Some(next) if same_bytes(next, prev) => {
-                        len += prev.len();
+            if let Some(copy_of) = first {
+                match buf.get(len..len + copy_of.len()) {
+                    Some(next) if same_bytes(next, copy_of) => {
+                        len += copy_of.len();
                         n += 1;
                         continue;
                     }
                     // Unlike: frame this one, and stop comparing (the replies vary).
-                    _ => previous = None,
+                    _ => first = None,
                 }
             }
             let Some(frame) = buf.get(len..).and_then(|rest| common_scalar(rest, limits)) else { break };
             if n == 0 {
-                previous = buf.get(..frame.len);
+                first = buf.get(..frame.len);
             }
             len += frame.len;
             n += 1;
