@@ -13,7 +13,7 @@ use crate::drive::health::{Check, Verdict};
 use crate::drive::{self, Cancel, Interval};
 use crate::net::{Connection, NetError};
 use crate::progress::Progress;
-use crate::record::{CommandRecord, Metric, Recorder};
+use crate::record::{CommandRecord, Histograms, Metric, Recorder, Timing};
 use crate::report::csv::Csv;
 use crate::report::hlog::HlogWriter;
 use crate::report::json::JsonFile;
@@ -198,7 +198,7 @@ pub fn measure(
     let mut hlog_error = None;
     let mut emit = |merger: &mut IntervalMerger, start: Duration, length: Duration, record: Recorder| {
         if let Some(log) = hlog.as_deref_mut()
-            && let Err(e) = write_hlog(log, &test.name, &command_names, log_offset + start, length, &record)
+            && let Err(e) = write_hlog(log, &test.name, &command_names, config.mode.timing(), log_offset + start, length, &record)
         {
             hlog_error.get_or_insert(e);
         }
@@ -386,29 +386,30 @@ fn idle(config: &RunConfig, cancel: &Cancel, stderr: &mut dyn Write) -> Result<S
     })
 }
 
+/// One interval's histograms into the log: the test's, and each command's when it has
+/// several; a metric the run does not have (or that is empty) is left out.
 fn write_hlog(
     log: &mut HlogWriter,
     test: &str,
     commands: &[String],
+    timing: Timing,
     start: Duration,
     length: Duration,
     record: &Recorder,
 ) -> std::io::Result<()> {
     let total = record.total();
-    for metric in Metric::ALL {
-        let h = total.hist.get(metric);
-        if !h.is_empty() {
-            log.write(&format!("{test}.{}", metric.name()), start, length, h)?;
+    let mut write = |tag: &str, hist: &Histograms| {
+        for metric in Metric::ALL {
+            if let Some(h) = hist.of(metric, timing).filter(|h| !h.is_empty()) {
+                log.write(&format!("{tag}.{}", metric.name()), start, length, h)?;
+            }
         }
-    }
+        std::io::Result::Ok(())
+    };
+    write(test, &total.hist)?;
     if record.commands.len() > 1 {
         for (rec, name) in record.commands.iter().zip(commands) {
-            for metric in Metric::ALL {
-                let h = rec.hist.get(metric);
-                if !h.is_empty() {
-                    log.write(&format!("{test}.{name}.{}", metric.name()), start, length, h)?;
-                }
-            }
+            write(&format!("{test}.{name}"), &rec.hist)?;
         }
     }
     Ok(())

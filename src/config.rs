@@ -99,6 +99,15 @@ pub const MAX_WORKERS: usize = 1_000_000;
 pub const DEFAULT_PIPELINE_DELAY: Duration = Duration::ZERO;
 
 impl Mode {
+    /// Which times this mode's requests have apart from their reply.
+    pub fn timing(&self) -> crate::record::Timing {
+        match self {
+            Mode::Open { .. } => crate::record::Timing::Open,
+            Mode::Closed { workers: Some(_), .. } => crate::record::Timing::Workers,
+            Mode::Closed { .. } => crate::record::Timing::Closed,
+        }
+    }
+
     /// The `--workers` settings, when requests come from logical clients.
     pub fn workers(&self) -> Option<&Workers> {
         match self {

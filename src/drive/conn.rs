@@ -388,9 +388,7 @@ fn take_replies(
     received: Instant,
 ) -> Result<(), NetError> {
     let mut answered = 0usize;
-    // Open loop has lag and queue wait; --workers has a queue wait (the time in its batch).
-    let open = matches!(ctx.plan.mode, Mode::Open { .. });
-    let mut run = ReplyRun::new(received, open, open || ctx.plan.mode.workers().is_some());
+    let mut run = ReplyRun::new(received, ctx.plan.mode.timing());
     let result = (|| {
         loop {
             // Plain replies (not errors, not pushes) in bulk: the common case, and cheaper
@@ -435,16 +433,13 @@ fn take_replies(
 /// Replies held back by --batch-latency: (command, sent, received, how many).
 type Deferred = (u16, Instant, Instant, u32);
 
-/// Records every held-back reply, each timed from its send to `until` (the batch's last reply).
+/// Records every held-back reply, each timed from its send to `until` (the batch's last
+/// reply). Plain closed loop only: the response time is all there is.
 fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
     let mut rec = ctx.rec.borrow_mut();
     for (command, sent, _, count) in deferred.drain(..) {
-        let ns = since(sent, until);
-        rec.record_replies(
-            command as usize,
-            &ReplyTimes { response_ns: ns, service_ns: ns, lag_ns: None, queue_wait_ns: None },
-            count.into(),
-        );
+        let times = ReplyTimes { response_ns: since(sent, until), ..ReplyTimes::default() };
+        rec.record_replies(command as usize, &times, count.into());
     }
 }
 

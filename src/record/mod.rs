@@ -55,6 +55,37 @@ impl Metric {
     }
 }
 
+/// Which times a run's requests have apart from their reply, and so which histograms
+/// it records (DESIGN.md's four times).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timing {
+    /// Plain closed loop: a request is intended, handled and sent at its write, so its
+    /// service time is its response time. Only the response histogram is recorded (a
+    /// redirected request, timed from its first send, counts its detour in both).
+    Closed,
+    /// Closed loop with `--workers`: asked by a worker, then written with its batch.
+    Workers,
+    /// Open loop: intended by the schedule, handled, then written.
+    Open,
+}
+
+impl Timing {
+    /// The service time is recorded apart from the response time.
+    pub fn service_apart(self) -> bool {
+        self != Timing::Closed
+    }
+
+    /// The schedule lag is recorded.
+    pub fn lag(self) -> bool {
+        self == Timing::Open
+    }
+
+    /// The queue wait (for a free connection, or in a `--workers` batch) is recorded.
+    pub fn queue_wait(self) -> bool {
+        self != Timing::Closed
+    }
+}
+
 /// The four histograms of one command.
 #[derive(Debug, Clone)]
 pub struct Histograms {
@@ -75,6 +106,18 @@ impl Default for Histograms {
 }
 
 impl Histograms {
+    /// The histogram that holds `metric` for a run of `timing`; `None` where such a run
+    /// has no such time. A plain closed loop's service time is its response time, kept
+    /// once (see [`Timing`]).
+    pub fn of(&self, metric: Metric, timing: Timing) -> Option<&Histogram<u64>> {
+        match metric {
+            Metric::Response => Some(&self.response),
+            Metric::Service => Some(if timing.service_apart() { &self.service } else { &self.response }),
+            Metric::Lag => timing.lag().then_some(&self.lag),
+            Metric::QueueWait => timing.queue_wait().then_some(&self.queue_wait),
+        }
+    }
+
     /// The histogram of `metric`.
     pub fn get(&self, metric: Metric) -> &Histogram<u64> {
         match metric {
@@ -259,7 +302,9 @@ impl Recorder {
         // saturating_record clamps to the histogram's range instead of failing: a value
         // over an hour is recorded as an hour, zero as the lowest bucket.
         h.response.saturating_record_n(times.response_ns.max(LOWEST_NS), n);
-        h.service.saturating_record_n(times.service_ns.max(LOWEST_NS), n);
+        if let Some(service) = times.service_ns {
+            h.service.saturating_record_n(service.max(LOWEST_NS), n);
+        }
         if let Some(lag) = times.lag_ns {
             h.lag.saturating_record_n(lag.max(LOWEST_NS), n);
         }
@@ -311,8 +356,8 @@ impl Recorder {
 pub struct ReplyTimes {
     /// `received - intended`.
     pub response_ns: u64,
-    /// `received - sent`.
-    pub service_ns: u64,
+    /// `received - sent`, where it is kept apart from the response time ([`Timing`]).
+    pub service_ns: Option<u64>,
     /// `handled - intended`, open loop only.
     pub lag_ns: Option<u64>,
     /// `sent - handled`, open loop only.
@@ -329,17 +374,14 @@ pub struct ReplyRun {
     key: Option<(usize, Instant, Instant, Instant)>,
     received: Instant,
     count: u64,
-    /// Record schedule lag (open loop).
-    lag: bool,
-    /// Record queue wait (open loop, and `--workers`' time in a batch).
-    queue_wait: bool,
+    /// Which times are recorded besides the response time.
+    timing: Timing,
 }
 
 impl ReplyRun {
-    /// An empty run of replies received at `received`; `lag` and `queue_wait` say whether
-    /// those times are recorded too.
-    pub fn new(received: Instant, lag: bool, queue_wait: bool) -> Self {
-        ReplyRun { key: None, received, count: 0, lag, queue_wait }
+    /// An empty run of replies received at `received`, in a run of `timing`.
+    pub fn new(received: Instant, timing: Timing) -> Self {
+        ReplyRun { key: None, received, count: 0, timing }
     }
 
     /// When the run's replies were received.
@@ -370,9 +412,9 @@ impl ReplyRun {
         let times = ReplyTimes {
             // A closed-loop request is intended when it is sent: one subtraction serves both.
             response_ns: if intended == sent { service_ns } else { nanos(received.saturating_duration_since(intended)) },
-            service_ns,
-            lag_ns: self.lag.then(|| nanos(handled.saturating_duration_since(intended))),
-            queue_wait_ns: self.queue_wait.then(|| nanos(sent.saturating_duration_since(handled))),
+            service_ns: self.timing.service_apart().then_some(service_ns),
+            lag_ns: self.timing.lag().then(|| nanos(handled.saturating_duration_since(intended))),
+            queue_wait_ns: self.timing.queue_wait().then(|| nanos(sent.saturating_duration_since(handled))),
         };
         rec.borrow_mut().record_replies(command, &times, self.count);
     }
@@ -392,7 +434,7 @@ mod tests {
     #[test]
     fn values_beyond_three_seconds_are_kept() {
         let mut rec = Recorder::new(1);
-        rec.record_reply(0, &ReplyTimes { response_ns: 7_000_000_000, service_ns: 1, ..Default::default() });
+        rec.record_reply(0, &ReplyTimes { response_ns: 7_000_000_000, service_ns: Some(1), ..Default::default() });
         let max = rec.commands[0].hist.response.max();
         assert!(max >= 6_990_000_000, "max {max}");
     }
@@ -401,8 +443,8 @@ mod tests {
     fn merging_adds_counts_and_errors() {
         let mut a = Recorder::new(1);
         let mut b = Recorder::new(1);
-        a.record_reply(0, &ReplyTimes { response_ns: 100, service_ns: 100, ..Default::default() });
-        b.record_reply(0, &ReplyTimes { response_ns: 200, service_ns: 200, ..Default::default() });
+        a.record_reply(0, &ReplyTimes { response_ns: 100, service_ns: Some(100), ..Default::default() });
+        b.record_reply(0, &ReplyTimes { response_ns: 200, service_ns: Some(200), ..Default::default() });
         b.commands[0].count_error("ERR", 2);
         a.add(&b);
         assert_eq!(a.commands[0].completed, 2);
@@ -412,7 +454,7 @@ mod tests {
 
     #[test]
     fn recording_replies_together_equals_recording_them_one_by_one() {
-        let times = ReplyTimes { response_ns: 900, service_ns: 700, lag_ns: Some(0), queue_wait_ns: Some(200) };
+        let times = ReplyTimes { response_ns: 900, service_ns: Some(700), lag_ns: Some(0), queue_wait_ns: Some(200) };
         let (mut one_by_one, mut together) = (Recorder::new(2), Recorder::new(2));
         for _ in 0..16 {
             one_by_one.record_reply(1, &times);
@@ -430,13 +472,13 @@ mod tests {
         let t0 = Instant::now();
         let at = |us: u64| t0 + Duration::from_micros(us);
         let (rec, expected) = (RefCell::new(Recorder::new(2)), RefCell::new(Recorder::new(2)));
-        let mut run = ReplyRun::new(at(100), true, true);
+        let mut run = ReplyRun::new(at(100), Timing::Open);
         // Three replies to one batch, one of another command, then one of a later batch.
         for (command, intended, handled, sent) in [(0, 10, 20, 30), (0, 10, 20, 30), (0, 10, 20, 30), (1, 10, 20, 30), (0, 40, 40, 50)] {
             run.add(&rec, command, at(intended), at(handled), at(sent), 1);
             let times = ReplyTimes {
                 response_ns: (100 - intended) * 1000,
-                service_ns: (100 - sent) * 1000,
+                service_ns: Some((100 - sent) * 1000),
                 lag_ns: Some((handled - intended) * 1000),
                 queue_wait_ns: Some((sent - handled) * 1000),
             };
@@ -455,10 +497,22 @@ mod tests {
     }
 
     #[test]
-    fn closed_loop_replies_leave_lag_and_queue_wait_empty() {
-        let mut rec = Recorder::new(1);
-        rec.record_reply(0, &ReplyTimes { response_ns: 5, service_ns: 5, lag_ns: None, queue_wait_ns: None });
-        assert_eq!(rec.commands[0].hist.lag.len(), 0);
-        assert_eq!(rec.commands[0].hist.queue_wait.len(), 0);
+    fn a_closed_loop_run_records_only_the_response_time_and_reports_it_as_service_time() {
+        let t0 = Instant::now();
+        let at = |us: u64| t0 + Duration::from_micros(us);
+        let rec = RefCell::new(Recorder::new(1));
+        let mut run = ReplyRun::new(at(100), Timing::Closed);
+        run.add(&rec, 0, at(40), at(40), at(40), 3);
+        run.flush(&rec);
+        let hist = &rec.borrow().commands[0].hist;
+        assert_eq!((hist.response.len(), hist.response.max()), (3, hist.response.highest_equivalent(60_000)));
+        for empty in [&hist.service, &hist.lag, &hist.queue_wait] {
+            assert!(empty.is_empty());
+        }
+        let of = |metric, timing| hist.of(metric, timing).map(Histogram::len);
+        assert_eq!(of(Metric::Service, Timing::Closed), Some(3), "closed: service is the response histogram");
+        assert_eq!((of(Metric::Lag, Timing::Closed), of(Metric::QueueWait, Timing::Closed)), (None, None));
+        assert_eq!((of(Metric::Service, Timing::Workers), of(Metric::QueueWait, Timing::Workers)), (Some(0), Some(0)));
+        assert_eq!((of(Metric::Lag, Timing::Workers), of(Metric::Lag, Timing::Open)), (None, Some(0)));
     }
 }

@@ -24,7 +24,7 @@ use crate::cli::{Arrival, Pacing};
 use crate::config::{Mode, RunConfig, Stop};
 use crate::drive::health::{Check, Verdict};
 use crate::drive::{RunOutcome, ThreadCpu};
-use crate::record::{CommandRecord, Metric};
+use crate::record::{CommandRecord, Metric, Timing};
 
 /// Version of the JSON layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -361,11 +361,7 @@ impl TestReport {
     pub fn build(name: &str, config: &RunConfig, outcome: &RunOutcome, command_names: &[String], intervals: Vec<IntervalSummary>) -> Self {
         let total = outcome.record.total();
         let checks = crate::drive::health::checks(config, outcome, &total);
-        let timing = match &config.mode {
-            Mode::Open { .. } => Timing::Open,
-            Mode::Closed { workers: Some(_), .. } => Timing::Workers,
-            Mode::Closed { .. } => Timing::Closed,
-        };
+        let timing = config.mode.timing();
         let latency = latency_map(&total, timing);
         let commands = if outcome.record.commands.len() > 1 {
             outcome
@@ -433,32 +429,11 @@ fn node_reports(config: &RunConfig, record: &crate::record::Recorder) -> Vec<Nod
         .collect()
 }
 
-/// The latency metrics of `rec` in a run of `kind`.
-fn latency_map(rec: &CommandRecord, kind: Timing) -> BTreeMap<String, Latency> {
-    let mut map = BTreeMap::new();
-    map.insert(Metric::Response.name().to_string(), Latency::of(&rec.hist.response));
-    // Plain closed loop: response = service (no plan, no batch), no lag, no queue wait.
-    let apart = kind != Timing::Closed;
-    map.insert(Metric::Service.name().to_string(), Latency::of(if apart { &rec.hist.service } else { &rec.hist.response }));
-    if kind == Timing::Open {
-        map.insert(Metric::Lag.name().to_string(), Latency::of(&rec.hist.lag));
-    }
-    // Open loop: the wait for a free connection; --workers: the wait in the batch.
-    if apart {
-        map.insert(Metric::QueueWait.name().to_string(), Latency::of(&rec.hist.queue_wait));
-    }
-    map
-}
-
-/// Which times a run's requests have apart from their reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Timing {
-    /// Closed loop: sent when started.
-    Closed,
-    /// Closed loop with `--workers`: asked by a worker, then written with its batch.
-    Workers,
-    /// Open loop: intended by the schedule, handled, then written.
-    Open,
+/// The latency metrics of `rec` in a run of `timing`: response and service time always
+/// (one histogram in a plain closed loop), lag in open loop, queue wait in open loop (the
+/// wait for a free connection) and with `--workers` (the wait in the batch).
+fn latency_map(rec: &CommandRecord, timing: Timing) -> BTreeMap<String, Latency> {
+    Metric::ALL.into_iter().filter_map(|metric| Some((metric.name().to_string(), Latency::of(rec.hist.of(metric, timing)?)))).collect()
 }
 
 /// Something that shows results as they come: once per test, and once at the end.
