@@ -144,7 +144,10 @@ pub fn run(config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: I
     let mut status = Status::Completed;
     'tests: loop {
         for index in 0..config.workload.tests.len() {
+            // Ctrl+C between two tests (a looping run's only way to end) ends the run as
+            // interrupted, as it does during a test.
             if cancel.is_cancelled() {
+                status = Status::Interrupted;
                 break 'tests;
             }
             let test_offset = run_start.elapsed();

@@ -337,6 +337,24 @@ fn loop_mode_repeats_the_tests_until_interrupted() {
     assert!(pings >= 2 * 2000, "{pings} PINGs");
 }
 
+/// The race behind an interrupted `-l` run that once exited 0: Ctrl+C landing between
+/// two tests, seen at the top of the loop rather than during a test. Made exact by
+/// cancelling before the run starts.
+#[test]
+fn a_loop_interrupted_between_tests_ends_as_interrupted() {
+    use clap::Parser;
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let argv = ["tailrate", "--no-progress", "-q", "-p", &port, "-l", "-t", "ping_mbulk", "-n", "100"];
+    let config = tailrate::config::RunConfig::from_args(&tailrate::cli::Args::try_parse_from(argv).unwrap().run, None).unwrap();
+    let cancel = tailrate::drive::Cancel::new();
+    cancel.cancel();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let io = tailrate::app::Io { stdout: &mut out, stderr: &mut err, stderr_is_terminal: false };
+    let status = tailrate::app::run(&config, Vec::new(), &cancel, io).unwrap();
+    assert_eq!(status, tailrate::app::Status::Interrupted, "{}", String::from_utf8_lossy(&err));
+}
+
 #[test]
 fn the_last_argument_can_come_from_stdin() {
     let server = RedisServer::start();
