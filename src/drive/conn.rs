@@ -110,9 +110,9 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             }
         }
         // Fill: encode every request this connection may send now into one buffer.
-        let wrote = match batch.as_mut() {
-            _ if routed => fill_routed(&ctx, slot, c, &mut fifo),
-            Some(batch) => fill_batched(&ctx, c, &mut fifo, batch),
+        let (wrote, prepared) = match batch.as_mut() {
+            _ if routed => (fill_routed(&ctx, slot, c, &mut fifo), None),
+            Some(batch) => (fill_batched(&ctx, c, &mut fifo, batch), None),
             None => fill_closed(&ctx, c, &mut fifo, cap),
         };
         if wrote > 0 {
@@ -130,7 +130,11 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                 }
             }
             count_sent(&ctx, slot, &mut fifo, sent);
-            if let Err(e) = c.flush().await {
+            let written = match prepared {
+                Some(bytes) => c.write_prepared(bytes).await,
+                None => c.flush().await,
+            };
+            if let Err(e) = written {
                 fail(&ctx, slot, &mut fifo, &e);
                 conn = None;
                 continue;
@@ -224,13 +228,15 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
 }
 
 /// Closed loop: when the previous batch is fully answered, claim and encode the next.
-fn fill_closed(ctx: &Ctx, c: &mut Connection, fifo: &mut InFlightQueue, pipeline: usize) -> usize {
+/// Returns how many requests it holds, and the bytes to write when they were prepared
+/// already (the write buffer is then left empty).
+fn fill_closed<'c>(ctx: &'c Ctx, c: &mut Connection, fifo: &mut InFlightQueue, pipeline: usize) -> (usize, Option<&'c [u8]>) {
     if !fifo.is_empty() {
-        return 0;
+        return (0, None);
     }
     let n = ctx.claim(pipeline);
     if n == 0 {
-        return 0;
+        return (0, None);
     }
     let mut sampler = ctx.sampler.borrow_mut();
     let mut rec = ctx.rec.borrow_mut();
@@ -241,9 +247,13 @@ fn fill_closed(ctx: &Ctx, c: &mut Connection, fifo: &mut InFlightQueue, pipeline
         fifo.push(InFlight { req: Arrival::new(placeholder, placeholder, command as u16, true), sent: placeholder, asking: false }, count);
     };
     // One command with nothing drawn per request: the batch is that request n times.
+    if let Some(bytes) = ctx.test.fixed_batch(n) {
+        push(0, n as u32);
+        return (n, Some(bytes));
+    }
     if ctx.test.write_fixed(n, c.write_buf()) {
         push(0, n as u32);
-        return n;
+        return (n, None);
     }
     let mut run = (0, 0u32);
     for _ in 0..n {
@@ -256,7 +266,7 @@ fn fill_closed(ctx: &Ctx, c: &mut Connection, fifo: &mut InFlightQueue, pipeline
         run = (command, run.1 + 1);
     }
     push(run.0, run.1);
-    n
+    (n, None)
 }
 
 /// Closed loop with `--workers`: idle workers hand their next requests to the batch, and

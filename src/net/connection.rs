@@ -238,17 +238,16 @@ impl Connection {
 
     /// Writes the whole write buffer (one `write` when the socket takes it all) and clears it.
     pub async fn flush(&mut self) -> Result<(), NetError> {
-        let result = match &mut self.stream {
-            Stream::Tcp(s) => write_batch(s, TcpStream::try_write, &self.wbuf).await,
-            Stream::Unix(s) => write_batch(s, UnixStream::try_write, &self.wbuf).await,
-            // rustls keeps the records the socket did not take; flush sends them.
-            Stream::Tls(s) => match s.write_all(&self.wbuf).await {
-                Ok(()) => s.flush().await,
-                Err(e) => Err(e),
-            },
-        };
+        let result = write_out(&mut self.stream, &self.wbuf).await;
         self.wbuf.clear();
         result.map_err(|source| NetError::Io { endpoint: self.endpoint.clone(), cause: source })
+    }
+
+    /// Writes `bytes`, prepared elsewhere, as [`flush`](Self::flush) writes the write buffer,
+    /// which must be empty: a batch that exists already goes out without being copied.
+    pub async fn write_prepared(&mut self, bytes: &[u8]) -> Result<(), NetError> {
+        debug_assert!(self.wbuf.is_empty(), "prepared bytes are a write of their own");
+        write_out(&mut self.stream, bytes).await.map_err(|source| NetError::Io { endpoint: self.endpoint.clone(), cause: source })
     }
 
     /// Reads what the socket has (one `read`); an orderly close is [`NetError::Closed`].
@@ -366,6 +365,19 @@ impl Connection {
     /// An error for a reply that arrived with no request waiting.
     pub fn unsolicited(&self) -> NetError {
         NetError::Unsolicited { endpoint: self.endpoint.clone() }
+    }
+}
+
+/// Writes all of `bytes` to `stream`.
+async fn write_out(stream: &mut Stream, bytes: &[u8]) -> io::Result<()> {
+    match stream {
+        Stream::Tcp(s) => write_batch(s, TcpStream::try_write, bytes).await,
+        Stream::Unix(s) => write_batch(s, UnixStream::try_write, bytes).await,
+        // rustls keeps the records the socket did not take; flush sends them.
+        Stream::Tls(s) => match s.write_all(bytes).await {
+            Ok(()) => s.flush().await,
+            Err(e) => Err(e),
+        },
     }
 }
 
