@@ -67,18 +67,43 @@ pub struct Test {
     pick: Pick,
     /// The sequential key walk's position, shared by the test's threads (their clones).
     cursor: SeqCursor,
-    /// A test that sends one fixed request: that request [`REPEATED_REQUESTS`] times back
-    /// to back, for [`Test::write_fixed`].
-    repeated: Option<Arc<[u8]>>,
+    /// A test that sends one fixed request: copies of it back to back, for
+    /// [`Test::fixed_batch`] and [`Test::write_fixed`].
+    repeated: Option<Repeated>,
 }
 
-/// Copies of the fixed request `Test::repeated` holds: a `-P 16` batch (or 64) is one copy.
-const REPEATED_REQUESTS: usize = 64;
+/// Copies of one fixed request, back to back.
+#[derive(Debug, Clone)]
+struct Repeated {
+    bytes: Arc<[u8]>,
+    /// Bytes of one copy.
+    one: usize,
+}
+
+impl Repeated {
+    /// Most copies kept: a batch of up to 64 (`-P 16`, `-P 64`) is one slice of them.
+    const MOST: usize = 64;
+    /// Most bytes kept, whatever the request's size: large values get fewer copies (a
+    /// 1 MB `SET` one), not 64 MB.
+    const MOST_BYTES: usize = 256 * 1024;
+
+    fn of(one: &[u8]) -> Option<Self> {
+        if one.is_empty() {
+            return None;
+        }
+        let copies = (Self::MOST_BYTES / one.len()).clamp(1, Self::MOST);
+        Some(Repeated { bytes: one.repeat(copies).into(), one: one.len() })
+    }
+
+    fn copies(&self) -> usize {
+        self.bytes.len() / self.one
+    }
+}
 
 impl Test {
     /// A test of one command.
     pub fn single(name: String, template: Template) -> Self {
-        let repeated = template.fixed_bytes().filter(|one| !one.is_empty()).map(|one| one.repeat(REPEATED_REQUESTS).into());
+        let repeated = template.fixed_bytes().and_then(Repeated::of);
         Test { name, commands: vec![template], pick: Pick::Turn, cursor: SeqCursor::default(), repeated }
     }
 
@@ -111,23 +136,23 @@ impl Test {
     /// for any other test, and for more than the copies held ([`write_fixed`](Self::write_fixed) then).
     #[inline]
     pub fn fixed_batch(&self, n: usize) -> Option<&[u8]> {
-        let bytes = self.repeated.as_deref()?;
-        (n <= REPEATED_REQUESTS).then(|| &bytes[..n * (bytes.len() / REPEATED_REQUESTS)])
+        let r = self.repeated.as_ref()?;
+        (n <= r.copies()).then(|| &r.bytes[..n * r.one])
     }
 
     /// Appends `n` requests of a test that sends one fixed request (one command, nothing
     /// drawn per request: `GET key:__rand_int__` without `-r`) and returns true; writes
     /// nothing and returns false for any other test. The bytes are what `n` rounds of
-    /// [`pick`](Self::pick) and [`write`](Self::write) write, in one copy per 64 requests
-    /// instead of one per request (a closed-loop batch's encoding, on the hot path).
+    /// [`pick`](Self::pick) and [`write`](Self::write) write, in one copy per slice of the
+    /// prepared copies instead of one per request (a closed-loop batch's encoding, on the
+    /// hot path, for batches larger than [`fixed_batch`](Self::fixed_batch) gives).
     #[inline]
     pub fn write_fixed(&self, n: usize, buf: &mut bytes::BytesMut) -> bool {
-        let Some(bytes) = &self.repeated else { return false };
-        let one = bytes.len() / REPEATED_REQUESTS;
+        let Some(r) = &self.repeated else { return false };
         let mut left = n;
         while left > 0 {
-            let k = left.min(REPEATED_REQUESTS);
-            buf.extend_from_slice(&bytes[..k * one]);
+            let k = left.min(r.copies());
+            buf.extend_from_slice(&r.bytes[..k * r.one]);
             left -= k;
         }
         true
@@ -461,15 +486,20 @@ mod tests {
             (&["-t", "get", "-r", "1000"][..], false),
             (&["-t", "set"][..], true),
             (&["-t", "set", "--data-size-range", "1-100"][..], false),
+            (&["-t", "set", "-d", "100000"][..], true),
             (&["--command", "GET a", "--command", "GET b", "--command-weights", "1,1"][..], false),
         ] {
             let w = workload(argv);
             let test = &w.tests[0];
+            if let Some(r) = &test.repeated {
+                assert!(r.bytes.len() <= Repeated::MOST_BYTES.max(r.one), "{argv:?}: {} bytes of copies", r.bytes.len());
+            }
             for n in [0, 1, 16, 64, 65, 200] {
                 let mut batch = BytesMut::from(&b"before"[..]);
                 assert_eq!(test.write_fixed(n, &mut batch), fixed, "{argv:?}");
                 let prepared = test.fixed_batch(n);
-                assert_eq!(prepared.is_some(), fixed && n <= 64, "{argv:?}, {n} requests");
+                let copies = test.repeated.as_ref().map_or(0, Repeated::copies);
+                assert_eq!(prepared.is_some(), fixed && n <= copies, "{argv:?}, {n} requests");
                 if !fixed {
                     assert_eq!(&batch[..], b"before", "{argv:?}: nothing written");
                     continue;
