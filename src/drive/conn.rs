@@ -109,7 +109,8 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                 ctx.wake_all_if_done();
             }
         }
-        // Fill: encode every request this connection may send now into one buffer.
+        // Fill: encode every request this connection may send now into one buffer (a batch
+        // of one fixed request needs no encoding: it is written from the test's copies).
         let (wrote, prepared) = match batch.as_mut() {
             _ if routed => (fill_routed(&ctx, slot, c, &mut fifo), None),
             Some(batch) => (fill_batched(&ctx, c, &mut fifo, batch), None),
