@@ -358,9 +358,9 @@ pub struct ReplyTimes {
     pub response_ns: u64,
     /// `received - sent`, where it is kept apart from the response time ([`Timing`]).
     pub service_ns: Option<u64>,
-    /// `handled - intended`, open loop only.
+    /// `handled - intended`, where the run records it ([`Timing::lag`]).
     pub lag_ns: Option<u64>,
-    /// `sent - handled`, open loop only.
+    /// `sent - handled`, where the run records it ([`Timing::queue_wait`]).
     pub queue_wait_ns: Option<u64>,
 }
 

@@ -137,7 +137,7 @@ impl Test {
     #[inline]
     pub fn fixed_batch(&self, n: usize) -> Option<&[u8]> {
         let r = self.repeated.as_ref()?;
-        (n <= r.copies()).then(|| &r.bytes[..n * r.one])
+        r.bytes.get(..n.checked_mul(r.one)?)
     }
 
     /// Appends `n` requests of a test that sends one fixed request (one command, nothing
