@@ -165,6 +165,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "USER")]
     pub user: Option<String>,
     /// Server URI: redis://[user:pass@]host[:port][/db], rediss://... (TLS) or unix:///path.
+    // The brackets are the help text's, not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(short = 'u', value_name = "URI")]
     pub uri: Option<String>,
     /// Connect over TLS (a rediss:// URI implies it); the server's certificate is verified against --cacert or the system's roots.

@@ -7,7 +7,7 @@
 //! (or to a bounded backlog); connections write what they were given in one batch and
 //! take replies in order. With `--workers`, logical clients share each closed-loop
 //! connection and their requests are batched by the policy in `batch`. Recording happens in the connection loop, into the thread's
-//! interval [`Recorder`](crate::record::Recorder), which a tick task hands to the caller
+//! interval [`Recorder`], which a tick task hands to the caller
 //! once per interval.
 
 mod batch;

@@ -90,7 +90,7 @@ impl Space {
 /// throughput by more than [`MIN_GAIN`]. When a pass over the three moves nowhere, the
 /// current setting is measured once more and that run is what the neighbours must beat
 /// (one lucky run, or one from a quieter moment of the machine, must not block every
-/// move); if still nothing moves, the step gets finer ([`STEPS`]). `measure` runs one
+/// move); if still nothing moves, the step gets finer (`STEPS`). `measure` runs one
 /// trial; other settings are measured once, at most `max_trials` trials run. Returns
 /// every trial in order.
 pub fn climb<E>(space: &Space, max_trials: usize, mut measure: impl FnMut(Point) -> Result<f64, E>) -> Result<Vec<(Point, f64)>, E> {
