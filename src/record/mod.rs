@@ -395,11 +395,13 @@ impl ReplyRun {
     #[inline]
     pub fn add(&mut self, rec: &RefCell<Recorder>, command: usize, intended: Instant, handled: Instant, sent: Instant, count: u32) {
         let key = (command, intended, handled, sent);
-        if self.key == Some(key) {
-            self.count += u64::from(count);
-            return;
+        if let Some(run) = self.key {
+            if run == key {
+                self.count += u64::from(count);
+                return;
+            }
+            self.flush(rec);
         }
-        self.flush(rec);
         self.key = Some(key);
         self.count = count.into();
     }

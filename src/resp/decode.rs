@@ -174,9 +174,10 @@ impl Framer {
     /// each reply of a `-P 16` batch cost ~85 instructions per reply, the shortcut ~40).
     ///
     /// A reply byte for byte like the run's first is taken by comparing the two, not by
-    /// framing it again (~20 instructions a reply in all): framing a scalar reads its own
-    /// bytes and nothing else, so equal bytes frame equally. Every reply to a fixed
-    /// request (a `GET` of one key, a `SET`) is such a copy.
+    /// framing it again: framing a scalar reads its own bytes and nothing else, so equal
+    /// bytes frame equally. Every reply to a fixed request (a `GET` of one key, a `SET`)
+    /// is such a copy, and all the copies buffered behind the first are compared in one
+    /// go (~10 instructions a reply at `-P 16`, ~20 one by one).
     #[inline]
     pub fn scalar_run(&self, buf: &[u8], max: usize, limits: &Limits) -> (usize, usize) {
         if self.pos != 0 || self.top_remaining != 1 {
@@ -198,11 +199,26 @@ impl Framer {
                 }
             }
             let Some(frame) = buf.get(len..).and_then(|rest| common_scalar(rest, limits)) else { break };
-            if n == 0 {
-                first = buf.get(..frame.len);
-            }
             len += frame.len;
             n += 1;
+            if n == 1 {
+                first = buf.get(..frame.len);
+                // Every whole copy buffered after the first at once: when each byte equals
+                // the one a reply length before it, each reply equals the one before it.
+                // One `memcmp` of the run (~40 instructions for a `-P 16` batch of GET
+                // replies) instead of a compare per reply; on a mismatch the replies are
+                // taken one by one below.
+                // (Most often the buffer holds them all, and no division is needed.)
+                let copies = match max {
+                    0..=2 => 0,
+                    _ if buf.len() >= len.saturating_mul(max) => max - 1,
+                    _ => (buf.len() - len) / len,
+                };
+                if copies > 1 && buf[len..len * (copies + 1)] == buf[..len * copies] {
+                    n += copies;
+                    len *= copies + 1;
+                }
+            }
         }
         (n, len)
     }
@@ -595,6 +611,19 @@ mod tests {
                     unlike[at] = byte;
                     let stream = [reply, &unlike, reply].concat();
                     assert_eq!(Framer::new().scalar_run(&stream, 3, &limits), by_resume(&stream, 3), "{}", stream.escape_ascii());
+                }
+            }
+        }
+        // Long runs of copies, one of them unlike the others or cut short anywhere.
+        for reply in [&b"+OK\r\n"[..], b"$3\r\nabc\r\n", b"$-1\r\n", b":7\r\n"] {
+            let run = reply.repeat(17);
+            for at in 0..run.len() {
+                let mut unlike = run.clone();
+                unlike[at] = b'x';
+                for max in [1, 2, 3, 16, 17, 20] {
+                    for buf in [&unlike[..], &run[..at]] {
+                        assert_eq!(Framer::new().scalar_run(buf, max, &limits), by_resume(buf, max), "{} max {max}", buf.escape_ascii());
+                    }
                 }
             }
         }
