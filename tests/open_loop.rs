@@ -113,15 +113,15 @@ fn the_hdr_log_holds_one_line_per_second_and_metric() {
     let mut response_intervals = 0;
     let mut total = 0u64;
     for entry in IntervalLogIterator::new(&bytes) {
-        if let LogEntry::Interval(i) = entry.unwrap() {
-            if i.tag().map(|t| t.as_str()) == Some("GET.response") {
-                response_intervals += 1;
-                let mut raw = base64_decode(i.encoded_histogram());
-                let h: hdrhistogram::Histogram<u64> =
-                    hdrhistogram::serialization::Deserializer::new().deserialize(&mut raw.as_slice()).unwrap();
-                total += h.len();
-                raw.clear();
-            }
+        if let LogEntry::Interval(i) = entry.unwrap()
+            && i.tag().map(|t| t.as_str()) == Some("GET.response")
+        {
+            response_intervals += 1;
+            let mut raw = base64_decode(i.encoded_histogram());
+            let h: hdrhistogram::Histogram<u64> =
+                hdrhistogram::serialization::Deserializer::new().deserialize(&mut raw.as_slice()).unwrap();
+            total += h.len();
+            raw.clear();
         }
     }
     assert!((2..=3).contains(&response_intervals), "{response_intervals} intervals");

@@ -180,7 +180,7 @@ fn check_well_formed(svg: &str) -> Result<usize, String> {
             }
             continue;
         }
-        if tag.matches('"').count() % 2 != 0 || tag.contains('<') {
+        if !tag.matches('"').count().is_multiple_of(2) || tag.contains('<') {
             return Err(format!("bad attributes in <{tag}>"));
         }
         check_text(tag)?;

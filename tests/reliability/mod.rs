@@ -300,7 +300,7 @@ fn serve(stream: TcpStream, index: usize, behaviour: Behaviour, first_request: &
                 let silent = (Duration::from_millis(800)..Duration::from_millis(1100)).contains(&since_first)
                     || since_first > Duration::from_millis(1600);
                 if !silent {
-                    out.write_all(if served % 7 == 0 { b"-ERR seventh\r\n" } else { b"+OK\r\n" })?;
+                    out.write_all(if served.is_multiple_of(7) { b"-ERR seventh\r\n" } else { b"+OK\r\n" })?;
                 }
             }
             Behaviour::HugeBulk => out.write_all(b"$1000000000000\r\n")?,
