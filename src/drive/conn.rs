@@ -9,6 +9,7 @@
 //! waiting out a sub-millisecond `--pipeline-delay` spins on it. Nothing else on this
 //! path reads the clock, but for a timed closed loop's check of its end time (one per batch).
 
+use std::hint::cold_path;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -51,6 +52,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
 
     loop {
         let Some(c) = conn.as_mut() else {
+            cold_path();
             // A batch cut short by a failure never gets its last reply: the replies it did
             // get are completed requests all the same, timed to the last that arrived.
             if let Some(&(_, _, last, _)) = deferred.last() {
@@ -87,7 +89,8 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         // A closed loop's next batch is due when the last is answered: this connection's,
         // or against a cluster its client's, spread over the client's connections, whose
         // first connection starts every batch (the others wake it when theirs is answered).
-        let closed_cluster = if is_open { None } else { ctx.cluster.as_ref().filter(|c| slot % c.len() == 0).map(|c| (c, slot / c.len())) };
+        let closed_cluster =
+            if is_open { None } else { ctx.cluster.as_ref().filter(|c| slot.is_multiple_of(c.len())).map(|c| (c, slot / c.len())) };
         let batch_due = match closed_cluster {
             Some((cluster, group)) => cluster.outstanding[group].get() == 0 && !ctx.sending_done.get(),
             None => !routed && fifo.is_empty(),
@@ -95,6 +98,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         // A rate-capped closed loop waits for the limiter before each batch; the wait is
         // not timed (that is what such tools do, and what the comparison shows).
         if batch_due && let Some(limiter) = &ctx.shared.limiter {
+            cold_path();
             let n = std::num::NonZeroU32::new(cap as u32).unwrap_or(std::num::NonZeroU32::MIN);
             // Ask the limiter and sleep on tokio's timer: governor's own async wait sleeps on
             // a timer thread and woke late enough to hold a 20k/s cap to 11-14k/s. (Spinning
@@ -106,6 +110,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             }
         }
         if let Some((cluster, group)) = closed_cluster {
+            cold_path();
             if route::refill(&ctx, cluster, group) > 0 {
                 wake_given(&ctx);
             } else {
@@ -139,6 +144,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                 None => c.flush().await,
             };
             if let Err(e) = written {
+                cold_path();
                 fail(&ctx, slot, &mut fifo, &e);
                 conn = None;
                 continue;
@@ -196,10 +202,12 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         match event {
             Event::Work => {}
             Event::Timeout => {
+                cold_path();
                 end_in_flight(&ctx, slot, &mut fifo, "timeout", true);
                 conn = None;
             }
             Event::Read(Err(e)) => {
+                cold_path();
                 fail(&ctx, slot, &mut fifo, &e);
                 conn = None;
             }
@@ -216,9 +224,11 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                     wake_given(&ctx);
                 }
                 if let Err(e) = taken {
+                    cold_path();
                     fail(&ctx, slot, &mut fifo, &e);
                     conn = None;
                 } else if !routed && fifo.is_empty() && ctx.plan.reconnect_each_request {
+                    cold_path();
                     // -k 0: a new connection for every request (batch), as redis-benchmark does.
                     conn = None;
                     ctx.dispatch.borrow_mut().slot_down(slot);
@@ -343,6 +353,7 @@ fn count_sent(ctx: &Ctx, slot: usize, fifo: &mut InFlightQueue, sent: Instant) {
     for run in fifo.unwritten_mut().filter(|r| r.f.req.measured && !r.f.asking) {
         let (f, count) = (&run.f, u64::from(run.count));
         if let Some(cluster) = &ctx.cluster {
+            cold_path();
             rec.node(slot % cluster.len()).sent += count;
         }
         if !f.req.retry {
@@ -416,6 +427,8 @@ fn take_replies(
                 }
             });
             let Some(incoming) = c.next_reply()? else { break };
+            // An error reply, a push, or a reply nobody asked for: plain replies went above.
+            cold_path();
             if incoming == Incoming::Push {
                 continue;
             }
@@ -460,52 +473,78 @@ fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
 /// Records `count` answered requests alike (a success into `run`, recorded when the run
 /// ends), or sends one again where a cluster redirect points (an error reply is always
 /// one request). Always inlined: once per run of replies, and the bulk path's
-/// `Incoming::Ok` then folds away.
+/// `Incoming::Ok` then folds away. What only a cluster, an error reply or
+/// `--batch-latency` needs is kept out of line, off the per-batch path.
 #[inline(always)]
 fn complete(ctx: &Ctx, slot: usize, f: &InFlight, count: u32, incoming: Incoming, deferred: &mut Vec<Deferred>, run: &mut ReplyRun) {
     let req = &f.req;
-    let received = run.received();
-    if let Some(cluster) = &ctx.cluster {
-        let mut rec = ctx.rec.borrow_mut();
-        if let Incoming::Error { kind, message } = &incoming
-            && (kind == "MOVED" || kind == "ASK")
-            && route::follow(ctx, cluster, slot, req, message, &mut rec)
-        {
-            return;
-        }
-        if !matches!(ctx.plan.mode, Mode::Open { .. }) {
-            batch_members_done(ctx, cluster, req.group as usize, count);
-        }
-        if req.measured {
-            let node = rec.node(slot % cluster.len());
-            match &incoming {
-                Incoming::Error { .. } => node.errors += u64::from(count),
-                Incoming::Ok | Incoming::Push => {
-                    node.completed += u64::from(count);
-                    node.response.saturating_record_n(nanos(received.saturating_duration_since(req.intended)).max(1), count.into());
-                }
-            }
-        }
+    if let Some(cluster) = &ctx.cluster
+        && complete_on_cluster(ctx, cluster, slot, req, count, &incoming, run.received())
+    {
+        return;
     }
     if !req.measured {
+        cold_path();
         return;
     }
     ctx.in_flight.set(ctx.in_flight.get() - u64::from(count));
     ctx.wake_all_if_done();
     match incoming {
-        Incoming::Error { kind, message } => {
-            ctx.rec.borrow_mut().commands[req.command as usize].count_error(&kind, count.into());
-            if ctx.plan.exit_on_error {
-                ctx.shared.stop(format!("error reply from the server: {message}"));
-            }
-        }
+        Incoming::Error { kind, message } => count_error(ctx, req.command, count, &kind, &message),
         Incoming::Ok | Incoming::Push => {
             if ctx.plan.batch_latency {
-                deferred.push((req.command, f.sent, received, count));
+                cold_path();
+                deferred.push((req.command, f.sent, run.received(), count));
                 return;
             }
             run.add(&ctx.rec, req.command as usize, req.intended, req.handled, f.sent, count);
         }
+    }
+}
+
+/// Against a cluster: follows a `MOVED` or `ASK` redirect (true: the request was sent
+/// again and is not answered yet), or counts the reply against its node and its client's batch.
+#[cold]
+#[inline(never)]
+fn complete_on_cluster(
+    ctx: &Ctx,
+    cluster: &route::Cluster,
+    slot: usize,
+    req: &Arrival,
+    count: u32,
+    incoming: &Incoming,
+    received: Instant,
+) -> bool {
+    let mut rec = ctx.rec.borrow_mut();
+    if let Incoming::Error { kind, message } = incoming
+        && (kind == "MOVED" || kind == "ASK")
+        && route::follow(ctx, cluster, slot, req, message, &mut rec)
+    {
+        return true;
+    }
+    if !matches!(ctx.plan.mode, Mode::Open { .. }) {
+        batch_members_done(ctx, cluster, req.group as usize, count);
+    }
+    if req.measured {
+        let node = rec.node(slot % cluster.len());
+        match incoming {
+            Incoming::Error { .. } => node.errors += u64::from(count),
+            Incoming::Ok | Incoming::Push => {
+                node.completed += u64::from(count);
+                node.response.saturating_record_n(nanos(received.saturating_duration_since(req.intended)).max(1), count.into());
+            }
+        }
+    }
+    false
+}
+
+/// An error reply to a request of `command`, counted by its kind; with `-e` it ends the run.
+#[cold]
+#[inline(never)]
+fn count_error(ctx: &Ctx, command: u16, count: u32, kind: &str, message: &str) {
+    ctx.rec.borrow_mut().commands[command as usize].count_error(kind, count.into());
+    if ctx.plan.exit_on_error {
+        ctx.shared.stop(format!("error reply from the server: {message}"));
     }
 }
 

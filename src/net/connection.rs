@@ -263,9 +263,15 @@ impl Connection {
             Stream::Tls(s) => s.read_buf(&mut self.rbuf).await,
         };
         match result {
-            Ok(0) => Err(NetError::Closed { endpoint: self.endpoint.clone() }),
-            Ok(n) => Ok(n),
-            Err(source) => Err(NetError::Io { endpoint: self.endpoint.clone(), cause: source }),
+            Ok(n) if n > 0 => Ok(n),
+            Ok(_) => {
+                std::hint::cold_path();
+                Err(NetError::Closed { endpoint: self.endpoint.clone() })
+            }
+            Err(source) => {
+                std::hint::cold_path();
+                Err(NetError::Io { endpoint: self.endpoint.clone(), cause: source })
+            }
         }
     }
 
