@@ -9,8 +9,15 @@
 //! nothing beyond counting bytes (every reply of a run has the same length) and
 //! checking each batch's first byte, and measures nothing.
 //!
-//! Usage: tokio_floor -p PORT -c C -n N -P P -d SIZE -t get|set
+//! Usage: tokio_floor -p PORT -c C -n N -P P -d SIZE -t get|set [-w none|spread|loop]
 //! Prints "GET: <rate> requests per second" like redis-benchmark -q.
+//!
+//! `-w` adds work to every batch, to show what a client's own code costs after the
+//! system calls of a batch: `spread` runs about 1,800 instructions of straight-line
+//! code (about 180 cache lines of it, near tailrate's per-batch path), `loop` about
+//! 3,600 instructions in a loop of a few lines. The kernel work of each batch evicts
+//! much of the instruction cache, so `spread` costs more CPU than `loop` although it
+//! runs half the instructions (README, "Closed loop beside redis-benchmark").
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -27,10 +34,19 @@ struct Args {
     pipeline: u64,
     size: usize,
     set: bool,
+    work: Work,
+}
+
+/// Extra work per batch (`-w`).
+#[derive(Clone, Copy, PartialEq)]
+enum Work {
+    None,
+    Spread,
+    Loop,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
-    let mut a = Args { port: 0, conns: 50, total: 100_000, pipeline: 1, size: 3, set: false };
+    let mut a = Args { port: 0, conns: 50, total: 100_000, pipeline: 1, size: 3, set: false, work: Work::None };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().with_context(|| format!("{flag} needs a value"))?;
@@ -43,7 +59,15 @@ fn parse_args() -> anyhow::Result<Args> {
             "-d" => a.size = value.parse().with_context(bad)?,
             "-t" if value == "get" || value == "set" => a.set = value == "set",
             "-t" => bail!("-t: get or set"),
-            _ => bail!("usage: tokio_floor -p PORT -c C -n N -P P -d SIZE -t get|set"),
+            "-w" => {
+                a.work = match value.as_str() {
+                    "none" => Work::None,
+                    "spread" => Work::Spread,
+                    "loop" => Work::Loop,
+                    _ => bail!("-w: none, spread or loop"),
+                }
+            }
+            _ => bail!("usage: tokio_floor -p PORT -c C -n N -P P -d SIZE -t get|set [-w none|spread|loop]"),
         }
     }
     if a.port == 0 || a.conns == 0 || a.total == 0 || a.pipeline == 0 {
@@ -88,7 +112,9 @@ fn run() -> anyhow::Result<()> {
         let started = Instant::now();
         let tasks: Vec<_> = streams
             .into_iter()
-            .map(|stream| tokio::task::spawn_local(connection(stream, one.clone(), args.pipeline, reply_len, first, Rc::clone(&left))))
+            .map(|stream| {
+                tokio::task::spawn_local(connection(stream, one.clone(), args.pipeline, reply_len, first, args.work, Rc::clone(&left)))
+            })
             .collect();
         for task in tasks {
             task.await??;
@@ -108,6 +134,7 @@ async fn connection(
     pipeline: u64,
     reply_len: usize,
     first: u8,
+    work: Work,
     left: Rc<Cell<u64>>,
 ) -> anyhow::Result<()> {
     let batch = one.repeat(pipeline as usize);
@@ -125,6 +152,11 @@ async fn connection(
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => stream.write_all(out).await?,
             Err(e) => return Err(e.into()),
         }
+        match work {
+            Work::None => {}
+            Work::Spread => _ = std::hint::black_box(spread(n)),
+            Work::Loop => _ = std::hint::black_box(looped(n)),
+        }
         let want = reply_len * n as usize;
         buf.clear();
         while buf.len() < want {
@@ -139,4 +171,37 @@ async fn connection(
             bail!("more reply bytes than asked for");
         }
     }
+}
+
+/// Repeats its body (statements) 3 times.
+macro_rules! x3 {
+    ($($body:tt)*) => { $($body)* $($body)* $($body)* };
+}
+/// Repeats its body (statements) 10 times.
+macro_rules! x10 {
+    ($($body:tt)*) => { x3! { $($body)* } x3! { $($body)* } x3! { $($body)* } $($body)* };
+}
+
+/// About 1,800 instructions with no loop: 300 steps, each with its own constants
+/// (the counter folds into each step), so the code is about 11 KB long.
+#[inline(never)]
+fn spread(mut x: u64) -> u64 {
+    let mut i: u64 = 0x9E37_79B9_7F4A_7C15;
+    x10! { x10! { x3! {
+        x = std::hint::black_box(x ^ i).wrapping_add(i.rotate_left(29));
+        i = i.wrapping_mul(0x2545_F491_4F6C_DD1D);
+    } } }
+    x
+}
+
+/// About 3,600 instructions in a loop whose body is a few cache lines.
+#[inline(never)]
+fn looped(mut x: u64) -> u64 {
+    let mut i: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..300 {
+        x = std::hint::black_box(x ^ i).wrapping_add(i.rotate_left(29));
+        i = i.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        x = std::hint::black_box(x ^ i);
+    }
+    x
 }
