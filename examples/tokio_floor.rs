@@ -15,9 +15,10 @@
 //! `-w` adds work to every batch, to show what a client's own code costs after the
 //! system calls of a batch: `spread` runs about 1,800 instructions of straight-line
 //! code (about 180 cache lines of it, near tailrate's per-batch path), `loop` about
-//! 3,600 instructions in a loop of a few lines. The kernel work of each batch evicts
-//! much of the instruction cache, so `spread` costs more CPU than `loop` although it
-//! runs half the instructions (README, "Closed loop beside redis-benchmark").
+//! 3,300 instructions in a loop of a few lines. The kernel work of each batch evicts
+//! much of the caches, so straight-line code costs more per instruction than a loop
+//! that stays in them (`scripts/bench-closed --footprint-probe`; README, "Closed loop
+//! beside redis-benchmark").
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -194,7 +195,7 @@ fn spread(mut x: u64) -> u64 {
     x
 }
 
-/// About 3,600 instructions in a loop whose body is a few cache lines.
+/// About 3,300 instructions in a loop whose body is a few cache lines.
 #[inline(never)]
 fn looped(mut x: u64) -> u64 {
     let mut i: u64 = 0x9E37_79B9_7F4A_7C15;
