@@ -69,11 +69,12 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
         meaning: "the generator did not send at the target rate; the server saw less load than asked".into(),
     });
 
-    let lag_p99 = total.hist.lag.value_at_quantile(0.99);
+    let lag = total.hist.get(crate::record::Metric::Lag);
+    let lag_p99 = lag.value_at_quantile(0.99);
     let response_p50 = total.hist.response.value_at_quantile(0.5);
     out.push(Check {
         name: "schedule_lag".into(),
-        verdict: if total.hist.lag.is_empty() {
+        verdict: if lag.is_empty() {
             Verdict::Skipped
         } else if (lag_p99 as f64) <= LAG_FRACTION * response_p50 as f64 {
             Verdict::Pass

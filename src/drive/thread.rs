@@ -318,7 +318,7 @@ async fn drive_thread(
         cluster,
         wake: (0..n_connections).map(|_| Rc::new(Notify::new())).collect(),
         woken: RefCell::new(Vec::with_capacity(n_connections)),
-        rec: RefCell::new(Recorder::new(n_commands)),
+        rec: RefCell::new(Recorder::for_timing(n_commands, plan.mode.timing())),
         in_flight: Cell::new(0),
         last_reply: Cell::new(start),
         last_send: Cell::new(measure_from),
@@ -434,7 +434,7 @@ async fn tick_loop(ctx: Rc<Ctx>, tx: Sender<Interval>) {
     let mut k: u32 = 1;
     loop {
         tokio::time::sleep_until((ctx.start + ctx.plan.interval * k).into()).await;
-        let fresh = ctx.shared.take_spare().unwrap_or_else(|| Recorder::new(ctx.test.commands.len()));
+        let fresh = ctx.shared.take_spare().unwrap_or_else(|| Recorder::for_timing(ctx.test.commands.len(), ctx.plan.mode.timing()));
         let record = std::mem::replace(&mut *ctx.rec.borrow_mut(), fresh);
         let start = ctx.plan.interval * (k - 1);
         let backlog = ctx.dispatch.borrow().backlog_len();

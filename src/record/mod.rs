@@ -8,6 +8,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -86,70 +87,99 @@ impl Timing {
     }
 }
 
+/// An empty histogram with the project's bounds, made once, for a time nothing was recorded in.
+fn empty_histogram() -> &'static Histogram<u64> {
+    static EMPTY: LazyLock<Histogram<u64>> = LazyLock::new(new_histogram);
+    &EMPTY
+}
+
 /// The four histograms of one command.
+///
+/// The response time is in every run; the other three are made when a run of a
+/// [`Timing`] that has them starts ([`Histograms::for_timing`]), or when a value is
+/// first recorded or added into them. A histogram is 270 KB of counts, zeroed when made:
+/// a plain closed loop, which records only the response time, would otherwise make and
+/// keep three more per command in every recorder (RSS, and page faults at every start).
 #[derive(Debug, Clone)]
 pub struct Histograms {
     /// Response time.
     pub response: Histogram<u64>,
     /// Service time.
-    pub service: Histogram<u64>,
+    service: Option<Histogram<u64>>,
     /// Schedule lag.
-    pub lag: Histogram<u64>,
+    lag: Option<Histogram<u64>>,
     /// Queue wait.
-    pub queue_wait: Histogram<u64>,
+    queue_wait: Option<Histogram<u64>>,
 }
 
 impl Default for Histograms {
+    /// The response time's histogram; the others are made on first use.
     fn default() -> Self {
-        Histograms { response: new_histogram(), service: new_histogram(), lag: new_histogram(), queue_wait: new_histogram() }
+        Histograms { response: new_histogram(), service: None, lag: None, queue_wait: None }
     }
 }
 
 impl Histograms {
+    /// Every histogram a run of `timing` records into, made now (not while replies arrive).
+    pub fn for_timing(timing: Timing) -> Self {
+        let made = |records: bool| records.then(new_histogram);
+        Histograms {
+            response: new_histogram(),
+            service: made(timing.service_apart()),
+            lag: made(timing.lag()),
+            queue_wait: made(timing.queue_wait()),
+        }
+    }
+
     /// The histogram that holds `metric` for a run of `timing`; `None` where such a run
     /// has no such time. A plain closed loop's service time is its response time, kept
     /// once (see [`Timing`]).
     pub fn of(&self, metric: Metric, timing: Timing) -> Option<&Histogram<u64>> {
         match metric {
             Metric::Response => Some(&self.response),
-            Metric::Service => Some(if timing.service_apart() { &self.service } else { &self.response }),
-            Metric::Lag => timing.lag().then_some(&self.lag),
-            Metric::QueueWait => timing.queue_wait().then_some(&self.queue_wait),
+            Metric::Service if !timing.service_apart() => Some(&self.response),
+            Metric::Lag if !timing.lag() => None,
+            Metric::QueueWait if !timing.queue_wait() => None,
+            _ => Some(self.get(metric)),
         }
     }
 
-    /// The histogram of `metric`.
+    /// The histogram of `metric` (an empty one when nothing was recorded in it).
     pub fn get(&self, metric: Metric) -> &Histogram<u64> {
         match metric {
             Metric::Response => &self.response,
-            Metric::Service => &self.service,
-            Metric::Lag => &self.lag,
-            Metric::QueueWait => &self.queue_wait,
+            Metric::Service => self.service.as_ref().unwrap_or_else(|| empty_histogram()),
+            Metric::Lag => self.lag.as_ref().unwrap_or_else(|| empty_histogram()),
+            Metric::QueueWait => self.queue_wait.as_ref().unwrap_or_else(|| empty_histogram()),
         }
     }
 
-    /// Adds `other` into `self` (exact).
+    /// Adds `other` into `self` (exact). A histogram empty in `other` makes none here.
     pub fn add(&mut self, other: &Histograms) {
         for metric in Metric::ALL {
-            let (into, from) = (self.get_mut(metric), other.get(metric));
+            let from = other.get(metric);
+            if from.is_empty() {
+                continue;
+            }
             // Same bounds on both sides, so `add` cannot fail; ignore the impossible error.
-            let _ = into.add(from);
+            let _ = self.get_mut(metric).add(from);
         }
     }
 
+    /// The histogram of `metric`, made if this record has none yet.
+    #[inline]
     fn get_mut(&mut self, metric: Metric) -> &mut Histogram<u64> {
         match metric {
             Metric::Response => &mut self.response,
-            Metric::Service => &mut self.service,
-            Metric::Lag => &mut self.lag,
-            Metric::QueueWait => &mut self.queue_wait,
+            Metric::Service => self.service.get_or_insert_with(new_histogram),
+            Metric::Lag => self.lag.get_or_insert_with(new_histogram),
+            Metric::QueueWait => self.queue_wait.get_or_insert_with(new_histogram),
         }
     }
 
     /// Empties every histogram, keeping its memory.
     pub fn reset(&mut self) {
-        for metric in Metric::ALL {
-            let h = self.get_mut(metric);
+        for h in [Some(&mut self.response), self.service.as_mut(), self.lag.as_mut(), self.queue_wait.as_mut()].into_iter().flatten() {
             // An empty histogram is already all zeros: skip the memset of its counts.
             if !h.is_empty() {
                 h.reset();
@@ -181,6 +211,20 @@ pub struct CommandRecord {
 }
 
 impl CommandRecord {
+    /// An empty record with every histogram a run of `timing` records into.
+    pub fn for_timing(timing: Timing) -> Self {
+        CommandRecord {
+            hist: Histograms::for_timing(timing),
+            intended: 0,
+            sent: 0,
+            completed: 0,
+            errors: BTreeMap::new(),
+            timeouts: 0,
+            not_sent: 0,
+            redirects: 0,
+        }
+    }
+
     /// Counts one error of `kind`.
     pub fn count_error(&mut self, kind: &str, n: u64) {
         if n == 0 {
@@ -273,9 +317,18 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// An empty recorder for `n_commands` commands.
+    /// An empty recorder for `n_commands` commands (response-time histograms; the others
+    /// are made as values come).
     pub fn new(n_commands: usize) -> Self {
         Recorder { commands: vec![CommandRecord::default(); n_commands.max(1)], nodes: Vec::new(), writes: 0 }
+    }
+
+    /// An empty recorder for `n_commands` commands in a run of `timing`, with every
+    /// histogram the run records into made now: a driver thread's, so that no reply
+    /// waits for one to be made.
+    pub fn for_timing(n_commands: usize, timing: Timing) -> Self {
+        let commands = (0..n_commands.max(1)).map(|_| CommandRecord::for_timing(timing)).collect();
+        Recorder { commands, nodes: Vec::new(), writes: 0 }
     }
 
     /// The record of cluster node `node`, made on first use.
@@ -303,13 +356,13 @@ impl Recorder {
         // over an hour is recorded as an hour, zero as the lowest bucket.
         h.response.saturating_record_n(times.response_ns.max(LOWEST_NS), n);
         if let Some(service) = times.service_ns {
-            h.service.saturating_record_n(service.max(LOWEST_NS), n);
+            h.get_mut(Metric::Service).saturating_record_n(service.max(LOWEST_NS), n);
         }
         if let Some(lag) = times.lag_ns {
-            h.lag.saturating_record_n(lag.max(LOWEST_NS), n);
+            h.get_mut(Metric::Lag).saturating_record_n(lag.max(LOWEST_NS), n);
         }
         if let Some(wait) = times.queue_wait_ns {
-            h.queue_wait.saturating_record_n(wait.max(LOWEST_NS), n);
+            h.get_mut(Metric::QueueWait).saturating_record_n(wait.max(LOWEST_NS), n);
         }
     }
 
@@ -499,6 +552,28 @@ mod tests {
     }
 
     #[test]
+    fn histograms_are_made_for_the_times_a_run_has_and_on_first_use() {
+        let open = Histograms::for_timing(Timing::Open);
+        assert!(open.service.is_some() && open.lag.is_some() && open.queue_wait.is_some());
+        let workers = Histograms::for_timing(Timing::Workers);
+        assert!(workers.service.is_some() && workers.lag.is_none() && workers.queue_wait.is_some());
+        let closed = Histograms::for_timing(Timing::Closed);
+        assert!(closed.service.is_none() && closed.lag.is_none() && closed.queue_wait.is_none());
+
+        // A value recorded, or added, into a time with no histogram yet makes one and is kept.
+        let mut rec = Recorder::new(1);
+        rec.record_reply(0, &ReplyTimes { response_ns: 900, service_ns: None, lag_ns: Some(300), queue_wait_ns: None });
+        assert_eq!(rec.commands[0].hist.get(Metric::Lag).len(), 1);
+        let mut total = Recorder::new(1);
+        total.add(&rec);
+        total.add(&Recorder::for_timing(1, Timing::Open));
+        let hist = &total.commands[0].hist;
+        assert_eq!((hist.get(Metric::Lag).len(), hist.get(Metric::Lag).max()), (1, hist.lag.as_ref().unwrap().highest_equivalent(300)));
+        assert!(hist.service.is_none() && hist.queue_wait.is_none(), "empty histograms added make none");
+        assert_eq!(hist.get(Metric::Service).len(), 0);
+    }
+
+    #[test]
     fn a_closed_loop_run_records_only_the_response_time_and_reports_it_as_service_time() {
         let t0 = Instant::now();
         let at = |us: u64| t0 + Duration::from_micros(us);
@@ -508,9 +583,10 @@ mod tests {
         run.flush(&rec);
         let hist = &rec.borrow().commands[0].hist;
         assert_eq!((hist.response.len(), hist.response.max()), (3, hist.response.highest_equivalent(60_000)));
-        for empty in [&hist.service, &hist.lag, &hist.queue_wait] {
-            assert!(empty.is_empty());
+        for metric in [Metric::Service, Metric::Lag, Metric::QueueWait] {
+            assert!(hist.get(metric).is_empty());
         }
+        assert!(hist.service.is_none() && hist.lag.is_none() && hist.queue_wait.is_none(), "nothing made for times a closed loop has not");
         let of = |metric, timing| hist.of(metric, timing).map(Histogram::len);
         assert_eq!(of(Metric::Service, Timing::Closed), Some(3), "closed: service is the response histogram");
         assert_eq!((of(Metric::Lag, Timing::Closed), of(Metric::QueueWait, Timing::Closed)), (None, None));
