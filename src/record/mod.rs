@@ -113,9 +113,9 @@ pub struct Histograms {
 }
 
 impl Default for Histograms {
-    /// The response time's histogram; the others are made on first use.
+    /// The response time's histogram (a plain closed loop's); the others are made on first use.
     fn default() -> Self {
-        Histograms { response: new_histogram(), service: None, lag: None, queue_wait: None }
+        Histograms::for_timing(Timing::Closed)
     }
 }
 
@@ -189,7 +189,7 @@ impl Histograms {
 }
 
 /// How every request of one command ended, and its latencies.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CommandRecord {
     /// Latency histograms of successful replies.
     pub hist: Histograms,
@@ -208,6 +208,13 @@ pub struct CommandRecord {
     /// Cluster `MOVED` and `ASK` redirects followed (a redirected request is sent again,
     /// not counted twice).
     pub redirects: u64,
+}
+
+impl Default for CommandRecord {
+    /// An empty record with the response time's histogram; the others are made on first use.
+    fn default() -> Self {
+        CommandRecord::for_timing(Timing::Closed)
+    }
 }
 
 impl CommandRecord {
