@@ -139,9 +139,13 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                 }
             }
             count_sent(&ctx, slot, &mut fifo, sent);
-            let written = match prepared {
-                Some(bytes) => c.write_prepared(bytes).await,
-                None => c.flush().await,
+            let written = match c.try_send(prepared) {
+                Ok(None) => Ok(()),
+                Ok(Some(sent)) => {
+                    cold_path();
+                    c.send_rest(prepared, sent).await
+                }
+                Err(e) => Err(e),
             };
             if let Err(e) = written {
                 cold_path();

@@ -1,7 +1,7 @@
 //! [`Connection`]: one socket, its buffers, the handshake, and reply framing.
 //!
-//! The hot path is `write_buf` + `flush` (one `write` per batch, made with `try_write`
-//! when the socket takes the whole batch, as it nearly always does) and `read_some` +
+//! The hot path is `write_buf` + `try_send` (one `send` per batch, made at once when
+//! the socket takes the whole batch, as it nearly always does) and `read_some` +
 //! `next_reply` (one `read` per batch of replies). A plain `read` is used rather than
 //! `readable()` + `try_read`, which would add a recv returning `EAGAIN` to every batch.
 
@@ -236,18 +236,70 @@ impl Connection {
         &mut self.wbuf
     }
 
-    /// Writes the whole write buffer (one `write` when the socket takes it all) and clears it.
+    /// Writes the whole write buffer and clears it.
     pub async fn flush(&mut self) -> Result<(), NetError> {
-        let result = write_out(&mut self.stream, &self.wbuf).await;
-        self.wbuf.clear();
-        result.map_err(|source| NetError::Io { endpoint: self.endpoint.clone(), cause: source })
+        self.send(None).await
     }
 
-    /// Writes `bytes`, prepared elsewhere, as [`flush`](Self::flush) writes the write buffer,
-    /// which must be empty: a batch that exists already goes out without being copied.
-    pub async fn write_prepared(&mut self, bytes: &[u8]) -> Result<(), NetError> {
-        debug_assert!(self.wbuf.is_empty(), "prepared bytes are a write of their own");
-        write_out(&mut self.stream, bytes).await.map_err(|source| NetError::Io { endpoint: self.endpoint.clone(), cause: source })
+    /// Writes a batch: `prepared` bytes (the write buffer must then be empty: a batch that
+    /// exists already goes out without being copied), or else the write buffer, which is
+    /// cleared. One `send` when the socket takes it all, as it nearly always does.
+    pub async fn send(&mut self, prepared: Option<&[u8]>) -> Result<(), NetError> {
+        match self.try_send(prepared) {
+            Ok(None) => Ok(()),
+            Ok(Some(sent)) => {
+                std::hint::cold_path();
+                self.send_rest(prepared, sent).await
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`send`](Self::send) without a future: sends what the socket takes now (one `send`)
+    /// and returns `None` when that was all, else how many bytes went, for
+    /// [`send_rest`](Self::send_rest). The hot path calls this directly: awaiting `send`
+    /// would poll a future that is nearly always ready at once, for 60-90 instructions
+    /// per batch of state machine around one system call.
+    #[inline]
+    pub fn try_send(&mut self, prepared: Option<&[u8]>) -> Result<Option<usize>, NetError> {
+        debug_assert!(prepared.is_none() || self.wbuf.is_empty(), "prepared bytes are a write of their own");
+        let bytes = prepared.unwrap_or(&self.wbuf);
+        let sent = match &self.stream {
+            Stream::Tcp(s) => try_send(s, bytes),
+            Stream::Unix(s) => try_send(s, bytes),
+            // rustls encrypts into records of its own: all of it goes through `send_rest`.
+            Stream::Tls(_) => Ok(0),
+        };
+        match sent {
+            Ok(n) if n == bytes.len() => {
+                self.wbuf.clear();
+                Ok(None)
+            }
+            Ok(n) => Ok(Some(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Some(0)),
+            Err(source) => {
+                std::hint::cold_path();
+                self.wbuf.clear();
+                Err(NetError::Io { endpoint: self.endpoint.clone(), cause: source })
+            }
+        }
+    }
+
+    /// Writes the rest of a batch [`try_send`](Self::try_send) began, from byte `sent` on,
+    /// waiting for room in the socket as needed, and clears the write buffer.
+    pub async fn send_rest(&mut self, prepared: Option<&[u8]>, sent: usize) -> Result<(), NetError> {
+        let bytes = prepared.unwrap_or(&self.wbuf);
+        let result = match &mut self.stream {
+            Stream::Tcp(s) => s.write_all(&bytes[sent..]).await,
+            Stream::Unix(s) => s.write_all(&bytes[sent..]).await,
+            // rustls keeps the records the socket did not take; flush sends them.
+            Stream::Tls(s) => match s.write_all(&bytes[sent..]).await {
+                Ok(()) => s.flush().await,
+                Err(e) => Err(e),
+            },
+        };
+        self.wbuf.clear();
+        result.map_err(|source| NetError::Io { endpoint: self.endpoint.clone(), cause: source })
     }
 
     /// Reads what the socket has (one `read`); an orderly close is [`NetError::Closed`].
@@ -374,32 +426,34 @@ impl Connection {
     }
 }
 
-/// Writes all of `bytes` to `stream`.
-async fn write_out(stream: &mut Stream, bytes: &[u8]) -> io::Result<()> {
-    match stream {
-        Stream::Tcp(s) => write_batch(s, TcpStream::try_write, bytes).await,
-        Stream::Unix(s) => write_batch(s, UnixStream::try_write, bytes).await,
-        // rustls keeps the records the socket did not take; flush sends them.
-        Stream::Tls(s) => match s.write_all(bytes).await {
-            Ok(()) => s.flush().await,
-            Err(e) => Err(e),
-        },
+/// One `send(2)` of `bytes` on a socket tokio has registered, made through tokio's
+/// `try_io` (so a full socket clears its write readiness, as `try_write` would). The
+/// system call is rustix's own rather than glibc's `send`: tailrate is multi-threaded
+/// (the signal watcher, the generator threads), and in such a process glibc wraps every
+/// `send` in the thread-cancellation bookkeeping of a cancellation point, two atomic
+/// updates of the thread's cancel state and 58 instructions a call, counted with
+/// callgrind, for a cancellation tailrate never uses.
+#[inline]
+fn try_send<S: TryIo>(s: &S, bytes: &[u8]) -> io::Result<usize> {
+    s.try_io_writable(|| rustix::net::send(s, bytes, rustix::net::SendFlags::NOSIGNAL).map_err(io::Error::from))
+}
+
+/// tokio's `try_io` for writing, on both kinds of plain socket.
+trait TryIo: std::os::fd::AsFd {
+    fn try_io_writable<R>(&self, f: impl FnOnce() -> io::Result<R>) -> io::Result<R>;
+}
+
+impl TryIo for TcpStream {
+    #[inline]
+    fn try_io_writable<R>(&self, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+        self.try_io(tokio::io::Interest::WRITABLE, f)
     }
 }
 
-/// Writes `buf` with one `try_write` when the socket takes it all (a batch nearly always
-/// fits the send buffer), else `write_all` for what is left. The same single `write` as
-/// `write_all` alone, without its poll machinery (cooperative budget, waker bookkeeping):
-/// 75-90 instructions less per batch, counted with scripts/bench-instructions.
-async fn write_batch<S: AsyncWriteExt + Unpin>(s: &mut S, try_write: fn(&S, &[u8]) -> io::Result<usize>, buf: &[u8]) -> io::Result<()> {
-    if buf.is_empty() {
-        return Ok(());
-    }
-    match try_write(s, buf) {
-        Ok(n) if n == buf.len() => Ok(()),
-        Ok(n) => s.write_all(&buf[n..]).await,
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => s.write_all(buf).await,
-        Err(e) => Err(e),
+impl TryIo for UnixStream {
+    #[inline]
+    fn try_io_writable<R>(&self, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+        self.try_io(tokio::io::Interest::WRITABLE, f)
     }
 }
 
