@@ -127,18 +127,10 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         if wrote > 0 {
             ctx.spin.work.set(ctx.spin.work.get() + 1);
             let sent = Instant::now();
-            for run in fifo.unwritten_mut() {
-                let f = &mut run.f;
-                f.sent = sent;
-                if !is_open && batch.is_none() && !f.req.retry {
-                    // Closed loop has no plan: intended = handled = sent (a redirected
-                    // request keeps its first send, so its latency includes the detour;
-                    // a --workers request keeps its worker's request time).
-                    f.req.intended = sent;
-                    f.req.handled = sent;
-                }
-            }
-            count_sent(&ctx, slot, &mut fifo, sent);
+            // Closed loop has no plan: intended = handled = sent (a redirected request
+            // keeps its first send, so its latency includes the detour; a --workers
+            // request keeps its worker's request time).
+            mark_sent(&ctx, slot, &mut fifo, sent, !is_open && batch.is_none());
             let written = match c.try_send(prepared) {
                 Ok(None) => Ok(()),
                 Ok(Some(sent)) => {
@@ -201,7 +193,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             wait(c, &ctx, slot, want_work, deadline, flush_at).await
         } else {
             // The common closed-loop case: just read (no select machinery on the hot path).
-            Event::Read(c.read_some().await)
+            Event::Read(std::future::poll_fn(|cx| c.poll_read_some(cx)).await)
         };
         match event {
             Event::Work => {}
@@ -349,13 +341,23 @@ fn wake_given(ctx: &Ctx) {
     *ctx.woken.borrow_mut() = woken;
 }
 
-/// Counts the requests just written as sent and in flight (a redirected request was
-/// counted when first sent; only its node counts it again), and marks them written.
-fn count_sent(ctx: &Ctx, slot: usize, fifo: &mut InFlightQueue, sent: Instant) {
+/// Stamps the requests just written with their send time (and with `closed`, their
+/// intended and handled time too, but for a resent one), counts them as sent and in
+/// flight (a redirected request was counted when first sent; only its node counts it
+/// again), and marks them written: one pass over the write's runs.
+fn mark_sent(ctx: &Ctx, slot: usize, fifo: &mut InFlightQueue, sent: Instant, closed: bool) {
     let mut rec = ctx.rec.borrow_mut();
     let mut measured = 0;
-    for run in fifo.unwritten_mut().filter(|r| r.f.req.measured && !r.f.asking) {
-        let (f, count) = (&run.f, u64::from(run.count));
+    for run in fifo.unwritten_mut() {
+        let (f, count) = (&mut run.f, u64::from(run.count));
+        f.sent = sent;
+        if closed && !f.req.retry {
+            f.req.intended = sent;
+            f.req.handled = sent;
+        }
+        if !f.req.measured || f.asking {
+            continue;
+        }
         if let Some(cluster) = &ctx.cluster {
             cold_path();
             rec.node(slot % cluster.len()).sent += count;

@@ -5,8 +5,11 @@
 //! costs a few steps per batch instead of per request (that bookkeeping, per request,
 //! was about a third of the generator's user time at `-P 16`). Open-loop arrivals each
 //! have their own intended time and stay one request per run.
+//!
+//! The runs are a `Vec` read from a moving head rather than a `VecDeque`: the runs in
+//! flight are then always one slice (stamping a write's runs walks a slice, not a pair
+//! of them), and the queue a closed loop empties every batch starts over with a `clear`.
 
-use std::collections::VecDeque;
 use std::time::Instant;
 
 use super::dispatch::Arrival;
@@ -31,7 +34,9 @@ pub(crate) struct Run {
 /// One connection's unanswered requests, as runs.
 #[derive(Debug, Default)]
 pub(crate) struct InFlightQueue {
-    runs: VecDeque<Run>,
+    /// The runs from `head` on are in flight, oldest first; those before it are answered.
+    runs: Vec<Run>,
+    head: usize,
     /// Requests in all runs.
     len: usize,
     /// Runs at the back pushed since the last write: they are stamped with that write's
@@ -40,9 +45,10 @@ pub(crate) struct InFlightQueue {
 }
 
 impl InFlightQueue {
-    /// An empty queue with room for `runs` runs.
+    /// An empty queue with room for `runs` runs in flight (and as many answered ones
+    /// before they are dropped, so that a full queue never grows).
     pub fn with_capacity(runs: usize) -> Self {
-        InFlightQueue { runs: VecDeque::with_capacity(runs), len: 0, unwritten: 0 }
+        InFlightQueue { runs: Vec::with_capacity(2 * runs + 1), head: 0, len: 0, unwritten: 0 }
     }
 
     /// Requests in the queue.
@@ -59,7 +65,7 @@ impl InFlightQueue {
     /// The oldest request.
     #[inline]
     pub fn front(&self) -> Option<&InFlight> {
-        self.runs.front().map(|r| &r.f)
+        self.runs.get(self.head).map(|r| &r.f)
     }
 
     /// Adds `count` requests like `f` at the back, to be written next.
@@ -70,20 +76,20 @@ impl InFlightQueue {
         }
         self.len += count as usize;
         if self.unwritten > 0
-            && let Some(back) = self.runs.back_mut()
+            && let Some(back) = self.runs.last_mut()
             && back.f == f
         {
             back.count += count;
             return;
         }
-        self.runs.push_back(Run { f, count });
+        self.runs.push(Run { f, count });
         self.unwritten += 1;
     }
 
     /// The runs pushed since the last write, to stamp with its time and count as sent.
     pub fn unwritten_mut(&mut self) -> impl Iterator<Item = &mut Run> {
         let start = self.runs.len() - self.unwritten;
-        self.runs.range_mut(start..)
+        self.runs[start..].iter_mut()
     }
 
     /// The runs pushed since the last write have been written.
@@ -103,17 +109,33 @@ impl InFlightQueue {
     #[inline]
     pub fn take_front(&mut self, mut n: usize, mut each: impl FnMut(&InFlight, u32)) {
         while n > 0 {
-            let Some(run) = self.runs.front_mut() else { break };
+            let Some(run) = self.runs.get_mut(self.head) else { break };
             let k = run.count.min(u32::try_from(n).unwrap_or(u32::MAX));
             each(&run.f, k);
             run.count -= k;
             n -= k as usize;
             self.len -= k as usize;
             if run.count == 0 {
-                self.runs.pop_front();
-                self.unwritten = self.unwritten.min(self.runs.len());
+                self.pop_run();
             }
         }
+    }
+
+    /// Drops the oldest run, answered: all the answered runs at once when it was the last
+    /// one, or when they are as many as the runs in flight (a queue that never empties,
+    /// as an open loop's may not, then copies each run once more, at most).
+    #[inline]
+    fn pop_run(&mut self) {
+        self.head += 1;
+        let in_flight = self.runs.len() - self.head;
+        if in_flight == 0 {
+            self.runs.clear();
+            self.head = 0;
+        } else if self.head >= in_flight {
+            self.runs.drain(..self.head);
+            self.head = 0;
+        }
+        self.unwritten = self.unwritten.min(in_flight);
     }
 
     /// Takes every request, a run at a time.
@@ -146,10 +168,10 @@ mod tests {
         for _ in 0..16 {
             q.push(req(0, t), 1);
         }
-        assert_eq!((q.len(), q.runs.len()), (16, 1));
+        assert_eq!((q.len(), q.runs.len() - q.head), (16, 1));
         q.push(req(1, t), 2);
         q.push(req(0, t), 1);
-        assert_eq!((q.len(), q.runs.len()), (19, 3));
+        assert_eq!((q.len(), q.runs.len() - q.head), (19, 3));
         assert_eq!(take(&mut q, 100), vec![(0, 16), (1, 2), (0, 1)]);
         assert!(q.is_empty());
     }
@@ -202,5 +224,28 @@ mod tests {
         assert_eq!(q.unwritten_mut().count(), 0);
         q.push(req(2, t), 3);
         assert_eq!(q.unwritten_mut().map(|r| r.count).collect::<Vec<_>>(), vec![3]);
+    }
+
+    #[test]
+    fn a_queue_that_never_empties_keeps_its_order_and_its_room() {
+        let t = Instant::now();
+        let mut q = InFlightQueue::with_capacity(4);
+        let room = q.runs.capacity();
+        let mut next = 0u16;
+        for _ in 0..3 {
+            q.push(req(next, t), 1);
+            q.mark_written();
+            next += 1;
+        }
+        let mut answered = Vec::new();
+        for _ in 0..1000 {
+            q.push(req(next, t), 1);
+            q.mark_written();
+            next = next.wrapping_add(1);
+            answered.extend(take(&mut q, 1));
+            assert_eq!(q.len(), 3);
+        }
+        assert!(answered.iter().enumerate().all(|(i, &(command, k))| usize::from(command) == i && k == 1));
+        assert_eq!(q.runs.capacity(), room, "the answered runs were dropped before the queue had to grow");
     }
 }

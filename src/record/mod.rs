@@ -354,7 +354,7 @@ impl Recorder {
 
     /// Records `n` successful replies of `command` that all had the same times: exactly
     /// what `n` calls of [`record_reply`](Self::record_reply) record, for the cost of one.
-    #[inline]
+    #[inline(always)]
     pub fn record_replies(&mut self, command: usize, times: &ReplyTimes, n: u64) {
         let rec = &mut self.commands[command];
         rec.completed += n;
@@ -467,6 +467,7 @@ impl ReplyRun {
     }
 
     /// Records the run into `rec` and empties it.
+    #[inline]
     pub fn flush(&mut self, rec: &RefCell<Recorder>) {
         let Some((command, intended, handled, sent)) = self.key.take() else { return };
         let received = self.received;
