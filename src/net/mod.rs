@@ -10,6 +10,7 @@
 pub mod cluster;
 mod connection;
 mod endpoint;
+mod read_buffer;
 pub mod tls;
 
 pub use connection::{Connection, Incoming, NetError};
