@@ -1,9 +1,11 @@
 //! [`Connection`]: one socket, its buffers, the handshake, and reply framing.
 //!
 //! The hot path is `write_buf` + `try_send` (one `send` per batch, made at once when
-//! the socket takes the whole batch, as it nearly always does) and `read_some` +
-//! `next_reply` (one `read` per batch of replies). A plain `read` is used rather than
-//! `readable()` + `try_read`, which would add a recv returning `EAGAIN` to every batch.
+//! the socket takes the whole batch, as it nearly always does) and `poll_read_some` +
+//! `take_plain_replies` / `next_reply` (one `recv` per batch of replies; a short read
+//! clears the read readiness, as tokio's own `poll_read` does, where `readable()` +
+//! `try_read` would add a `recv` returning `EAGAIN` to every batch). On plain sockets
+//! both system calls are rustix's, not glibc's: see `try_send`.
 
 use std::io;
 use std::pin::Pin;
@@ -306,16 +308,19 @@ impl Connection {
     /// (once to wait, once to read), 44 instructions of state machine per batch.
     #[inline(always)]
     pub fn poll_read_some(&mut self, cx: &mut Context<'_>) -> Poll<Result<usize, NetError>> {
-        let mut free = ReadBuf::new(self.rbuf.free_space());
+        let free = self.rbuf.free_space();
         let result = match &mut self.stream {
-            Stream::Tcp(s) => Pin::new(s).poll_read(cx, &mut free),
-            other => poll_read_other(other, &mut free, cx),
+            Stream::Tcp(s) => poll_recv(s, cx, free),
+            Stream::Unix(s) => poll_recv(s, cx, free),
+            Stream::Tls(s) => poll_read_tls(s, cx, free),
         };
-        let n = free.filled().len();
-        self.rbuf.filled(n);
-        Poll::Ready(match ready!(result) {
-            Ok(()) if n > 0 => Ok(n),
-            Ok(()) => {
+        let result = ready!(result);
+        if let Ok(n) = result {
+            self.rbuf.filled(n);
+        }
+        Poll::Ready(match result {
+            Ok(n) if n > 0 => Ok(n),
+            Ok(_) => {
                 std::hint::cold_path();
                 Err(NetError::Closed { endpoint: self.endpoint.clone() })
             }
@@ -412,17 +417,6 @@ impl Connection {
     }
 }
 
-/// A read from a Unix or TLS stream, out of line: only TCP's is on the hot path.
-#[inline(never)]
-fn poll_read_other(stream: &mut Stream, free: &mut ReadBuf<'_>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-    match stream {
-        Stream::Tcp(s) => Pin::new(s).poll_read(cx, free),
-        Stream::Unix(s) => Pin::new(s).poll_read(cx, free),
-        // At most one TLS record's plaintext; tls.rs buffers the socket read under it.
-        Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, free),
-    }
-}
-
 /// One `send(2)` of `bytes` on a socket tokio has registered, made through tokio's
 /// `try_io` (so a full socket clears its write readiness, as `try_write` would). The
 /// system call is rustix's own rather than glibc's `send`: tailrate is multi-threaded
@@ -432,25 +426,75 @@ fn poll_read_other(stream: &mut Stream, free: &mut ReadBuf<'_>, cx: &mut Context
 /// callgrind, for a cancellation tailrate never uses.
 #[inline]
 fn try_send<S: TryIo>(s: &S, bytes: &[u8]) -> io::Result<usize> {
-    s.try_io_writable(|| rustix::net::send(s, bytes, rustix::net::SendFlags::NOSIGNAL).map_err(io::Error::from))
+    s.try_io_as(tokio::io::Interest::WRITABLE, || rustix::net::send(s, bytes, rustix::net::SendFlags::NOSIGNAL).map_err(io::Error::from))
 }
 
-/// tokio's `try_io` for writing, on both kinds of plain socket.
+/// One `recv(2)` into `free` once the socket is readable, as tokio's `poll_read` makes
+/// it, with rustix's system call rather than glibc's `recv` (see [`try_send`]). A short
+/// read drained the socket: like `poll_read`, it then clears the socket's read
+/// readiness, so the next read waits for the next reply instead of making a `recv` that
+/// returns `EAGAIN`. `try_io` clears it when its closure says `WouldBlock`, so the closure
+/// says that after a short read, and hands the bytes over apart.
+#[inline]
+fn poll_recv<S: TryIo>(s: &S, cx: &mut Context<'_>, free: &mut [u8]) -> Poll<io::Result<usize>> {
+    loop {
+        ready!(s.poll_readable(cx))?;
+        let mut short = None;
+        let read = s.try_io_as(tokio::io::Interest::READABLE, || {
+            let (n, _) = rustix::net::recv(s, &mut *free, rustix::net::RecvFlags::empty())?;
+            if n > 0 && n < free.len() {
+                short = Some(n);
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            Ok(n)
+        });
+        if let Some(n) = short {
+            return Poll::Ready(Ok(n));
+        }
+        match read {
+            // Readable no longer (readiness cleared): wait again.
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            done => return Poll::Ready(done),
+        }
+    }
+}
+
+/// A TLS read: at most one TLS record's plaintext (tls.rs buffers the socket read under
+/// it). Out of line: plain sockets are the hot path.
+#[inline(never)]
+fn poll_read_tls(s: &mut TlsStream, cx: &mut Context<'_>, free: &mut [u8]) -> Poll<io::Result<usize>> {
+    let mut free = ReadBuf::new(free);
+    ready!(Pin::new(s).poll_read(cx, &mut free))?;
+    Poll::Ready(Ok(free.filled().len()))
+}
+
+/// What [`try_send`] and [`poll_recv`] need of both kinds of plain socket.
 trait TryIo: std::os::fd::AsFd {
-    fn try_io_writable<R>(&self, f: impl FnOnce() -> io::Result<R>) -> io::Result<R>;
+    /// tokio's `try_io`.
+    fn try_io_as<R>(&self, interest: tokio::io::Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R>;
+    /// tokio's `poll_read_ready`.
+    fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
 }
 
 impl TryIo for TcpStream {
     #[inline]
-    fn try_io_writable<R>(&self, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        self.try_io(tokio::io::Interest::WRITABLE, f)
+    fn try_io_as<R>(&self, interest: tokio::io::Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+        self.try_io(interest, f)
+    }
+    #[inline]
+    fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_read_ready(cx)
     }
 }
 
 impl TryIo for UnixStream {
     #[inline]
-    fn try_io_writable<R>(&self, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        self.try_io(tokio::io::Interest::WRITABLE, f)
+    fn try_io_as<R>(&self, interest: tokio::io::Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+        self.try_io(interest, f)
+    }
+    #[inline]
+    fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_read_ready(cx)
     }
 }
 

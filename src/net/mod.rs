@@ -1,9 +1,10 @@
 //! Endpoints and connections: the only module that touches sockets.
 //!
 //! [`Connection`] owns a stream, a read buffer and a write buffer. The driver encodes
-//! requests into the write buffer and calls [`Connection::flush`] once per batch (one
-//! `write`), then [`Connection::read_some`] (one `read`, sized to take many replies) and
-//! takes whole replies with [`Connection::next_reply`]. Framing is `resp`'s business.
+//! requests into the write buffer and sends them with [`Connection::try_send`] once per
+//! batch (one `send`), then reads with [`Connection::poll_read_some`] (one `recv`, sized
+//! to take many replies) and takes whole replies with [`Connection::take_plain_replies`]
+//! and [`Connection::next_reply`]. Framing is `resp`'s business.
 //! TLS ([`tls`]) is a kind of endpoint whose client configuration is built once per run.
 //! [`cluster`] knows Redis Cluster's slots, key hashing and redirects.
 

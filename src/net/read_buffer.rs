@@ -2,11 +2,12 @@
 //! to the reply framing that takes them.
 //!
 //! Hand-written rather than a `BytesMut`: its free space is kept initialized (zeroed when
-//! the buffer grows, never again), so a read goes straight into it through tokio's
-//! `ReadBuf::new` and the stream's `poll_read`, with no unsafe code and without tokio's
-//! `read_buf` future, whose poll (twice a batch: once to wait, once to read) cost 33
-//! instructions per batch more (callgrind, GET `-c 50 -d 3`, `-P 1` and `-P 16`). It starts at one page and grows only when a read
-//! fills it, so a connection that only ever sees small replies keeps 4 KB.
+//! the buffer grows, never again), so a read goes straight into it as a `&mut [u8]`
+//! (rustix's `recv`, or tokio's `ReadBuf::new` for TLS), with no unsafe code and without
+//! tokio's `read_buf` future, whose poll (twice a batch: once to wait, once to read)
+//! cost 33 instructions per batch more (callgrind, GET `-c 50 -d 3`, `-P 1` and `-P 16`).
+//! It starts at one page and grows only when a read fills it, so a connection that only
+//! ever sees small replies keeps 4 KB.
 
 /// Size of a new buffer.
 const START_BYTES: usize = 4 * 1024;
