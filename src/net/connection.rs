@@ -476,27 +476,22 @@ trait TryIo: std::os::fd::AsFd {
     fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
 }
 
-impl TryIo for TcpStream {
-    #[inline]
-    fn try_io_as<R>(&self, interest: tokio::io::Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        self.try_io(interest, f)
-    }
-    #[inline]
-    fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.poll_read_ready(cx)
-    }
+/// Both kinds of plain socket have the same tokio methods, inherent to each.
+macro_rules! impl_try_io {
+    ($($socket:ty),*) => {$(
+        impl TryIo for $socket {
+            #[inline]
+            fn try_io_as<R>(&self, interest: tokio::io::Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+                self.try_io(interest, f)
+            }
+            #[inline]
+            fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                self.poll_read_ready(cx)
+            }
+        }
+    )*};
 }
-
-impl TryIo for UnixStream {
-    #[inline]
-    fn try_io_as<R>(&self, interest: tokio::io::Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        self.try_io(interest, f)
-    }
-    #[inline]
-    fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.poll_read_ready(cx)
-    }
-}
+impl_try_io!(TcpStream, UnixStream);
 
 /// The message of an error frame without its type byte, length line and CRLF.
 fn error_text(frame: &[u8]) -> &[u8] {
