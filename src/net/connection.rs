@@ -232,30 +232,21 @@ impl Connection {
         &mut self.wbuf
     }
 
-    /// Writes the whole write buffer and clears it.
+    /// Writes the whole write buffer (one `send` when the socket takes it all) and clears it.
     pub async fn flush(&mut self) -> Result<(), NetError> {
-        self.send(None).await
-    }
-
-    /// Writes a batch: `prepared` bytes (the write buffer must then be empty: a batch that
-    /// exists already goes out without being copied), or else the write buffer, which is
-    /// cleared. One `send` when the socket takes it all, as it nearly always does.
-    pub async fn send(&mut self, prepared: Option<&[u8]>) -> Result<(), NetError> {
-        match self.try_send(prepared) {
-            Ok(None) => Ok(()),
-            Ok(Some(sent)) => {
-                std::hint::cold_path();
-                self.send_rest(prepared, sent).await
-            }
-            Err(e) => Err(e),
+        match self.try_send(None)? {
+            None => Ok(()),
+            Some(sent) => self.send_rest(None, sent).await,
         }
     }
 
-    /// [`send`](Self::send) without a future: sends what the socket takes now (one `send`)
-    /// and returns `None` when that was all, else how many bytes went, for
-    /// [`send_rest`](Self::send_rest). The hot path calls this directly: awaiting `send`
-    /// would poll a future that is nearly always ready at once, for 60-90 instructions
-    /// per batch of state machine around one system call.
+    /// Sends a batch: `prepared` bytes (the write buffer must then be empty: a batch that
+    /// exists already goes out without being copied), or else the write buffer. Sends
+    /// what the socket takes now (one `send`) and returns `None` when that was all (the
+    /// write buffer is then cleared), else how many bytes went, for
+    /// [`send_rest`](Self::send_rest). No future: the hot path's write is nearly always
+    /// done at once, and awaiting an async send cost 60-90 instructions per batch of
+    /// state machine around one system call.
     #[inline]
     pub fn try_send(&mut self, prepared: Option<&[u8]>) -> Result<Option<usize>, NetError> {
         debug_assert!(prepared.is_none() || self.wbuf.is_empty(), "prepared bytes are a write of their own");
