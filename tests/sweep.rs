@@ -1,6 +1,7 @@
 //! `tailrate sweep` and `tailrate plot` against a real redis-server: the SLO capacity of
 //! a server with a known service time, the files a sweep writes (JSON, CSV, .hlog, SVG),
-//! byte-for-byte re-rendering, overlays, Ctrl+C mid-sweep, and bad input.
+//! byte-for-byte re-rendering, overlays, labels that do not overprint, Ctrl+C mid-sweep,
+//! and bad input.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -372,6 +373,36 @@ fn tailrate_plot_overlays_two_sweeps_labelled_by_file_stem() {
     let bad = run_tailrate(&["plot", dir.path().join("step-2000.hlog").to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("step-2000.hlog"));
+}
+
+#[test]
+fn labels_of_closed_loop_points_at_one_rate_are_stacked_not_drawn_over_each_other() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    short_sweep(&server, dir.path());
+    // Two closed-loop points at the very same throughput and latency, as a closed-loop
+    // maximum and the closed loop at its connection count nearly are.
+    let mut report = read_json(&dir.path().join("sweep.json"));
+    let step = runs_of(&report, "step")[0].clone();
+    let runs = report["runs"].as_array_mut().unwrap();
+    for kind in ["closed_loop_max", "closed_loop"] {
+        let mut run = step.clone();
+        run["kind"] = kind.into();
+        run["target_rate_per_sec"] = Value::Null;
+        run["slo"] = Value::Null;
+        runs.push(run);
+    }
+    let (json, out) = (dir.path().join("edited.json"), dir.path().join("plots"));
+    std::fs::write(&json, serde_json::to_vec(&report).unwrap()).unwrap();
+    assert_success(&run_tailrate(&["plot", json.to_str().unwrap(), "--out", out.to_str().unwrap()]));
+
+    let svg = std::fs::read_to_string(out.join(plot::LATENCY_VS_RATE)).unwrap();
+    let texts = texts(&svg);
+    let at = |label: &str| texts.iter().find(|t| t.2 == label).unwrap_or_else(|| panic!("no label {label:?} in {texts:?}"));
+    let connections = step["connections"].as_u64().unwrap();
+    let (max, point) = (at(&format!("c={connections} (100%)")), at(&format!("c={connections}")));
+    assert_eq!(max.0, point.0, "both labels are centred on the one rate");
+    assert!((max.1 - point.1).abs() >= 13.0, "labels overprinted: {max:?} and {point:?}");
 }
 
 #[test]

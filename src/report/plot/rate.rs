@@ -17,6 +17,10 @@ use crate::sweep::search::{SATURATION_FRACTION, achieved_fraction};
 /// Colours of overlaid sweeps on the achieved-versus-target chart.
 const INPUT_COLORS: [RGBColor; 4] = [RGBColor(0, 114, 178), RGBColor(213, 94, 0), RGBColor(0, 158, 115), RGBColor(204, 121, 167)];
 const GRAY: RGBColor = RGBColor(130, 130, 130);
+/// A closed-loop point's label (13-point sans-serif, drawn about 10.5 px high in the
+/// SVG): a generous width per character and the height of one line, in pixels.
+const LABEL_CHAR_PX: i32 = 7;
+const LABEL_LINE_PX: i32 = 13;
 
 /// Open-loop measurements (coarse and search steps) by increasing target rate.
 fn open_steps(report: &SweepReport) -> Vec<(f64, &Measurement)> {
@@ -126,13 +130,23 @@ pub(super) fn latency_vs_rate(root: &Area<'_>, inputs: &[(String, &SweepReport)]
             }
         }
         if !overlay {
+            // Labels that would land on each other (the closed-loop maximum and the closed
+            // loop at the same connection count do) are stacked, each a line above the last.
+            let mut placed: Vec<(i32, i32, i32)> = Vec::new(); // left, right and bottom, in pixels
             for m in r.runs.iter().filter(|m| matches!(m.kind, Kind::ClosedLoop | Kind::ClosedLoopMax)) {
                 let Some(top) = metric(m, "response").and_then(|l| log_ms(l.max_ns)) else { continue };
                 let text =
                     if m.kind == Kind::ClosedLoopMax { format!("c={} (100%)", m.connections) } else { format!("c={}", m.connections) };
+                let (x, y) = chart.backend_coord(&(m.report.throughput_per_sec, top));
+                let half_width = LABEL_CHAR_PX * text.chars().count() as i32 / 2;
+                let mut dy = -8;
+                while placed.iter().any(|&(l, r, b)| x - half_width < r && x + half_width > l && (y + dy - b).abs() < LABEL_LINE_PX) {
+                    dy -= LABEL_LINE_PX;
+                }
+                placed.push((x - half_width, x + half_width, y + dy));
                 let style = font(13).pos(Pos::new(HPos::Center, VPos::Bottom));
                 chart
-                    .draw_series(std::iter::once(EmptyElement::at((m.report.throughput_per_sec, top)) + Text::new(text, (0, -8), style)))?;
+                    .draw_series(std::iter::once(EmptyElement::at((m.report.throughput_per_sec, top)) + Text::new(text, (0, dy), style)))?;
             }
         }
         if let Some(result) = &r.slo {
