@@ -131,7 +131,7 @@ pub(super) fn latency_vs_rate(root: &Area<'_>, inputs: &[(String, &SweepReport)]
         }
         if !overlay {
             // Labels that would land on each other (the closed-loop maximum and the closed
-            // loop at the same connection count do) are stacked, each a line above the last.
+            // loop at the same connection count can) are stacked, each a line above the last.
             let mut placed: Vec<(i32, i32, i32)> = Vec::new(); // left, right and bottom, in pixels
             for m in r.runs.iter().filter(|m| matches!(m.kind, Kind::ClosedLoop | Kind::ClosedLoopMax)) {
                 let Some(top) = metric(m, "response").and_then(|l| log_ms(l.max_ns)) else { continue };
