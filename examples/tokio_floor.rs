@@ -47,7 +47,15 @@ enum Work {
 }
 
 fn parse_args() -> anyhow::Result<Args> {
-    let mut a = Args { port: 0, conns: 50, total: 100_000, pipeline: 1, size: 3, set: false, work: Work::None };
+    let mut a = Args {
+        port: 0,
+        conns: 50,
+        total: 100_000,
+        pipeline: 1,
+        size: 3,
+        set: false,
+        work: Work::None,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().with_context(|| format!("{flag} needs a value"))?;
@@ -68,7 +76,9 @@ fn parse_args() -> anyhow::Result<Args> {
                     _ => bail!("-w: none, spread or loop"),
                 }
             }
-            _ => bail!("usage: tokio_floor -p PORT -c C -n N -P P -d SIZE -t get|set [-w none|spread|loop]"),
+            _ => bail!(
+                "usage: tokio_floor -p PORT -c C -n N -P P -d SIZE -t get|set [-w none|spread|loop]"
+            ),
         }
     }
     if a.port == 0 || a.conns == 0 || a.total == 0 || a.pipeline == 0 {
@@ -91,22 +101,36 @@ fn run() -> anyhow::Result<()> {
     let args = parse_args()?;
     let mut one = Vec::new();
     if args.set {
-        one.extend_from_slice(format!("*3\r\n$3\r\nSET\r\n$16\r\nkey:__rand_int__\r\n${}\r\n", args.size).as_bytes());
+        one.extend_from_slice(
+            format!(
+                "*3\r\n$3\r\nSET\r\n$16\r\nkey:__rand_int__\r\n${}\r\n",
+                args.size
+            )
+            .as_bytes(),
+        );
         one.resize(one.len() + args.size, b'x');
         one.extend_from_slice(b"\r\n");
     } else {
         one.extend_from_slice(b"*2\r\n$3\r\nGET\r\n$16\r\nkey:__rand_int__\r\n");
     }
-    let reply_len = if args.set { 5 } else { 1 + args.size.to_string().len() + 2 + args.size + 2 };
+    let reply_len = if args.set {
+        5
+    } else {
+        1 + args.size.to_string().len() + 2 + args.size + 2
+    };
     let first = if args.set { b'+' } else { b'$' };
 
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let local = tokio::task::LocalSet::new();
     let left = Rc::new(Cell::new(args.total));
     let started = local.block_on(&runtime, async {
         let mut streams = Vec::with_capacity(args.conns);
         for _ in 0..args.conns {
-            let stream = TcpStream::connect(("127.0.0.1", args.port)).await.context("connect")?;
+            let stream = TcpStream::connect(("127.0.0.1", args.port))
+                .await
+                .context("connect")?;
             stream.set_nodelay(true)?;
             streams.push(stream);
         }
@@ -114,7 +138,15 @@ fn run() -> anyhow::Result<()> {
         let tasks: Vec<_> = streams
             .into_iter()
             .map(|stream| {
-                tokio::task::spawn_local(connection(stream, one.clone(), args.pipeline, reply_len, first, args.work, Rc::clone(&left)))
+                tokio::task::spawn_local(connection(
+                    stream,
+                    one.clone(),
+                    args.pipeline,
+                    reply_len,
+                    first,
+                    args.work,
+                    Rc::clone(&left),
+                ))
             })
             .collect();
         for task in tasks {
@@ -123,7 +155,10 @@ fn run() -> anyhow::Result<()> {
         anyhow::Ok(started)
     })?;
     let rate = args.total as f64 / started.elapsed().as_secs_f64();
-    println!("{}: {rate:.2} requests per second", if args.set { "SET" } else { "GET" });
+    println!(
+        "{}: {rate:.2} requests per second",
+        if args.set { "SET" } else { "GET" }
+    );
     Ok(())
 }
 
@@ -165,7 +200,10 @@ async fn connection(
                 bail!("the server closed the connection");
             }
             if buf[0] != first {
-                bail!("unexpected reply: {}", String::from_utf8_lossy(&buf[..buf.len().min(80)]));
+                bail!(
+                    "unexpected reply: {}",
+                    String::from_utf8_lossy(&buf[..buf.len().min(80)])
+                );
             }
         }
         if buf.len() > want {

@@ -18,7 +18,9 @@ use crate::report::csv::Csv;
 use crate::report::hlog::HlogWriter;
 use crate::report::json::JsonFile;
 use crate::report::text::Text;
-use crate::report::{Counts, Exporter, IntervalSummary, RunReport, ServerFacts, Settings, TestReport};
+use crate::report::{
+    Counts, Exporter, IntervalSummary, RunReport, ServerFacts, Settings, TestReport,
+};
 
 /// How a run ended, for the exit code (decided in `main`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,9 +104,19 @@ pub struct Io<'a> {
 }
 
 /// Runs every test of `config` and exports the results.
-pub fn run(config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: Io<'_>) -> Result<Status> {
-    let Io { stdout, stderr, stderr_is_terminal } = io;
-    let server = server_facts(config).with_context(|| format!("connecting to {}", config.endpoint))?;
+pub fn run(
+    config: &RunConfig,
+    command_line: Vec<String>,
+    cancel: &Cancel,
+    io: Io<'_>,
+) -> Result<Status> {
+    let Io {
+        stdout,
+        stderr,
+        stderr_is_terminal,
+    } = io;
+    let server =
+        server_facts(config).with_context(|| format!("connecting to {}", config.endpoint))?;
     for note in &server.notes {
         writeln!(stderr, "note: {note}")?;
     }
@@ -126,7 +138,10 @@ pub fn run(config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: I
     if config.output.csv {
         exporters.push(Box::new(Csv::default()));
     } else {
-        exporters.push(Box::new(Text { quiet: config.output.quiet, precision: config.output.precision }));
+        exporters.push(Box::new(Text {
+            quiet: config.output.quiet,
+            precision: config.output.precision,
+        }));
     }
     if let Some(path) = &config.output.json {
         exporters.push(Box::new(JsonFile { path: path.clone() }));
@@ -135,8 +150,16 @@ pub fn run(config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: I
     let run_start = std::time::Instant::now();
     let mut hlog = match &config.output.hdr_log {
         Some(path) => Some(
-            HlogWriter::create(path, started, &format!("tailrate {} seed {}", env!("CARGO_PKG_VERSION"), config.seed))
-                .with_context(|| format!("creating --hdr-log file {}", path.display()))?,
+            HlogWriter::create(
+                path,
+                started,
+                &format!(
+                    "tailrate {} seed {}",
+                    env!("CARGO_PKG_VERSION"),
+                    config.seed
+                ),
+            )
+            .with_context(|| format!("creating --hdr-log file {}", path.display()))?,
         ),
         None => None,
     };
@@ -151,19 +174,32 @@ pub fn run(config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: I
                 break 'tests;
             }
             let test_offset = run_start.elapsed();
-            let (test_report, stopped_early) =
-                measure(config, index, cancel, &mut *stderr, stderr_is_terminal, hlog.as_mut(), test_offset)?;
+            let (test_report, stopped_early) = measure(
+                config,
+                index,
+                cancel,
+                &mut *stderr,
+                stderr_is_terminal,
+                hlog.as_mut(),
+                test_offset,
+            )?;
             report.tests.push(test_report);
             let (report_ref, test_ref) = (&report, &report.tests[report.tests.len() - 1]);
             for exporter in exporters.iter_mut() {
-                exporter.test_done(stdout, report_ref, test_ref).context("writing results")?;
+                exporter
+                    .test_done(stdout, report_ref, test_ref)
+                    .context("writing results")?;
             }
             stdout.flush().ok();
             if config.strict && !test_ref.valid {
                 status = Status::Invalid;
             }
             if let Some(reason) = &stopped_early {
-                status = if reason == "interrupted" { Status::Interrupted } else { Status::Failed(reason.clone()) };
+                status = if reason == "interrupted" {
+                    Status::Interrupted
+                } else {
+                    Status::Failed(reason.clone())
+                };
                 break 'tests;
             }
         }
@@ -172,7 +208,9 @@ pub fn run(config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: I
         }
     }
     for exporter in exporters.iter_mut() {
-        exporter.run_done(stdout, &report).context("writing results")?;
+        exporter
+            .run_done(stdout, &report)
+            .context("writing results")?;
     }
     Ok(status)
 }
@@ -195,19 +233,33 @@ pub fn measure(
         Mode::Closed { .. } => None,
     };
     let show_progress = config.output.progress && stderr_is_terminal;
-    let mut progress = Progress::new(if show_progress { Some(stderr) } else { None }, &test.name, target, config.threads);
+    let mut progress = Progress::new(
+        if show_progress { Some(stderr) } else { None },
+        &test.name,
+        target,
+        config.threads,
+    );
     let mut merger = IntervalMerger::new(config.threads);
     let command_names: Vec<String> = test.commands.iter().map(|c| c.name.clone()).collect();
     let mut hlog_error = None;
-    let mut emit = |merger: &mut IntervalMerger, start: Duration, length: Duration, record: Recorder| {
-        if let Some(log) = hlog.as_deref_mut()
-            && let Err(e) = write_hlog(log, &test.name, &command_names, config.mode.timing(), log_offset + start, length, &record)
-        {
-            hlog_error.get_or_insert(e);
-        }
-        merger.summaries.push(summary(start, length, &record));
-        merger.recycle(record);
-    };
+    let mut emit =
+        |merger: &mut IntervalMerger, start: Duration, length: Duration, record: Recorder| {
+            if let Some(log) = hlog.as_deref_mut()
+                && let Err(e) = write_hlog(
+                    log,
+                    &test.name,
+                    &command_names,
+                    config.mode.timing(),
+                    log_offset + start,
+                    length,
+                    &record,
+                )
+            {
+                hlog_error.get_or_insert(e);
+            }
+            merger.summaries.push(summary(start, length, &record));
+            merger.recycle(record);
+        };
     let outcome = {
         let mut on_interval = |iv: &Interval| {
             progress.interval(&iv.record, iv.start, iv.length, iv.backlog);
@@ -225,7 +277,13 @@ pub fn measure(
     if let Some(e) = hlog_error {
         return Err(e).context("writing --hdr-log");
     }
-    let mut report = TestReport::build(&test.name, config, &outcome, &command_names, std::mem::take(&mut merger.summaries));
+    let mut report = TestReport::build(
+        &test.name,
+        config,
+        &outcome,
+        &command_names,
+        std::mem::take(&mut merger.summaries),
+    );
     flag_unbalanced(&mut report);
     Ok((report, outcome.stopped_early))
 }
@@ -261,7 +319,9 @@ fn accounting_check(c: &Counts) -> Option<Check> {
 /// Connects once to learn the server's version and persistence settings; a server that
 /// refuses CONFIG or INFO (a proxy) is noted, not fatal. An unreachable server is fatal.
 pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     runtime.block_on(async {
         let mut conn = Connection::open(&config.endpoint, &config.handshake, config.connect_timeout, config.limits).await?;
         let mut facts = ServerFacts { endpoint: config.endpoint.to_string(), ..Default::default() };
@@ -370,15 +430,26 @@ fn closed_by_peer(e: &NetError) -> bool {
 
 /// `-I`: opens the connections and waits until interrupted.
 fn idle(config: &RunConfig, cancel: &Cancel, stderr: &mut dyn Write) -> Result<Status> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    writeln!(stderr, "Creating {} idle connections and waiting forever (Ctrl+C when done)", config.connections)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    writeln!(
+        stderr,
+        "Creating {} idle connections and waiting forever (Ctrl+C when done)",
+        config.connections
+    )?;
     runtime.block_on(async {
         let mut conns = Vec::with_capacity(config.connections);
         for _ in 0..config.connections {
             conns.push(
-                Connection::open(&config.endpoint, &config.handshake, config.connect_timeout, config.limits)
-                    .await
-                    .with_context(|| format!("connecting to {}", config.endpoint))?,
+                Connection::open(
+                    &config.endpoint,
+                    &config.handshake,
+                    config.connect_timeout,
+                    config.limits,
+                )
+                .await
+                .with_context(|| format!("connecting to {}", config.endpoint))?,
             );
         }
         writeln!(stderr, "clients: {}", conns.len())?;
@@ -434,7 +505,13 @@ fn summary(start: Duration, length: Duration, record: &Recorder) -> IntervalSumm
             &merged
         }
     };
-    let q = |p: f64| if h.is_empty() { 0 } else { h.value_at_quantile(p) };
+    let q = |p: f64| {
+        if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(p)
+        }
+    };
     IntervalSummary {
         start_secs: start.as_secs_f64(),
         length_secs: length.as_secs_f64(),
@@ -457,21 +534,36 @@ struct IntervalMerger {
 
 impl IntervalMerger {
     fn new(threads: usize) -> Self {
-        IntervalMerger { threads: threads.max(1), pending: BTreeMap::new(), summaries: Vec::new(), spares: Vec::new() }
+        IntervalMerger {
+            threads: threads.max(1),
+            pending: BTreeMap::new(),
+            summaries: Vec::new(),
+            spares: Vec::new(),
+        }
     }
 
     /// Adds `iv`; returns the intervals every thread has now reported.
     fn push(&mut self, iv: &Interval) -> Vec<(Duration, Duration, Recorder)> {
         let spares = &mut self.spares;
-        let entry = self.pending.entry(iv.start).or_insert_with(|| (iv.length, spares.pop().unwrap_or_default(), 0));
+        let entry = self
+            .pending
+            .entry(iv.start)
+            .or_insert_with(|| (iv.length, spares.pop().unwrap_or_default(), 0));
         entry.0 = entry.0.max(iv.length);
         entry.1.add(&iv.record);
         entry.2 += 1;
         if entry.2 < self.threads {
             return Vec::new();
         }
-        let done: Vec<Duration> = self.pending.iter().filter(|(_, (_, _, n))| *n >= self.threads).map(|(k, _)| *k).collect();
-        done.into_iter().filter_map(|k| self.pending.remove(&k).map(|(len, rec, _)| (k, len, rec))).collect()
+        let done: Vec<Duration> = self
+            .pending
+            .iter()
+            .filter(|(_, (_, _, n))| *n >= self.threads)
+            .map(|(k, _)| *k)
+            .collect();
+        done.into_iter()
+            .filter_map(|k| self.pending.remove(&k).map(|(len, rec, _)| (k, len, rec)))
+            .collect()
     }
 
     /// Keeps an emitted interval's record, emptied, for a later interval: allocating a
@@ -486,7 +578,10 @@ impl IntervalMerger {
 
     /// Everything left, complete or not.
     fn flush(&mut self) -> Vec<(Duration, Duration, Recorder)> {
-        std::mem::take(&mut self.pending).into_iter().map(|(k, (len, rec, _))| (k, len, rec)).collect()
+        std::mem::take(&mut self.pending)
+            .into_iter()
+            .map(|(k, (len, rec, _))| (k, len, rec))
+            .collect()
     }
 }
 
@@ -519,15 +614,24 @@ pub fn redact(argv: &[String]) -> Vec<String> {
 
 /// `redis://user:secret@host` becomes `redis://user:***@host`; other text is unchanged.
 pub fn redact_uri(text: &str) -> String {
-    let Some(scheme_end) = text.find("://") else { return text.to_string() };
+    let Some(scheme_end) = text.find("://") else {
+        return text.to_string();
+    };
     let rest = &text[scheme_end + 3..];
-    let Some(at) = rest.rfind('@') else { return text.to_string() };
+    let Some(at) = rest.rfind('@') else {
+        return text.to_string();
+    };
     let auth = &rest[..at];
     let redacted = match auth.split_once(':') {
         Some((user, _)) => format!("{user}:***"),
         None => "***".to_string(),
     };
-    format!("{}{}@{}", &text[..scheme_end + 3], redacted, &rest[at + 1..])
+    format!(
+        "{}{}@{}",
+        &text[..scheme_end + 3],
+        redacted,
+        &rest[at + 1..]
+    )
 }
 
 #[cfg(test)]
@@ -536,19 +640,45 @@ mod tests {
 
     #[test]
     fn counts_that_do_not_balance_fail_the_accounting_check() {
-        let c =
-            Counts { intended: 10, sent: 10, completed: 7, errors: 1, timeouts: 1, not_sent: 0, in_flight_at_end: 1, ..Default::default() };
+        let c = Counts {
+            intended: 10,
+            sent: 10,
+            completed: 7,
+            errors: 1,
+            timeouts: 1,
+            not_sent: 0,
+            in_flight_at_end: 1,
+            ..Default::default()
+        };
         assert_eq!(accounting_check(&c), None);
         let lost = Counts { completed: 6, ..c };
-        let check = accounting_check(&lost).unwrap_or_else(|| panic!("9 of 10 accounted for must fail"));
-        assert_eq!((check.name.as_str(), check.verdict), ("accounting", Verdict::Fail));
-        assert!(check.detail.contains("intended 10") && check.detail.ends_with("= 9"), "{}", check.detail);
+        let check =
+            accounting_check(&lost).unwrap_or_else(|| panic!("9 of 10 accounted for must fail"));
+        assert_eq!(
+            (check.name.as_str(), check.verdict),
+            ("accounting", Verdict::Fail)
+        );
+        assert!(
+            check.detail.contains("intended 10") && check.detail.ends_with("= 9"),
+            "{}",
+            check.detail
+        );
     }
 
     #[test]
     fn passwords_never_reach_the_recorded_command_line() {
-        let argv: Vec<String> =
-            ["tailrate", "-a", "hunter2", "-u", "redis://bob:hunter2@h:1/0", "-ahunter2", "-q"].iter().map(|s| s.to_string()).collect();
+        let argv: Vec<String> = [
+            "tailrate",
+            "-a",
+            "hunter2",
+            "-u",
+            "redis://bob:hunter2@h:1/0",
+            "-ahunter2",
+            "-q",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let joined = redact(&argv).join(" ");
         assert!(!joined.contains("hunter2"), "{joined}");
         assert!(joined.contains("redis://bob:***@h:1/0"), "{joined}");

@@ -89,7 +89,11 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
     pub resolution: f64,
     /// Closed-loop connection counts to run beside the open-loop steps: `1,10,50`.
-    #[arg(long = "closed-loop-points", value_delimiter = ',', value_name = "CONNS")]
+    #[arg(
+        long = "closed-loop-points",
+        value_delimiter = ',',
+        value_name = "CONNS"
+    )]
     pub closed_loop_points: Vec<usize>,
     /// Also run, at every step's rate, a closed loop held to that rate (what rate-limited closed-loop tools report).
     #[arg(long = "rate-capped")]
@@ -159,7 +163,12 @@ pub struct RunArgs {
     #[arg(short = 's', value_name = "SOCKET")]
     pub socket: Option<PathBuf>,
     /// Password for Redis AUTH (REDISCLI_AUTH in the environment is safer).
-    #[arg(short = 'a', value_name = "PASSWORD", env = "REDISCLI_AUTH", hide_env_values = true)]
+    #[arg(
+        short = 'a',
+        value_name = "PASSWORD",
+        env = "REDISCLI_AUTH",
+        hide_env_values = true
+    )]
     pub password: Option<String>,
     /// ACL user for `AUTH user pass`; needs a password.
     #[arg(long, value_name = "USER")]
@@ -321,7 +330,11 @@ pub struct RunArgs {
     #[arg(long = "key-size", value_parser = parse_count, value_name = "BYTES")]
     pub key_size: Option<u64>,
     /// Value sizes drawn uniformly from MIN to MAX bytes, inclusive: `32-1024`.
-    #[arg(long = "data-size-range", value_name = "MIN-MAX", conflicts_with = "data_size_list")]
+    #[arg(
+        long = "data-size-range",
+        value_name = "MIN-MAX",
+        conflicts_with = "data_size_list"
+    )]
     pub data_size_range: Option<String>,
     /// Value sizes drawn by weight, SIZE:WEIGHT,...: `32:7,1024:2,65536:1`.
     #[arg(long = "data-size-list", value_name = "LIST")]
@@ -330,7 +343,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "SET:GET")]
     pub ratio: Option<String>,
     /// A SET/GET mix, go-redis's spelling: the fraction of requests that are GETs (`0.8`).
-    #[arg(long = "read-ratio", allow_hyphen_values = true, value_name = "FRACTION")]
+    #[arg(
+        long = "read-ratio",
+        allow_hyphen_values = true,
+        value_name = "FRACTION"
+    )]
     pub read_ratio: Option<f64>,
     /// A command of a custom mix, repeatable: `--command 'SET __key__ __data__'`; split on spaces ("..." groups); placeholders __key__, __data__, __rand_int__, __sha_N__.
     #[arg(long = "command", value_name = "COMMAND")]
@@ -360,7 +377,19 @@ mod tests {
 
     #[test]
     fn dash_h_is_the_host_and_a_custom_command_follows_the_flags() {
-        let args = Args::try_parse_from(["tailrate", "-h", "10.1.1.1", "-n", "1000", "-r", "100", "SET", "k:__rand_int__", "v"]).unwrap();
+        let args = Args::try_parse_from([
+            "tailrate",
+            "-h",
+            "10.1.1.1",
+            "-n",
+            "1000",
+            "-r",
+            "100",
+            "SET",
+            "k:__rand_int__",
+            "v",
+        ])
+        .unwrap();
         assert_eq!(args.run.host, "10.1.1.1");
         assert_eq!(args.run.requests, Some(1000));
         assert_eq!(args.run.command, ["SET", "k:__rand_int__", "v"]);
@@ -392,22 +421,47 @@ mod tests {
             "--command",
         ])
         .unwrap();
-        assert_eq!(args.run.mix_command, ["SET __key__ __data__", "GET __key__"]);
+        assert_eq!(
+            args.run.mix_command,
+            ["SET __key__ __data__", "GET __key__"]
+        );
         assert_eq!(args.run.key_pattern, Some(KeyPattern::Zipf));
-        assert_eq!((args.run.zipf_exponent, args.run.read_ratio), (Some(0.9), Some(0.8)));
+        assert_eq!(
+            (args.run.zipf_exponent, args.run.read_ratio),
+            (Some(0.9), Some(0.8))
+        );
         assert_eq!(args.run.command, ["GET", "--command"]);
     }
 
     #[test]
     fn a_typed_data_size_conflicts_with_size_distributions_but_the_default_does_not() {
         assert!(Args::try_parse_from(["tailrate", "-d", "10", "--data-size-list", "1:1"]).is_err());
-        assert!(Args::try_parse_from(["tailrate", "--data-size-range", "1-2", "--data-size-list", "1:1"]).is_err());
+        assert!(
+            Args::try_parse_from([
+                "tailrate",
+                "--data-size-range",
+                "1-2",
+                "--data-size-list",
+                "1:1"
+            ])
+            .is_err()
+        );
         assert!(Args::try_parse_from(["tailrate", "--data-size-range", "1-2"]).is_ok());
     }
 
     #[test]
     fn tune_is_a_subcommand_with_run_flags() {
-        let args = Args::try_parse_from(["tailrate", "tune", "--max-trials", "5", "-c", "2", "-t", "get"]).unwrap();
+        let args = Args::try_parse_from([
+            "tailrate",
+            "tune",
+            "--max-trials",
+            "5",
+            "-c",
+            "2",
+            "-t",
+            "get",
+        ])
+        .unwrap();
         match args.subcommand {
             Some(Command::Tune(tune)) => assert_eq!((tune.max_trials, tune.run.clients), (5, 2)),
             other => panic!("expected tune, got {other:?}"),
@@ -416,7 +470,17 @@ mod tests {
 
     #[test]
     fn sweep_is_a_subcommand_with_run_flags() {
-        let args = Args::try_parse_from(["tailrate", "sweep", "--rates", "1k..2k:1k", "-t", "get", "-p", "7000"]).unwrap();
+        let args = Args::try_parse_from([
+            "tailrate",
+            "sweep",
+            "--rates",
+            "1k..2k:1k",
+            "-t",
+            "get",
+            "-p",
+            "7000",
+        ])
+        .unwrap();
         match args.subcommand {
             Some(Command::Sweep(sweep)) => {
                 assert_eq!(sweep.rates, "1k..2k:1k");

@@ -9,7 +9,10 @@ use std::time::Duration;
 use crate::cli::{Arrival, KeyPattern, Pacing, RunArgs};
 use crate::net::{Endpoint, Handshake, TlsError, TlsOptions, TlsSettings};
 use crate::resp::Limits;
-use crate::workload::{self, CustomCommand, KeyDist, KeyDistError, KeyFormat, Mix, ValueSizes, WorkloadError, WorkloadSpec};
+use crate::workload::{
+    self, CustomCommand, KeyDist, KeyDistError, KeyFormat, Mix, ValueSizes, WorkloadError,
+    WorkloadSpec,
+};
 
 /// A flag, or a combination of flags, that cannot run.
 #[derive(Debug, thiserror::Error)]
@@ -42,7 +45,10 @@ pub enum ConfigError {
 
 impl ConfigError {
     fn invalid(flag: &'static str, why: impl Into<String>) -> Self {
-        ConfigError::Invalid { flag, why: why.into() }
+        ConfigError::Invalid {
+            flag,
+            why: why.into(),
+        }
     }
 }
 
@@ -103,7 +109,9 @@ impl Mode {
     pub fn timing(&self) -> crate::record::Timing {
         match self {
             Mode::Open { .. } => crate::record::Timing::Open,
-            Mode::Closed { workers: Some(_), .. } => crate::record::Timing::Workers,
+            Mode::Closed {
+                workers: Some(_), ..
+            } => crate::record::Timing::Workers,
             Mode::Closed { .. } => crate::record::Timing::Closed,
         }
     }
@@ -200,7 +208,10 @@ impl RunConfig {
             return Err(ConfigError::invalid("-c", "need at least one connection"));
         }
         if args.threads == 0 {
-            return Err(ConfigError::invalid("--threads", "need at least one thread"));
+            return Err(ConfigError::invalid(
+                "--threads",
+                "need at least one thread",
+            ));
         }
         if args.pipeline == 0 {
             return Err(ConfigError::invalid("-P", "pipeline must be at least 1"));
@@ -212,7 +223,10 @@ impl RunConfig {
             return Err(ConfigError::invalid("-r", "keyspace must be at least 1"));
         }
         if args.max_reply_bytes < 16 {
-            return Err(ConfigError::invalid("--max-reply-bytes", "must be at least 16"));
+            return Err(ConfigError::invalid(
+                "--max-reply-bytes",
+                "must be at least 16",
+            ));
         }
         if args.stdin_last_arg && args.command.is_empty() {
             return Err(ConfigError::Conflict {
@@ -222,7 +236,11 @@ impl RunConfig {
             });
         }
         if args.user.is_some() && handshake.password.is_none() {
-            return Err(ConfigError::Conflict { a: "--user", b: "no password", why: "AUTH with a user needs -a or REDISCLI_AUTH" });
+            return Err(ConfigError::Conflict {
+                a: "--user",
+                b: "no password",
+                why: "AUTH with a user needs -a or REDISCLI_AUTH",
+            });
         }
 
         let workers = workers_of(args)?;
@@ -257,19 +275,38 @@ impl RunConfig {
                     max_backlog: args.max_backlog,
                 }
             }
-            None => Mode::Closed { pipeline: args.pipeline, rate_cap_per_sec: None, workers },
+            None => Mode::Closed {
+                pipeline: args.pipeline,
+                rate_cap_per_sec: None,
+                workers,
+            },
         };
         if args.warmup.is_some() && args.rate.is_none() && args.duration.is_none() {
-            return Err(ConfigError::Conflict { a: "--warmup", b: "-n", why: "warm-up is a time; use it with --duration or --rate" });
+            return Err(ConfigError::Conflict {
+                a: "--warmup",
+                b: "-n",
+                why: "warm-up is a time; use it with --duration or --rate",
+            });
         }
 
         let stop = match (args.duration, args.requests, &mode) {
             (Some(_), Some(_), _) => {
-                return Err(ConfigError::Conflict { a: "--duration", b: "-n", why: "a run ends by time or by count, not both" });
+                return Err(ConfigError::Conflict {
+                    a: "--duration",
+                    b: "-n",
+                    why: "a run ends by time or by count, not both",
+                });
             }
-            (Some(d), None, _) if d.is_zero() => return Err(ConfigError::invalid("--duration", "must be longer than zero")),
+            (Some(d), None, _) if d.is_zero() => {
+                return Err(ConfigError::invalid(
+                    "--duration",
+                    "must be longer than zero",
+                ));
+            }
             (Some(d), None, _) => Stop::After(d),
-            (None, Some(0), _) => return Err(ConfigError::invalid("-n", "need at least one request")),
+            (None, Some(0), _) => {
+                return Err(ConfigError::invalid("-n", "need at least one request"));
+            }
             (None, Some(n), _) => Stop::Requests(n),
             (None, None, Mode::Closed { .. }) => Stop::Requests(100_000),
             (None, None, Mode::Open { .. }) => Stop::After(Duration::from_secs(10)),
@@ -278,7 +315,10 @@ impl RunConfig {
         let seed = args.seed.unwrap_or_else(workload::fresh_seed);
         let precision = args.precision.unwrap_or(3);
         if precision > 9 {
-            return Err(ConfigError::invalid("--precision", "at most 9 decimal places (nanoseconds)"));
+            return Err(ConfigError::invalid(
+                "--precision",
+                "at most 9 decimal places (nanoseconds)",
+            ));
         }
         let workload = workload::Workload::build(workload_spec(args, stdin_arg)?, seed)?;
 
@@ -295,7 +335,10 @@ impl RunConfig {
             seed,
             timeout: args.timeout,
             connect_timeout: args.connect_timeout,
-            limits: Limits { max_bulk_bytes: args.max_reply_bytes, ..Limits::default() },
+            limits: Limits {
+                max_bulk_bytes: args.max_reply_bytes,
+                ..Limits::default()
+            },
             output: Output {
                 quiet: args.quiet,
                 csv: args.csv,
@@ -315,8 +358,14 @@ impl RunConfig {
     }
 
     /// This config, routed over `cluster` when the server turned out to be a cluster node.
-    pub fn with_cluster(&self, cluster: Option<std::sync::Arc<crate::net::cluster::ClusterMap>>) -> RunConfig {
-        RunConfig { cluster_map: cluster, ..self.clone() }
+    pub fn with_cluster(
+        &self,
+        cluster: Option<std::sync::Arc<crate::net::cluster::ClusterMap>>,
+    ) -> RunConfig {
+        RunConfig {
+            cluster_map: cluster,
+            ..self.clone()
+        }
     }
 
     /// True in open loop.
@@ -329,7 +378,10 @@ impl RunConfig {
 /// the other flags; `None` without `--workers`.
 fn workers_of(args: &RunArgs) -> Result<Option<Workers>, ConfigError> {
     let Some(count) = args.workers else {
-        let given = [(args.pipeline_size.is_some(), "--pipeline-size"), (args.pipeline_delay.is_some(), "--pipeline-delay")];
+        let given = [
+            (args.pipeline_size.is_some(), "--pipeline-size"),
+            (args.pipeline_delay.is_some(), "--pipeline-delay"),
+        ];
         return match given.into_iter().find(|(on, _)| *on) {
             Some((_, flag)) => Err(ConfigError::invalid(
                 flag,
@@ -339,13 +391,22 @@ fn workers_of(args: &RunArgs) -> Result<Option<Workers>, ConfigError> {
         };
     };
     if count == 0 {
-        return Err(ConfigError::invalid("--workers", "need at least one worker"));
+        return Err(ConfigError::invalid(
+            "--workers",
+            "need at least one worker",
+        ));
     }
     if count > MAX_WORKERS {
-        return Err(ConfigError::invalid("--workers", format!("at most {MAX_WORKERS} (each holds request state allocated up front)")));
+        return Err(ConfigError::invalid(
+            "--workers",
+            format!("at most {MAX_WORKERS} (each holds request state allocated up front)"),
+        ));
     }
     if args.pipeline_size == Some(0) {
-        return Err(ConfigError::invalid("--pipeline-size", "a batch holds at least one request"));
+        return Err(ConfigError::invalid(
+            "--pipeline-size",
+            "a batch holds at least one request",
+        ));
     }
     if args.rate.is_some() {
         return Err(ConfigError::Conflict {
@@ -369,7 +430,11 @@ fn workers_of(args: &RunArgs) -> Result<Option<Workers>, ConfigError> {
         });
     }
     if args.keepalive == 0 {
-        return Err(ConfigError::Conflict { a: "--workers", b: "-k 0", why: "workers share long-lived connections; drop -k 0" });
+        return Err(ConfigError::Conflict {
+            a: "--workers",
+            b: "-k 0",
+            why: "workers share long-lived connections; drop -k 0",
+        });
     }
     if count < args.clients {
         return Err(ConfigError::invalid(
@@ -399,7 +464,11 @@ fn workload_spec(args: &RunArgs, stdin_arg: Option<Vec<u8>>) -> Result<WorkloadS
 
     // Keys: -r N is --keyspace N with uniform keys.
     if args.keyspace.is_some() && args.keyspace_size.is_some() {
-        return Err(ConfigError::Conflict { a: "-r", b: "--keyspace", why: "-r N is --keyspace N with uniform keys; give one of them" });
+        return Err(ConfigError::Conflict {
+            a: "-r",
+            b: "--keyspace",
+            why: "-r N is --keyspace N with uniform keys; give one of them",
+        });
     }
     if args.keyspace.is_some() && args.key_pattern.is_some_and(|p| p != KeyPattern::Uniform) {
         return Err(ConfigError::Conflict {
@@ -412,33 +481,54 @@ fn workload_spec(args: &RunArgs, stdin_arg: Option<Vec<u8>>) -> Result<WorkloadS
         return Err(ConfigError::invalid("--keyspace", "need at least one key"));
     }
     let keyspace = args.keyspace.or(args.keyspace_size);
-    let size_flag = if args.keyspace.is_some() { "-r" } else { "--keyspace" };
+    let size_flag = if args.keyspace.is_some() {
+        "-r"
+    } else {
+        "--keyspace"
+    };
     let pattern = args.key_pattern.unwrap_or(KeyPattern::Uniform);
     if args.key_pattern.is_some() && keyspace.is_none() {
-        return Err(ConfigError::invalid("--key-pattern", "needs a keyspace to draw from: add --keyspace N"));
+        return Err(ConfigError::invalid(
+            "--key-pattern",
+            "needs a keyspace to draw from: add --keyspace N",
+        ));
     }
     if args.zipf_exponent.is_some() && pattern != KeyPattern::Zipf {
-        return Err(ConfigError::invalid("--zipf-exponent", "applies only to --key-pattern zipf"));
+        return Err(ConfigError::invalid(
+            "--zipf-exponent",
+            "applies only to --key-pattern zipf",
+        ));
     }
     let exponent = args.zipf_exponent.unwrap_or(1.0);
     let keys = match keyspace {
         None => KeyDist::single(),
         Some(n) => KeyDist::new(pattern, n, exponent).map_err(|e| match e {
-            KeyDistError::BadExponent => {
-                ConfigError::invalid("--zipf-exponent", format!("{exponent} is not a number above 0 (1.0 is classic Zipf)"))
-            }
+            KeyDistError::BadExponent => ConfigError::invalid(
+                "--zipf-exponent",
+                format!("{exponent} is not a number above 0 (1.0 is classic Zipf)"),
+            ),
             KeyDistError::Empty => ConfigError::invalid(size_flag, "need at least one key"),
-            KeyDistError::TooLarge => {
-                ConfigError::invalid(size_flag, format!("{n} keys is more than 12 digits can name (at most {})", workload::MAX_KEYSPACE))
-            }
+            KeyDistError::TooLarge => ConfigError::invalid(
+                size_flag,
+                format!(
+                    "{n} keys is more than 12 digits can name (at most {})",
+                    workload::MAX_KEYSPACE
+                ),
+            ),
         })?,
     };
 
     // `--key-prefix` and `--key-size` shape `__key__`; refuse them where no command has one.
-    let key_flag = if args.key_size.is_some() { Some("--key-size") } else { args.key_prefix.as_ref().map(|_| "--key-prefix") };
+    let key_flag = if args.key_size.is_some() {
+        Some("--key-size")
+    } else {
+        args.key_prefix.as_ref().map(|_| "--key-prefix")
+    };
     if let Some(flag) = key_flag {
         let typed_key = match &mix {
-            Some(Mix::Custom { commands, .. }) => commands.iter().flatten().any(|w| w.contains("__key__")),
+            Some(Mix::Custom { commands, .. }) => {
+                commands.iter().flatten().any(|w| w.contains("__key__"))
+            }
             Some(_) => true,
             None => args.command.iter().any(|w| w.contains("__key__")),
         };
@@ -449,8 +539,13 @@ fn workload_spec(args: &RunArgs, stdin_arg: Option<Vec<u8>>) -> Result<WorkloadS
             ));
         }
     }
-    let prefix = args.key_prefix.as_deref().unwrap_or(workload::DEFAULT_KEY_PREFIX);
-    let key_size = args.key_size.map(|k| usize::try_from(k).unwrap_or(usize::MAX));
+    let prefix = args
+        .key_prefix
+        .as_deref()
+        .unwrap_or(workload::DEFAULT_KEY_PREFIX);
+    let key_size = args
+        .key_size
+        .map(|k| usize::try_from(k).unwrap_or(usize::MAX));
     let key_format = KeyFormat::new(prefix.as_bytes(), keys.len, key_size).map_err(|needed| {
         ConfigError::invalid(
             "--key-size",
@@ -465,28 +560,51 @@ fn workload_spec(args: &RunArgs, stdin_arg: Option<Vec<u8>>) -> Result<WorkloadS
 
     // Values.
     let sizes = match (&args.data_size_range, &args.data_size_list) {
-        (Some(range), _) => ValueSizes::parse_range(range).map_err(|why| ConfigError::invalid("--data-size-range", why))?,
-        (None, Some(list)) => ValueSizes::parse_list(list).map_err(|why| ConfigError::invalid("--data-size-list", why))?,
+        (Some(range), _) => ValueSizes::parse_range(range)
+            .map_err(|why| ConfigError::invalid("--data-size-range", why))?,
+        (None, Some(list)) => ValueSizes::parse_list(list)
+            .map_err(|why| ConfigError::invalid("--data-size-list", why))?,
         (None, None) => ValueSizes::Fixed(args.data_size),
     };
 
-    Ok(WorkloadSpec { tests: args.tests.clone(), custom, mix, keyspace, keys, key_format, sizes, scripts: args.script_load.clone() })
+    Ok(WorkloadSpec {
+        tests: args.tests.clone(),
+        custom,
+        mix,
+        keyspace,
+        keys,
+        key_format,
+        sizes,
+        scripts: args.script_load.clone(),
+    })
 }
 
 /// The mix `--ratio`, `--read-ratio` or `--command` describe, refusing combinations.
 fn mix_of(args: &RunArgs) -> Result<Option<Mix>, ConfigError> {
-    let given: Vec<&'static str> =
-        [(args.ratio.is_some(), "--ratio"), (args.read_ratio.is_some(), "--read-ratio"), (!args.mix_command.is_empty(), "--command")]
-            .into_iter()
-            .filter_map(|(on, flag)| on.then_some(flag))
-            .collect();
+    let given: Vec<&'static str> = [
+        (args.ratio.is_some(), "--ratio"),
+        (args.read_ratio.is_some(), "--read-ratio"),
+        (!args.mix_command.is_empty(), "--command"),
+    ]
+    .into_iter()
+    .filter_map(|(on, flag)| on.then_some(flag))
+    .collect();
     if let [a, b, ..] = given[..] {
-        return Err(ConfigError::Conflict { a, b, why: "a run has one mix: give --ratio, --read-ratio or --command entries" });
+        return Err(ConfigError::Conflict {
+            a,
+            b,
+            why: "a run has one mix: give --ratio, --read-ratio or --command entries",
+        });
     }
     if args.command_weights.is_some() && args.mix_command.is_empty() {
-        return Err(ConfigError::invalid("--command-weights", "weighs --command entries; give them"));
+        return Err(ConfigError::invalid(
+            "--command-weights",
+            "weighs --command entries; give them",
+        ));
     }
-    let Some(&flag) = given.first() else { return Ok(None) };
+    let Some(&flag) = given.first() else {
+        return Ok(None);
+    };
     if !args.command.is_empty() {
         return Err(ConfigError::Conflict {
             a: flag,
@@ -495,25 +613,36 @@ fn mix_of(args: &RunArgs) -> Result<Option<Mix>, ConfigError> {
         });
     }
     if args.tests.is_some() {
-        return Err(ConfigError::Conflict { a: "-t", b: flag, why: "a mix replaces the default tests; give one or the other" });
+        return Err(ConfigError::Conflict {
+            a: "-t",
+            b: flag,
+            why: "a mix replaces the default tests; give one or the other",
+        });
     }
     let mix = if let Some(ratio) = &args.ratio {
-        let (set, get) = workload::parse_ratio(ratio).map_err(|why| ConfigError::invalid("--ratio", why))?;
+        let (set, get) =
+            workload::parse_ratio(ratio).map_err(|why| ConfigError::invalid("--ratio", why))?;
         Mix::Ratio { set, get }
     } else if let Some(r) = args.read_ratio {
-        Mix::ReadRatio(workload::check_read_ratio(r).map_err(|why| ConfigError::invalid("--read-ratio", why))?)
+        Mix::ReadRatio(
+            workload::check_read_ratio(r)
+                .map_err(|why| ConfigError::invalid("--read-ratio", why))?,
+        )
     } else {
         let commands = args
             .mix_command
             .iter()
             .map(|c| match workload::split_words(c) {
-                Ok(words) if words.is_empty() => Err(ConfigError::invalid("--command", "an empty command")),
+                Ok(words) if words.is_empty() => {
+                    Err(ConfigError::invalid("--command", "an empty command"))
+                }
                 Ok(words) => Ok(words),
                 Err(why) => Err(ConfigError::invalid("--command", why)),
             })
             .collect::<Result<Vec<_>, _>>()?;
         let weights = match &args.command_weights {
-            Some(text) => workload::parse_weights(text, commands.len()).map_err(|why| ConfigError::invalid("--command-weights", why))?,
+            Some(text) => workload::parse_weights(text, commands.len())
+                .map_err(|why| ConfigError::invalid("--command-weights", why))?,
             None => vec![1; commands.len()],
         };
         Mix::Custom { commands, weights }
@@ -533,7 +662,10 @@ fn resolve_endpoint(args: &RunArgs) -> Result<(Endpoint, Handshake), ConfigError
     };
     let mut endpoint = match &args.socket {
         Some(path) => Endpoint::Unix(path.clone()),
-        None => Endpoint::Tcp { host: args.host.clone(), port: args.port },
+        None => Endpoint::Tcp {
+            host: args.host.clone(),
+            port: args.port,
+        },
     };
     let mut tls = args.tls;
     if let Some(uri) = &args.uri {
@@ -575,8 +707,18 @@ fn with_tls(args: &RunArgs, tls: bool, endpoint: Endpoint) -> Result<Endpoint, C
         };
     }
     match (&args.cert, &args.key) {
-        (Some(_), None) => return Err(ConfigError::invalid("--cert", "needs --key, the certificate's private key")),
-        (None, Some(_)) => return Err(ConfigError::invalid("--key", "needs --cert, the certificate it is the key of")),
+        (Some(_), None) => {
+            return Err(ConfigError::invalid(
+                "--cert",
+                "needs --key, the certificate's private key",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(ConfigError::invalid(
+                "--key",
+                "needs --cert, the certificate it is the key of",
+            ));
+        }
         _ => {}
     }
     if args.insecure && args.cacert.is_some() {
@@ -589,8 +731,16 @@ fn with_tls(args: &RunArgs, tls: bool, endpoint: Endpoint) -> Result<Endpoint, C
     let (host, port) = match endpoint {
         Endpoint::Tcp { host, port } => (host, port),
         Endpoint::Unix(_) => {
-            let b = if args.socket.is_some() { "-s" } else { "a unix:// URI" };
-            return Err(ConfigError::Conflict { a: "--tls", b, why: "TLS runs over TCP: give -h and -p, or a rediss:// URI" });
+            let b = if args.socket.is_some() {
+                "-s"
+            } else {
+                "a unix:// URI"
+            };
+            return Err(ConfigError::Conflict {
+                a: "--tls",
+                b,
+                why: "TLS runs over TCP: give -h and -p, or a rediss:// URI",
+            });
         }
         tls @ Endpoint::Tls { .. } => return Ok(tls),
     };
@@ -621,7 +771,9 @@ mod tests {
 
     #[test]
     fn rate_with_pipeline_is_refused_naming_both_flags() {
-        let err = config(&["--rate", "1000", "-P", "16"]).unwrap_err().to_string();
+        let err = config(&["--rate", "1000", "-P", "16"])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("--rate") && err.contains("-P"), "{err}");
     }
 
@@ -630,35 +782,82 @@ mod tests {
         let cfg = config(&[]).unwrap();
         assert_eq!(cfg.stop, Stop::Requests(100_000));
         assert_eq!(cfg.connections, 50);
-        assert_eq!(cfg.mode, Mode::Closed { pipeline: 1, rate_cap_per_sec: None, workers: None });
+        assert_eq!(
+            cfg.mode,
+            Mode::Closed {
+                pipeline: 1,
+                rate_cap_per_sec: None,
+                workers: None
+            }
+        );
     }
 
     #[test]
     fn workers_default_to_batches_of_100_written_at_once() {
         let cfg = config(&["-c", "4", "--workers", "64"]).unwrap();
-        let w = Workers { count: 64, pipeline_size: DEFAULT_PIPELINE_SIZE, pipeline_delay: Duration::ZERO };
-        assert_eq!(cfg.mode, Mode::Closed { pipeline: 1, rate_cap_per_sec: None, workers: Some(w) });
-        let cfg = config(&["-c", "1", "--workers", "8", "--pipeline-size", "4", "--pipeline-delay", "50us"]).unwrap();
-        assert_eq!(cfg.mode.workers().map(|w| (w.pipeline_size, w.pipeline_delay)), Some((4, Duration::from_micros(50))));
+        let w = Workers {
+            count: 64,
+            pipeline_size: DEFAULT_PIPELINE_SIZE,
+            pipeline_delay: Duration::ZERO,
+        };
+        assert_eq!(
+            cfg.mode,
+            Mode::Closed {
+                pipeline: 1,
+                rate_cap_per_sec: None,
+                workers: Some(w)
+            }
+        );
+        let cfg = config(&[
+            "-c",
+            "1",
+            "--workers",
+            "8",
+            "--pipeline-size",
+            "4",
+            "--pipeline-delay",
+            "50us",
+        ])
+        .unwrap();
+        assert_eq!(
+            cfg.mode
+                .workers()
+                .map(|w| (w.pipeline_size, w.pipeline_delay)),
+            Some((4, Duration::from_micros(50)))
+        );
     }
 
     #[test]
     fn bad_worker_flags_are_refused_naming_the_flag() {
         refused(&["--workers", "0"], &["--workers", "at least one"]);
         refused(&["--workers", "2000000"], &["--workers", "at most 1000000"]);
-        refused(&["-c", "1", "--workers", "4", "--pipeline-size", "0"], &["--pipeline-size"]);
+        refused(
+            &["-c", "1", "--workers", "4", "--pipeline-size", "0"],
+            &["--pipeline-size"],
+        );
         refused(&["--pipeline-size", "8"], &["--pipeline-size", "--workers"]);
-        refused(&["--pipeline-delay", "1ms"], &["--pipeline-delay", "--workers"]);
-        refused(&["--workers", "100", "--rate", "1000"], &["--workers", "--rate"]);
+        refused(
+            &["--pipeline-delay", "1ms"],
+            &["--pipeline-delay", "--workers"],
+        );
+        refused(
+            &["--workers", "100", "--rate", "1000"],
+            &["--workers", "--rate"],
+        );
         refused(&["--workers", "100", "-P", "16"], &["--workers", "-P"]);
-        refused(&["--workers", "100", "--batch-latency"], &["--workers", "--batch-latency"]);
+        refused(
+            &["--workers", "100", "--batch-latency"],
+            &["--workers", "--batch-latency"],
+        );
         refused(&["--workers", "100", "-k", "0"], &["--workers", "-k 0"]);
         refused(&["--workers", "10"], &["--workers", "-c", "50"]);
     }
 
     #[test]
     fn duration_and_count_together_are_refused() {
-        let err = config(&["--duration", "1s", "-n", "10"]).unwrap_err().to_string();
+        let err = config(&["--duration", "1s", "-n", "10"])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("--duration") && err.contains("-n"), "{err}");
     }
 
@@ -667,17 +866,53 @@ mod tests {
         let err = config(argv).map(|_| ()).unwrap_err().to_string();
         assert_eq!(err.lines().count(), 1, "{err}");
         for needle in needles {
-            assert!(err.contains(needle), "{argv:?}: {needle:?} missing in {err}");
+            assert!(
+                err.contains(needle),
+                "{argv:?}: {needle:?} missing in {err}"
+            );
         }
     }
 
     #[test]
     fn bad_mixes_are_refused_naming_the_flag() {
-        refused(&["--command", "GET a", "--command", "GET b", "--command-weights", "1,2,3"], &["--command-weights", "3 weights for 2"]);
-        refused(&["--command", "GET a", "--command", "GET b", "--command-weights", "1,0"], &["--command-weights", "'0'"]);
-        refused(&["--command", "GET a", "--command", "GET b", "--command-weights", "1,x"], &["--command-weights", "'x'"]);
+        refused(
+            &[
+                "--command",
+                "GET a",
+                "--command",
+                "GET b",
+                "--command-weights",
+                "1,2,3",
+            ],
+            &["--command-weights", "3 weights for 2"],
+        );
+        refused(
+            &[
+                "--command",
+                "GET a",
+                "--command",
+                "GET b",
+                "--command-weights",
+                "1,0",
+            ],
+            &["--command-weights", "'0'"],
+        );
+        refused(
+            &[
+                "--command",
+                "GET a",
+                "--command",
+                "GET b",
+                "--command-weights",
+                "1,x",
+            ],
+            &["--command-weights", "'x'"],
+        );
         refused(&["--command-weights", "1"], &["--command-weights"]);
-        refused(&["--command", "GET __nosuch__"], &["--command", "__nosuch__"]);
+        refused(
+            &["--command", "GET __nosuch__"],
+            &["--command", "__nosuch__"],
+        );
         refused(&["--command", "GET \"k"], &["--command", "unbalanced"]);
         refused(&["--command", "  "], &["--command", "empty"]);
         refused(&["GET", "__nosuch__"], &["COMMAND", "__nosuch__"]);
@@ -685,43 +920,125 @@ mod tests {
         refused(&["--ratio", "0:0"], &["--ratio"]);
         refused(&["--read-ratio", "1.5"], &["--read-ratio"]);
         refused(&["--read-ratio", "-0.5"], &["--read-ratio"]);
-        refused(&["--ratio", "1:10", "--command", "GET a"], &["--ratio", "--command"]);
-        refused(&["--ratio", "1:10", "--read-ratio", "0.5"], &["--ratio", "--read-ratio"]);
-        refused(&["--ratio", "1:10", "GET", "k"], &["--ratio", "custom command"]);
+        refused(
+            &["--ratio", "1:10", "--command", "GET a"],
+            &["--ratio", "--command"],
+        );
+        refused(
+            &["--ratio", "1:10", "--read-ratio", "0.5"],
+            &["--ratio", "--read-ratio"],
+        );
+        refused(
+            &["--ratio", "1:10", "GET", "k"],
+            &["--ratio", "custom command"],
+        );
         refused(&["-t", "get", "--command", "GET a"], &["-t", "--command"]);
-        refused(&["-t", "get", "--read-ratio", "0.5"], &["-t", "--read-ratio"]);
+        refused(
+            &["-t", "get", "--read-ratio", "0.5"],
+            &["-t", "--read-ratio"],
+        );
     }
 
     #[test]
     fn bad_keys_and_values_are_refused_naming_the_flag() {
-        refused(&["--keyspace", "100", "--key-pattern", "zipf", "--zipf-exponent", "0"], &["--zipf-exponent"]);
-        refused(&["--keyspace", "100", "--key-pattern", "zipf", "--zipf-exponent", "-1"], &["--zipf-exponent"]);
-        refused(&["--keyspace", "100", "--zipf-exponent", "1.2"], &["--zipf-exponent", "zipf"]);
+        refused(
+            &[
+                "--keyspace",
+                "100",
+                "--key-pattern",
+                "zipf",
+                "--zipf-exponent",
+                "0",
+            ],
+            &["--zipf-exponent"],
+        );
+        refused(
+            &[
+                "--keyspace",
+                "100",
+                "--key-pattern",
+                "zipf",
+                "--zipf-exponent",
+                "-1",
+            ],
+            &["--zipf-exponent"],
+        );
+        refused(
+            &["--keyspace", "100", "--zipf-exponent", "1.2"],
+            &["--zipf-exponent", "zipf"],
+        );
         refused(&["--key-pattern", "zipf"], &["--key-pattern", "--keyspace"]);
-        refused(&["-r", "100", "--key-pattern", "gaussian"], &["-r", "--key-pattern"]);
+        refused(
+            &["-r", "100", "--key-pattern", "gaussian"],
+            &["-r", "--key-pattern"],
+        );
         refused(&["-r", "100", "--keyspace", "100"], &["-r", "--keyspace"]);
         refused(&["--keyspace", "0"], &["--keyspace"]);
-        refused(&["--keyspace", "2000000000000"], &["--keyspace", "12 digits"]);
-        refused(&["--ratio", "1:1", "--keyspace", "1000000", "--key-size", "8"], &["--key-size", "at least 10"]);
-        refused(&["--ratio", "1:1", "--key-prefix", "a-long-prefix:", "--key-size", "10"], &["--key-size", "a-long-prefix:"]);
-        refused(&["-t", "get", "--key-size", "32"], &["--key-size", "__key__"]);
+        refused(
+            &["--keyspace", "2000000000000"],
+            &["--keyspace", "12 digits"],
+        );
+        refused(
+            &["--ratio", "1:1", "--keyspace", "1000000", "--key-size", "8"],
+            &["--key-size", "at least 10"],
+        );
+        refused(
+            &[
+                "--ratio",
+                "1:1",
+                "--key-prefix",
+                "a-long-prefix:",
+                "--key-size",
+                "10",
+            ],
+            &["--key-size", "a-long-prefix:"],
+        );
+        refused(
+            &["-t", "get", "--key-size", "32"],
+            &["--key-size", "__key__"],
+        );
         refused(&["--key-prefix", "k:"], &["--key-prefix", "__key__"]);
-        refused(&["--data-size-range", "1024-32"], &["--data-size-range", "reversed"]);
+        refused(
+            &["--data-size-range", "1024-32"],
+            &["--data-size-range", "reversed"],
+        );
         refused(&["--data-size-range", "32"], &["--data-size-range"]);
         refused(&["--data-size-list", "32:0"], &["--data-size-list"]);
     }
 
     #[test]
     fn workload_flags_that_fit_together_are_accepted() {
-        let cfg = config(&["--ratio", "1:10", "--keyspace", "1M", "--key-pattern", "zipf", "--zipf-exponent", "0.99", "--key-size", "16"])
-            .unwrap();
+        let cfg = config(&[
+            "--ratio",
+            "1:10",
+            "--keyspace",
+            "1M",
+            "--key-pattern",
+            "zipf",
+            "--zipf-exponent",
+            "0.99",
+            "--key-size",
+            "16",
+        ])
+        .unwrap();
         assert_eq!(cfg.workload.tests[0].name, "MIX (SET:GET 1:10)");
         assert_eq!(cfg.workload.key_format.key_len(), 16);
         assert_eq!(cfg.workload.keyspace, Some(1_000_000));
-        let cfg = config(&["-t", "set", "--keyspace", "100", "--data-size-list", "10:1,20:3"]).unwrap();
+        let cfg = config(&[
+            "-t",
+            "set",
+            "--keyspace",
+            "100",
+            "--data-size-list",
+            "10:1,20:3",
+        ])
+        .unwrap();
         assert_eq!(cfg.workload.data_size, 20);
         let cfg = config(&["--keyspace", "100", "--key-pattern", "uniform", "-r", "100"]);
-        assert!(cfg.is_err(), "-r and --keyspace are two spellings of one thing");
+        assert!(
+            cfg.is_err(),
+            "-r and --keyspace are two spellings of one thing"
+        );
         assert!(config(&["-r", "100", "--key-pattern", "uniform"]).is_ok());
     }
 
@@ -732,10 +1049,19 @@ mod tests {
         refused(&["-u", "redis://h", "--sni", "h"], &["--sni", "rediss://"]);
         refused(&["--tls", "--cert", "c.pem"], &["--cert", "--key"]);
         refused(&["--tls", "--key", "k.pem"], &["--key", "--cert"]);
-        refused(&["--tls", "--insecure", "--cacert", "ca.pem"], &["--insecure", "--cacert"]);
+        refused(
+            &["--tls", "--insecure", "--cacert", "ca.pem"],
+            &["--insecure", "--cacert"],
+        );
         refused(&["--tls", "-s", "/tmp/redis.sock"], &["--tls", "-s"]);
-        refused(&["--tls", "-u", "unix:///tmp/redis.sock"], &["--tls", "unix://"]);
-        refused(&["--tls", "--cacert", "/nonexistent/ca.pem"], &["--cacert", "/nonexistent/ca.pem", "cannot read"]);
+        refused(
+            &["--tls", "-u", "unix:///tmp/redis.sock"],
+            &["--tls", "unix://"],
+        );
+        refused(
+            &["--tls", "--cacert", "/nonexistent/ca.pem"],
+            &["--cacert", "/nonexistent/ca.pem", "cannot read"],
+        );
     }
 
     #[test]
@@ -743,17 +1069,29 @@ mod tests {
         let cfg = config(&["-u", "rediss://:pw@127.0.0.1:6380/2", "--insecure"]).unwrap();
         assert_eq!(cfg.endpoint.to_string(), "tls:127.0.0.1:6380");
         assert!(cfg.endpoint.tls().is_some_and(TlsSettings::is_insecure));
-        assert_eq!((cfg.handshake.password.as_deref(), cfg.handshake.db), (Some("pw"), 2));
+        assert_eq!(
+            (cfg.handshake.password.as_deref(), cfg.handshake.db),
+            (Some("pw"), 2)
+        );
         let cfg = config(&["--tls", "--insecure", "-h", "::1", "-p", "7000"]).unwrap();
         assert_eq!(cfg.endpoint.to_string(), "tls:[::1]:7000");
         let copy = cfg.clone();
-        assert_eq!(copy.endpoint, cfg.endpoint, "a cloned config shares its TLS configuration");
+        assert_eq!(
+            copy.endpoint, cfg.endpoint,
+            "a cloned config shares its TLS configuration"
+        );
     }
 
     #[test]
     fn uri_sets_endpoint_and_credentials() {
         let cfg = config(&["-u", "redis://bob:secret@10.0.0.1:7000/3"]).unwrap();
-        assert_eq!(cfg.endpoint, Endpoint::Tcp { host: "10.0.0.1".into(), port: 7000 });
+        assert_eq!(
+            cfg.endpoint,
+            Endpoint::Tcp {
+                host: "10.0.0.1".into(),
+                port: 7000
+            }
+        );
         assert_eq!(cfg.handshake.user.as_deref(), Some("bob"));
         assert_eq!(cfg.handshake.password.as_deref(), Some("secret"));
         assert_eq!(cfg.handshake.db, 3);

@@ -35,7 +35,17 @@ fn main() -> ExitCode {
             };
             warn_about_password(&argv, &mut stderr);
             warn_about_insecure(&config, &mut stderr);
-            tailrate::sweep::run(sweep, &config, command_line, &cancel, Io { stdout: &mut stdout, stderr: &mut stderr, stderr_is_terminal })
+            tailrate::sweep::run(
+                sweep,
+                &config,
+                command_line,
+                &cancel,
+                Io {
+                    stdout: &mut stdout,
+                    stderr: &mut stderr,
+                    stderr_is_terminal,
+                },
+            )
         }
         Some(Command::Tune(tune)) => {
             // Tune flags (--max-trials, and run flags tune cannot use) are usage errors too: exit 2.
@@ -48,9 +58,21 @@ fn main() -> ExitCode {
             };
             warn_about_password(&argv, &mut stderr);
             warn_about_insecure(&config, &mut stderr);
-            tailrate::tune::run(tune, &config, command_line, &cancel, Io { stdout: &mut stdout, stderr: &mut stderr, stderr_is_terminal })
+            tailrate::tune::run(
+                tune,
+                &config,
+                command_line,
+                &cancel,
+                Io {
+                    stdout: &mut stdout,
+                    stderr: &mut stderr,
+                    stderr_is_terminal,
+                },
+            )
         }
-        Some(Command::Plot(plot)) => tailrate::sweep::replot(plot, &mut stdout).map(|()| Status::Completed),
+        Some(Command::Plot(plot)) => {
+            tailrate::sweep::replot(plot, &mut stdout).map(|()| Status::Completed)
+        }
         None => {
             let stdin_arg = if args.run.stdin_last_arg {
                 let mut buf = Vec::new();
@@ -67,13 +89,24 @@ fn main() -> ExitCode {
             };
             warn_about_password(&argv, &mut stderr);
             warn_about_insecure(&config, &mut stderr);
-            app::run(&config, command_line, &cancel, Io { stdout: &mut stdout, stderr: &mut stderr, stderr_is_terminal })
+            app::run(
+                &config,
+                command_line,
+                &cancel,
+                Io {
+                    stdout: &mut stdout,
+                    stderr: &mut stderr,
+                    stderr_is_terminal,
+                },
+            )
         }
     };
     let _ = stdout.flush();
     match result {
         Ok(Status::Completed) => ExitCode::SUCCESS,
-        Ok(Status::Invalid) => fail("a self-check failed and --strict was given; the results above are marked invalid"),
+        Ok(Status::Invalid) => {
+            fail("a self-check failed and --strict was given; the results above are marked invalid")
+        }
         Ok(Status::Failed(reason)) => fail(&reason),
         Ok(Status::Interrupted) => ExitCode::from(130),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
@@ -85,13 +118,18 @@ fn main() -> ExitCode {
 fn usage_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();
             ExitCode::SUCCESS
         }
         _ => {
             let text = e.render().to_string();
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
             let first = first.strip_prefix("error: ").unwrap_or(first);
             usage(first)
         }
@@ -109,22 +147,34 @@ fn fail(message: &str) -> ExitCode {
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// redis-cli's warning when a password is typed on the command line.
 fn warn_about_password(argv: &[String], stderr: &mut dyn Write) {
-    let typed =
-        argv.iter().skip(1).any(|a| a == "-a" || (a.starts_with("-a") && !a.starts_with("--")) || (a.contains("://") && a.contains('@')));
+    let typed = argv.iter().skip(1).any(|a| {
+        a == "-a"
+            || (a.starts_with("-a") && !a.starts_with("--"))
+            || (a.contains("://") && a.contains('@'))
+    });
     if typed {
-        let _ = writeln!(stderr, "Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe.");
+        let _ = writeln!(
+            stderr,
+            "Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe."
+        );
     }
 }
 
 /// `--insecure` on every run, before connecting: the server is not authenticated.
 fn warn_about_insecure(config: &RunConfig, stderr: &mut dyn Write) {
     if config.endpoint.tls().is_some_and(|tls| tls.is_insecure()) {
-        let _ = writeln!(stderr, "WARNING: --insecure: the server's certificate is not verified");
+        let _ = writeln!(
+            stderr,
+            "WARNING: --insecure: the server's certificate is not verified"
+        );
     }
 }
 
@@ -133,9 +183,18 @@ fn warn_about_insecure(config: &RunConfig, stderr: &mut dyn Write) {
 fn watch_signals(cancel: &Cancel) {
     let cancel = cancel.clone();
     std::thread::spawn(move || {
-        let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
         runtime.block_on(async move {
-            let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else { return };
+            let Ok(mut term) =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            else {
+                return;
+            };
             let mut seen = 0;
             loop {
                 tokio::select! {

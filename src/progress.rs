@@ -23,7 +23,12 @@ pub struct Progress<'a> {
 
 impl<'a> Progress<'a> {
     /// A progress line for test `name`; `out = None` draws nothing.
-    pub fn new(out: Option<&'a mut dyn Write>, name: &str, target_rate_per_sec: Option<f64>, threads: usize) -> Self {
+    pub fn new(
+        out: Option<&'a mut dyn Write>,
+        name: &str,
+        target_rate_per_sec: Option<f64>,
+        threads: usize,
+    ) -> Self {
         Progress {
             out,
             name: name.to_string(),
@@ -40,7 +45,13 @@ impl<'a> Progress<'a> {
     }
 
     /// Takes one thread's interval; draws once every thread has reported it.
-    pub fn interval(&mut self, record: &Recorder, start: Duration, length: Duration, backlog: usize) {
+    pub fn interval(
+        &mut self,
+        record: &Recorder,
+        start: Duration,
+        length: Duration,
+        backlog: usize,
+    ) {
         if self.out.is_none() {
             return;
         }
@@ -59,10 +70,23 @@ impl<'a> Progress<'a> {
         let rate = total.completed as f64 / secs;
         let overall = self.overall_completed as f64 / self.overall_elapsed.as_secs_f64().max(1e-9);
         let h = &total.hist.response;
-        let (p50, p99) =
-            if h.is_empty() { (0.0, 0.0) } else { (h.value_at_quantile(0.5) as f64 / 1e6, h.value_at_quantile(0.99) as f64 / 1e6) };
+        let (p50, p99) = if h.is_empty() {
+            (0.0, 0.0)
+        } else {
+            (
+                h.value_at_quantile(0.5) as f64 / 1e6,
+                h.value_at_quantile(0.99) as f64 / 1e6,
+            )
+        };
         let line = match self.target_rate_per_sec {
-            None => format!("{}: rps={:.1} (overall: {:.1}) avg_msec={:.3} p99_msec={:.3}", self.name, rate, overall, h.mean() / 1e6, p99),
+            None => format!(
+                "{}: rps={:.1} (overall: {:.1}) avg_msec={:.3} p99_msec={:.3}",
+                self.name,
+                rate,
+                overall,
+                h.mean() / 1e6,
+                p99
+            ),
             Some(target) => format!(
                 "[{:>5.1}s] {}: {:.0}/s (target {:.0}/s) p50={:.3} p99={:.3} msec backlog={} errors={}",
                 self.overall_elapsed.as_secs_f64(),

@@ -71,43 +71,92 @@ pub enum TuneError {
 pub fn check_args(args: &TuneArgs) -> Result<(), TuneError> {
     let run = &args.run;
     let refused = [
-        (run.workers.is_some(), "--workers", "tune searches it (up to --max-workers)"),
-        (run.pipeline_size.is_some(), "--pipeline-size", "tune searches it"),
-        (run.pipeline_delay.is_some(), "--pipeline-delay", "tune searches it"),
-        (run.requests.is_some(), "-n", "each trial is timed; set its length with --duration"),
+        (
+            run.workers.is_some(),
+            "--workers",
+            "tune searches it (up to --max-workers)",
+        ),
+        (
+            run.pipeline_size.is_some(),
+            "--pipeline-size",
+            "tune searches it",
+        ),
+        (
+            run.pipeline_delay.is_some(),
+            "--pipeline-delay",
+            "tune searches it",
+        ),
+        (
+            run.requests.is_some(),
+            "-n",
+            "each trial is timed; set its length with --duration",
+        ),
         (run.rate.is_some(), "--rate", "trials are closed loop"),
-        (run.pipeline != 1, "-P", "workers are batched by --pipeline-size, which tune searches"),
-        (run.batch_latency, "--batch-latency", "workers time each reply from its own request"),
-        (run.keepalive == 0, "-k 0", "workers share long-lived connections"),
+        (
+            run.pipeline != 1,
+            "-P",
+            "workers are batched by --pipeline-size, which tune searches",
+        ),
+        (
+            run.batch_latency,
+            "--batch-latency",
+            "workers time each reply from its own request",
+        ),
+        (
+            run.keepalive == 0,
+            "-k 0",
+            "workers share long-lived connections",
+        ),
         (run.loop_forever, "-l", "tune ends after its last trial"),
         (run.idle, "-I", "tune sends requests"),
-        (run.hdr_log.is_some(), "--hdr-log", "tune writes no interval logs; --json FILE records every trial"),
+        (
+            run.hdr_log.is_some(),
+            "--hdr-log",
+            "tune writes no interval logs; --json FILE records every trial",
+        ),
     ];
     if let Some((_, flag, why)) = refused.into_iter().find(|(given, ..)| *given) {
         return Err(TuneError::NotWithTune { flag, why });
     }
     if run.command.is_empty()
         && let Some(tests) = &run.tests
-        && crate::workload::select_tests(Some(tests.as_str())).map(|t| t.len()).unwrap_or(1) > 1
+        && crate::workload::select_tests(Some(tests.as_str()))
+            .map(|t| t.len())
+            .unwrap_or(1)
+            > 1
     {
         return Err(TuneError::Invalid {
             flag: "-t",
-            why: format!("'{tests}' selects more than one test; tune measures one: give one test or a custom command"),
+            why: format!(
+                "'{tests}' selects more than one test; tune measures one: give one test or a custom command"
+            ),
         });
     }
     if args.max_trials == 0 {
-        return Err(TuneError::Invalid { flag: "--max-trials", why: "need at least one trial".into() });
+        return Err(TuneError::Invalid {
+            flag: "--max-trials",
+            why: "need at least one trial".into(),
+        });
     }
     if args.confirm_runs == 0 {
-        return Err(TuneError::Invalid { flag: "--confirm-runs", why: "the best settings are measured at least once more".into() });
+        return Err(TuneError::Invalid {
+            flag: "--confirm-runs",
+            why: "the best settings are measured at least once more".into(),
+        });
     }
     if args.max_workers > crate::config::MAX_WORKERS {
-        return Err(TuneError::Invalid { flag: "--max-workers", why: format!("at most {}", crate::config::MAX_WORKERS) });
+        return Err(TuneError::Invalid {
+            flag: "--max-workers",
+            why: format!("at most {}", crate::config::MAX_WORKERS),
+        });
     }
     if args.max_workers < run.clients {
         return Err(TuneError::Invalid {
             flag: "--max-workers",
-            why: format!("{} is below -c {}: every connection needs a worker", args.max_workers, run.clients),
+            why: format!(
+                "{} is below -c {}: every connection needs a worker",
+                args.max_workers, run.clients
+            ),
         });
     }
     Ok(())
@@ -204,18 +253,40 @@ pub struct TuneReport {
 }
 
 /// Runs the search `args` describes on top of `config` (built from [`base_run_args`]).
-pub fn run(args: &TuneArgs, config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: Io<'_>) -> Result<Status> {
-    let Io { stdout, stderr, stderr_is_terminal } = io;
-    let server = app::server_facts(config).with_context(|| format!("connecting to {}", config.endpoint))?;
+pub fn run(
+    args: &TuneArgs,
+    config: &RunConfig,
+    command_line: Vec<String>,
+    cancel: &Cancel,
+    io: Io<'_>,
+) -> Result<Status> {
+    let Io {
+        stdout,
+        stderr,
+        stderr_is_terminal,
+    } = io;
+    let server =
+        app::server_facts(config).with_context(|| format!("connecting to {}", config.endpoint))?;
     for note in &server.notes {
         writeln!(stderr, "note: {note}")?;
     }
     if server.cluster.is_some() {
-        anyhow::bail!("tailrate tune: {} is a Redis Cluster node, and --workers does not route over a cluster", config.endpoint);
+        anyhow::bail!(
+            "tailrate tune: {} is a Redis Cluster node, and --workers does not route over a cluster",
+            config.endpoint
+        );
     }
-    let test = config.workload.tests.first().context("the workload has no test")?;
+    let test = config
+        .workload
+        .tests
+        .first()
+        .context("the workload has no test")?;
     if config.workload.tests.len() > 1 {
-        writeln!(stderr, "note: no -t given: tuning {}, the first default test (choose one with -t, or give a custom command)", test.name)?;
+        writeln!(
+            stderr,
+            "note: no -t given: tuning {}, the first default test (choose one with -t, or give a custom command)",
+            test.name
+        )?;
     }
     let trial = match config.stop {
         Stop::After(d) => d,
@@ -225,7 +296,11 @@ pub fn run(args: &TuneArgs, config: &RunConfig, command_line: Vec<String>, cance
     base.stop = Stop::After(trial);
     base.output.json = None;
     base.output.hdr_log = None;
-    let paste = paste_command(&command_line, args.run.command.len(), args.run.duration.is_none().then_some(trial));
+    let paste = paste_command(
+        &command_line,
+        args.run.command.len(),
+        args.run.duration.is_none().then_some(trial),
+    );
     let mut tuner = Tuner {
         space: Space::new(config.connections, args.max_workers),
         max_trials: args.max_trials,
@@ -280,16 +355,25 @@ impl Campaign for Tuner<'_> {
 /// (a custom command, the last `custom_words` words, must stay last).
 fn paste_command(argv: &[String], custom_words: usize, trial: Option<Duration>) -> Vec<String> {
     const TUNE_ONLY: [&str; 4] = ["--json", "--max-trials", "--max-workers", "--confirm-runs"];
-    let flags_end = argv.len().saturating_sub(custom_words).max(2.min(argv.len()));
+    let flags_end = argv
+        .len()
+        .saturating_sub(custom_words)
+        .max(2.min(argv.len()));
     let mut out = vec!["tailrate".to_string()];
     if let Some(trial) = trial {
-        out.extend(["--duration".to_string(), humantime::format_duration(trial).to_string()]);
+        out.extend([
+            "--duration".to_string(),
+            humantime::format_duration(trial).to_string(),
+        ]);
     }
     let mut words = argv.iter().take(flags_end).skip(2);
     while let Some(word) = words.next() {
         if TUNE_ONLY.contains(&word.as_str()) {
             words.next();
-        } else if !TUNE_ONLY.iter().any(|flag| word.starts_with(&format!("{flag}="))) {
+        } else if !TUNE_ONLY
+            .iter()
+            .any(|flag| word.starts_with(&format!("{flag}=")))
+        {
             out.push(word.clone());
         }
     }
@@ -311,7 +395,11 @@ fn workers_flags(w: &Workers) -> Vec<String> {
 
 /// A delay as `--pipeline-delay` takes it: `0`, `50us`, `1ms`.
 fn delay_arg(delay: Duration) -> String {
-    if delay.is_zero() { "0".to_string() } else { humantime::format_duration(delay).to_string() }
+    if delay.is_zero() {
+        "0".to_string()
+    } else {
+        humantime::format_duration(delay).to_string()
+    }
 }
 
 struct Tuner<'a> {
@@ -340,10 +428,15 @@ impl Tuner<'_> {
         let tried = climb(&space, max_trials, |p| {
             n += 1;
             let label = format!("trial {n}/{max_trials}");
-            self.trial(Phase::Search, Some(space.settings(p)), &label).map(|(t, _)| t)
+            self.trial(Phase::Search, Some(space.settings(p)), &label)
+                .map(|(t, _)| t)
         })?;
 
-        let candidates: Vec<Workers> = ranked(&tried).iter().take(CONFIRM_CANDIDATES).map(|&(p, _)| space.settings(p)).collect();
+        let candidates: Vec<Workers> = ranked(&tried)
+            .iter()
+            .take(CONFIRM_CANDIDATES)
+            .map(|&(p, _)| space.settings(p))
+            .collect();
         // Rounds that take each candidate in turn: a change in the machine's load during
         // the re-measurement then falls on every candidate alike.
         let total = candidates.len() * self.confirm_runs;
@@ -354,7 +447,11 @@ impl Tuner<'_> {
                 runs[k].push(self.trial(Phase::Confirm, Some(w), &label)?.0);
             }
         }
-        let best = candidates.into_iter().zip(runs).map(|(w, runs)| (w, median(&runs), runs)).max_by(|a, b| a.1.total_cmp(&b.1));
+        let best = candidates
+            .into_iter()
+            .zip(runs)
+            .map(|(w, runs)| (w, median(&runs), runs))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((w, median, runs)) = best {
             let mut command_line = self.paste.clone();
             command_line.splice(1..1, workers_flags(&w));
@@ -371,14 +468,30 @@ impl Tuner<'_> {
     }
 
     /// Runs one trial, prints and saves it; returns its throughput and report.
-    fn trial(&mut self, phase: Phase, workers: Option<Workers>, label: &str) -> Result<(f64, TestReport), Halt> {
+    fn trial(
+        &mut self,
+        phase: Phase,
+        workers: Option<Workers>,
+        label: &str,
+    ) -> Result<(f64, TestReport), Halt> {
         if self.cancel.is_cancelled() {
             return Err(Halt::Interrupted);
         }
         let mut config = self.base.clone();
-        config.mode = Mode::Closed { pipeline: 1, rate_cap_per_sec: None, workers };
-        let (report, stopped_early) =
-            app::measure(&config, 0, self.cancel, &mut *self.stderr, self.stderr_is_terminal, None, Duration::ZERO)?;
+        config.mode = Mode::Closed {
+            pipeline: 1,
+            rate_cap_per_sec: None,
+            workers,
+        };
+        let (report, stopped_early) = app::measure(
+            &config,
+            0,
+            self.cancel,
+            &mut *self.stderr,
+            self.stderr_is_terminal,
+            None,
+            Duration::ZERO,
+        )?;
         let response = report.response();
         let trial = Trial {
             phase,
@@ -404,7 +517,10 @@ impl Tuner<'_> {
     fn print(&mut self, label: &str, t: &Trial) -> Result<()> {
         let setting = match (t.workers, t.pipeline_size, t.pipeline_delay_ns) {
             (Some(w), Some(b), Some(d)) => {
-                format!("--workers {w:<5} --pipeline-size {b:<4} --pipeline-delay {:<5}", delay_arg(Duration::from_nanos(d)))
+                format!(
+                    "--workers {w:<5} --pipeline-size {b:<4} --pipeline-delay {:<5}",
+                    delay_arg(Duration::from_nanos(d))
+                )
             }
             _ => format!("plain closed loop on -c {}", self.report.connections),
         };
@@ -429,18 +545,32 @@ impl Tuner<'_> {
 
     fn save(&self) -> Result<()> {
         if let Some(path) = &self.json {
-            write_atomically(path, &self.report).with_context(|| format!("writing {}", path.display()))?;
+            write_atomically(path, &self.report)
+                .with_context(|| format!("writing {}", path.display()))?;
         }
         Ok(())
     }
 
     fn summary(&mut self) -> Result<()> {
         let Some(best) = &self.report.best else {
-            writeln!(self.stdout, "no setting was re-measured; nothing to recommend")?;
+            writeln!(
+                self.stdout,
+                "no setting was re-measured; nothing to recommend"
+            )?;
             return Ok(());
         };
-        let runs: Vec<String> = best.runs_per_sec.iter().map(|r| format!("{r:.0}")).collect();
-        writeln!(self.stdout, "best: {:.0} req/s (median of {} runs: {})", best.throughput_per_sec, runs.len(), runs.join(", "))?;
+        let runs: Vec<String> = best
+            .runs_per_sec
+            .iter()
+            .map(|r| format!("{r:.0}"))
+            .collect();
+        writeln!(
+            self.stdout,
+            "best: {:.0} req/s (median of {} runs: {})",
+            best.throughput_per_sec,
+            runs.len(),
+            runs.join(", ")
+        )?;
         if let Some(baseline) = self.report.baseline_per_sec.filter(|&b| b > 0.0) {
             writeln!(
                 self.stdout,
@@ -461,14 +591,37 @@ mod tests {
 
     #[test]
     fn the_pasted_command_drops_tune_and_its_flags_and_keeps_a_custom_command_last() {
-        let argv: Vec<String> = ["tailrate", "tune", "-p", "7000", "--json", "t.json", "--max-trials=9", "-c", "2", "SET", "--json", "v"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let argv: Vec<String> = [
+            "tailrate",
+            "tune",
+            "-p",
+            "7000",
+            "--json",
+            "t.json",
+            "--max-trials=9",
+            "-c",
+            "2",
+            "SET",
+            "--json",
+            "v",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let mut line = paste_command(&argv, 3, Some(Duration::from_secs(1)));
-        assert_eq!(line.join(" "), "tailrate --duration 1s -p 7000 -c 2 SET --json v");
-        let w = Workers { count: 64, pipeline_size: 32, pipeline_delay: Duration::from_micros(50) };
+        assert_eq!(
+            line.join(" "),
+            "tailrate --duration 1s -p 7000 -c 2 SET --json v"
+        );
+        let w = Workers {
+            count: 64,
+            pipeline_size: 32,
+            pipeline_delay: Duration::from_micros(50),
+        };
         line.splice(1..1, workers_flags(&w));
-        assert_eq!(line[..7].join(" "), "tailrate --workers 64 --pipeline-size 32 --pipeline-delay 50us");
+        assert_eq!(
+            line[..7].join(" "),
+            "tailrate --workers 64 --pipeline-size 32 --pipeline-delay 50us"
+        );
     }
 }

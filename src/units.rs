@@ -8,7 +8,9 @@ use std::time::Duration;
 pub fn parse_rate(text: &str) -> Result<f64, String> {
     let value = parse_scaled(text)?;
     if !value.is_finite() || value <= 0.0 {
-        return Err(format!("rate must be a positive number of requests per second, got '{text}'"));
+        return Err(format!(
+            "rate must be a positive number of requests per second, got '{text}'"
+        ));
     }
     Ok(value)
 }
@@ -17,7 +19,9 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
 pub fn parse_count(text: &str) -> Result<u64, String> {
     let value = parse_scaled(text)?;
     if value < 0.0 || value.fract() != 0.0 || value > u64::MAX as f64 {
-        return Err(format!("expected a whole non-negative number, got '{text}'"));
+        return Err(format!(
+            "expected a whole non-negative number, got '{text}'"
+        ));
     }
     Ok(value as u64)
 }
@@ -26,15 +30,19 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
     if !trimmed.is_empty() && trimmed.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        return Err(format!("'{text}' has no unit: write e.g. '{trimmed}s' or '{trimmed}ms'"));
+        return Err(format!(
+            "'{text}' has no unit: write e.g. '{trimmed}s' or '{trimmed}ms'"
+        ));
     }
-    humantime::parse_duration(trimmed).map_err(|e| format!("'{text}' is not a duration ({e}); write e.g. '30s' or '250ms'"))
+    humantime::parse_duration(trimmed)
+        .map_err(|e| format!("'{text}' is not a duration ({e}); write e.g. '30s' or '250ms'"))
 }
 
 /// Parses a delay: a duration with units (`50us`, `1ms`), or a bare `0` for none.
 pub fn parse_delay(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
-    if !trimmed.is_empty() && trimmed.chars().all(|c| c == '0' || c == '.') && trimmed.contains('0') {
+    if !trimmed.is_empty() && trimmed.chars().all(|c| c == '0' || c == '.') && trimmed.contains('0')
+    {
         return Ok(Duration::ZERO);
     }
     parse_duration(text).map_err(|e| e.replace("'30s' or '250ms'", "'50us', '1ms' or 0"))
@@ -49,7 +57,9 @@ fn parse_scaled(text: &str) -> Result<f64, String> {
         Some('g' | 'G') => (&trimmed[..trimmed.len() - 1], 1e9),
         _ => (trimmed, 1.0),
     };
-    let value: f64 = number.parse().map_err(|_| format!("'{text}' is not a number (examples: 50000, 50k, 1.5M)"))?;
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number (examples: 50000, 50k, 1.5M)"))?;
     if !value.is_finite() {
         return Err(format!("'{text}' is not a finite number"));
     }

@@ -26,11 +26,25 @@ fn allocations_of(argv: &[&str]) -> u64 {
     let config = RunConfig::from_args(&args.run, None).unwrap();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let region = Region::new(GLOBAL);
-    let status =
-        app::run(&config, Vec::new(), &Cancel::new(), Io { stdout: &mut out, stderr: &mut err, stderr_is_terminal: false }).unwrap();
+    let status = app::run(
+        &config,
+        Vec::new(),
+        &Cancel::new(),
+        Io {
+            stdout: &mut out,
+            stderr: &mut err,
+            stderr_is_terminal: false,
+        },
+    )
+    .unwrap();
     let stats = region.change();
     let used = (stats.allocations + stats.reallocations) as u64;
-    assert_eq!(status, app::Status::Completed, "{}", String::from_utf8_lossy(&err));
+    assert_eq!(
+        status,
+        app::Status::Completed,
+        "{}",
+        String::from_utf8_lossy(&err)
+    );
     used
 }
 
@@ -43,7 +57,10 @@ fn a_closed_loop_allocates_nothing_per_request() {
     let long = allocations_of(&[&base[..], &["-n", "220000"]].concat());
     let extra = long.saturating_sub(short);
     eprintln!("allocations: {short} -> {long}");
-    assert!(extra < 2_000, "200,000 more requests made {extra} more allocations ({short} -> {long})");
+    assert!(
+        extra < 2_000,
+        "200,000 more requests made {extra} more allocations ({short} -> {long})"
+    );
 }
 
 #[test]
@@ -51,13 +68,34 @@ fn workers_allocate_nothing_per_request() {
     let server = RedisServer::start();
     let port = server.port().to_string();
     // Batches that fill (size 4 of 16 workers per connection) and batches that wait out a delay.
-    for batching in [&["--pipeline-size", "4"][..], &["--pipeline-size", "64", "--pipeline-delay", "20us"][..]] {
-        let base = [&["-p", &port, "-c", "4", "--workers", "64", "-t", "set", "-r", "1000"][..], batching].concat();
+    for batching in [
+        &["--pipeline-size", "4"][..],
+        &["--pipeline-size", "64", "--pipeline-delay", "20us"][..],
+    ] {
+        let base = [
+            &[
+                "-p",
+                &port,
+                "-c",
+                "4",
+                "--workers",
+                "64",
+                "-t",
+                "set",
+                "-r",
+                "1000",
+            ][..],
+            batching,
+        ]
+        .concat();
         let short = allocations_of(&[&base[..], &["-n", "20000"]].concat());
         let long = allocations_of(&[&base[..], &["-n", "220000"]].concat());
         let extra = long.saturating_sub(short);
         eprintln!("{batching:?}: allocations: {short} -> {long}");
-        assert!(extra < 2_000, "{batching:?}: 200,000 more requests made {extra} more allocations ({short} -> {long})");
+        assert!(
+            extra < 2_000,
+            "{batching:?}: 200,000 more requests made {extra} more allocations ({short} -> {long})"
+        );
     }
 }
 
@@ -65,10 +103,15 @@ fn workers_allocate_nothing_per_request() {
 fn an_open_loop_allocates_nothing_per_request() {
     let server = RedisServer::start();
     let port = server.port().to_string();
-    let base = &["-p", &port, "-c", "8", "--rate", "50000", "-t", "get", "-r", "1000", "--warmup", "200ms"];
+    let base = &[
+        "-p", &port, "-c", "8", "--rate", "50000", "-t", "get", "-r", "1000", "--warmup", "200ms",
+    ];
     let short = allocations_of(&[&base[..], &["--duration", "1s"]].concat());
     let long = allocations_of(&[&base[..], &["--duration", "3s"]].concat());
     let extra = long.saturating_sub(short);
     eprintln!("allocations: {short} -> {long}");
-    assert!(extra < 1_000, "100,000 more requests made {extra} more allocations ({short} -> {long})");
+    assert!(
+        extra < 1_000,
+        "100,000 more requests made {extra} more allocations ({short} -> {long})"
+    );
 }

@@ -19,7 +19,17 @@ fn report(path: &std::path::Path) -> Value {
 
 /// The per-node results of test `t`, by address.
 fn nodes_of(test: &Value) -> Vec<(String, u64)> {
-    test["nodes"].as_array().unwrap().iter().map(|n| (n["node"].as_str().unwrap().to_string(), n["sent"].as_u64().unwrap())).collect()
+    test["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["node"].as_str().unwrap().to_string(),
+                n["sent"].as_u64().unwrap(),
+            )
+        })
+        .collect()
 }
 
 #[test]
@@ -29,32 +39,76 @@ fn a_run_spreads_over_every_master_as_the_slots_say() {
     let json = dir.path().join("r.json");
     // No --cluster: a cluster node is detected and routed over.
     let port = cluster.nodes[0].port().to_string();
-    let out =
-        run_tailrate(&["-p", &port, "-t", "set", "-n", "30000", "-r", "100000", "-c", "4", "-P", "4", "--json", json.to_str().unwrap()]);
+    let out = run_tailrate(&[
+        "-p",
+        &port,
+        "-t",
+        "set",
+        "-n",
+        "30000",
+        "-r",
+        "100000",
+        "-c",
+        "4",
+        "-P",
+        "4",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     let text = assert_success(&out);
     assert!(text.contains("per cluster node"), "{text}");
     let r = report(&json);
     let test = &r["tests"][0];
     assert_eq!(test["counts"]["completed"], 30000);
     assert_eq!(test["counts"]["errors"], 0);
-    assert_eq!(test["counts"]["redirects"], 0, "a settled cluster redirects nothing");
+    assert_eq!(
+        test["counts"]["redirects"], 0,
+        "a settled cluster redirects nothing"
+    );
     let nodes = nodes_of(test);
     assert_eq!(nodes.len(), 3);
     let stats = cluster.commandstats();
     for (i, server) in cluster.nodes.iter().enumerate() {
         let seen = stats[i].get("set").copied().unwrap_or(0);
-        let (_, sent) =
-            nodes.iter().find(|(addr, _)| *addr == server.addr()).unwrap_or_else(|| panic!("{} not in {nodes:?}", server.addr()));
-        assert_eq!(seen, *sent, "node {}: the server counted {seen} SETs, tailrate says it sent {sent}", server.addr());
+        let (_, sent) = nodes
+            .iter()
+            .find(|(addr, _)| *addr == server.addr())
+            .unwrap_or_else(|| panic!("{} not in {nodes:?}", server.addr()));
+        assert_eq!(
+            seen,
+            *sent,
+            "node {}: the server counted {seen} SETs, tailrate says it sent {sent}",
+            server.addr()
+        );
         // Uniform keys over slots split into thirds: each master's share is 1/3 give or
         // take the binomial spread (sd 0.3% here); 28-39% fails only on wrong routing.
         let share = seen as f64 / 30000.0;
-        assert!((0.28..0.39).contains(&share), "node {} took {:.1}% of the requests", server.addr(), share * 100.0);
+        assert!(
+            (0.28..0.39).contains(&share),
+            "node {} took {:.1}% of the requests",
+            server.addr(),
+            share * 100.0
+        );
     }
     // --workers batches per connection and does not route: refused, with the reason.
-    let out = run_tailrate(&["-p", &port, "--workers", "8", "-c", "2", "-t", "get", "-n", "100"]);
+    let out = run_tailrate(&[
+        "-p",
+        &port,
+        "--workers",
+        "8",
+        "-c",
+        "2",
+        "-t",
+        "get",
+        "-n",
+        "100",
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
-    assert!(stderr_of(&out).contains("--workers") && stderr_of(&out).contains("cluster"), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("--workers") && stderr_of(&out).contains("cluster"),
+        "{}",
+        stderr_of(&out)
+    );
 }
 
 #[test]
@@ -65,15 +119,30 @@ fn slots_migrated_during_a_run_are_followed_with_no_failed_request() {
     // Open loop, then closed loop, each while 500 slots (with their keys) move between
     // masters: every request must complete, the moves showing only as redirects.
     let runs: [(&str, &[&str], usize, usize); 2] = [
-        ("open", &["--rate", "3000", "--duration", "8s", "--warmup", "1s"], 0, 1),
+        (
+            "open",
+            &["--rate", "3000", "--duration", "8s", "--warmup", "1s"],
+            0,
+            1,
+        ),
         ("closed", &["--duration", "8s", "-c", "4", "-P", "4"], 1, 0),
     ];
     for (name, flags, from, to) in runs {
         let json = dir.path().join(format!("{name}.json"));
-        let mut args: Vec<String> = ["-p", &port, "-t", "set,get", "-r", "20000", "--cluster", "--json", json.to_str().unwrap()]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut args: Vec<String> = [
+            "-p",
+            &port,
+            "-t",
+            "set,get",
+            "-r",
+            "20000",
+            "--cluster",
+            "--json",
+            json.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         args.extend(flags.iter().map(|s| s.to_string()));
         let started = Instant::now();
         let run = std::thread::spawn(move || {
@@ -87,8 +156,17 @@ fn slots_migrated_during_a_run_are_followed_with_no_failed_request() {
         let resharded = Instant::now();
         let (out, finished) = run.join().unwrap();
         assert_success(&out);
-        assert_eq!(cluster.slots_of(from), before - 500, "{name}: the reshard moved the slots");
-        assert!(resharded < finished, "{name}: the reshard ({:?}) must end before the run ({:?})", resharded - started, finished - started);
+        assert_eq!(
+            cluster.slots_of(from),
+            before - 500,
+            "{name}: the reshard moved the slots"
+        );
+        assert!(
+            resharded < finished,
+            "{name}: the reshard ({:?}) must end before the run ({:?})",
+            resharded - started,
+            finished - started
+        );
         let r = report(&json);
         for test in r["tests"].as_array().unwrap() {
             let c = &test["counts"];
@@ -100,22 +178,45 @@ fn slots_migrated_during_a_run_are_followed_with_no_failed_request() {
             assert_eq!(c["completed"], c["intended"], "{label}");
             assert!(c["completed"].as_u64().unwrap() > 1000, "{label}");
         }
-        let redirects: u64 = r["tests"].as_array().unwrap().iter().map(|t| t["counts"]["redirects"].as_u64().unwrap()).sum();
+        let redirects: u64 = r["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["counts"]["redirects"].as_u64().unwrap())
+            .sum();
         let moved_ask: Vec<(u64, u64)> = r["tests"]
             .as_array()
             .unwrap()
             .iter()
-            .flat_map(|t| t["nodes"].as_array().unwrap().iter().map(|n| (n["moved"].as_u64().unwrap(), n["ask"].as_u64().unwrap())))
+            .flat_map(|t| {
+                t["nodes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|n| (n["moved"].as_u64().unwrap(), n["ask"].as_u64().unwrap()))
+            })
             .collect();
         eprintln!("{name}: {redirects} redirects; (moved, ask) per test and node: {moved_ask:?}");
-        assert!(redirects > 0, "{name}: requests to the moved slots were redirected at least once");
+        assert!(
+            redirects > 0,
+            "{name}: requests to the moved slots were redirected at least once"
+        );
         let per_node: u64 = r["tests"]
             .as_array()
             .unwrap()
             .iter()
-            .flat_map(|t| t["nodes"].as_array().unwrap().iter().map(|n| n["moved"].as_u64().unwrap() + n["ask"].as_u64().unwrap()))
+            .flat_map(|t| {
+                t["nodes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|n| n["moved"].as_u64().unwrap() + n["ask"].as_u64().unwrap())
+            })
             .sum();
-        assert_eq!(per_node, redirects, "{name}: every redirect is counted at the node that gave it");
+        assert_eq!(
+            per_node, redirects,
+            "{name}: every redirect is counted at the node that gave it"
+        );
     }
 }
 
@@ -126,7 +227,10 @@ fn cluster_against_a_standalone_server_is_a_clear_error() {
     let out = run_tailrate(&["-p", &port, "--cluster", "-t", "get", "-n", "10"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
     let err = stderr_of(&out);
-    assert!(err.contains("--cluster") && err.contains("not in cluster mode"), "{err}");
+    assert!(
+        err.contains("--cluster") && err.contains("not in cluster mode"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     // Without --cluster the same server is simply benchmarked.
     let out = run_tailrate(&["-p", &port, "-t", "get", "-n", "10", "-q"]);

@@ -5,7 +5,9 @@ use std::net::TcpListener;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use super::harness::{RedisServer, assert_usage_error, free_port, run_tailrate, run_tailrate_with_timeout};
+use super::harness::{
+    RedisServer, assert_usage_error, free_port, run_tailrate, run_tailrate_with_timeout,
+};
 
 fn stderr(out: &Output) -> String {
     super::harness::stderr_of(out)
@@ -28,7 +30,10 @@ fn open_loop_flags_are_checked_before_anything_runs() {
     assert_usage_error(&["--rate", "-5"], &["--rate"]);
     assert_usage_error(&["--rate", "fast"], &["--rate"]);
     assert_usage_error(&["--rate", "1000", "-P", "16"], &["--rate", "-P"]);
-    assert_usage_error(&["--rate", "1000", "--duration", "30"], &["--duration", "no unit"]);
+    assert_usage_error(
+        &["--rate", "1000", "--duration", "30"],
+        &["--duration", "no unit"],
+    );
     assert_usage_error(&["--rate", "1000", "-n", "10"], &["--rate", "-n"]);
 }
 
@@ -37,12 +42,27 @@ fn worker_flags_are_checked_before_anything_runs() {
     assert_usage_error(&["--workers", "0"], &["--workers"]);
     assert_usage_error(&["--workers", "many"], &["--workers", "many"]);
     assert_usage_error(&["--workers", "-3"], &["--workers"]);
-    assert_usage_error(&["-c", "1", "--workers", "8", "--pipeline-size", "0"], &["--pipeline-size"]);
-    assert_usage_error(&["-c", "1", "--workers", "8", "--pipeline-size", "lots"], &["--pipeline-size", "lots"]);
-    assert_usage_error(&["-c", "1", "--workers", "8", "--pipeline-delay", "50"], &["--pipeline-delay", "no unit"]);
-    assert_usage_error(&["-c", "1", "--workers", "8", "--pipeline-delay", "soon"], &["--pipeline-delay", "soon"]);
+    assert_usage_error(
+        &["-c", "1", "--workers", "8", "--pipeline-size", "0"],
+        &["--pipeline-size"],
+    );
+    assert_usage_error(
+        &["-c", "1", "--workers", "8", "--pipeline-size", "lots"],
+        &["--pipeline-size", "lots"],
+    );
+    assert_usage_error(
+        &["-c", "1", "--workers", "8", "--pipeline-delay", "50"],
+        &["--pipeline-delay", "no unit"],
+    );
+    assert_usage_error(
+        &["-c", "1", "--workers", "8", "--pipeline-delay", "soon"],
+        &["--pipeline-delay", "soon"],
+    );
     assert_usage_error(&["--pipeline-size", "8"], &["--pipeline-size", "--workers"]);
-    assert_usage_error(&["--workers", "100", "--rate", "1000"], &["--workers", "--rate"]);
+    assert_usage_error(
+        &["--workers", "100", "--rate", "1000"],
+        &["--workers", "--rate"],
+    );
     assert_usage_error(&["--workers", "100", "-P", "16"], &["--workers", "-P"]);
     assert_usage_error(&["--workers", "10"], &["--workers", "-c"]);
 }
@@ -54,7 +74,10 @@ fn an_unreachable_server_fails_with_the_os_reason() {
     let out = run_tailrate(&["-p", &port, "-n", "10"]);
     assert_eq!(out.status.code(), Some(1));
     let text = stderr(&out);
-    assert!(text.contains(&format!("127.0.0.1:{port}")) && text.to_lowercase().contains("refused"), "{text}");
+    assert!(
+        text.contains(&format!("127.0.0.1:{port}")) && text.to_lowercase().contains("refused"),
+        "{text}"
+    );
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
@@ -71,10 +94,17 @@ fn a_server_that_never_answers_fails_within_the_connect_timeout() {
         std::thread::sleep(Duration::from_secs(5));
     });
     let started = Instant::now();
-    let out = run_tailrate_with_timeout(&["-p", &port, "-n", "10", "--connect-timeout", "1s"], Duration::from_secs(30));
+    let out = run_tailrate_with_timeout(
+        &["-p", &port, "-n", "10", "--connect-timeout", "1s"],
+        Duration::from_secs(30),
+    );
     let elapsed = started.elapsed();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("--connect-timeout"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--connect-timeout"),
+        "{}",
+        stderr(&out)
+    );
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
     drop(held);
 }
@@ -86,8 +116,14 @@ fn a_refused_password_fails_with_the_servers_reason() {
     let out = run_tailrate(&["-p", &port, "-a", "wrong", "-n", "10"]);
     assert_eq!(out.status.code(), Some(1));
     let text = stderr(&out);
-    assert!(text.contains("AUTH") && text.contains("WRONGPASS"), "{text}");
-    assert!(!text.contains("wrong\n") && !text.contains(" wrong "), "the password must not be echoed: {text}");
+    assert!(
+        text.contains("AUTH") && text.contains("WRONGPASS"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("wrong\n") && !text.contains(" wrong "),
+        "the password must not be echoed: {text}"
+    );
 
     let out = run_tailrate(&["-p", &port, "-n", "10"]);
     assert_eq!(out.status.code(), Some(1));
@@ -97,8 +133,18 @@ fn a_refused_password_fails_with_the_servers_reason() {
 #[test]
 fn a_missing_database_fails_with_the_servers_reason() {
     let server = RedisServer::start();
-    let out = run_tailrate(&["-p", &server.port().to_string(), "--dbnum", "99", "-n", "10"]);
+    let out = run_tailrate(&[
+        "-p",
+        &server.port().to_string(),
+        "--dbnum",
+        "99",
+        "-n",
+        "10",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let text = stderr(&out);
-    assert!(text.contains("SELECT 99") && text.contains("out of range"), "{text}");
+    assert!(
+        text.contains("SELECT 99") && text.contains("out of range"),
+        "{text}"
+    );
 }

@@ -38,7 +38,11 @@ mod harness_smoke {
         let stats = server.commandstats();
         assert_eq!(stats.get("set"), Some(&1));
         assert_eq!(stats.get("get"), Some(&2));
-        assert!(server.info("server").contains(&format!("process_id:{}", server.pid())));
+        assert!(
+            server
+                .info("server")
+                .contains(&format!("process_id:{}", server.pid()))
+        );
     }
 
     #[test]

@@ -16,13 +16,20 @@ fn run_json(args: &[&str]) -> (String, Value) {
 }
 
 fn ms(test: &Value, metric: &str, field: &str) -> f64 {
-    test["latency"][metric][field].as_f64().unwrap_or_else(|| panic!("{metric}.{field} missing")) / 1e6
+    test["latency"][metric][field]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{metric}.{field} missing"))
+        / 1e6
 }
 
 fn assert_balanced(test: &Value) {
     let c = &test["counts"];
     let n = |k: &str| c[k].as_u64().unwrap();
-    assert_eq!(n("intended"), n("completed") + n("errors") + n("timeouts") + n("not_sent") + n("in_flight_at_end"), "accounting: {c}");
+    assert_eq!(
+        n("intended"),
+        n("completed") + n("errors") + n("timeouts") + n("not_sent") + n("in_flight_at_end"),
+        "accounting: {c}"
+    );
 }
 
 #[test]
@@ -46,8 +53,16 @@ fn an_open_loop_run_reports_four_metrics_and_balances_its_books() {
     ]);
     let test = &report["tests"][0];
     for metric in ["response", "service", "lag", "queue_wait"] {
-        assert!(test["latency"][metric]["count"].as_u64().unwrap() > 1500, "{metric}");
-        assert!(!test["latency"][metric]["hdr_v2_base64"].as_str().unwrap().is_empty());
+        assert!(
+            test["latency"][metric]["count"].as_u64().unwrap() > 1500,
+            "{metric}"
+        );
+        assert!(
+            !test["latency"][metric]["hdr_v2_base64"]
+                .as_str()
+                .unwrap()
+                .is_empty()
+        );
     }
     assert_balanced(test);
     // Warm-up requests are sent but not counted: about 2000 measured, not 2600 (seeded: an
@@ -55,7 +70,10 @@ fn an_open_loop_run_reports_four_metrics_and_balances_its_books() {
     // about one run in 40).
     let intended = test["counts"]["intended"].as_u64().unwrap();
     assert!((1900..=2100).contains(&intended), "intended {intended}");
-    assert!(stdout.contains("latency by metric") && stdout.contains("self-checks:"), "{stdout}");
+    assert!(
+        stdout.contains("latency by metric") && stdout.contains("self-checks:"),
+        "{stdout}"
+    );
     assert_eq!(report["settings"]["arrival"], "poisson");
     assert!(report["seed"].as_u64().is_some());
 }
@@ -118,13 +136,17 @@ fn the_hdr_log_holds_one_line_per_second_and_metric() {
         {
             response_intervals += 1;
             let mut raw = base64_decode(i.encoded_histogram());
-            let h: hdrhistogram::Histogram<u64> =
-                hdrhistogram::serialization::Deserializer::new().deserialize(&mut raw.as_slice()).unwrap();
+            let h: hdrhistogram::Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+                .deserialize(&mut raw.as_slice())
+                .unwrap();
             total += h.len();
             raw.clear();
         }
     }
-    assert!((2..=3).contains(&response_intervals), "{response_intervals} intervals");
+    assert!(
+        (2..=3).contains(&response_intervals),
+        "{response_intervals} intervals"
+    );
     // Every measured reply is in exactly one interval; the seeded schedule plans ~2000.
     assert_eq!(total, completed, "values in the hlog vs completed requests");
     assert!((1800..=2200).contains(&total), "{total} values");
@@ -133,12 +155,16 @@ fn the_hdr_log_holds_one_line_per_second_and_metric() {
 /// The histogram of `metric` embedded in a test's JSON report.
 fn histogram(test: &Value, metric: &str) -> hdrhistogram::Histogram<u64> {
     let raw = base64_decode(test["latency"][metric]["hdr_v2_base64"].as_str().unwrap());
-    hdrhistogram::serialization::Deserializer::new().deserialize(&mut raw.as_slice()).unwrap()
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut raw.as_slice())
+        .unwrap()
 }
 
 fn base64_decode(text: &str) -> Vec<u8> {
     use base64::Engine;
-    base64::engine::general_purpose::STANDARD.decode(text).unwrap()
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .unwrap()
 }
 
 #[test]
@@ -165,15 +191,32 @@ fn ctrl_c_ends_the_run_and_still_writes_what_was_measured() {
         .spawn()
         .unwrap();
     thread::sleep(Duration::from_millis(1500));
-    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
     let started = Instant::now();
     let out = child.wait_with_output().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5), "it stopped promptly");
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "it stopped promptly"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let test = &report["tests"][0];
     let completed = test["counts"]["completed"].as_u64().unwrap();
-    assert!((700..=2500).contains(&completed), "{completed} completed in ~1.5 s at 1000/s");
+    assert!(
+        (700..=2500).contains(&completed),
+        "{completed} completed in ~1.5 s at 1000/s"
+    );
     assert_eq!(test["stopped_early"], "interrupted");
     assert_balanced(test);
     assert!(String::from_utf8_lossy(&out.stdout).contains("GET: "));
@@ -186,7 +229,21 @@ fn a_server_restarted_mid_run_is_reconnected_and_the_gap_shows_in_the_tail() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let child = Command::new(tailrate_bin())
-        .args(["-p", &port, "--rate", "1000", "--duration", "4s", "-c", "4", "-t", "get", "-q", "--json", json.to_str().unwrap()])
+        .args([
+            "-p",
+            &port,
+            "--rate",
+            "1000",
+            "--duration",
+            "4s",
+            "-c",
+            "4",
+            "-t",
+            "get",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -196,7 +253,12 @@ fn a_server_restarted_mid_run_is_reconnected_and_the_gap_shows_in_the_tail() {
     thread::sleep(Duration::from_millis(500));
     server.restart_same_port();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let test = &report["tests"][0];
     assert_balanced(test);
@@ -204,9 +266,16 @@ fn a_server_restarted_mid_run_is_reconnected_and_the_gap_shows_in_the_tail() {
     // About 3.5 s of the 4 s had a server: most requests completed, after the restart too.
     assert!(c["completed"].as_u64().unwrap() > 3000, "{c}");
     // Requests intended while the server was down waited for the reconnect: the tail shows the ~0.5 s gap.
-    assert!(ms(test, "response", "max_ns") > 300.0, "max {} ms", ms(test, "response", "max_ns"));
+    assert!(
+        ms(test, "response", "max_ns") > 300.0,
+        "max {} ms",
+        ms(test, "response", "max_ns")
+    );
     let server_gets = server.commandstats().get("get").copied().unwrap_or(0);
-    assert!(server_gets > 1500, "the restarted server got {server_gets} GETs");
+    assert!(
+        server_gets > 1500,
+        "the restarted server got {server_gets} GETs"
+    );
 }
 
 /// Timing tests: each runs alone (see .config/nextest.toml) and states its tolerance.
@@ -214,14 +283,23 @@ mod timing {
     use super::*;
 
     /// Issues `CLIENT PAUSE pause_ms ALL` at each offset from `start`; returns when the last is sent.
-    fn pause_at(server_addr: String, start: Instant, offsets: Vec<Duration>, pause_ms: u64) -> thread::JoinHandle<()> {
+    fn pause_at(
+        server_addr: String,
+        start: Instant,
+        offsets: Vec<Duration>,
+        pause_ms: u64,
+    ) -> thread::JoinHandle<()> {
         thread::spawn(move || {
             for offset in offsets {
                 let when = start + offset;
                 if let Some(wait) = when.checked_duration_since(Instant::now()) {
                     thread::sleep(wait);
                 }
-                let reply = super::super::harness::send_command(&server_addr, &["CLIENT", "PAUSE", &pause_ms.to_string(), "ALL"]).unwrap();
+                let reply = super::super::harness::send_command(
+                    &server_addr,
+                    &["CLIENT", "PAUSE", &pause_ms.to_string(), "ALL"],
+                )
+                .unwrap();
                 assert_eq!(reply.to_string(), "OK");
             }
         })
@@ -239,7 +317,11 @@ mod timing {
 
     fn finish(child: std::process::Child, json: &std::path::Path) -> Value {
         let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let report: Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
         report["tests"][0].clone()
     }
@@ -264,7 +346,11 @@ mod timing {
         let port = server.port().to_string();
         let dir = tempfile::tempdir().unwrap();
         let (stall_ms, stalls, window_s) = (200.0, 3.0, 4.0);
-        let offsets = vec![Duration::from_millis(1300), Duration::from_millis(2300), Duration::from_millis(3300)];
+        let offsets = vec![
+            Duration::from_millis(1300),
+            Duration::from_millis(2300),
+            Duration::from_millis(3300),
+        ];
 
         let json = dir.path().join("open.json");
         let start = Instant::now();
@@ -289,7 +375,9 @@ mod timing {
             ],
             &json,
         );
-        pause_at(server.addr(), start, offsets.clone(), 200).join().unwrap();
+        pause_at(server.addr(), start, offsets.clone(), 200)
+            .join()
+            .unwrap();
         let open = finish(child, &json);
         assert_balanced(&open);
         assert_eq!(open["counts"]["not_sent"], 0);
@@ -297,28 +385,52 @@ mod timing {
         let expected = |q: f64, s: f64| s - (1.0 - q) * window_s * 1000.0 / stalls;
         let (rate, connections, rtt_s) = (2000.0, 8.0, ms(&open, "service", "p90_ns") / 1000.0);
         let drain_ms = 1000.0 * rate * (stall_ms + 10.0) / 1000.0 / (connections / rtt_s - rate);
-        assert!(drain_ms > 0.0 && drain_ms < 100.0, "the server drains a stall's backlog ({drain_ms:.1} ms with rtt {rtt_s:e} s)");
+        assert!(
+            drain_ms > 0.0 && drain_ms < 100.0,
+            "the server drains a stall's backlog ({drain_ms:.1} ms with rtt {rtt_s:e} s)"
+        );
         for (field, q) in [("p90_ns", 0.90), ("p99_ns", 0.99), ("p99_9_ns", 0.999)] {
             let measured = ms(&open, "response", field);
-            let (low, high) = (expected(q, stall_ms) - 5.0, expected(q, stall_ms + 10.0) + drain_ms + 5.0);
-            assert!((low..=high).contains(&measured), "response {field}: {measured:.1} ms, expected {low:.1}..{high:.1} ms");
+            let (low, high) = (
+                expected(q, stall_ms) - 5.0,
+                expected(q, stall_ms + 10.0) + drain_ms + 5.0,
+            );
+            assert!(
+                (low..=high).contains(&measured),
+                "response {field}: {measured:.1} ms, expected {low:.1}..{high:.1} ms"
+            );
         }
         // With one request in flight per connection, only the (at most 8) requests written
         // to the connections once a stall has begun see it in their service time: 24 of
         // 8000 is 0.3%, so the service-time p99 is a normal request's.
-        let (service_p99, response_p99) = (ms(&open, "service", "p99_ns"), ms(&open, "response", "p99_ns"));
-        assert!(service_p99 < 10.0 && response_p99 > 150.0, "service p99 {service_p99:.2} ms vs response p99 {response_p99:.1} ms");
+        let (service_p99, response_p99) = (
+            ms(&open, "service", "p99_ns"),
+            ms(&open, "response", "p99_ns"),
+        );
+        assert!(
+            service_p99 < 10.0 && response_p99 > 150.0,
+            "service p99 {service_p99:.2} ms vs response p99 {response_p99:.1} ms"
+        );
 
         // The same stalls against a closed loop: each connection loses one request to each
         // stall and then waits, so the stall is 24 samples among hundreds of thousands.
         let json = dir.path().join("closed.json");
         let start = Instant::now();
-        let child = spawn_json(&["-p", &port, "--duration", "4s", "-c", "8", "-t", "get"], &json);
+        let child = spawn_json(
+            &["-p", &port, "--duration", "4s", "-c", "8", "-t", "get"],
+            &json,
+        );
         pause_at(server.addr(), start, offsets, 200).join().unwrap();
         let closed = finish(child, &json);
         let closed_p99 = ms(&closed, "response", "p99_ns");
-        assert!(closed_p99 * 10.0 < response_p99, "closed-loop p99 {closed_p99:.2} ms vs open-loop p99 {response_p99:.1} ms");
-        assert!(ms(&closed, "response", "max_ns") >= stall_ms - 5.0, "the closed loop did see the stalls, in its max only");
+        assert!(
+            closed_p99 * 10.0 < response_p99,
+            "closed-loop p99 {closed_p99:.2} ms vs open-loop p99 {response_p99:.1} ms"
+        );
+        assert!(
+            ms(&closed, "response", "max_ns") >= stall_ms - 5.0,
+            "the closed loop did see the stalls, in its max only"
+        );
     }
 
     /// Pollaczek-Khinchine on a real server. One connection with `--max-inflight 1`
@@ -351,7 +463,9 @@ mod timing {
     #[test]
     fn poisson_arrivals_on_a_fixed_service_time_match_pollaczek_khinchine() {
         let tested = pollaczek_khinchine_holds_at(&[(0.5, "5s"), (0.8, "15s")]);
-        eprintln!("Pollaczek-Khinchine tested at utilisations {tested:?} (the others: the machine stalled in every run)");
+        eprintln!(
+            "Pollaczek-Khinchine tested at utilisations {tested:?} (the others: the machine stalled in every run)"
+        );
     }
 
     /// Runs per utilisation before a disturbed machine fails the test.
@@ -362,12 +476,20 @@ mod timing {
 
     /// Checks the model at each utilisation that gets an undisturbed run; returns those.
     fn pollaczek_khinchine_holds_at(utilisations: &[(f64, &str)]) -> Vec<f64> {
-        let server = RedisServer::builder().arg("--enable-debug-command", "yes").start();
+        let server = RedisServer::builder()
+            .arg("--enable-debug-command", "yes")
+            .start();
         let port = server.port().to_string();
-        let calibration = run_json(&["-p", &port, "-c", "1", "-n", "500", "DEBUG", "SLEEP", "0.001"]).1;
+        let calibration = run_json(&[
+            "-p", &port, "-c", "1", "-n", "500", "DEBUG", "SLEEP", "0.001",
+        ])
+        .1;
         let service = histogram(&calibration["tests"][0], "service");
         let s_ms = service.mean() / 1e6;
-        assert!((1.0..3.0).contains(&s_ms), "DEBUG SLEEP 0.001 takes {s_ms:.3} ms");
+        assert!(
+            (1.0..3.0).contains(&s_ms),
+            "DEBUG SLEEP 0.001 takes {s_ms:.3} ms"
+        );
 
         let mut tested = Vec::new();
         for &(rho, duration) in utilisations {
@@ -398,10 +520,14 @@ mod timing {
             for attempt in 1..=PK_ATTEMPTS {
                 let test = run_json(&args).1["tests"][0].clone();
                 assert_balanced(&test);
-                let (service_max, lag_max) = (ms(&test, "service", "max_ns"), ms(&test, "lag", "max_ns"));
+                let (service_max, lag_max) =
+                    (ms(&test, "service", "max_ns"), ms(&test, "lag", "max_ns"));
                 let service = histogram(&test, "service");
                 let cv2 = (service.stdev() / service.mean()).powi(2);
-                if service_max <= disturbed_above_ms && lag_max <= disturbed_above_ms && cv2 <= MAX_SERVICE_CV2 {
+                if service_max <= disturbed_above_ms
+                    && lag_max <= disturbed_above_ms
+                    && cv2 <= MAX_SERVICE_CV2
+                {
                     undisturbed = Some((attempt, test));
                     break;
                 }
@@ -426,7 +552,8 @@ mod timing {
                 rho_run < 0.95,
                 "utilisation {rho_run:.2}: the server was slower under load than calibrated ({s_run:.3} vs {s_ms:.3} ms)"
             );
-            let predicted = s_run + lambda_per_ms * (v_run + s_run * s_run) / (2.0 * (1.0 - rho_run));
+            let predicted =
+                s_run + lambda_per_ms * (v_run + s_run * s_run) / (2.0 * (1.0 - rho_run));
             let md1 = s_ms * (1.0 + rho / (2.0 * (1.0 - rho)));
             let measured = ms(&test, "response", "mean_ns");
             eprintln!(
@@ -452,7 +579,11 @@ mod timing {
     fn achieved_rates_are_within_one_percent_of_the_target() {
         let server = RedisServer::start();
         let port = server.port().to_string();
-        for (rate, arrival) in [(1_000.0, "constant"), (10_000.0, "poisson"), (50_000.0, "constant")] {
+        for (rate, arrival) in [
+            (1_000.0, "constant"),
+            (10_000.0, "poisson"),
+            (50_000.0, "constant"),
+        ] {
             server.reset_stats();
             let rate_text = format!("{rate}");
             let (_, report) = run_json(&[
@@ -475,10 +606,16 @@ mod timing {
             ]);
             let test = &report["tests"][0];
             let achieved = test["achieved_rate_per_sec"].as_f64().unwrap();
-            assert!((achieved / rate - 1.0).abs() <= 0.01, "{arrival} {rate}/s: achieved {achieved:.1}/s");
+            assert!(
+                (achieved / rate - 1.0).abs() <= 0.01,
+                "{arrival} {rate}/s: achieved {achieved:.1}/s"
+            );
             let seen = server.commandstats().get("get").copied().unwrap_or(0) as f64;
             let expected = rate * 2.2;
-            assert!((seen / expected - 1.0).abs() <= 0.01, "{arrival} {rate}/s: the server saw {seen} GETs, expected {expected}");
+            assert!(
+                (seen / expected - 1.0).abs() <= 0.01,
+                "{arrival} {rate}/s: the server saw {seen} GETs, expected {expected}"
+            );
         }
     }
 }

@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::harness::{RedisServer, Reply, find_in_path, free_port, run_tailrate, run_tailrate_json, send_command};
+use super::harness::{
+    RedisServer, Reply, find_in_path, free_port, run_tailrate, run_tailrate_json, send_command,
+};
 
 /// How long [`Nutcracker::start`] waits for the proxy to answer a GET.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -21,12 +23,17 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// The `nutcracker` binary (Debian installs it in /usr/sbin); `None` means skip the
 /// test, which only happens outside CI.
 fn nutcracker_bin() -> Option<PathBuf> {
-    let found = find_in_path("nutcracker").or_else(|| Some(PathBuf::from("/usr/sbin/nutcracker")).filter(|p| p.is_file()));
+    let found = find_in_path("nutcracker")
+        .or_else(|| Some(PathBuf::from("/usr/sbin/nutcracker")).filter(|p| p.is_file()));
     if found.is_none() {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("nutcracker is not installed: in CI, scripts/test installs it (ensure_nutcracker in scripts/lib.sh)");
+            panic!(
+                "nutcracker is not installed: in CI, scripts/test installs it (ensure_nutcracker in scripts/lib.sh)"
+            );
         }
-        eprintln!("SKIPPED: nutcracker (twemproxy) is not installed; run scripts/test or `apt-get install -y nutcracker`");
+        eprintln!(
+            "SKIPPED: nutcracker (twemproxy) is not installed; run scripts/test or `apt-get install -y nutcracker`"
+        );
     }
     found
 }
@@ -44,9 +51,16 @@ impl Nutcracker {
     fn start(bin: &PathBuf, servers: &[&RedisServer]) -> Nutcracker {
         let mut last = String::new();
         for _ in 0..5 {
-            let dir = tempfile::Builder::new().prefix("tailrate-nutcracker-").tempdir().unwrap();
+            let dir = tempfile::Builder::new()
+                .prefix("tailrate-nutcracker-")
+                .tempdir()
+                .unwrap();
             let (port, stats_port) = (free_port(), free_port());
-            let members: String = servers.iter().enumerate().map(|(i, s)| format!("    - {}:1 server{i}\n", s.addr())).collect();
+            let members: String = servers
+                .iter()
+                .enumerate()
+                .map(|(i, s)| format!("    - {}:1 server{i}\n", s.addr()))
+                .collect();
             let conf = format!(
                 "tailrate:\n  listen: 127.0.0.1:{port}\n  hash: fnv1a_64\n  distribution: ketama\n  redis: true\n  \
                  auto_eject_hosts: false\n  server_retry_timeout: 2000\n  timeout: 4000\n  servers:\n{members}"
@@ -112,7 +126,10 @@ impl Drop for Nutcracker {
 
 /// Calls of `command` on each server since its last stats reset.
 fn calls(servers: &[&RedisServer], command: &str) -> Vec<u64> {
-    servers.iter().map(|s| s.commandstats().get(command).copied().unwrap_or(0)).collect()
+    servers
+        .iter()
+        .map(|s| s.commandstats().get(command).copied().unwrap_or(0))
+        .collect()
 }
 
 /// Runs tailrate with `--json` and returns the whole report.
@@ -121,15 +138,32 @@ fn run_json(args: &[&str]) -> Value {
 }
 
 fn count(test: &Value, field: &str) -> u64 {
-    test["counts"][field].as_u64().unwrap_or_else(|| panic!("counts.{field} missing in {test}"))
+    test["counts"][field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("counts.{field} missing in {test}"))
 }
 
 /// The report's notes say CONFIG was refused, and nothing was learned from it.
 fn assert_config_refused_is_noted(report: &Value) {
-    let notes = report["server"]["notes"].as_array().unwrap_or_else(|| panic!("no notes in {}", report["server"]));
-    assert!(notes.iter().any(|n| n.as_str().is_some_and(|n| n.contains("refused CONFIG GET"))), "{notes:?}");
-    assert!(notes.iter().any(|n| n.as_str().is_some_and(|n| n.contains("INFO"))), "{notes:?}");
-    assert_eq!((&report["server"]["save"], &report["server"]["version"]), (&Value::Null, &Value::Null));
+    let notes = report["server"]["notes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no notes in {}", report["server"]));
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().is_some_and(|n| n.contains("refused CONFIG GET"))),
+        "{notes:?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().is_some_and(|n| n.contains("INFO"))),
+        "{notes:?}"
+    );
+    assert_eq!(
+        (&report["server"]["save"], &report["server"]["version"]),
+        (&Value::Null, &Value::Null)
+    );
 }
 
 #[test]
@@ -142,28 +176,82 @@ fn closed_and_open_loop_runs_through_twemproxy_complete_without_config_or_info()
 
     // Closed loop: exactly -n of each, spread over both servers by key.
     servers.iter().for_each(|s| s.reset_stats());
-    let report = run_json(&["-p", &port, "-t", "set,get", "-n", "2000", "-r", "1000", "-q"]);
+    let report = run_json(&[
+        "-p", &port, "-t", "set,get", "-n", "2000", "-r", "1000", "-q",
+    ]);
     assert_config_refused_is_noted(&report);
-    for (test, command) in report["tests"].as_array().unwrap().iter().zip(["set", "get"]) {
-        assert_eq!((count(test, "completed"), count(test, "errors")), (2000, 0), "{command}: {}", test["counts"]);
+    for (test, command) in report["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(["set", "get"])
+    {
+        assert_eq!(
+            (count(test, "completed"), count(test, "errors")),
+            (2000, 0),
+            "{command}: {}",
+            test["counts"]
+        );
         let per_server = calls(&servers, command);
-        assert_eq!(per_server.iter().sum::<u64>(), 2000, "{command} calls per server: {per_server:?}");
-        assert!(per_server.iter().all(|&n| n > 0), "both servers get keys: {command} {per_server:?}");
+        assert_eq!(
+            per_server.iter().sum::<u64>(),
+            2000,
+            "{command} calls per server: {per_server:?}"
+        );
+        assert!(
+            per_server.iter().all(|&n| n > 0),
+            "both servers get keys: {command} {per_server:?}"
+        );
     }
 
     // Open loop at 1000/s for a second.
     servers.iter().for_each(|s| s.reset_stats());
-    let report = run_json(&["-p", &port, "--rate", "1000", "--seed", "1", "--duration", "1s", "-t", "get", "-r", "1000", "-c", "4"]);
+    let report = run_json(&[
+        "-p",
+        &port,
+        "--rate",
+        "1000",
+        "--seed",
+        "1",
+        "--duration",
+        "1s",
+        "-t",
+        "get",
+        "-r",
+        "1000",
+        "-c",
+        "4",
+    ]);
     assert_config_refused_is_noted(&report);
     let test = &report["tests"][0];
     let (intended, completed) = (count(test, "intended"), count(test, "completed"));
     assert!((900..=1100).contains(&intended), "intended {intended}");
-    assert_eq!((count(test, "errors"), count(test, "timeouts"), count(test, "not_sent")), (0, 0, 0), "{}", test["counts"]);
-    assert_eq!(intended, completed + count(test, "in_flight_at_end"), "{}", test["counts"]);
+    assert_eq!(
+        (
+            count(test, "errors"),
+            count(test, "timeouts"),
+            count(test, "not_sent")
+        ),
+        (0, 0, 0),
+        "{}",
+        test["counts"]
+    );
+    assert_eq!(
+        intended,
+        completed + count(test, "in_flight_at_end"),
+        "{}",
+        test["counts"]
+    );
     let per_server = calls(&servers, "get");
     let served: u64 = per_server.iter().sum();
-    assert!(served >= completed && served <= count(test, "sent"), "servers saw {per_server:?} GETs, tailrate completed {completed}");
-    assert!(per_server.iter().all(|&n| n > 0), "both servers get keys: {per_server:?}");
+    assert!(
+        served >= completed && served <= count(test, "sent"),
+        "servers saw {per_server:?} GETs, tailrate completed {completed}"
+    );
+    assert!(
+        per_server.iter().all(|&n| n > 0),
+        "both servers get keys: {per_server:?}"
+    );
 }
 
 #[test]
@@ -172,20 +260,53 @@ fn a_proxy_that_refuses_the_handshake_fails_with_a_clear_message() {
     let server = RedisServer::start();
     let proxy = Nutcracker::start(&bin, &[&server]);
     // SELECT is part of the handshake the user asked for: its refusal is fatal.
-    let out = run_tailrate(&["-p", &proxy.port.to_string(), "--dbnum", "1", "-n", "10", "-t", "get"]);
+    let out = run_tailrate(&[
+        "-p",
+        &proxy.port.to_string(),
+        "--dbnum",
+        "1",
+        "-n",
+        "10",
+        "-t",
+        "get",
+    ]);
     let text = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains(&proxy.addr()) && text.contains("closed the connection"), "{text}");
+    assert!(
+        text.contains(&proxy.addr()) && text.contains("closed the connection"),
+        "{text}"
+    );
 }
 
 #[test]
 fn a_server_that_refuses_config_with_an_error_is_noted_not_fatal() {
     // Renamed away, CONFIG gets "ERR unknown command" (the harness needs only PING and INFO).
-    let server = RedisServer::builder().arg("--rename-command", "CONFIG").args([""]).start();
-    let report = run_json(&["-p", &server.port().to_string(), "-t", "get", "-n", "500", "-q"]);
+    let server = RedisServer::builder()
+        .arg("--rename-command", "CONFIG")
+        .args([""])
+        .start();
+    let report = run_json(&[
+        "-p",
+        &server.port().to_string(),
+        "-t",
+        "get",
+        "-n",
+        "500",
+        "-q",
+    ]);
     let notes = report["server"]["notes"].as_array().unwrap();
-    assert!(notes.iter().any(|n| n.as_str().is_some_and(|n| n.contains("refused CONFIG GET save") && n.contains("ERR"))), "{notes:?}");
-    assert!(report["server"]["version"].as_str().is_some_and(|v| v.starts_with(char::is_numeric)), "INFO still answers");
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .is_some_and(|n| n.contains("refused CONFIG GET save") && n.contains("ERR"))),
+        "{notes:?}"
+    );
+    assert!(
+        report["server"]["version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with(char::is_numeric)),
+        "INFO still answers"
+    );
     assert_eq!(count(&report["tests"][0], "completed"), 500);
     assert_eq!(server.commandstats().get("get"), Some(&500));
 }

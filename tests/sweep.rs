@@ -11,12 +11,23 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tailrate::report::plot::{self, PERCENTILE_COLORS, PERCENTILES};
 
-use super::harness::{RedisServer, assert_success, run_tailrate, run_tailrate_with_timeout, tailrate_bin};
+use super::harness::{
+    RedisServer, assert_success, run_tailrate, run_tailrate_with_timeout, tailrate_bin,
+};
 
 /// Runs `tailrate sweep -p PORT --out DIR ARGS...` and returns its output.
 fn sweep(server: &RedisServer, out: &Path, args: &[&str]) -> Output {
     let port = server.port().to_string();
-    let mut argv = vec!["sweep", "-p", &port, "--seed", "7", "--no-progress", "--out", out.to_str().unwrap()];
+    let mut argv = vec![
+        "sweep",
+        "-p",
+        &port,
+        "--seed",
+        "7",
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+    ];
     argv.extend_from_slice(args);
     run_tailrate_with_timeout(&argv, Duration::from_secs(90))
 }
@@ -27,7 +38,12 @@ fn read_json(path: &Path) -> Value {
 }
 
 fn runs_of<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
-    report["runs"].as_array().unwrap().iter().filter(|r| r["kind"] == kind).collect()
+    report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == kind)
+        .collect()
 }
 
 /// The capacity of a server with a fixed service time, from queueing facts.
@@ -47,7 +63,9 @@ fn runs_of<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
 /// generator off the CPU (its lag, under 2 ms, counts in the response time).
 #[test]
 fn a_sweep_finds_the_capacity_of_a_server_that_sleeps_1ms_per_command() {
-    let server = RedisServer::builder().arg("--enable-debug-command", "yes").start();
+    let server = RedisServer::builder()
+        .arg("--enable-debug-command", "yes")
+        .start();
     let dir = tempfile::tempdir().unwrap();
     let out = sweep(
         &server,
@@ -80,19 +98,42 @@ fn a_sweep_finds_the_capacity_of_a_server_that_sleeps_1ms_per_command() {
     let report = read_json(&dir.path().join("sweep.json"));
     assert_eq!(report["complete"], true, "{stdout}");
     let slo = &report["slo"];
-    let capacity = slo["capacity_per_sec"].as_f64().unwrap_or_else(|| panic!("no capacity found: {slo}\n{stdout}"));
+    let capacity = slo["capacity_per_sec"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no capacity found: {slo}\n{stdout}"));
     assert_eq!(slo["confirmed"], true, "{slo}");
 
     let first = runs_of(&report, "step")[0];
-    let service_ns = first["report"]["latency"]["service"]["p50_ns"].as_f64().unwrap();
-    assert!(service_ns >= 1e6, "DEBUG SLEEP 0.001 served in {service_ns} ns, under 1 ms");
-    assert!(capacity <= 1016.0, "capacity {capacity}/s above what a 1 ms service time allows\n{stdout}");
-    assert!(capacity >= 0.5e9 / service_ns, "capacity {capacity}/s far below 1/D = {:.0}/s\n{stdout}", 1e9 / service_ns);
+    let service_ns = first["report"]["latency"]["service"]["p50_ns"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        service_ns >= 1e6,
+        "DEBUG SLEEP 0.001 served in {service_ns} ns, under 1 ms"
+    );
+    assert!(
+        capacity <= 1016.0,
+        "capacity {capacity}/s above what a 1 ms service time allows\n{stdout}"
+    );
+    assert!(
+        capacity >= 0.5e9 / service_ns,
+        "capacity {capacity}/s far below 1/D = {:.0}/s\n{stdout}",
+        1e9 / service_ns
+    );
 
     // The re-measurement at the capacity met the objective.
-    let confirm = runs_of(&report, "confirm").into_iter().rev().find(|r| r["target_rate_per_sec"].as_f64() == Some(capacity)).unwrap();
+    let confirm = runs_of(&report, "confirm")
+        .into_iter()
+        .rev()
+        .find(|r| r["target_rate_per_sec"].as_f64() == Some(capacity))
+        .unwrap();
     assert_eq!(confirm["slo"]["met"], true, "{}", confirm["slo"]);
-    assert!(confirm["report"]["latency"]["response"]["p99_ns"].as_u64().unwrap() <= 20_000_000);
+    assert!(
+        confirm["report"]["latency"]["response"]["p99_ns"]
+            .as_u64()
+            .unwrap()
+            <= 20_000_000
+    );
 
     // A rate 20% above the capacity does not meet it: from the steps when one is there.
     // When a stall pulled the measured capacity below 1/D (allowed above), a rate 20%
@@ -127,14 +168,29 @@ fn a_sweep_finds_the_capacity_of_a_server_that_sleeps_1ms_per_command() {
             "--warmup",
             "300ms",
         ];
-        let rest = ["--no-progress", "-q", "--json", json.to_str().unwrap(), "DEBUG", "SLEEP", "0.001"];
+        let rest = [
+            "--no-progress",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+            "DEBUG",
+            "SLEEP",
+            "0.001",
+        ];
         assert_success(&run_tailrate(&[&args[..], &rest[..]].concat()));
         let test = &read_json(&json)["tests"][0];
         let p99 = test["latency"]["response"]["p99_ns"].as_u64().unwrap();
-        assert!(p99 > 20_000_000 || test["counts"]["not_sent"].as_u64().unwrap() > 0, "{rate}/s met the SLO: p99 {p99} ns");
+        assert!(
+            p99 > 20_000_000 || test["counts"]["not_sent"].as_u64().unwrap() > 0,
+            "{rate}/s met the SLO: p99 {p99} ns"
+        );
     } else {
         for run in above {
-            assert_eq!(run["slo"]["met"], false, "{} met the SLO 20% above capacity {capacity} (1/D {mu:.0})", run["target_rate_per_sec"]);
+            assert_eq!(
+                run["slo"]["met"], false,
+                "{} met the SLO 20% above capacity {capacity} (1/D {mu:.0})",
+                run["target_rate_per_sec"]
+            );
         }
     }
 }
@@ -146,7 +202,12 @@ fn check_well_formed(svg: &str) -> Result<usize, String> {
         let mut rest = text;
         while let Some(i) = rest.find('&') {
             let tail = &rest[i + 1..];
-            let end = tail.find(';').ok_or_else(|| format!("unterminated entity near {:?}", &rest[i..(i + 12).min(rest.len())]))?;
+            let end = tail.find(';').ok_or_else(|| {
+                format!(
+                    "unterminated entity near {:?}",
+                    &rest[i..(i + 12).min(rest.len())]
+                )
+            })?;
             let name = &tail[..end];
             if !(["lt", "gt", "amp", "quot", "apos"].contains(&name) || name.starts_with('#')) {
                 return Err(format!("unknown entity &{name};"));
@@ -175,7 +236,9 @@ fn check_well_formed(svg: &str) -> Result<usize, String> {
             continue;
         }
         if let Some(name) = tag.strip_prefix('/') {
-            let open = stack.pop().ok_or_else(|| format!("</{name}> closes nothing"))?;
+            let open = stack
+                .pop()
+                .ok_or_else(|| format!("</{name}> closes nothing"))?;
             if open != name.trim() {
                 return Err(format!("<{open}> closed by </{name}>"));
             }
@@ -185,7 +248,12 @@ fn check_well_formed(svg: &str) -> Result<usize, String> {
             return Err(format!("bad attributes in <{tag}>"));
         }
         check_text(tag)?;
-        let name = tag.trim_end_matches('/').split_whitespace().next().ok_or("an empty tag")?.to_string();
+        let name = tag
+            .trim_end_matches('/')
+            .split_whitespace()
+            .next()
+            .ok_or("an empty tag")?
+            .to_string();
         elements += 1;
         if stack.is_empty() {
             roots += 1;
@@ -257,23 +325,51 @@ fn every_sweep_plot_is_well_formed_svg_with_a_title_axis_labels_and_a_series_per
     let report = read_json(&dir.path().join("sweep.json"));
     assert_eq!(report["schema_version"], 1);
     assert_eq!(report["test"], "GET");
-    assert_eq!(report["server"]["endpoint"], format!("127.0.0.1:{}", server.port()));
+    assert_eq!(
+        report["server"]["endpoint"],
+        format!("127.0.0.1:{}", server.port())
+    );
     assert_eq!(runs_of(&report, "step").len(), 3, "{stdout}");
     assert_eq!(runs_of(&report, "rate_capped").len(), 3);
     assert_eq!(runs_of(&report, "closed_loop").len(), 2);
     let step = runs_of(&report, "step")[0];
-    assert!(!step["report"]["latency"]["response"]["hdr_v2_base64"].as_str().unwrap().is_empty());
-    assert!(report["command_line"].as_array().unwrap().iter().any(|a| a == "--rate-capped"));
+    assert!(
+        !step["report"]["latency"]["response"]["hdr_v2_base64"]
+            .as_str()
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        report["command_line"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "--rate-capped")
+    );
 
     // One .hlog per run, and CSV rows for every run.
     for run in report["runs"].as_array().unwrap() {
         let hlog = dir.path().join(run["hlog"].as_str().unwrap());
-        assert!(std::fs::read_to_string(&hlog).unwrap().contains("GET.response"), "{}", hlog.display());
+        assert!(
+            std::fs::read_to_string(&hlog)
+                .unwrap()
+                .contains("GET.response"),
+            "{}",
+            hlog.display()
+        );
     }
     let csv = std::fs::read_to_string(dir.path().join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().next(), Some(tailrate::sweep::model::CSV_HEADER));
-    assert!(csv.lines().any(|l| l.starts_with("\"step\",\"10000\"") && l.contains("\"response\",\"p99\"")), "{csv}");
-    assert!(csv.lines().any(|l| l.starts_with("\"closed_loop\",\"\",\"8\"")), "{csv}");
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("\"step\",\"10000\"") && l.contains("\"response\",\"p99\"")),
+        "{csv}"
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("\"closed_loop\",\"\",\"8\"")),
+        "{csv}"
+    );
 
     let subtitle = format!("GET on 127.0.0.1:{}", server.port());
     let expected: [(&str, &str, &[&str]); 4] = [
@@ -282,28 +378,49 @@ fn every_sweep_plot_is_well_formed_svg_with_a_title_axis_labels_and_a_series_per
             "Response-time percentiles vs offered rate",
             &["offered rate (requests/s)", "response time (ms, log scale)"],
         ),
-        (plot::PERCENTILE_SPECTRUM, "Response time by percentile", &["percentile (log scale of 1/(1-q))", "response time (ms, log scale)"]),
+        (
+            plot::PERCENTILE_SPECTRUM,
+            "Response time by percentile",
+            &[
+                "percentile (log scale of 1/(1-q))",
+                "response time (ms, log scale)",
+            ],
+        ),
         (
             plot::LATENCY_OVER_TIME,
             "Response time per interval over the sweep",
-            &["time since the sweep started (s)", "response time (ms, log scale)"],
+            &[
+                "time since the sweep started (s)",
+                "response time (ms, log scale)",
+            ],
         ),
-        (plot::ACHIEVED_VS_TARGET, "Achieved vs target rate", &["target rate (requests/s)", "achieved rate (requests/s)"]),
+        (
+            plot::ACHIEVED_VS_TARGET,
+            "Achieved vs target rate",
+            &["target rate (requests/s)", "achieved rate (requests/s)"],
+        ),
     ];
     for (file, title, axes) in expected {
         let svg = std::fs::read_to_string(dir.path().join(file)).unwrap();
-        let elements = check_well_formed(&svg).unwrap_or_else(|e| panic!("{file} is not well-formed: {e}"));
+        let elements =
+            check_well_formed(&svg).unwrap_or_else(|e| panic!("{file} is not well-formed: {e}"));
         assert!(elements > 50, "{file}: {elements} elements");
         let texts = texts(&svg);
         let has = |s: &str| texts.iter().any(|(_, _, t)| t.contains(s));
         assert!(has(title), "{file}: no title {title:?}");
-        assert!(has(&subtitle) && has("redis "), "{file}: the subtitle names no server and version");
+        assert!(
+            has(&subtitle) && has("redis "),
+            "{file}: the subtitle names no server and version"
+        );
         for axis in axes {
             assert!(has(axis), "{file}: no axis label {axis:?}");
         }
         for (x, y, text) in &texts {
             let (w, h) = (plot::SIZE.0 as f64, plot::SIZE.1 as f64);
-            assert!((0.0..=w).contains(x) && (0.0..=h).contains(y), "{file}: {text:?} at ({x}, {y}) is off the canvas");
+            assert!(
+                (0.0..=w).contains(x) && (0.0..=h).contains(y),
+                "{file}: {text:?} at ({x}, {y}) is off the canvas"
+            );
         }
     }
 
@@ -313,25 +430,54 @@ fn every_sweep_plot_is_well_formed_svg_with_a_title_axis_labels_and_a_series_per
     let labels: Vec<String> = texts(&svg).into_iter().map(|t| t.2).collect();
     for ((name, _), color) in PERCENTILES.iter().zip(PERCENTILE_COLORS.iter()) {
         assert!(labels.iter().any(|l| l == name), "no legend entry {name}");
-        let line = format!("<polyline fill=\"none\" opacity=\"1\" stroke=\"{}\" stroke-width=\"2\"", hex(color));
-        assert!(svg.matches(&line).count() >= 2, "no response line for {name} (legend sample plus series)");
+        let line = format!(
+            "<polyline fill=\"none\" opacity=\"1\" stroke=\"{}\" stroke-width=\"2\"",
+            hex(color)
+        );
+        assert!(
+            svg.matches(&line).count() >= 2,
+            "no response line for {name} (legend sample plus series)"
+        );
     }
-    assert!(labels.iter().any(|l| l.starts_with("SLO p99 ≤ 50")), "{labels:?}");
-    assert!(labels.iter().any(|l| l.starts_with("capacity ")), "{labels:?}");
+    assert!(
+        labels.iter().any(|l| l.starts_with("SLO p99 ≤ 50")),
+        "{labels:?}"
+    );
+    assert!(
+        labels.iter().any(|l| l.starts_with("capacity ")),
+        "{labels:?}"
+    );
     assert!(labels.iter().any(|l| l == "rate-capped closed loop"));
     assert!(labels.iter().any(|l| l == "c=8"));
     // The spectrum has one curve per step, labelled by its rate.
     let svg = std::fs::read_to_string(dir.path().join(plot::PERCENTILE_SPECTRUM)).unwrap();
     let labels: Vec<String> = texts(&svg).into_iter().map(|t| t.2).collect();
     for rate in ["2k/s", "5k/s", "10k/s", "99.9%"] {
-        assert!(labels.iter().any(|l| l == rate), "spectrum has no {rate}: {labels:?}");
+        assert!(
+            labels.iter().any(|l| l == rate),
+            "spectrum has no {rate}: {labels:?}"
+        );
     }
 }
 
 /// Runs a short sweep (two steps and the SLO search) into `dir`.
 fn short_sweep(server: &RedisServer, dir: &Path) {
-    let args =
-        ["-t", "set", "-c", "4", "--rates", "2k,4k", "--duration", "400ms", "--warmup", "100ms", "--settle", "0s", "--slo", "p99.9<=100ms"];
+    let args = [
+        "-t",
+        "set",
+        "-c",
+        "4",
+        "--rates",
+        "2k,4k",
+        "--duration",
+        "400ms",
+        "--warmup",
+        "100ms",
+        "--settle",
+        "0s",
+        "--slo",
+        "p99.9<=100ms",
+    ];
     assert_success(&sweep(server, dir, &args));
 }
 
@@ -342,11 +488,21 @@ fn tailrate_plot_redraws_what_the_sweep_drew_byte_for_byte() {
     short_sweep(&server, dir.path());
     let again = dir.path().join("again");
     let json = dir.path().join("sweep.json");
-    let stdout = assert_success(&run_tailrate(&["plot", json.to_str().unwrap(), "--out", again.to_str().unwrap()]));
+    let stdout = assert_success(&run_tailrate(&[
+        "plot",
+        json.to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+    ]));
     for file in plot::FILE_NAMES {
         let first = std::fs::read(dir.path().join(file)).unwrap();
         let second = std::fs::read(again.join(file)).unwrap();
-        assert!(first == second, "{file} differs when redrawn ({} vs {} bytes)", first.len(), second.len());
+        assert!(
+            first == second,
+            "{file} differs when redrawn ({} vs {} bytes)",
+            first.len(),
+            second.len()
+        );
         assert!(stdout.contains(file), "{stdout}");
     }
 }
@@ -356,21 +512,41 @@ fn tailrate_plot_overlays_two_sweeps_labelled_by_file_stem() {
     let server = RedisServer::start();
     let dir = tempfile::tempdir().unwrap();
     short_sweep(&server, dir.path());
-    let (before, after) = (dir.path().join("before.json"), dir.path().join("after.json"));
+    let (before, after) = (
+        dir.path().join("before.json"),
+        dir.path().join("after.json"),
+    );
     std::fs::copy(dir.path().join("sweep.json"), &before).unwrap();
     std::fs::copy(dir.path().join("sweep.json"), &after).unwrap();
     let out = dir.path().join("both");
-    assert_success(&run_tailrate(&["plot", before.to_str().unwrap(), after.to_str().unwrap(), "--out", out.to_str().unwrap()]));
+    assert_success(&run_tailrate(&[
+        "plot",
+        before.to_str().unwrap(),
+        after.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
     for file in [plot::LATENCY_VS_RATE, plot::ACHIEVED_VS_TARGET] {
         let svg = std::fs::read_to_string(out.join(file)).unwrap();
         check_well_formed(&svg).unwrap();
         let labels: Vec<String> = texts(&svg).into_iter().map(|t| t.2).collect();
         for stem in ["before", "after"] {
-            assert!(labels.iter().any(|l| l.starts_with(stem)), "{file}: no series labelled {stem}: {labels:?}");
+            assert!(
+                labels.iter().any(|l| l.starts_with(stem)),
+                "{file}: no series labelled {stem}: {labels:?}"
+            );
         }
     }
-    assert!(out.join("before-percentile-spectrum.svg").is_file() && out.join("after-latency-over-time.svg").is_file());
-    let bad = run_tailrate(&["plot", dir.path().join("step-2000.hlog").to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(
+        out.join("before-percentile-spectrum.svg").is_file()
+            && out.join("after-latency-over-time.svg").is_file()
+    );
+    let bad = run_tailrate(&[
+        "plot",
+        dir.path().join("step-2000.hlog").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("step-2000.hlog"));
 }
@@ -394,15 +570,31 @@ fn labels_of_closed_loop_points_at_one_rate_are_stacked_not_drawn_over_each_othe
     }
     let (json, out) = (dir.path().join("edited.json"), dir.path().join("plots"));
     std::fs::write(&json, serde_json::to_vec(&report).unwrap()).unwrap();
-    assert_success(&run_tailrate(&["plot", json.to_str().unwrap(), "--out", out.to_str().unwrap()]));
+    assert_success(&run_tailrate(&[
+        "plot",
+        json.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
 
     let svg = std::fs::read_to_string(out.join(plot::LATENCY_VS_RATE)).unwrap();
     let texts = texts(&svg);
-    let at = |label: &str| texts.iter().find(|t| t.2 == label).unwrap_or_else(|| panic!("no label {label:?} in {texts:?}"));
+    let at = |label: &str| {
+        texts
+            .iter()
+            .find(|t| t.2 == label)
+            .unwrap_or_else(|| panic!("no label {label:?} in {texts:?}"))
+    };
     let connections = step["connections"].as_u64().unwrap();
-    let (max, point) = (at(&format!("c={connections} (100%)")), at(&format!("c={connections}")));
+    let (max, point) = (
+        at(&format!("c={connections} (100%)")),
+        at(&format!("c={connections}")),
+    );
     assert_eq!(max.0, point.0, "both labels are centred on the one rate");
-    assert!((max.1 - point.1).abs() >= 13.0, "labels overprinted: {max:?} and {point:?}");
+    assert!(
+        (max.1 - point.1).abs() >= 13.0,
+        "labels overprinted: {max:?} and {point:?}"
+    );
 }
 
 #[test]
@@ -411,8 +603,28 @@ fn sigint_mid_sweep_leaves_valid_json_with_the_finished_steps() {
     let dir = tempfile::tempdir().unwrap();
     let port = server.port().to_string();
     let mut child = Command::new(tailrate_bin())
-        .args(["sweep", "-p", &port, "-t", "get", "-c", "4", "--no-progress", "--rates", "1k..10k:1k", "--duration", "1s"])
-        .args(["--warmup", "100ms", "--settle", "0s", "--out", dir.path().to_str().unwrap()])
+        .args([
+            "sweep",
+            "-p",
+            &port,
+            "-t",
+            "get",
+            "-c",
+            "4",
+            "--no-progress",
+            "--rates",
+            "1k..10k:1k",
+            "--duration",
+            "1s",
+        ])
+        .args([
+            "--warmup",
+            "100ms",
+            "--settle",
+            "0s",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -422,19 +634,28 @@ fn sigint_mid_sweep_leaves_valid_json_with_the_finished_steps() {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !json.exists() {
         assert!(Instant::now() < deadline, "no sweep.json after 30 s");
-        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before its first step was written");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the sweep ended before its first step was written"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     // Into the second step, then Ctrl+C.
     std::thread::sleep(Duration::from_millis(300));
-    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(killed.success());
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        assert!(Instant::now() < deadline, "the sweep did not stop within 20 s of SIGINT");
+        assert!(
+            Instant::now() < deadline,
+            "the sweep did not stop within 20 s of SIGINT"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(130));
@@ -442,12 +663,18 @@ fn sigint_mid_sweep_leaves_valid_json_with_the_finished_steps() {
     assert_eq!(report["interrupted"], true);
     assert_eq!(report["complete"], false);
     let steps = runs_of(&report, "step");
-    assert!(!steps.is_empty() && steps.len() < 10, "{} steps", steps.len());
+    assert!(
+        !steps.is_empty() && steps.len() < 10,
+        "{} steps",
+        steps.len()
+    );
     for step in steps {
         assert!(step["report"]["stopped_early"].is_null());
         assert!(step["report"]["counts"]["completed"].as_u64().unwrap() > 0);
     }
-    assert!(dir.path().join("sweep.csv").is_file() && dir.path().join(plot::LATENCY_VS_RATE).is_file());
+    assert!(
+        dir.path().join("sweep.csv").is_file() && dir.path().join(plot::LATENCY_VS_RATE).is_file()
+    );
 }
 
 #[test]
@@ -461,7 +688,10 @@ fn bad_sweep_input_exits_2_with_one_line_naming_the_flag() {
         ("--slo", &["--rates", "1k", "--slo", "p99<1ms"]),
         ("--slo", &["--rates", "1k", "--slo", "p101<=1ms"]),
         ("--slo", &["--rates", "1k", "--slo", "p99<=fast"]),
-        ("--out", &["--rates", "1k", "--out", blocked.to_str().unwrap()]),
+        (
+            "--out",
+            &["--rates", "1k", "--out", blocked.to_str().unwrap()],
+        ),
         ("-n", &["--rates", "1k", "-n", "1000"]),
         ("-t", &["--rates", "1k", "-t", "get,set"]),
     ];
@@ -471,6 +701,9 @@ fn bad_sweep_input_exits_2_with_one_line_naming_the_flag() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.contains(flag), "{args:?} should name {flag}: {stderr}");
+        assert!(
+            stderr.contains(flag),
+            "{args:?} should name {flag}: {stderr}"
+        );
     }
 }

@@ -6,10 +6,15 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose};
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
 use serde_json::Value;
 
-use super::harness::{RedisServer, assert_success, assert_usage_error, free_port, run_tailrate, run_tailrate_json};
+use super::harness::{
+    RedisServer, assert_success, assert_usage_error, free_port, run_tailrate, run_tailrate_json,
+};
 
 /// Certificates and keys as PEM files in a temporary directory: a CA with a server
 /// certificate (for localhost and 127.0.0.1) and a client certificate, a second CA
@@ -20,13 +25,31 @@ struct Pki {
 
 impl Pki {
     fn new() -> Pki {
-        let dir = tempfile::Builder::new().prefix("tailrate-tls-").tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("tailrate-tls-")
+            .tempdir()
+            .unwrap();
         let pki = Pki { dir };
         let ca = pki.ca("ca", "tailrate test CA");
-        pki.leaf("server", &["localhost", "127.0.0.1"], ExtendedKeyUsagePurpose::ServerAuth, Some(&ca));
-        pki.leaf("client", &["tailrate-client"], ExtendedKeyUsagePurpose::ClientAuth, Some(&ca));
+        pki.leaf(
+            "server",
+            &["localhost", "127.0.0.1"],
+            ExtendedKeyUsagePurpose::ServerAuth,
+            Some(&ca),
+        );
+        pki.leaf(
+            "client",
+            &["tailrate-client"],
+            ExtendedKeyUsagePurpose::ClientAuth,
+            Some(&ca),
+        );
         pki.ca("other-ca", "another CA");
-        pki.leaf("self-signed", &["localhost", "127.0.0.1"], ExtendedKeyUsagePurpose::ServerAuth, None);
+        pki.leaf(
+            "self-signed",
+            &["localhost", "127.0.0.1"],
+            ExtendedKeyUsagePurpose::ServerAuth,
+            None,
+        );
         pki
     }
 
@@ -47,18 +70,35 @@ impl Pki {
     fn ca(&self, name: &str, common_name: &str) -> Issuer<'static, KeyPair> {
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, common_name);
-        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+        params
+            .distinguished_name
+            .push(DnType::CommonName, common_name);
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::CrlSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
         let key = KeyPair::generate().unwrap();
         let cert = params.self_signed(&key).unwrap();
         self.write(name, &cert, &key);
         Issuer::new(params, key)
     }
 
-    fn leaf(&self, name: &str, names: &[&str], usage: ExtendedKeyUsagePurpose, ca: Option<&Issuer<'static, KeyPair>>) {
-        let mut params = CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).unwrap();
+    fn leaf(
+        &self,
+        name: &str,
+        names: &[&str],
+        usage: ExtendedKeyUsagePurpose,
+        ca: Option<&Issuer<'static, KeyPair>>,
+    ) {
+        let mut params =
+            CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+                .unwrap();
         params.distinguished_name.push(DnType::CommonName, names[0]);
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
         params.extended_key_usages = vec![usage];
         let key = KeyPair::generate().unwrap();
         let cert = match ca {
@@ -93,7 +133,9 @@ fn run_json(args: &[&str]) -> Value {
 }
 
 fn count(test: &Value, field: &str) -> u64 {
-    test["counts"][field].as_u64().unwrap_or_else(|| panic!("counts.{field} missing in {test}"))
+    test["counts"][field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("counts.{field} missing in {test}"))
 }
 
 /// Exit 1 (a failed run, not bad usage) with every needle on stderr.
@@ -102,7 +144,10 @@ fn assert_run_fails(args: &[&str], needles: &[&str]) {
     let text = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{args:?}: {text}");
     for needle in needles {
-        assert!(text.contains(needle), "{args:?}: {needle:?} missing in {text}");
+        assert!(
+            text.contains(needle),
+            "{args:?}: {needle:?} missing in {text}"
+        );
     }
 }
 
@@ -122,16 +167,38 @@ fn a_closed_loop_run_over_tls_sends_exactly_n_commands() {
     let out = run(&["-t", "set,get", "-n", "2000", "-r", "1000", "-c", "4", "-q"]);
     assert!(out.contains("SET: ") && out.contains("GET: "), "{out}");
     let stats = server.commandstats();
-    assert_eq!((stats.get("set"), stats.get("get")), (Some(&2000), Some(&2000)), "{stats:?}");
+    assert_eq!(
+        (stats.get("set"), stats.get("get")),
+        (Some(&2000), Some(&2000)),
+        "{stats:?}"
+    );
 
     // Pipelined, over two threads sharing the configuration.
-    run(&["-t", "incr", "-n", "10000", "-P", "16", "-c", "8", "--threads", "2", "-q"]);
+    run(&[
+        "-t",
+        "incr",
+        "-n",
+        "10000",
+        "-P",
+        "16",
+        "-c",
+        "8",
+        "--threads",
+        "2",
+        "-q",
+    ]);
     assert_eq!(server.commandstats().get("incr"), Some(&10_000));
 
     // Values larger than a TLS record (16 KiB): replies arrive over many records and reads.
-    run(&["-t", "set,get", "-n", "200", "-d", "100000", "-c", "2", "-q"]);
+    run(&[
+        "-t", "set,get", "-n", "200", "-d", "100000", "-c", "2", "-q",
+    ]);
     let stats = server.commandstats();
-    assert_eq!((stats.get("set"), stats.get("get")), (Some(&200), Some(&200)), "{stats:?}");
+    assert_eq!(
+        (stats.get("set"), stats.get("get")),
+        (Some(&200), Some(&200)),
+        "{stats:?}"
+    );
 
     // A new connection (and handshake) for every request.
     run(&["-t", "ping_mbulk", "-n", "300", "-c", "3", "-k", "0", "-q"]);
@@ -140,7 +207,19 @@ fn a_closed_loop_run_over_tls_sends_exactly_n_commands() {
     // A rediss:// URI implies --tls; --sni names the certificate's other name.
     server.reset_stats();
     let uri = format!("rediss://127.0.0.1:{port}");
-    assert_success(&run_tailrate(&["-u", &uri, "--cacert", &ca, "--sni", "localhost", "-t", "get", "-n", "500", "-q"]));
+    assert_success(&run_tailrate(&[
+        "-u",
+        &uri,
+        "--cacert",
+        &ca,
+        "--sni",
+        "localhost",
+        "-t",
+        "get",
+        "-n",
+        "500",
+        "-q",
+    ]));
     assert_eq!(server.commandstats().get("get"), Some(&500));
 }
 
@@ -149,25 +228,63 @@ fn an_open_loop_run_over_tls_completes_every_request() {
     let pki = Pki::new();
     let (server, port) = tls_server(&pki, "server", "no");
     let ca = pki.arg("ca.pem");
-    let test =
-        run_json(&["-p", &port, "--tls", "--cacert", &ca, "--rate", "1000", "--seed", "1", "--duration", "1s", "-t", "get", "-c", "4"]);
+    let test = run_json(&[
+        "-p",
+        &port,
+        "--tls",
+        "--cacert",
+        &ca,
+        "--rate",
+        "1000",
+        "--seed",
+        "1",
+        "--duration",
+        "1s",
+        "-t",
+        "get",
+        "-c",
+        "4",
+    ]);
     let (intended, completed) = (count(&test, "intended"), count(&test, "completed"));
     assert!((900..=1100).contains(&intended), "intended {intended}");
-    assert_eq!((count(&test, "errors"), count(&test, "timeouts"), count(&test, "not_sent")), (0, 0, 0), "{}", test["counts"]);
-    assert_eq!(intended, completed + count(&test, "in_flight_at_end"), "{}", test["counts"]);
+    assert_eq!(
+        (
+            count(&test, "errors"),
+            count(&test, "timeouts"),
+            count(&test, "not_sent")
+        ),
+        (0, 0, 0),
+        "{}",
+        test["counts"]
+    );
+    assert_eq!(
+        intended,
+        completed + count(&test, "in_flight_at_end"),
+        "{}",
+        test["counts"]
+    );
     let served = server.commandstats().get("get").copied().unwrap_or(0);
-    assert!(served >= completed && served <= count(&test, "sent"), "server saw {served} GETs, tailrate completed {completed}");
+    assert!(
+        served >= completed && served <= count(&test, "sent"),
+        "server saw {served} GETs, tailrate completed {completed}"
+    );
 }
 
 #[test]
 fn mutual_tls_works_with_a_client_certificate_and_fails_without_one() {
     let pki = Pki::new();
     let (server, port) = tls_server(&pki, "server", "yes");
-    let (ca, cert, key) = (pki.arg("ca.pem"), pki.arg("client.pem"), pki.arg("client.key"));
+    let (ca, cert, key) = (
+        pki.arg("ca.pem"),
+        pki.arg("client.pem"),
+        pki.arg("client.key"),
+    );
     let tls = ["-p", &port, "--tls", "--cacert", &ca];
 
     let mut args = tls.to_vec();
-    args.extend_from_slice(&["--cert", &cert, "--key", &key, "-t", "set", "-n", "1000", "-q"]);
+    args.extend_from_slice(&[
+        "--cert", &cert, "--key", &key, "-t", "set", "-n", "1000", "-q",
+    ]);
     assert_success(&run_tailrate(&args));
     assert_eq!(server.commandstats().get("set"), Some(&1000));
 
@@ -175,14 +292,23 @@ fn mutual_tls_works_with_a_client_certificate_and_fails_without_one() {
     // alert, which rustls reports.
     let mut args = tls.to_vec();
     args.extend_from_slice(&["-t", "set", "-n", "1000", "-q"]);
-    assert_run_fails(&args, &[&format!("127.0.0.1:{port}"), "CertificateRequired"]);
+    assert_run_fails(
+        &args,
+        &[&format!("127.0.0.1:{port}"), "CertificateRequired"],
+    );
 
     // A certificate the server's CA did not sign.
     let (other, other_key) = (pki.arg("self-signed.pem"), pki.arg("self-signed.key"));
     let mut args = tls.to_vec();
-    args.extend_from_slice(&["--cert", &other, "--key", &other_key, "-t", "set", "-n", "1000", "-q"]);
+    args.extend_from_slice(&[
+        "--cert", &other, "--key", &other_key, "-t", "set", "-n", "1000", "-q",
+    ]);
     assert_run_fails(&args, &[&format!("127.0.0.1:{port}")]);
-    assert_eq!(server.commandstats().get("set"), Some(&1000), "refused clients sent nothing");
+    assert_eq!(
+        server.commandstats().get("set"),
+        Some(&1000),
+        "refused clients sent nothing"
+    );
 }
 
 #[test]
@@ -191,20 +317,53 @@ fn a_certificate_the_client_cannot_verify_is_refused_with_rustls_reason() {
     let (server, port) = tls_server(&pki, "server", "no");
     let other_ca = pki.arg("other-ca.pem");
     assert_run_fails(
-        &["-p", &port, "--tls", "--cacert", &other_ca, "-n", "100", "-t", "get"],
-        &["TLS handshake failed", "invalid peer certificate", "UnknownIssuer"],
+        &[
+            "-p", &port, "--tls", "--cacert", &other_ca, "-n", "100", "-t", "get",
+        ],
+        &[
+            "TLS handshake failed",
+            "invalid peer certificate",
+            "UnknownIssuer",
+        ],
     );
     // The right CA, but a name the certificate does not hold.
     let ca = pki.arg("ca.pem");
     assert_run_fails(
-        &["-p", &port, "--tls", "--cacert", &ca, "--sni", "elsewhere.example", "-n", "100", "-t", "get"],
-        &["invalid peer certificate", "not valid for name \"elsewhere.example\""],
+        &[
+            "-p",
+            &port,
+            "--tls",
+            "--cacert",
+            &ca,
+            "--sni",
+            "elsewhere.example",
+            "-n",
+            "100",
+            "-t",
+            "get",
+        ],
+        &[
+            "invalid peer certificate",
+            "not valid for name \"elsewhere.example\"",
+        ],
     );
     // TLS to the plain port: redis-server waits for the end of an inline command that
     // never comes, so the handshake times out.
     let plain = server.port().to_string();
     assert_run_fails(
-        &["-p", &plain, "--tls", "--cacert", &ca, "--connect-timeout", "1s", "-n", "100", "-t", "get"],
+        &[
+            "-p",
+            &plain,
+            "--tls",
+            "--cacert",
+            &ca,
+            "--connect-timeout",
+            "1s",
+            "-n",
+            "100",
+            "-t",
+            "get",
+        ],
         &["--connect-timeout"],
     );
     assert_eq!(server.commandstats().get("get"), None);
@@ -216,38 +375,100 @@ fn insecure_connects_to_a_self_signed_server_and_warns_every_time() {
     let (server, port) = tls_server(&pki, "self-signed", "no");
     let warning = "WARNING: --insecure: the server's certificate is not verified";
     for _ in 0..2 {
-        let out = run_tailrate(&["-p", &port, "--tls", "--insecure", "-t", "get", "-n", "500", "-q"]);
+        let out = run_tailrate(&[
+            "-p",
+            &port,
+            "--tls",
+            "--insecure",
+            "-t",
+            "get",
+            "-n",
+            "500",
+            "-q",
+        ]);
         assert_success(&out);
         assert!(stderr(&out).contains(warning), "{}", stderr(&out));
     }
     assert_eq!(server.commandstats().get("get"), Some(&1000));
     // The warning comes even when the run fails, and a verified run has none.
-    let out = run_tailrate(&["-p", &server.port().to_string(), "--tls", "--insecure", "--connect-timeout", "1s", "-n", "10"]);
+    let out = run_tailrate(&[
+        "-p",
+        &server.port().to_string(),
+        "--tls",
+        "--insecure",
+        "--connect-timeout",
+        "1s",
+        "-n",
+        "10",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains(warning), "{}", stderr(&out));
     let ca = pki.arg("ca.pem");
-    let out = run_tailrate(&["-p", &port, "--tls", "--cacert", &ca, "-n", "10", "-t", "get"]);
-    assert_eq!(out.status.code(), Some(1), "a self-signed certificate is refused without --insecure");
+    let out = run_tailrate(&[
+        "-p", &port, "--tls", "--cacert", &ca, "-n", "10", "-t", "get",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a self-signed certificate is refused without --insecure"
+    );
     assert!(!stderr(&out).contains("WARNING"), "{}", stderr(&out));
 }
 
 #[test]
 fn bad_tls_files_are_usage_errors_naming_the_flag_and_the_file() {
     let pki = Pki::new();
-    let (ca, key, cert) = (pki.arg("ca.pem"), pki.arg("client.key"), pki.arg("client.pem"));
+    let (ca, key, cert) = (
+        pki.arg("ca.pem"),
+        pki.arg("client.key"),
+        pki.arg("client.pem"),
+    );
     let missing = pki.arg("nosuch.pem");
     let garbage = pki.path("garbage.pem");
     std::fs::write(&garbage, "this is not PEM\n").unwrap();
     let garbage = garbage.to_str().unwrap();
-    let name = |p: &str| Path::new(p).file_name().unwrap().to_str().unwrap().to_string();
+    let name = |p: &str| {
+        Path::new(p)
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
 
-    assert_usage_error(&["--tls", "--cacert", &missing], &["--cacert", &name(&missing), "cannot read"]);
-    assert_usage_error(&["--tls", "--cacert", garbage], &["--cacert", "garbage.pem", "CERTIFICATE"]);
+    assert_usage_error(
+        &["--tls", "--cacert", &missing],
+        &["--cacert", &name(&missing), "cannot read"],
+    );
+    assert_usage_error(
+        &["--tls", "--cacert", garbage],
+        &["--cacert", "garbage.pem", "CERTIFICATE"],
+    );
     assert_usage_error(&["--tls", "--cacert", &key], &["--cacert", "client.key"]);
-    assert_usage_error(&["--tls", "--cacert", &ca, "--cert", &cert, "--key", &missing], &["--key", &name(&missing)]);
-    assert_usage_error(&["--tls", "--cacert", &ca, "--cert", &cert, "--key", garbage], &["--key", "garbage.pem", "PRIVATE KEY"]);
-    assert_usage_error(&["--tls", "--cacert", &ca, "--cert", &key, "--key", &key], &["--cert", "client.key"]);
-    assert_usage_error(&["--tls", "--cacert", &ca, "--cert", &cert, "--key", &pki.arg("server.key")], &["--cert", "--key", "server.key"]);
+    assert_usage_error(
+        &["--tls", "--cacert", &ca, "--cert", &cert, "--key", &missing],
+        &["--key", &name(&missing)],
+    );
+    assert_usage_error(
+        &["--tls", "--cacert", &ca, "--cert", &cert, "--key", garbage],
+        &["--key", "garbage.pem", "PRIVATE KEY"],
+    );
+    assert_usage_error(
+        &["--tls", "--cacert", &ca, "--cert", &key, "--key", &key],
+        &["--cert", "client.key"],
+    );
+    assert_usage_error(
+        &[
+            "--tls",
+            "--cacert",
+            &ca,
+            "--cert",
+            &cert,
+            "--key",
+            &pki.arg("server.key"),
+        ],
+        &["--cert", "--key", "server.key"],
+    );
     assert_usage_error(&["--tls", "--cert", &cert], &["--cert", "--key"]);
     assert_usage_error(&["--cacert", &ca], &["--cacert", "--tls"]);
     assert_usage_error(&["--tls", "-s", "/tmp/redis.sock"], &["--tls", "-s"]);

@@ -19,15 +19,24 @@ use super::harness::assert_usage_error;
 
 #[test]
 fn tune_refuses_the_flags_it_searches_and_those_it_cannot_use() {
-    assert_usage_error(&["tune", "-c", "1", "--workers", "10"], &["--workers", "tune"]);
-    assert_usage_error(&["tune", "-c", "1", "--pipeline-delay", "1ms"], &["--pipeline-delay", "tune"]);
+    assert_usage_error(
+        &["tune", "-c", "1", "--workers", "10"],
+        &["--workers", "tune"],
+    );
+    assert_usage_error(
+        &["tune", "-c", "1", "--pipeline-delay", "1ms"],
+        &["--pipeline-delay", "tune"],
+    );
     assert_usage_error(&["tune", "-n", "1000"], &["-n", "--duration"]);
     assert_usage_error(&["tune", "--rate", "1000"], &["--rate", "tune"]);
     assert_usage_error(&["tune", "-P", "16"], &["-P", "tune"]);
     assert_usage_error(&["tune", "--max-trials", "0"], &["--max-trials"]);
     assert_usage_error(&["tune", "--max-trials", "lots"], &["--max-trials", "lots"]);
     assert_usage_error(&["tune", "--confirm-runs", "0"], &["--confirm-runs"]);
-    assert_usage_error(&["tune", "--max-workers", "10"], &["--max-workers", "-c 50"]);
+    assert_usage_error(
+        &["tune", "--max-workers", "10"],
+        &["--max-workers", "-c 50"],
+    );
     assert_usage_error(&["tune", "-t", "get,set"], &["-t", "one"]);
     assert_usage_error(&["tune", "--duration", "0s"], &["--duration"]);
 }
@@ -40,7 +49,9 @@ mod timing {
 
     use serde_json::Value;
 
-    use super::super::harness::{DelayRelay, RedisServer, assert_success, run_with_timeout, tailrate_bin};
+    use super::super::harness::{
+        DelayRelay, RedisServer, assert_success, run_with_timeout, tailrate_bin,
+    };
 
     /// Relative gap allowed between tune's throughput and a direct run's median.
     const TOLERANCE: f64 = 0.10;
@@ -91,12 +102,21 @@ mod timing {
         ];
         let stdout = assert_success(&run_with_timeout(tailrate(&tune), Duration::from_secs(60)));
         let report = read_json(&json);
-        let (best, baseline) = (&report["best"], report["baseline_per_sec"].as_f64().unwrap());
+        let (best, baseline) = (
+            &report["best"],
+            report["baseline_per_sec"].as_f64().unwrap(),
+        );
         let reported = best["throughput_per_sec"].as_f64().unwrap();
         // 16 or more requests per round trip against one: measured 15-60 times the baseline.
         assert!(best["workers"].as_u64().unwrap() >= 16, "{stdout}");
-        assert!(reported > 5.0 * baseline, "best {reported:.0} req/s against {baseline:.0} without workers\n{stdout}");
-        assert!(stdout.contains("best: ") && stdout.contains("the plain closed loop on -c 1"), "{stdout}");
+        assert!(
+            reported > 5.0 * baseline,
+            "best {reported:.0} req/s against {baseline:.0} without workers\n{stdout}"
+        );
+        assert!(
+            stdout.contains("best: ") && stdout.contains("the plain closed loop on -c 1"),
+            "{stdout}"
+        );
     }
 
     #[test]
@@ -130,31 +150,64 @@ mod timing {
         let report = read_json(&json);
         assert_eq!(report["complete"], true, "{stdout}");
         let trials = report["trials"].as_array().unwrap();
-        assert_eq!(trials.iter().filter(|t| t["phase"] == "search").count(), 10, "{stdout}");
-        assert_eq!(trials.iter().filter(|t| t["phase"] == "confirm").count(), 10, "{stdout}");
+        assert_eq!(
+            trials.iter().filter(|t| t["phase"] == "search").count(),
+            10,
+            "{stdout}"
+        );
+        assert_eq!(
+            trials.iter().filter(|t| t["phase"] == "confirm").count(),
+            10,
+            "{stdout}"
+        );
         let best = &report["best"];
         let reported = best["throughput_per_sec"].as_f64().unwrap();
         let baseline = report["baseline_per_sec"].as_f64().unwrap();
         // One request per round trip without workers; with 64 or more batched per round
         // trip, tens of times that.
         assert!(best["workers"].as_u64().unwrap() >= 64, "{stdout}");
-        assert!(reported > 20.0 * baseline, "best {reported:.0} req/s against {baseline:.0} without workers\n{stdout}");
+        assert!(
+            reported > 20.0 * baseline,
+            "best {reported:.0} req/s against {baseline:.0} without workers\n{stdout}"
+        );
 
         // The printed command line is the JSON's, and names the setting.
-        let line: Vec<String> = best["command_line"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect();
+        let line: Vec<String> = best["command_line"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap().to_string())
+            .collect();
         assert!(stdout.contains(&line.join(" ")), "{stdout}");
-        assert_eq!(line[..3], ["tailrate".to_string(), "--workers".into(), best["workers"].to_string()]);
-        assert!(!line.iter().any(|w| w == "tune" || w == "--json" || w == "--max-trials"), "{line:?}");
+        assert_eq!(
+            line[..3],
+            [
+                "tailrate".to_string(),
+                "--workers".into(),
+                best["workers"].to_string()
+            ]
+        );
+        assert!(
+            !line
+                .iter()
+                .any(|w| w == "tune" || w == "--json" || w == "--max-trials"),
+            "{line:?}"
+        );
 
         let direct = dir.path().join("direct.json");
         let mut args: Vec<&str> = line[1..].iter().map(String::as_str).collect();
-        args.splice(0..0, ["-q", "--no-progress", "--json", direct.to_str().unwrap()]);
+        args.splice(
+            0..0,
+            ["-q", "--no-progress", "--json", direct.to_str().unwrap()],
+        );
         let mut medians = Vec::new();
         for _ in 0..ROUNDS {
             let runs: Vec<f64> = (0..RUNS)
                 .map(|_| {
                     assert_success(&run_with_timeout(tailrate(&args), Duration::from_secs(30)));
-                    read_json(&direct)["tests"][0]["throughput_per_sec"].as_f64().unwrap()
+                    read_json(&direct)["tests"][0]["throughput_per_sec"]
+                        .as_f64()
+                        .unwrap()
                 })
                 .collect();
             medians.push(median(runs));
@@ -162,7 +215,10 @@ mod timing {
                 break;
             }
         }
-        eprintln!("{stdout}tune {reported:.0} req/s; direct medians {medians:.0?}; {:?}", started.elapsed());
+        eprintln!(
+            "{stdout}tune {reported:.0} req/s; direct medians {medians:.0?}; {:?}",
+            started.elapsed()
+        );
         let last = medians[medians.len() - 1];
         assert!(
             (last / reported - 1.0).abs() <= TOLERANCE,

@@ -10,10 +10,22 @@ use serde_json::Value;
 use super::harness::{RedisServer, run_tailrate_json};
 
 /// Commands tailrate and the harness send for their own bookkeeping.
-const BOOKKEEPING: &[&str] = &["config|get", "config|resetstat", "info", "hello", "client|setinfo", "select", "auth"];
+const BOOKKEEPING: &[&str] = &[
+    "config|get",
+    "config|resetstat",
+    "info",
+    "hello",
+    "client|setinfo",
+    "select",
+    "auth",
+];
 
 fn workload_stats(server: &RedisServer) -> BTreeMap<String, u64> {
-    server.commandstats().into_iter().filter(|(name, _)| !BOOKKEEPING.contains(&name.as_str())).collect()
+    server
+        .commandstats()
+        .into_iter()
+        .filter(|(name, _)| !BOOKKEEPING.contains(&name.as_str()))
+        .collect()
 }
 
 /// Runs tailrate with `args` and `--json`; returns its first test's report.
@@ -35,24 +47,66 @@ fn workers_send_exactly_the_requested_count_over_threads_and_uneven_shares() {
     let server = RedisServer::start();
     let port = server.port().to_string();
     // 23 workers over 5 connections (5, 5, 5, 4, 4) on 2 threads, batches of at most 3.
-    let test =
-        run_json(&["-p", &port, "--threads", "2", "-c", "5", "--workers", "23", "--pipeline-size", "3", "-n", "20000", "-t", "incr"]);
+    let test = run_json(&[
+        "-p",
+        &port,
+        "--threads",
+        "2",
+        "-c",
+        "5",
+        "--workers",
+        "23",
+        "--pipeline-size",
+        "3",
+        "-n",
+        "20000",
+        "-t",
+        "incr",
+    ]);
     assert_eq!(workload_stats(&server).get("incr"), Some(&20_000));
     assert_eq!(test["counts"]["completed"], 20_000);
     assert_eq!(test["latency"]["response"]["count"], 20_000);
     let mean_per_write = test["batches"]["mean_requests_per_write"].as_f64().unwrap();
-    assert!(mean_per_write > 1.0 && mean_per_write <= 3.0, "{}", test["batches"]);
+    assert!(
+        mean_per_write > 1.0 && mean_per_write <= 3.0,
+        "{}",
+        test["batches"]
+    );
     // Each reply: response = batch wait + service, so the means add up (to histogram precision).
-    let (response, wait, service) = (mean_ns(&test, "response"), mean_ns(&test, "queue_wait"), mean_ns(&test, "service"));
-    assert!((response - wait - service).abs() <= 0.01 * response, "response {response} != wait {wait} + service {service}");
+    let (response, wait, service) = (
+        mean_ns(&test, "response"),
+        mean_ns(&test, "queue_wait"),
+        mean_ns(&test, "service"),
+    );
+    assert!(
+        (response - wait - service).abs() <= 0.01 * response,
+        "response {response} != wait {wait} + service {service}"
+    );
     assert_eq!(server.cmd(&["GET", "counter:__rand_int__"]), "20000");
 
     server.reset_stats();
-    let test = run_json(&["-p", &port, "-c", "2", "--workers", "9", "--duration", "300ms", "-t", "get"]);
+    let test = run_json(&[
+        "-p",
+        &port,
+        "-c",
+        "2",
+        "--workers",
+        "9",
+        "--duration",
+        "300ms",
+        "-t",
+        "get",
+    ]);
     let counts = &test["counts"];
     assert!(counts["completed"].as_u64().unwrap() > 100, "{counts}");
-    assert_eq!(counts["intended"], counts["completed"], "a timed run ends with every written request answered: {counts}");
-    assert_eq!(workload_stats(&server).get("get").copied(), counts["completed"].as_u64());
+    assert_eq!(
+        counts["intended"], counts["completed"],
+        "a timed run ends with every written request answered: {counts}"
+    );
+    assert_eq!(
+        workload_stats(&server).get("get").copied(),
+        counts["completed"].as_u64()
+    );
 }
 
 #[test]
@@ -89,16 +143,24 @@ fn batches_are_written_whole_and_the_server_reads_them_together() {
     assert!(max_wait < 1_000_000_000, "a batch waited {max_wait} ns");
     // The server reads the batches whole (a few more reads are tailrate's and the harness's
     // own INFO and CONFIG connections); writes the kernel merged only lower the count.
-    assert!(reads <= 400 + 20, "{reads} reads for 400 writes of 16 requests");
+    assert!(
+        reads <= 400 + 20,
+        "{reads} reads for 400 writes of 16 requests"
+    );
 
     // The same requests without workers: one request per read.
     let (plain_reads, _) = reads_of(&["-p", &port, "-c", "1", "-n", "6400", "-t", "set"]);
-    assert!(plain_reads >= 6400, "{plain_reads} reads for 6400 unbatched requests");
+    assert!(
+        plain_reads >= 6400,
+        "{plain_reads} reads for 6400 unbatched requests"
+    );
 }
 
 #[test]
 fn a_partial_batch_waits_the_delay_and_its_wait_counts_in_the_response_time() {
-    let server = RedisServer::builder().arg("--enable-debug-command", "yes").start();
+    let server = RedisServer::builder()
+        .arg("--enable-debug-command", "yes")
+        .start();
     let port = server.port().to_string();
     // Three workers, batches of two: the third request waits alone while the first two take
     // 2 x 100 ms in the server; the 20 ms delay, not their replies, sends it.
@@ -122,8 +184,21 @@ fn a_partial_batch_waits_the_delay_and_its_wait_counts_in_the_response_time() {
     assert_eq!(test["counts"]["completed"], 6);
     let wait = &test["latency"]["queue_wait"];
     let max_wait = wait["max_ns"].as_u64().unwrap();
-    assert!((20_000_000..150_000_000).contains(&max_wait), "the lone request waited {max_wait} ns for a 20 ms delay");
-    let (response, wait, service) = (mean_ns(&test, "response"), mean_ns(&test, "queue_wait"), mean_ns(&test, "service"));
-    assert!((response - wait - service).abs() <= 0.01 * response, "response {response} != wait {wait} + service {service}");
-    assert!(service >= 100e6, "every request spends at least its own 100 ms in the server: {service}");
+    assert!(
+        (20_000_000..150_000_000).contains(&max_wait),
+        "the lone request waited {max_wait} ns for a 20 ms delay"
+    );
+    let (response, wait, service) = (
+        mean_ns(&test, "response"),
+        mean_ns(&test, "queue_wait"),
+        mean_ns(&test, "service"),
+    );
+    assert!(
+        (response - wait - service).abs() <= 0.01 * response,
+        "response {response} != wait {wait} + service {service}"
+    );
+    assert!(
+        service >= 100e6,
+        "every request spends at least its own 100 ms in the server: {service}"
+    );
 }

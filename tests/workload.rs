@@ -18,12 +18,20 @@ fn run_json(server: &RedisServer, args: &[&str]) -> Value {
 /// The server's call counts of the workload's commands.
 fn calls(server: &RedisServer, names: &[&str]) -> Vec<u64> {
     let stats = server.commandstats();
-    names.iter().map(|n| stats.get(*n).copied().unwrap_or(0)).collect()
+    names
+        .iter()
+        .map(|n| stats.get(*n).copied().unwrap_or(0))
+        .collect()
 }
 
 /// Names of the per-command entries of the report's first test.
 fn command_names(report: &Value) -> Vec<String> {
-    report["tests"][0]["commands"].as_array().unwrap().iter().map(|c| c["command"].as_str().unwrap().to_string()).collect()
+    report["tests"][0]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["command"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn completed(report: &Value) -> u64 {
@@ -31,40 +39,98 @@ fn completed(report: &Value) -> u64 {
 }
 
 fn assert_no_errors(report: &Value) {
-    assert_eq!(report["tests"][0]["counts"]["errors"], 0, "{}", report["tests"][0]["counts"]);
+    assert_eq!(
+        report["tests"][0]["counts"]["errors"], 0,
+        "{}",
+        report["tests"][0]["counts"]
+    );
 }
 
 /// Every key matching `pattern`, via KEYS (the keyspaces here are small).
 fn keys(server: &RedisServer, pattern: &str) -> Vec<String> {
     let text = server.cmd(&["KEYS", pattern]);
-    text.lines().filter(|l| !l.is_empty()).map(str::to_string).collect()
+    text.lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
 fn a_ratio_mix_sends_sets_and_gets_in_that_ratio() {
     let server = RedisServer::start();
-    let report = run_json(&server, &["--ratio", "1:10", "--keyspace", "1000", "-n", "500k", "-P", "16", "-c", "8", "--seed", "1"]);
-    let [set, get] = calls(&server, &["set", "get"])[..] else { unreachable!() };
+    let report = run_json(
+        &server,
+        &[
+            "--ratio",
+            "1:10",
+            "--keyspace",
+            "1000",
+            "-n",
+            "500k",
+            "-P",
+            "16",
+            "-c",
+            "8",
+            "--seed",
+            "1",
+        ],
+    );
+    let [set, get] = calls(&server, &["set", "get"])[..] else {
+        unreachable!()
+    };
     assert_eq!(set + get, 500_000);
     let ratio = get as f64 / set as f64;
-    assert!((ratio / 10.0 - 1.0).abs() < 0.02, "GET:SET = {ratio:.3} ({get}:{set}), want 10 within 2%");
+    assert!(
+        (ratio / 10.0 - 1.0).abs() < 0.02,
+        "GET:SET = {ratio:.3} ({get}:{set}), want 10 within 2%"
+    );
     assert_eq!(report["tests"][0]["name"], "MIX (SET:GET 1:10)");
     assert_eq!(command_names(&report), ["set", "get"]);
-    let per_command: Vec<u64> =
-        report["tests"][0]["commands"].as_array().unwrap().iter().map(|c| c["counts"]["completed"].as_u64().unwrap()).collect();
-    assert_eq!(per_command, [set, get], "the report counts each command as the server does");
-    assert_eq!(report["tests"][0]["latency"]["response"]["count"], 500_000, "one aggregate over both commands");
+    let per_command: Vec<u64> = report["tests"][0]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["counts"]["completed"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        per_command,
+        [set, get],
+        "the report counts each command as the server does"
+    );
+    assert_eq!(
+        report["tests"][0]["latency"]["response"]["count"], 500_000,
+        "one aggregate over both commands"
+    );
     assert_no_errors(&report);
 }
 
 #[test]
 fn a_read_ratio_sends_that_fraction_of_gets() {
     let server = RedisServer::start();
-    let report = run_json(&server, &["--read-ratio", "0.8", "--keyspace", "1000", "-n", "200k", "-P", "16", "-c", "8"]);
-    let [set, get] = calls(&server, &["set", "get"])[..] else { unreachable!() };
+    let report = run_json(
+        &server,
+        &[
+            "--read-ratio",
+            "0.8",
+            "--keyspace",
+            "1000",
+            "-n",
+            "200k",
+            "-P",
+            "16",
+            "-c",
+            "8",
+        ],
+    );
+    let [set, get] = calls(&server, &["set", "get"])[..] else {
+        unreachable!()
+    };
     assert_eq!(set + get, 200_000);
     let fraction = get as f64 / 200_000.0;
-    assert!((fraction / 0.8 - 1.0).abs() < 0.02, "GET fraction {fraction:.4}");
+    assert!(
+        (fraction / 0.8 - 1.0).abs() < 0.02,
+        "GET fraction {fraction:.4}"
+    );
     assert_eq!(command_names(&report), ["set", "get"]);
 }
 
@@ -98,11 +164,19 @@ fn weighted_custom_commands_reach_the_server_in_their_weights() {
     assert_eq!(got.iter().sum::<u64>(), 140_000);
     for (n, weight) in got.iter().zip([1.0, 10.0, 3.0]) {
         let expected = 140_000.0 * weight / 14.0;
-        assert!((*n as f64 / expected - 1.0).abs() < 0.03, "{got:?} against weights 1,10,3");
+        assert!(
+            (*n as f64 / expected - 1.0).abs() < 0.03,
+            "{got:?} against weights 1,10,3"
+        );
     }
     assert_eq!(report["tests"][0]["name"], "CUSTOM");
     assert_eq!(command_names(&report), ["set", "get", "incr"]);
-    assert!(keys(&server, "counter:*").iter().all(|k| k.len() == "counter:".len() + 12), "__rand_int__ keeps 12 digits");
+    assert!(
+        keys(&server, "counter:*")
+            .iter()
+            .all(|k| k.len() == "counter:".len() + 12),
+        "__rand_int__ keeps 12 digits"
+    );
 }
 
 #[test]
@@ -111,11 +185,25 @@ fn eval_and_evalsha_run_as_custom_commands() {
     let script = "return redis.call('INCR', KEYS[1])";
     let report = run_json(
         &server,
-        &["--keyspace", "10", "--key-prefix", "lua:", "-n", "1000", "-c", "2", "--command", &format!("EVAL \"{script}\" 1 __key__")],
+        &[
+            "--keyspace",
+            "10",
+            "--key-prefix",
+            "lua:",
+            "-n",
+            "1000",
+            "-c",
+            "2",
+            "--command",
+            &format!("EVAL \"{script}\" 1 __key__"),
+        ],
     );
     assert_no_errors(&report);
     assert_eq!(calls(&server, &["eval"]), [1000]);
-    let total: u64 = keys(&server, "lua:*").iter().map(|k| server.cmd(&["GET", k]).parse::<u64>().unwrap()).sum();
+    let total: u64 = keys(&server, "lua:*")
+        .iter()
+        .map(|k| server.cmd(&["GET", k]).parse::<u64>().unwrap())
+        .sum();
     assert_eq!(total, 1000);
 
     // The run's setup sends SCRIPT LOAD once the app does (see Workload::setup); load it
@@ -170,18 +258,42 @@ fn key_size_pads_every_key_to_that_many_bytes() {
     assert_eq!(keys.len(), 50, "{keys:?}");
     for key in &keys {
         assert_eq!(key.len(), 32, "{key}");
-        assert!(key.starts_with("key:") && key[4..].bytes().all(|b| b.is_ascii_digit()), "{key}");
+        assert!(
+            key.starts_with("key:") && key[4..].bytes().all(|b| b.is_ascii_digit()),
+            "{key}"
+        );
     }
     let indices: BTreeSet<u64> = keys.iter().map(|k| k[4..].parse().unwrap()).collect();
-    assert_eq!(indices, (0..50).collect(), "every index of the keyspace, once");
+    assert_eq!(
+        indices,
+        (0..50).collect(),
+        "every index of the keyspace, once"
+    );
 }
 
 #[test]
 fn the_default_tests_follow_the_key_pattern() {
     let server = RedisServer::start();
     // Sequential INCR over 10 counters: 100 requests give each exactly 10.
-    run_json(&server, &["-t", "incr", "--keyspace", "10", "--key-pattern", "sequential", "-n", "100", "-c", "3"]);
-    let values: BTreeMap<String, String> = keys(&server, "counter:*").into_iter().map(|k| (server.cmd(&["GET", &k]), k)).collect();
+    run_json(
+        &server,
+        &[
+            "-t",
+            "incr",
+            "--keyspace",
+            "10",
+            "--key-pattern",
+            "sequential",
+            "-n",
+            "100",
+            "-c",
+            "3",
+        ],
+    );
+    let values: BTreeMap<String, String> = keys(&server, "counter:*")
+        .into_iter()
+        .map(|k| (server.cmd(&["GET", &k]), k))
+        .collect();
     assert_eq!(values.len(), 1, "all counters equal: {values:?}");
     assert!(values.contains_key("10"), "{values:?}");
 }
@@ -191,18 +303,58 @@ fn the_default_tests_follow_the_key_pattern() {
 fn zipf_keys_make_the_first_key_hottest_on_the_server() {
     let server = RedisServer::start();
     let n = 50_000.0;
-    run_json(&server, &["--keyspace", "100", "--key-pattern", "zipf", "--command", "INCR __key__", "-n", "50k", "-P", "16", "-c", "4"]);
+    run_json(
+        &server,
+        &[
+            "--keyspace",
+            "100",
+            "--key-pattern",
+            "zipf",
+            "--command",
+            "INCR __key__",
+            "-n",
+            "50k",
+            "-P",
+            "16",
+            "-c",
+            "4",
+        ],
+    );
     let count = |k: &str| server.cmd(&["GET", k]).parse::<f64>().unwrap_or(0.0);
     let h: f64 = (1..=100).map(|r| 1.0 / r as f64).sum();
     let (k0, k1) = (count("key:00"), count("key:01"));
-    assert!((k0 / (n / h) - 1.0).abs() < 0.05, "key:00 has {k0}, theory {:.0}", n / h);
-    assert!((k1 / (n / h / 2.0) - 1.0).abs() < 0.07, "key:01 has {k1}, theory {:.0}", n / h / 2.0);
+    assert!(
+        (k0 / (n / h) - 1.0).abs() < 0.05,
+        "key:00 has {k0}, theory {:.0}",
+        n / h
+    );
+    assert!(
+        (k1 / (n / h / 2.0) - 1.0).abs() < 0.07,
+        "key:01 has {k1}, theory {:.0}",
+        n / h / 2.0
+    );
 }
 
 #[test]
 fn gaussian_keys_crowd_the_middle_of_the_keyspace() {
     let server = RedisServer::start();
-    run_json(&server, &["--keyspace", "100", "--key-pattern", "gaussian", "--command", "INCR __key__", "-n", "30k", "-P", "16", "-c", "4"]);
+    run_json(
+        &server,
+        &[
+            "--keyspace",
+            "100",
+            "--key-pattern",
+            "gaussian",
+            "--command",
+            "INCR __key__",
+            "-n",
+            "30k",
+            "-P",
+            "16",
+            "-c",
+            "4",
+        ],
+    );
     let count = |k: &str| server.cmd(&["GET", k]).parse::<f64>().unwrap_or(0.0);
     // sd = 100/6: the middle key has about 2.4% of requests, key 0 about 0.03%.
     let middle = count("key:50");
@@ -213,16 +365,53 @@ fn gaussian_keys_crowd_the_middle_of_the_keyspace() {
 #[test]
 fn data_size_list_values_have_only_the_listed_sizes() {
     let server = RedisServer::start();
-    run_json(&server, &["--ratio", "1:0", "--keyspace", "300", "--data-size-list", "10:1,100:1,1000:1", "-n", "3000", "-c", "4"]);
-    let sizes: BTreeSet<String> = keys(&server, "key:*").iter().map(|k| server.cmd(&["STRLEN", k])).collect();
-    assert_eq!(sizes, BTreeSet::from(["10".to_string(), "100".to_string(), "1000".to_string()]));
+    run_json(
+        &server,
+        &[
+            "--ratio",
+            "1:0",
+            "--keyspace",
+            "300",
+            "--data-size-list",
+            "10:1,100:1,1000:1",
+            "-n",
+            "3000",
+            "-c",
+            "4",
+        ],
+    );
+    let sizes: BTreeSet<String> = keys(&server, "key:*")
+        .iter()
+        .map(|k| server.cmd(&["STRLEN", k]))
+        .collect();
+    assert_eq!(
+        sizes,
+        BTreeSet::from(["10".to_string(), "100".to_string(), "1000".to_string()])
+    );
 }
 
 #[test]
 fn data_size_range_values_stay_in_the_range_in_the_default_set_test() {
     let server = RedisServer::start();
-    run_json(&server, &["-t", "set", "-r", "200", "--data-size-range", "5-9", "-n", "2000", "-c", "4"]);
-    let sizes: BTreeSet<u64> = keys(&server, "key:*").iter().map(|k| server.cmd(&["STRLEN", k]).parse().unwrap()).collect();
+    run_json(
+        &server,
+        &[
+            "-t",
+            "set",
+            "-r",
+            "200",
+            "--data-size-range",
+            "5-9",
+            "-n",
+            "2000",
+            "-c",
+            "4",
+        ],
+    );
+    let sizes: BTreeSet<u64> = keys(&server, "key:*")
+        .iter()
+        .map(|k| server.cmd(&["STRLEN", k]).parse().unwrap())
+        .collect();
     assert_eq!(sizes, (5..=9).collect());
 }
 
@@ -250,39 +439,98 @@ fn an_open_loop_mix_reports_each_command_and_keeps_its_shares() {
     );
     assert_eq!(command_names(&report), ["set", "get"]);
     assert_no_errors(&report);
-    let [set, get] = calls(&server, &["set", "get"])[..] else { unreachable!() };
+    let [set, get] = calls(&server, &["set", "get"])[..] else {
+        unreachable!()
+    };
     let total = (set + get) as f64;
-    assert!(total >= completed(&report) as f64 && total > 1800.0, "{set} + {get}");
+    assert!(
+        total >= completed(&report) as f64 && total > 1800.0,
+        "{set} + {get}"
+    );
     // Binomial: sd of the GET fraction over 2000 requests is 0.9%; allow 5 sd.
     let fraction = get as f64 / total;
-    assert!((fraction - 0.8).abs() < 5.0 * (0.16 / total).sqrt(), "GET fraction {fraction:.3}");
-    let sizes: BTreeSet<String> = keys(&server, "key:*").iter().map(|k| server.cmd(&["STRLEN", k])).collect();
+    assert!(
+        (fraction - 0.8).abs() < 5.0 * (0.16 / total).sqrt(),
+        "GET fraction {fraction:.3}"
+    );
+    let sizes: BTreeSet<String> = keys(&server, "key:*")
+        .iter()
+        .map(|k| server.cmd(&["STRLEN", k]))
+        .collect();
     assert_eq!(sizes, BTreeSet::from(["16".to_string(), "512".to_string()]));
     for c in report["tests"][0]["commands"].as_array().unwrap() {
-        assert!(c["latency"]["response"]["count"].as_u64().unwrap() > 0, "{}", c["command"]);
-        assert!(c["latency"]["lag"]["count"].as_u64().unwrap() > 0, "open-loop metrics per command");
+        assert!(
+            c["latency"]["response"]["count"].as_u64().unwrap() > 0,
+            "{}",
+            c["command"]
+        );
+        assert!(
+            c["latency"]["lag"]["count"].as_u64().unwrap() > 0,
+            "open-loop metrics per command"
+        );
     }
 }
 
 #[test]
 fn bad_workload_flags_are_usage_errors_naming_the_flag() {
-    let two = ["--command", "SET __key__ __data__", "--command", "GET __key__"];
-    let with = |extra: &[&'static str]| -> Vec<&'static str> { two.iter().chain(extra).copied().collect() };
-    assert_usage_error(&with(&["--command-weights", "1,2,3"]), &["--command-weights", "3 weights for 2"]);
-    assert_usage_error(&with(&["--command-weights", "1,0"]), &["--command-weights", "'0'"]);
-    assert_usage_error(&with(&["--command-weights", "1,lots"]), &["--command-weights", "'lots'"]);
-    assert_usage_error(&["--command", "GET __nosuch__"], &["--command", "__nosuch__"]);
+    let two = [
+        "--command",
+        "SET __key__ __data__",
+        "--command",
+        "GET __key__",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        two.iter().chain(extra).copied().collect()
+    };
+    assert_usage_error(
+        &with(&["--command-weights", "1,2,3"]),
+        &["--command-weights", "3 weights for 2"],
+    );
+    assert_usage_error(
+        &with(&["--command-weights", "1,0"]),
+        &["--command-weights", "'0'"],
+    );
+    assert_usage_error(
+        &with(&["--command-weights", "1,lots"]),
+        &["--command-weights", "'lots'"],
+    );
+    assert_usage_error(
+        &["--command", "GET __nosuch__"],
+        &["--command", "__nosuch__"],
+    );
     assert_usage_error(&["GET", "k:__nosuch__"], &["COMMAND", "__nosuch__"]);
     assert_usage_error(&["--ratio", "1/10"], &["--ratio", "1/10"]);
     assert_usage_error(&["--read-ratio", "1.2"], &["--read-ratio"]);
     assert_usage_error(&["--read-ratio", "most"], &["--read-ratio"]);
-    assert_usage_error(&["--keyspace", "10", "--key-pattern", "zipf", "--zipf-exponent", "0"], &["--zipf-exponent"]);
-    assert_usage_error(&["--ratio", "1:1", "--keyspace", "1M", "--key-size", "6"], &["--key-size"]);
-    assert_usage_error(&["--data-size-range", "100-10"], &["--data-size-range", "reversed"]);
+    assert_usage_error(
+        &[
+            "--keyspace",
+            "10",
+            "--key-pattern",
+            "zipf",
+            "--zipf-exponent",
+            "0",
+        ],
+        &["--zipf-exponent"],
+    );
+    assert_usage_error(
+        &["--ratio", "1:1", "--keyspace", "1M", "--key-size", "6"],
+        &["--key-size"],
+    );
+    assert_usage_error(
+        &["--data-size-range", "100-10"],
+        &["--data-size-range", "reversed"],
+    );
     assert_usage_error(&["--data-size-list", "10:x"], &["--data-size-list"]);
-    assert_usage_error(&["-d", "10", "--data-size-range", "1-5"], &["-d", "--data-size-range"]);
+    assert_usage_error(
+        &["-d", "10", "--data-size-range", "1-5"],
+        &["-d", "--data-size-range"],
+    );
     assert_usage_error(&with(&["--ratio", "1:10"]), &["--ratio", "--command"]);
-    assert_usage_error(&["--ratio", "1:10", "SET", "k", "v"], &["--ratio", "custom command"]);
+    assert_usage_error(
+        &["--ratio", "1:10", "SET", "k", "v"],
+        &["--ratio", "custom command"],
+    );
     assert_usage_error(&with(&["-t", "get"]), &["-t", "--command"]);
     assert_usage_error(&["--key-pattern", "zipf"], &["--key-pattern", "--keyspace"]);
     assert_usage_error(&["--key-pattern", "pareto"], &["--key-pattern"]);
@@ -303,14 +551,33 @@ fn writing_requests_allocates_nothing_per_request() {
 
     let probe = Region::new(&INSTRUMENTED_SYSTEM);
     drop(std::hint::black_box(vec![0u8; 100]));
-    assert!(probe.change().allocations > 0, "the counting allocator is not installed");
+    assert!(
+        probe.change().allocations > 0,
+        "the counting allocator is not installed"
+    );
 
-    let mix = ["--command", "SET __key__ __data__", "--command", "GET __key__", "--command", "HSET h __key__ v:__data__"];
+    let mix = [
+        "--command",
+        "SET __key__ __data__",
+        "--command",
+        "GET __key__",
+        "--command",
+        "HSET h __key__ v:__data__",
+    ];
     for pattern in ["uniform", "sequential", "zipf", "gaussian"] {
         for workload in [&mix[..], &["-t", "mset"]] {
-            let mut argv = vec!["tailrate", "--keyspace", "1000", "--key-pattern", pattern, "--data-size-list", "16:3,4096:1"];
+            let mut argv = vec![
+                "tailrate",
+                "--keyspace",
+                "1000",
+                "--key-pattern",
+                pattern,
+                "--data-size-list",
+                "16:3,4096:1",
+            ];
             argv.extend(workload);
-            let config = RunConfig::from_args(&Args::try_parse_from(&argv).unwrap().run, None).unwrap();
+            let config =
+                RunConfig::from_args(&Args::try_parse_from(&argv).unwrap().run, None).unwrap();
             let test = &config.workload.tests[0];
             let mut sampler = Sampler::new(&config.workload, 1);
             let mut buf = BytesMut::with_capacity(1 << 20);
@@ -326,7 +593,10 @@ fn writing_requests_allocates_nothing_per_request() {
             // The counter is process-wide: the test harness's own threads may allocate a few
             // times meanwhile (seen once: 4 allocations, 900 bytes). One allocation per
             // request would be 20,000; a small constant bound tells the two apart.
-            assert!(stats.allocations + stats.reallocations < 64, "{pattern} {workload:?}: {stats:?}");
+            assert!(
+                stats.allocations + stats.reallocations < 64,
+                "{pattern} {workload:?}: {stats:?}"
+            );
         }
     }
 }

@@ -60,7 +60,12 @@ impl Batch {
     /// Every worker that is idle (not waiting here, not in flight, not retired) hands its
     /// next request at `at`. `claim(n)` asks the run for up to `n` requests and returns how
     /// many it may send; workers left without one retire.
-    pub(crate) fn hand_requests(&mut self, in_flight: usize, at: Instant, claim: impl FnOnce(usize) -> usize) {
+    pub(crate) fn hand_requests(
+        &mut self,
+        in_flight: usize,
+        at: Instant,
+        claim: impl FnOnce(usize) -> usize,
+    ) {
         let busy = self.retired + in_flight + self.waiting.len();
         let idle = self.workers.saturating_sub(busy);
         if idle == 0 {
@@ -75,7 +80,9 @@ impl Batch {
 
     /// Requests that make a full batch: `--pipeline-size`, or fewer when fewer workers can still send.
     fn full_at(&self) -> usize {
-        self.size.min(self.workers - self.retired.min(self.workers)).max(1)
+        self.size
+            .min(self.workers - self.retired.min(self.workers))
+            .max(1)
     }
 
     /// Whether a whole batch is waiting (write it without waiting for replies).
@@ -109,7 +116,11 @@ mod tests {
     use super::*;
 
     fn policy(size: usize, delay_us: u64) -> Workers {
-        Workers { count: 0, pipeline_size: size, pipeline_delay: Duration::from_micros(delay_us) }
+        Workers {
+            count: 0,
+            pipeline_size: size,
+            pipeline_delay: Duration::from_micros(delay_us),
+        }
     }
 
     #[test]
@@ -126,10 +137,18 @@ mod tests {
         let t0 = Instant::now();
         let mut b = Batch::new(10, &policy(4, 1_000_000));
         b.hand_requests(7, t0, |n| n);
-        assert_eq!((b.due(t0), b.flush_at()), (0, Some(t0 + Duration::from_secs(1))), "3 of 4 wait for the fourth");
+        assert_eq!(
+            (b.due(t0), b.flush_at()),
+            (0, Some(t0 + Duration::from_secs(1))),
+            "3 of 4 wait for the fourth"
+        );
         b.hand_requests(6, t0 + Duration::from_micros(5), |n| n);
         assert_eq!(b.due(t0), 4);
-        assert_eq!(b.take(), Some(t0), "the oldest request keeps its own request time");
+        assert_eq!(
+            b.take(),
+            Some(t0),
+            "the oldest request keeps its own request time"
+        );
     }
 
     #[test]

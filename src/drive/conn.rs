@@ -46,7 +46,8 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
     // --workers: the requests this connection's workers handed over, not yet written.
     let mut batch = ctx.batch(slot);
     // --batch-latency: replies of a closed-loop batch are recorded when its last one arrives.
-    let mut deferred: Vec<Deferred> = Vec::with_capacity(if ctx.plan.batch_latency { cap } else { 0 });
+    let mut deferred: Vec<Deferred> =
+        Vec::with_capacity(if ctx.plan.batch_latency { cap } else { 0 });
     let mut backoff = BACKOFF_START;
     let mut down_since: Option<Instant> = None;
 
@@ -64,7 +65,14 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             // Boxed: connecting (and a TLS handshake) is the largest state this loop awaits,
             // and inline it would size every connection's task for it: 4,744 bytes a
             // connection instead of 2,984, most of them never touched after the start.
-            match Box::pin(Connection::open(ctx.endpoint_of(slot), &ctx.handshake, ctx.connect_timeout, ctx.limits)).await {
+            match Box::pin(Connection::open(
+                ctx.endpoint_of(slot),
+                &ctx.handshake,
+                ctx.connect_timeout,
+                ctx.limits,
+            ))
+            .await
+            {
                 Ok(fresh) => {
                     conn = Some(fresh);
                     backoff = BACKOFF_START;
@@ -89,10 +97,18 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         // A closed loop's next batch is due when the last is answered: this connection's,
         // or against a cluster its client's, spread over the client's connections, whose
         // first connection starts every batch (the others wake it when theirs is answered).
-        let closed_cluster =
-            if is_open { None } else { ctx.cluster.as_ref().filter(|c| slot.is_multiple_of(c.len())).map(|c| (c, slot / c.len())) };
+        let closed_cluster = if is_open {
+            None
+        } else {
+            ctx.cluster
+                .as_ref()
+                .filter(|c| slot.is_multiple_of(c.len()))
+                .map(|c| (c, slot / c.len()))
+        };
         let batch_due = match closed_cluster {
-            Some((cluster, group)) => cluster.outstanding[group].get() == 0 && !ctx.sending_done.get(),
+            Some((cluster, group)) => {
+                cluster.outstanding[group].get() == 0 && !ctx.sending_done.get()
+            }
             None => !routed && fifo.is_empty(),
         };
         // A rate-capped closed loop waits for the limiter before each batch; the wait is
@@ -170,7 +186,9 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             match wait(c, &ctx, slot, true, None, None).await {
                 Event::Work | Event::Timeout => {}
                 Event::Read(Ok(_)) => {
-                    if let Err(e) = take_replies(&ctx, slot, c, &mut fifo, &mut deferred, Instant::now()) {
+                    if let Err(e) =
+                        take_replies(&ctx, slot, c, &mut fifo, &mut deferred, Instant::now())
+                    {
                         fail(&ctx, slot, &mut fifo, &e);
                         conn = None;
                     }
@@ -187,7 +205,10 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         // Open loop takes new work while it has room; a cluster client takes routed and
         // redirected requests at any time.
         let want_work = if is_open { fifo.len() < cap } else { routed };
-        let deadline = ctx.plan.timeout.and_then(|t| fifo.front().map(|f| f.sent + t));
+        let deadline = ctx
+            .plan
+            .timeout
+            .and_then(|t| fifo.front().map(|f| f.sent + t));
         let flush_at = batch.as_ref().and_then(Batch::flush_at);
         let event = if want_work || deadline.is_some() || flush_at.is_some() {
             wait(c, &ctx, slot, want_work, deadline, flush_at).await
@@ -240,7 +261,12 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
 /// Closed loop: when the previous batch is fully answered, claim and encode the next.
 /// Returns how many requests it holds, and the bytes to write when they were prepared
 /// already (the write buffer is then left empty).
-fn fill_closed<'c>(ctx: &'c Ctx, c: &mut Connection, fifo: &mut InFlightQueue, pipeline: usize) -> (usize, Option<&'c [u8]>) {
+fn fill_closed<'c>(
+    ctx: &'c Ctx,
+    c: &mut Connection,
+    fifo: &mut InFlightQueue,
+    pipeline: usize,
+) -> (usize, Option<&'c [u8]>) {
     if !fifo.is_empty() {
         return (0, None);
     }
@@ -254,7 +280,14 @@ fn fill_closed<'c>(ctx: &'c Ctx, c: &mut Connection, fifo: &mut InFlightQueue, p
     let placeholder = ctx.start;
     let mut push = |command: usize, count: u32| {
         rec.commands[command].intended += u64::from(count);
-        fifo.push(InFlight { req: Arrival::new(placeholder, placeholder, command as u16, true), sent: placeholder, asking: false }, count);
+        fifo.push(
+            InFlight {
+                req: Arrival::new(placeholder, placeholder, command as u16, true),
+                sent: placeholder,
+                asking: false,
+            },
+            count,
+        );
     };
     // One command with nothing drawn per request: the batch is that request n times.
     if let Some(bytes) = ctx.test.fixed_batch(n) {
@@ -282,7 +315,12 @@ fn fill_closed<'c>(ctx: &'c Ctx, c: &mut Connection, fifo: &mut InFlightQueue, p
 /// Closed loop with `--workers`: idle workers hand their next requests to the batch, and
 /// what the batch policy says is due is encoded for one write. Each request keeps its
 /// worker's request time as intended and handled time; its `sent` is the write's.
-fn fill_batched(ctx: &Ctx, c: &mut Connection, fifo: &mut InFlightQueue, batch: &mut Batch) -> usize {
+fn fill_batched(
+    ctx: &Ctx,
+    c: &mut Connection,
+    fifo: &mut InFlightQueue,
+    batch: &mut Batch,
+) -> usize {
     let now = Instant::now();
     batch.hand_requests(fifo.len(), now, |n| ctx.claim_at(n, now));
     let n = batch.due(now);
@@ -297,7 +335,14 @@ fn fill_batched(ctx: &Ctx, c: &mut Connection, fifo: &mut InFlightQueue, batch: 
         let command = ctx.test.pick(&mut sampler);
         ctx.test.write(command, c.write_buf(), &mut sampler);
         rec.commands[command].intended += 1;
-        fifo.push(InFlight { req: Arrival::new(asked, asked, command as u16, true), sent: asked, asking: false }, 1);
+        fifo.push(
+            InFlight {
+                req: Arrival::new(asked, asked, command as u16, true),
+                sent: asked,
+                asking: false,
+            },
+            1,
+        );
     }
     n
 }
@@ -317,15 +362,31 @@ fn fill_routed(ctx: &Ctx, slot: usize, c: &mut Connection, fifo: &mut InFlightQu
     while let Some(a) = pending.pop_front() {
         if a.asking {
             c.write_buf().extend_from_slice(ASKING);
-            fifo.push(InFlight { req: a, sent: a.handled, asking: true }, 1);
+            fifo.push(
+                InFlight {
+                    req: a,
+                    sent: a.handled,
+                    asking: true,
+                },
+                1,
+            );
             n += 1;
         }
         if ctx.cluster.is_some() {
-            ctx.test.write_keyed(a.command as usize, c.write_buf(), &mut sampler, a.key);
+            ctx.test
+                .write_keyed(a.command as usize, c.write_buf(), &mut sampler, a.key);
         } else {
-            ctx.test.write(a.command as usize, c.write_buf(), &mut sampler);
+            ctx.test
+                .write(a.command as usize, c.write_buf(), &mut sampler);
         }
-        fifo.push(InFlight { req: a, sent: a.handled, asking: false }, 1);
+        fifo.push(
+            InFlight {
+                req: a,
+                sent: a.handled,
+                asking: false,
+            },
+            1,
+        );
         n += 1;
     }
     n
@@ -373,7 +434,8 @@ fn mark_sent(ctx: &Ctx, slot: usize, fifo: &mut InFlightQueue, sent: Instant, cl
         ctx.last_send.set(sent);
         let mut counts = ctx.send_counts.borrow_mut();
         if !counts.window.is_zero() {
-            let window = (since(ctx.measure_from, sent) / crate::record::nanos(counts.window)) as usize;
+            let window =
+                (since(ctx.measure_from, sent) / crate::record::nanos(counts.window)) as usize;
             if let Some(count) = counts.counts.get_mut(window) {
                 *count += measured as u32;
             }
@@ -384,7 +446,14 @@ fn mark_sent(ctx: &Ctx, slot: usize, fifo: &mut InFlightQueue, sent: Instant, cl
 /// Waits for bytes, for new work (open loop with room), for the batch's flush time
 /// (`--workers`), or for the oldest request's timeout. (A wait for bytes alone is a
 /// plain read, made by the caller.)
-async fn wait(c: &mut Connection, ctx: &Ctx, slot: usize, want_work: bool, deadline: Option<Instant>, flush_at: Option<Instant>) -> Event {
+async fn wait(
+    c: &mut Connection,
+    ctx: &Ctx,
+    slot: usize,
+    want_work: bool,
+    deadline: Option<Instant>,
+    flush_at: Option<Instant>,
+) -> Event {
     let wake = &ctx.wake[slot];
     let timeout = async {
         match deadline {
@@ -432,13 +501,17 @@ fn take_replies(
                     complete(ctx, slot, f, count, Incoming::Ok, deferred, &mut run);
                 }
             });
-            let Some(incoming) = c.next_reply()? else { break };
+            let Some(incoming) = c.next_reply()? else {
+                break;
+            };
             // An error reply, a push, or a reply nobody asked for: plain replies went above.
             cold_path();
             if incoming == Incoming::Push {
                 continue;
             }
-            let Some(f) = fifo.pop_front() else { return Err(c.unsolicited()) };
+            let Some(f) = fifo.pop_front() else {
+                return Err(c.unsolicited());
+            };
             if f.asking {
                 // The reply to ASKING: the request after it tells how the redirect went.
                 continue;
@@ -471,7 +544,10 @@ type Deferred = (u16, Instant, Instant, u32);
 fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
     let mut rec = ctx.rec.borrow_mut();
     for (command, sent, _, count) in deferred.drain(..) {
-        let times = ReplyTimes { response_ns: since(sent, until), ..ReplyTimes::default() };
+        let times = ReplyTimes {
+            response_ns: since(sent, until),
+            ..ReplyTimes::default()
+        };
         rec.record_replies(command as usize, &times, count.into());
     }
 }
@@ -482,7 +558,15 @@ fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
 /// `Incoming::Ok` then folds away. What only a cluster, an error reply or
 /// `--batch-latency` needs is kept out of line, off the per-batch path.
 #[inline(always)]
-fn complete(ctx: &Ctx, slot: usize, f: &InFlight, count: u32, incoming: Incoming, deferred: &mut Vec<Deferred>, run: &mut ReplyRun) {
+fn complete(
+    ctx: &Ctx,
+    slot: usize,
+    f: &InFlight,
+    count: u32,
+    incoming: Incoming,
+    deferred: &mut Vec<Deferred>,
+    run: &mut ReplyRun,
+) {
     let req = &f.req;
     if let Some(cluster) = &ctx.cluster
         && complete_on_cluster(ctx, cluster, slot, req, count, &incoming, run.received())
@@ -503,7 +587,14 @@ fn complete(ctx: &Ctx, slot: usize, f: &InFlight, count: u32, incoming: Incoming
                 deferred.push((req.command, f.sent, run.received(), count));
                 return;
             }
-            run.add(&ctx.rec, req.command as usize, req.intended, req.handled, f.sent, count);
+            run.add(
+                &ctx.rec,
+                req.command as usize,
+                req.intended,
+                req.handled,
+                f.sent,
+                count,
+            );
         }
     }
 }
@@ -537,7 +628,10 @@ fn complete_on_cluster(
             Incoming::Error { .. } => node.errors += u64::from(count),
             Incoming::Ok | Incoming::Push => {
                 node.completed += u64::from(count);
-                node.response.saturating_record_n(nanos(received.saturating_duration_since(req.intended)).max(1), count.into());
+                node.response.saturating_record_n(
+                    nanos(received.saturating_duration_since(req.intended)).max(1),
+                    count.into(),
+                );
             }
         }
     }
@@ -550,7 +644,8 @@ fn complete_on_cluster(
 fn count_error(ctx: &Ctx, command: u16, count: u32, kind: &str, message: &str) {
     ctx.rec.borrow_mut().commands[command as usize].count_error(kind, count.into());
     if ctx.plan.exit_on_error {
-        ctx.shared.stop(format!("error reply from the server: {message}"));
+        ctx.shared
+            .stop(format!("error reply from the server: {message}"));
     }
 }
 

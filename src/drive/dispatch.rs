@@ -42,7 +42,17 @@ pub(crate) struct Arrival {
 impl Arrival {
     /// A fresh request; key, group and redirect state are filled in by routing.
     pub(crate) fn new(intended: Instant, handled: Instant, command: u16, measured: bool) -> Self {
-        Arrival { intended, handled, command, measured, key: 0, group: 0, redirects: 0, asking: false, retry: false }
+        Arrival {
+            intended,
+            handled,
+            command,
+            measured,
+            key: 0,
+            group: 0,
+            redirects: 0,
+            asking: false,
+            retry: false,
+        }
     }
 }
 
@@ -77,10 +87,22 @@ pub(crate) struct Dispatch {
 
 impl Dispatch {
     /// `connections` slots over `nodes` nodes, each taking up to `cap` requests.
-    pub(crate) fn new(connections: usize, nodes: usize, cap: usize, max_backlog: usize, keep_pending: bool) -> Self {
+    pub(crate) fn new(
+        connections: usize,
+        nodes: usize,
+        cap: usize,
+        max_backlog: usize,
+        keep_pending: bool,
+    ) -> Self {
         let nodes = nodes.max(1);
         Dispatch {
-            slots: (0..connections).map(|_| Slot { pending: VecDeque::with_capacity(cap), load: 0, up: true }).collect(),
+            slots: (0..connections)
+                .map(|_| Slot {
+                    pending: VecDeque::with_capacity(cap),
+                    load: 0,
+                    up: true,
+                })
+                .collect(),
             nodes,
             backlog: (0..nodes).map(|_| VecDeque::new()).collect(),
             cap,
@@ -152,7 +174,9 @@ impl Dispatch {
         let s = &mut self.slots[slot];
         s.load = s.load.saturating_sub(n);
         while s.up && s.load < self.cap {
-            let Some(arrival) = backlog.pop_front() else { break };
+            let Some(arrival) = backlog.pop_front() else {
+                break;
+            };
             s.pending.push_back(arrival);
             s.load += 1;
         }
@@ -193,7 +217,11 @@ impl Dispatch {
 
     /// The run is over: every arrival never written counts as not sent.
     pub(crate) fn abandon(&mut self, rec: &mut Recorder) {
-        let unsent = self.backlog.iter_mut().flat_map(|b| b.drain(..)).chain(self.slots.iter_mut().flat_map(|s| s.pending.drain(..)));
+        let unsent = self
+            .backlog
+            .iter_mut()
+            .flat_map(|b| b.drain(..))
+            .chain(self.slots.iter_mut().flat_map(|s| s.pending.drain(..)));
         for arrival in unsent {
             if arrival.measured {
                 rec.commands[arrival.command as usize].not_sent += 1;
@@ -210,7 +238,9 @@ impl Dispatch {
 /// comes round (which, with many connections ready, can be tens of microseconds).
 pub(crate) fn hand_out(ctx: &Ctx, now: Instant) {
     let mut schedule = ctx.schedule.borrow_mut();
-    let (Some(schedule), Some(end)) = (schedule.as_mut(), ctx.end) else { return };
+    let (Some(schedule), Some(end)) = (schedule.as_mut(), ctx.end) else {
+        return;
+    };
     if ctx.shared.cancel.is_cancelled() {
         ctx.next_due.set(None);
         return;
@@ -309,7 +339,11 @@ mod tests {
         assert_eq!(d.backlog_len(), 1);
         d.slots[0].pending.clear();
         d.release(0, 1);
-        assert_eq!(d.slots[0].pending.len(), 1, "backlog drains into the freed slot");
+        assert_eq!(
+            d.slots[0].pending.len(),
+            1,
+            "backlog drains into the freed slot"
+        );
         assert_eq!(d.backlog_len(), 0);
     }
 
@@ -323,7 +357,10 @@ mod tests {
         d.offer(arrival(false), 0, &mut rec);
         assert_eq!(rec.commands[0].not_sent, 2);
         d.abandon(&mut rec);
-        assert_eq!(rec.commands[0].not_sent, 4, "backlog and pending become not sent at the end");
+        assert_eq!(
+            rec.commands[0].not_sent, 4,
+            "backlog and pending become not sent at the end"
+        );
     }
 
     #[test]
@@ -346,11 +383,19 @@ mod tests {
             d.offer(arrival(true), 2, &mut rec);
         }
         let loads: Vec<usize> = d.slots.iter().map(|s| s.load).collect();
-        assert_eq!(loads, [0, 0, 1, 0, 0, 1], "node 2's two connections, then its backlog");
+        assert_eq!(
+            loads,
+            [0, 0, 1, 0, 0, 1],
+            "node 2's two connections, then its backlog"
+        );
         assert_eq!(d.backlog_len(), 1);
         d.slots[2].pending.clear();
         d.release(2, 1);
-        assert_eq!(d.slots[2].pending.len(), 1, "the node's backlog drains into the node's connection");
+        assert_eq!(
+            d.slots[2].pending.len(),
+            1,
+            "the node's backlog drains into the node's connection"
+        );
     }
 
     #[test]
@@ -364,6 +409,10 @@ mod tests {
     #[test]
     fn a_waiting_request_takes_56_bytes() {
         // tests/reliability/timing.rs bounds a full backlog's memory with this size.
-        assert!(std::mem::size_of::<Arrival>() <= 56, "{}", std::mem::size_of::<Arrival>());
+        assert!(
+            std::mem::size_of::<Arrival>() <= 56,
+            "{}",
+            std::mem::size_of::<Arrival>()
+        );
     }
 }

@@ -45,14 +45,26 @@ pub enum Verdict {
 
 /// The self-checks of an open-loop run (closed loop has no schedule to keep).
 pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -> Vec<Check> {
-    let Mode::Open { rate_per_sec, arrival, pacing, .. } = config.mode else { return Vec::new() };
+    let Mode::Open {
+        rate_per_sec,
+        arrival,
+        pacing,
+        ..
+    } = config.mode
+    else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
 
     // The generator is judged against the schedule it drew: a Poisson schedule's own
     // count over a short window differs from rate x window by chance (sqrt(n)), which is
     // no fault of the generator. `planned` is what the schedule asked for.
     let measured_secs = outcome.measured.as_secs_f64();
-    let planned = if measured_secs > 0.0 { total.intended as f64 / measured_secs } else { rate_per_sec };
+    let planned = if measured_secs > 0.0 {
+        total.intended as f64 / measured_secs
+    } else {
+        rate_per_sec
+    };
     let shortfall = 1.0 - outcome.achieved_rate_per_sec / planned;
     out.push(Check {
         name: "achieved_rate".into(),
@@ -87,7 +99,8 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
             response_p50,
             LAG_FRACTION * 100.0
         ),
-        meaning: "the generator fell behind its schedule; these latencies include its own lateness".into(),
+        meaning: "the generator fell behind its schedule; these latencies include its own lateness"
+            .into(),
     });
 
     // Spinning pacing keeps a core busy by design: what counts is the CPU left after
@@ -95,16 +108,30 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
     let busiest = outcome
         .thread_cpu
         .iter()
-        .map(|t| if t.wall_secs > 0.0 { (t.cpu_secs - t.idle_spin_secs).max(0.0) / t.wall_secs } else { 0.0 })
+        .map(|t| {
+            if t.wall_secs > 0.0 {
+                (t.cpu_secs - t.idle_spin_secs).max(0.0) / t.wall_secs
+            } else {
+                0.0
+            }
+        })
         .fold(0.0, f64::max);
     let spinning = pacing != crate::cli::Pacing::Sleep;
     out.push(Check {
         name: "generator_cpu".into(),
-        verdict: if busiest < CPU_SATURATION { Verdict::Pass } else { Verdict::Fail },
+        verdict: if busiest < CPU_SATURATION {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        },
         detail: format!(
             "busiest generator thread {:.0}% busy{}; bound: under {:.0}%",
             busiest * 100.0,
-            if spinning { " (idle spinning excluded)" } else { "" },
+            if spinning {
+                " (idle spinning excluded)"
+            } else {
+                ""
+            },
             CPU_SATURATION * 100.0
         ),
         meaning: "a generator thread ran out of CPU; add --threads or lower the rate".into(),
@@ -136,7 +163,12 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
 /// Sends per window over every thread (threads are independent Poisson processes, so
 /// their sum is one), full windows of the measured span only.
 fn window_counts(outcome: &RunOutcome) -> (Vec<u64>, std::time::Duration) {
-    let Some(window) = outcome.send_counts.first().map(|c| c.window).filter(|w| !w.is_zero()) else {
+    let Some(window) = outcome
+        .send_counts
+        .first()
+        .map(|c| c.window)
+        .filter(|w| !w.is_zero())
+    else {
         return (Vec::new(), std::time::Duration::ZERO);
     };
     let full = (outcome.measured.as_nanos() / window.as_nanos()) as usize;
@@ -166,7 +198,11 @@ pub fn dispersion_z(counts: &[u64]) -> Option<(f64, usize, f64)> {
     if mean < 5.0 {
         return None;
     }
-    let chi2: f64 = counts.iter().map(|&n| (n as f64 - mean).powi(2)).sum::<f64>() / mean;
+    let chi2: f64 = counts
+        .iter()
+        .map(|&n| (n as f64 - mean).powi(2))
+        .sum::<f64>()
+        / mean;
     let dof = (k - 1) as f64;
     let a = 2.0 / (9.0 * dof);
     let z = ((chi2 / dof).cbrt() - (1.0 - a)) / a.sqrt();
@@ -206,13 +242,15 @@ mod tests {
     }
 
     fn poisson_times(rate_per_sec: f64, n: usize, seed: u64) -> Vec<u64> {
-        let mut s = crate::drive::schedule::Schedule::new(Arrival::Poisson, rate_per_sec, 0, 1, seed);
+        let mut s =
+            crate::drive::schedule::Schedule::new(Arrival::Poisson, rate_per_sec, 0, 1, seed);
         (0..n).map(|_| s.advance().as_nanos() as u64).collect()
     }
 
     #[test]
     fn dispersion_test_accepts_poisson_and_rejects_constant_arrivals() {
-        let (z, _, _) = dispersion_z(&bin(&poisson_times(10_000.0, 50_000, 3), 10_000_000)).unwrap();
+        let (z, _, _) =
+            dispersion_z(&bin(&poisson_times(10_000.0, 50_000, 3), 10_000_000)).unwrap();
         assert!(z.abs() < DISPERSION_Z, "poisson z {z}");
         let constant: Vec<u64> = (0..50_000u64).map(|i| i * 100_000).collect();
         let (z, _, _) = dispersion_z(&bin(&constant, 10_000_000)).unwrap();
@@ -222,8 +260,11 @@ mod tests {
     #[test]
     fn dispersion_test_tolerates_jitter_far_below_the_window() {
         // Every send moved late by up to 50 us (the lag seen at 20k/s) against 10 ms windows.
-        let mut jittered: Vec<u64> =
-            poisson_times(20_000.0, 50_000, 5).iter().enumerate().map(|(i, t)| t + (i as u64 * 7919) % 50_000).collect();
+        let mut jittered: Vec<u64> = poisson_times(20_000.0, 50_000, 5)
+            .iter()
+            .enumerate()
+            .map(|(i, t)| t + (i as u64 * 7919) % 50_000)
+            .collect();
         jittered.sort_unstable();
         let (z, _, _) = dispersion_z(&bin(&jittered, 10_000_000)).unwrap();
         assert!(z.abs() < DISPERSION_Z, "jittered z {z}");

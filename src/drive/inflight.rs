@@ -48,7 +48,12 @@ impl InFlightQueue {
     /// An empty queue with room for `runs` runs in flight (and as many answered ones
     /// before they are dropped, so that a full queue never grows).
     pub fn with_capacity(runs: usize) -> Self {
-        InFlightQueue { runs: Vec::with_capacity(2 * runs + 1), head: 0, len: 0, unwritten: 0 }
+        InFlightQueue {
+            runs: Vec::with_capacity(2 * runs + 1),
+            head: 0,
+            len: 0,
+            unwritten: 0,
+        }
     }
 
     /// Requests in the queue.
@@ -109,7 +114,9 @@ impl InFlightQueue {
     #[inline]
     pub fn take_front(&mut self, mut n: usize, mut each: impl FnMut(&InFlight, u32)) {
         while n > 0 {
-            let Some(run) = self.runs.get_mut(self.head) else { break };
+            let Some(run) = self.runs.get_mut(self.head) else {
+                break;
+            };
             let k = run.count.min(u32::try_from(n).unwrap_or(u32::MAX));
             each(&run.f, k);
             run.count -= k;
@@ -151,7 +158,11 @@ mod tests {
     use std::time::Duration;
 
     fn req(command: u16, at: Instant) -> InFlight {
-        InFlight { req: Arrival::new(at, at, command, true), sent: at, asking: false }
+        InFlight {
+            req: Arrival::new(at, at, command, true),
+            sent: at,
+            asking: false,
+        }
     }
 
     /// Every request taken, one (command, count) per run.
@@ -223,7 +234,10 @@ mod tests {
         q.drain(|_, _| {});
         assert_eq!(q.unwritten_mut().count(), 0);
         q.push(req(2, t), 3);
-        assert_eq!(q.unwritten_mut().map(|r| r.count).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(
+            q.unwritten_mut().map(|r| r.count).collect::<Vec<_>>(),
+            vec![3]
+        );
     }
 
     #[test]
@@ -245,7 +259,16 @@ mod tests {
             answered.extend(take(&mut q, 1));
             assert_eq!(q.len(), 3);
         }
-        assert!(answered.iter().enumerate().all(|(i, &(command, k))| usize::from(command) == i && k == 1));
-        assert_eq!(q.runs.capacity(), room, "the answered runs were dropped before the queue had to grow");
+        assert!(
+            answered
+                .iter()
+                .enumerate()
+                .all(|(i, &(command, k))| usize::from(command) == i && k == 1)
+        );
+        assert_eq!(
+            q.runs.capacity(),
+            room,
+            "the answered runs were dropped before the queue had to grow"
+        );
     }
 }

@@ -192,10 +192,17 @@ pub fn run(
         cancel: cancel.clone(),
         stop_reason: std::sync::Mutex::new(None),
         limiter: match config.mode {
-            Mode::Closed { pipeline, rate_cap_per_sec: Some(rate), .. } if rate > 0.0 => {
+            Mode::Closed {
+                pipeline,
+                rate_cap_per_sec: Some(rate),
+                ..
+            } if rate > 0.0 => {
                 // tokio's timer wakes on a 1 ms wheel: let 2 ms of tokens gather so the
                 // connections woken together at a tick can go together; the average holds.
-                let burst = (rate * 0.002).ceil().max(f64::from(pipeline.max(1))).min(f64::from(u32::MAX)) as u32;
+                let burst = (rate * 0.002)
+                    .ceil()
+                    .max(f64::from(pipeline.max(1)))
+                    .min(f64::from(u32::MAX)) as u32;
                 let burst = std::num::NonZeroU32::new(burst).unwrap_or(std::num::NonZeroU32::MIN);
                 governor::Quota::with_period(Duration::from_secs_f64(1.0 / rate))
                     .map(|q| governor::RateLimiter::direct(q.allow_burst(burst)))
@@ -204,57 +211,79 @@ pub fn run(
         },
         spares: std::sync::Mutex::new(Vec::new()),
     });
-    let interval = if config.is_open_loop() { Duration::from_secs(1) } else { Duration::from_millis(250) };
+    let interval = if config.is_open_loop() {
+        Duration::from_secs(1)
+    } else {
+        Duration::from_millis(250)
+    };
     let gate = Arc::new(thread::StartGate::new(threads));
     let (tx, rx) = mpsc::channel::<Interval>();
     let started_at = SystemTime::now();
     // The run's totals are the sum of its intervals: one recording path, added exactly.
     let mut totals = Recorder::new(test.commands.len());
 
-    let results: Vec<Result<thread::ThreadOutcome, DriveError>> =
-        std::thread::scope(|scope| {
-            let mut handles = Vec::with_capacity(threads);
-            for index in 0..threads {
-                let plan = ThreadPlan {
-                    index,
-                    threads,
-                    // Connections are dealt round-robin: thread k gets k, k+T, k+2T, ...
-                    connections: (config.connections + threads - 1 - index) / threads,
-                    all_connections: config.connections,
-                    mode: config.mode.clone(),
-                    stop: config.stop,
-                    warmup: config.warmup,
-                    interval,
-                    timeout: config.timeout,
-                    reconnect_each_request: config.reconnect_each_request,
-                    exit_on_error: config.exit_on_error,
-                    batch_latency: config.batch_latency,
-                    cluster: config.cluster_map.clone(),
-                    seed: config.seed ^ ((test_index as u64) << 32) ^ (index as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
-                };
-                let (shared, gate, tx) = (shared.clone(), gate.clone(), tx.clone());
-                let endpoint = config.endpoint.clone();
-                let handshake = config.handshake.clone();
-                let (connect_timeout, limits) = (config.connect_timeout, config.limits);
-                let sampler = Sampler::new(&config.workload, plan.seed);
-                handles.push(scope.spawn(move || {
-                    thread::thread_main(plan, test, sampler, endpoint, handshake, connect_timeout, limits, shared, gate, tx)
-                }));
-            }
-            drop(tx);
-            // Every thread connects first; the run starts for all at once, or not at all.
-            gate.open_when_ready();
-            for item in rx.iter() {
-                totals.add(&item.record);
-                on_interval(&item);
-                // Two per thread: one being filled, one on its way here.
-                shared.give_back(item.record, 2 * threads);
-            }
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(DriveError::Runtime(std::io::Error::other("generator thread panicked")))))
-                .collect()
-        });
+    let results: Vec<Result<thread::ThreadOutcome, DriveError>> = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(threads);
+        for index in 0..threads {
+            let plan = ThreadPlan {
+                index,
+                threads,
+                // Connections are dealt round-robin: thread k gets k, k+T, k+2T, ...
+                connections: (config.connections + threads - 1 - index) / threads,
+                all_connections: config.connections,
+                mode: config.mode.clone(),
+                stop: config.stop,
+                warmup: config.warmup,
+                interval,
+                timeout: config.timeout,
+                reconnect_each_request: config.reconnect_each_request,
+                exit_on_error: config.exit_on_error,
+                batch_latency: config.batch_latency,
+                cluster: config.cluster_map.clone(),
+                seed: config.seed
+                    ^ ((test_index as u64) << 32)
+                    ^ (index as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
+            };
+            let (shared, gate, tx) = (shared.clone(), gate.clone(), tx.clone());
+            let endpoint = config.endpoint.clone();
+            let handshake = config.handshake.clone();
+            let (connect_timeout, limits) = (config.connect_timeout, config.limits);
+            let sampler = Sampler::new(&config.workload, plan.seed);
+            handles.push(scope.spawn(move || {
+                thread::thread_main(
+                    plan,
+                    test,
+                    sampler,
+                    endpoint,
+                    handshake,
+                    connect_timeout,
+                    limits,
+                    shared,
+                    gate,
+                    tx,
+                )
+            }));
+        }
+        drop(tx);
+        // Every thread connects first; the run starts for all at once, or not at all.
+        gate.open_when_ready();
+        for item in rx.iter() {
+            totals.add(&item.record);
+            on_interval(&item);
+            // Two per thread: one being filled, one on its way here.
+            shared.give_back(item.record, 2 * threads);
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(DriveError::Runtime(std::io::Error::other(
+                        "generator thread panicked",
+                    )))
+                })
+            })
+            .collect()
+    });
 
     let mut outcomes = Vec::with_capacity(threads);
     for result in results {
@@ -287,14 +316,39 @@ fn merge(
     let total_sent: u64 = record.commands.iter().map(|c| c.sent).sum();
     // A generator that falls behind sends its last request late: stretch the window to
     // the last send so the achieved rate shows it.
-    let window = if config.is_open_loop() { measured.max(last_send) } else { measured };
-    let achieved_rate_per_sec = if window.is_zero() { 0.0 } else { total_sent as f64 / window.as_secs_f64() };
+    let window = if config.is_open_loop() {
+        measured.max(last_send)
+    } else {
+        measured
+    };
+    let achieved_rate_per_sec = if window.is_zero() {
+        0.0
+    } else {
+        total_sent as f64 / window.as_secs_f64()
+    };
     // Replies that arrive after the schedule ended still count, over the time they took.
-    let reply_window = if config.is_open_loop() { window.max(last_reply) } else { measured };
+    let reply_window = if config.is_open_loop() {
+        window.max(last_reply)
+    } else {
+        measured
+    };
     let completed: u64 = record.commands.iter().map(|c| c.completed).sum();
-    let throughput_per_sec = if reply_window.is_zero() { 0.0 } else { completed as f64 / reply_window.as_secs_f64() };
-    let stopped_early =
-        shared.stop_reason.lock().ok().and_then(|s| s.clone()).or_else(|| shared.cancel.is_cancelled().then(|| "interrupted".to_string()));
+    let throughput_per_sec = if reply_window.is_zero() {
+        0.0
+    } else {
+        completed as f64 / reply_window.as_secs_f64()
+    };
+    let stopped_early = shared
+        .stop_reason
+        .lock()
+        .ok()
+        .and_then(|s| s.clone())
+        .or_else(|| {
+            shared
+                .cancel
+                .is_cancelled()
+                .then(|| "interrupted".to_string())
+        });
     RunOutcome {
         record,
         started_at,

@@ -39,7 +39,9 @@ impl Cluster {
     pub(crate) fn new(map: &ClusterMap, seed: &Endpoint, clients: usize) -> Self {
         Cluster {
             nodes: map.nodes.clone(),
-            endpoints: (0..map.nodes.len()).map(|n| map.endpoint(n, seed)).collect(),
+            endpoints: (0..map.nodes.len())
+                .map(|n| map.endpoint(n, seed))
+                .collect(),
             owner: RefCell::new(map.owner.clone()),
             outstanding: (0..clients).map(|_| Cell::new(0)).collect(),
             keyless: Cell::new(0),
@@ -75,7 +77,9 @@ pub(crate) fn refill(ctx: &Ctx, cluster: &Cluster, group: usize) -> usize {
     if cluster.outstanding[group].get() > 0 {
         return 0;
     }
-    let Mode::Closed { pipeline, .. } = ctx.plan.mode else { return 0 };
+    let Mode::Closed { pipeline, .. } = ctx.plan.mode else {
+        return 0;
+    };
     let n = ctx.claim(pipeline as usize);
     if n == 0 {
         return 0;
@@ -101,8 +105,17 @@ pub(crate) fn refill(ctx: &Ctx, cluster: &Cluster, group: usize) -> usize {
 /// redirect the request is sent again where it points, and `true` is returned. A
 /// redirect to a node outside the map, or past [`MAX_REDIRECTS`], is left to be counted
 /// as an error.
-pub(crate) fn follow(ctx: &Ctx, cluster: &Cluster, slot: usize, request: &Arrival, message: &str, rec: &mut Recorder) -> bool {
-    let Some(redirect) = Redirect::parse(message) else { return false };
+pub(crate) fn follow(
+    ctx: &Ctx,
+    cluster: &Cluster,
+    slot: usize,
+    request: &Arrival,
+    message: &str,
+    rec: &mut Recorder,
+) -> bool {
+    let Some(redirect) = Redirect::parse(message) else {
+        return false;
+    };
     let from = slot % cluster.len();
     let node_record = rec.node(from);
     if redirect.ask {
@@ -111,14 +124,21 @@ pub(crate) fn follow(ctx: &Ctx, cluster: &Cluster, slot: usize, request: &Arriva
         node_record.moved += 1;
     }
     rec.commands[request.command as usize].redirects += 1;
-    let Some(to) = cluster.nodes.iter().position(|n| *n == redirect.to) else { return false };
+    let Some(to) = cluster.nodes.iter().position(|n| *n == redirect.to) else {
+        return false;
+    };
     if !redirect.ask {
         cluster.owner.borrow_mut()[usize::from(redirect.slot)] = to as u16;
     }
     if request.redirects >= MAX_REDIRECTS {
         return false;
     }
-    let retry = Arrival { redirects: request.redirects + 1, asking: redirect.ask, retry: true, ..*request };
+    let retry = Arrival {
+        redirects: request.redirects + 1,
+        asking: redirect.ask,
+        retry: true,
+        ..*request
+    };
     let mut dispatch = ctx.dispatch.borrow_mut();
     if matches!(ctx.plan.mode, Mode::Closed { .. }) {
         dispatch.push_to(request.group as usize * cluster.len() + to, retry);

@@ -34,20 +34,37 @@ impl Schedule {
     /// Constant: thread `k` takes arrivals `k, k + N, k + 2N, ...` of the whole run's
     /// equally spaced sequence. Poisson: each thread is a Poisson process at `rate / N`
     /// (their superposition is a Poisson process at `rate`), seeded from `seed` and `k`.
-    pub fn new(arrival: Arrival, rate_per_sec: f64, share: usize, shares: usize, seed: u64) -> Self {
+    pub fn new(
+        arrival: Arrival,
+        rate_per_sec: f64,
+        share: usize,
+        shares: usize,
+        seed: u64,
+    ) -> Self {
         let shares_f = shares.max(1) as f64;
         match arrival {
             Arrival::Constant => {
                 let whole_gap_ns = 1e9 / rate_per_sec;
-                Schedule { kind: Kind::Constant { gap_ns: whole_gap_ns * shares_f }, next_ns: whole_gap_ns * share as f64 }
+                Schedule {
+                    kind: Kind::Constant {
+                        gap_ns: whole_gap_ns * shares_f,
+                    },
+                    next_ns: whole_gap_ns * share as f64,
+                }
             }
             Arrival::Poisson => {
                 let thread_rate_per_ns = rate_per_sec / shares_f / 1e9;
                 // rate_per_sec is validated positive and finite, so Exp::new cannot fail.
-                let gaps = Exp::new(thread_rate_per_ns).unwrap_or_else(|_| Exp::new(1.0).unwrap_or_else(|_| unreachable!()));
-                let mut rng = Pcg64Mcg::seed_from_u64(seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(share as u64 + 1)));
+                let gaps = Exp::new(thread_rate_per_ns)
+                    .unwrap_or_else(|_| Exp::new(1.0).unwrap_or_else(|_| unreachable!()));
+                let mut rng = Pcg64Mcg::seed_from_u64(
+                    seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(share as u64 + 1)),
+                );
                 let first = gaps.sample(&mut rng);
-                Schedule { kind: Kind::Poisson { rng, gaps }, next_ns: first }
+                Schedule {
+                    kind: Kind::Poisson { rng, gaps },
+                    next_ns: first,
+                }
             }
         }
     }

@@ -47,7 +47,12 @@ struct GateState {
 impl StartGate {
     pub(crate) fn new(threads: usize) -> Self {
         StartGate {
-            state: Mutex::new(GateState { arrived: 0, failed: false, start: None, opened: false }),
+            state: Mutex::new(GateState {
+                arrived: 0,
+                failed: false,
+                start: None,
+                opened: false,
+            }),
             changed: Condvar::new(),
             threads,
         }
@@ -55,7 +60,9 @@ impl StartGate {
 
     /// A thread arrives; returns the common start, or `None` when some thread failed.
     fn arrive(&self, ok: bool) -> Option<Instant> {
-        let Ok(mut state) = self.state.lock() else { return None };
+        let Ok(mut state) = self.state.lock() else {
+            return None;
+        };
         state.arrived += 1;
         state.failed |= !ok;
         self.changed.notify_all();
@@ -70,7 +77,9 @@ impl StartGate {
 
     /// Waits for every thread, then sets the start a little ahead so all begin together.
     pub(crate) fn open_when_ready(&self) {
-        let Ok(mut state) = self.state.lock() else { return };
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
         while state.arrived < self.threads {
             state = match self.changed.wait(state) {
                 Ok(s) => s,
@@ -159,7 +168,9 @@ impl Ctx {
     /// Requests one connection may have outstanding.
     pub fn capacity(&self) -> usize {
         match &self.plan.mode {
-            Mode::Closed { workers: Some(w), .. } => super::batch::most_workers_on_one(self.plan.all_connections, w.count),
+            Mode::Closed {
+                workers: Some(w), ..
+            } => super::batch::most_workers_on_one(self.plan.all_connections, w.count),
             Mode::Closed { pipeline, .. } => *pipeline as usize,
             Mode::Open { max_inflight, .. } => *max_inflight,
         }
@@ -193,7 +204,10 @@ impl Ctx {
     pub fn batch(&self, slot: usize) -> Option<super::batch::Batch> {
         let workers = self.plan.mode.workers()?;
         let connection = self.plan.index + slot * self.plan.threads;
-        Some(super::batch::Batch::new(super::batch::workers_on(connection, self.plan.all_connections, workers.count), workers))
+        Some(super::batch::Batch::new(
+            super::batch::workers_on(connection, self.plan.all_connections, workers.count),
+            workers,
+        ))
     }
 
     /// Closed loop: claims up to `want` requests; 0 when the run is over.
@@ -214,10 +228,11 @@ impl Ctx {
             return 0;
         }
         let want = want as u64;
-        let taken =
-            self.shared.remaining.fetch_update(std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed, |left| {
-                (left > 0).then(|| left - left.min(want))
-            });
+        let taken = self.shared.remaining.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |left| (left > 0).then(|| left - left.min(want)),
+        );
         match taken {
             Ok(left) => left.min(want) as usize,
             Err(_) => {
@@ -229,7 +244,10 @@ impl Ctx {
 }
 
 /// Runs one thread's share of the test; blocks until it ends.
-#[expect(clippy::too_many_arguments, reason = "the thread's whole inputs, passed once at spawn")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the thread's whole inputs, passed once at spawn"
+)]
 pub(crate) fn thread_main(
     plan: ThreadPlan,
     test: &Test,
@@ -242,19 +260,31 @@ pub(crate) fn thread_main(
     gate: Arc<StartGate>,
     tx: Sender<Interval>,
 ) -> Result<ThreadOutcome, DriveError> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(DriveError::Runtime)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(DriveError::Runtime)?;
     let local = tokio::task::LocalSet::new();
     let test = test.clone();
     local.block_on(&runtime, async move {
         // Against a cluster each client has a connection to every master: slot k * nodes + n.
         let endpoints: Vec<Endpoint> = match &plan.cluster {
-            Some(map) => (0..map.nodes.len()).map(|n| map.endpoint(n, &endpoint)).collect(),
+            Some(map) => (0..map.nodes.len())
+                .map(|n| map.endpoint(n, &endpoint))
+                .collect(),
             None => vec![endpoint.clone()],
         };
         let mut conns = Vec::with_capacity(plan.connections * endpoints.len());
         let mut failure = None;
         for slot in 0..plan.connections * endpoints.len() {
-            match Connection::open(&endpoints[slot % endpoints.len()], &handshake, connect_timeout, limits).await {
+            match Connection::open(
+                &endpoints[slot % endpoints.len()],
+                &handshake,
+                connect_timeout,
+                limits,
+            )
+            .await
+            {
                 Ok(c) => conns.push(c),
                 Err(e) => {
                     failure = Some(e);
@@ -266,12 +296,30 @@ pub(crate) fn thread_main(
         if let Some(e) = failure {
             return Err(DriveError::Connect(e));
         }
-        let Some(start) = start else { return Ok(ThreadOutcome::default()) };
-        Ok(drive_thread(plan, test, sampler, endpoint, handshake, connect_timeout, limits, shared, tx, conns, start).await)
+        let Some(start) = start else {
+            return Ok(ThreadOutcome::default());
+        };
+        Ok(drive_thread(
+            plan,
+            test,
+            sampler,
+            endpoint,
+            handshake,
+            connect_timeout,
+            limits,
+            shared,
+            tx,
+            conns,
+            start,
+        )
+        .await)
     })
 }
 
-#[expect(clippy::too_many_arguments, reason = "the thread's whole inputs, passed once")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the thread's whole inputs, passed once"
+)]
 async fn drive_thread(
     plan: ThreadPlan,
     test: Test,
@@ -294,15 +342,35 @@ async fn drive_thread(
     let n_connections = conns.len();
     let n_commands = test.commands.len();
     let (max_backlog, cap) = match &plan.mode {
-        Mode::Open { max_backlog, max_inflight, .. } => (*max_backlog, *max_inflight),
-        Mode::Closed { workers: Some(w), .. } => (0, super::batch::most_workers_on_one(plan.all_connections, w.count)),
+        Mode::Open {
+            max_backlog,
+            max_inflight,
+            ..
+        } => (*max_backlog, *max_inflight),
+        Mode::Closed {
+            workers: Some(w), ..
+        } => (
+            0,
+            super::batch::most_workers_on_one(plan.all_connections, w.count),
+        ),
         Mode::Closed { pipeline, .. } => (0, *pipeline as usize),
     };
-    let cluster = plan.cluster.as_ref().map(|map| Cluster::new(map, &endpoint, plan.connections));
+    let cluster = plan
+        .cluster
+        .as_ref()
+        .map(|map| Cluster::new(map, &endpoint, plan.connections));
     let schedule = match plan.mode {
-        Mode::Open { rate_per_sec, arrival, .. } if end.is_some() => {
-            Some(Schedule::new(arrival, rate_per_sec, plan.index, plan.threads, plan.seed))
-        }
+        Mode::Open {
+            rate_per_sec,
+            arrival,
+            ..
+        } if end.is_some() => Some(Schedule::new(
+            arrival,
+            rate_per_sec,
+            plan.index,
+            plan.threads,
+            plan.seed,
+        )),
         _ => None,
     };
     let next_due = match (&schedule, end) {
@@ -312,7 +380,13 @@ async fn drive_thread(
     let nodes = cluster.as_ref().map_or(1, Cluster::len);
     let ctx = Rc::new(Ctx {
         sampler: RefCell::new(sampler),
-        dispatch: RefCell::new(Dispatch::new(n_connections, nodes, cap, max_backlog, !is_open)),
+        dispatch: RefCell::new(Dispatch::new(
+            n_connections,
+            nodes,
+            cap,
+            max_backlog,
+            !is_open,
+        )),
         schedule: RefCell::new(schedule),
         next_due: Cell::new(next_due),
         cluster,
@@ -380,7 +454,8 @@ async fn drive_thread(
         let mut rec = ctx.rec.borrow_mut();
         ctx.dispatch.borrow_mut().abandon(&mut rec);
     }
-    let last_tick = ctx.start + ctx.plan.interval * interval_index(ctx.start, ended, ctx.plan.interval);
+    let last_tick =
+        ctx.start + ctx.plan.interval * interval_index(ctx.start, ended, ctx.plan.interval);
     let record = std::mem::replace(&mut *ctx.rec.borrow_mut(), Recorder::new(n_commands));
     let _ = tx.send(Interval {
         thread: ctx.plan.index,
@@ -404,8 +479,14 @@ async fn drive_thread(
     ThreadOutcome {
         in_flight_at_end: ctx.in_flight.get(),
         measured,
-        last_send_after_measure: ctx.last_send.get().saturating_duration_since(ctx.measure_from),
-        last_reply_after_measure: ctx.last_reply.get().saturating_duration_since(ctx.measure_from),
+        last_send_after_measure: ctx
+            .last_send
+            .get()
+            .saturating_duration_since(ctx.measure_from),
+        last_reply_after_measure: ctx
+            .last_reply
+            .get()
+            .saturating_duration_since(ctx.measure_from),
         cpu: ThreadCpu {
             cpu_secs,
             idle_spin_secs: ctx.spin.idle.get().as_secs_f64(),
@@ -417,12 +498,19 @@ async fn drive_thread(
 
 /// Windows long enough to hold ~20 sends of this thread, for the whole measured run.
 fn send_counts_for(plan: &ThreadPlan) -> SendCounts {
-    let (Mode::Open { rate_per_sec, .. }, Stop::After(duration)) = (&plan.mode, plan.stop) else { return SendCounts::default() };
+    let (Mode::Open { rate_per_sec, .. }, Stop::After(duration)) = (&plan.mode, plan.stop) else {
+        return SendCounts::default();
+    };
     let thread_rate = rate_per_sec / plan.threads.max(1) as f64;
-    let window = SEND_WINDOW_MIN.max(Duration::from_secs_f64(SEND_WINDOW_MEAN / thread_rate.max(1e-9)));
+    let window = SEND_WINDOW_MIN.max(Duration::from_secs_f64(
+        SEND_WINDOW_MEAN / thread_rate.max(1e-9),
+    ));
     let windows = (duration.as_secs_f64() / window.as_secs_f64()).ceil() as usize + 1;
     // Bounded: a very long, very slow run keeps at most a million windows.
-    SendCounts { window, counts: vec![0; windows.min(1_000_000)] }
+    SendCounts {
+        window,
+        counts: vec![0; windows.min(1_000_000)],
+    }
 }
 
 fn interval_index(start: Instant, now: Instant, interval: Duration) -> u32 {
@@ -434,11 +522,22 @@ async fn tick_loop(ctx: Rc<Ctx>, tx: Sender<Interval>) {
     let mut k: u32 = 1;
     loop {
         tokio::time::sleep_until((ctx.start + ctx.plan.interval * k).into()).await;
-        let fresh = ctx.shared.take_spare().unwrap_or_else(|| Recorder::for_timing(ctx.test.commands.len(), ctx.plan.mode.timing()));
+        let fresh = ctx.shared.take_spare().unwrap_or_else(|| {
+            Recorder::for_timing(ctx.test.commands.len(), ctx.plan.mode.timing())
+        });
         let record = std::mem::replace(&mut *ctx.rec.borrow_mut(), fresh);
         let start = ctx.plan.interval * (k - 1);
         let backlog = ctx.dispatch.borrow().backlog_len();
-        if tx.send(Interval { thread: ctx.plan.index, start, length: ctx.plan.interval, record, backlog }).is_err() {
+        if tx
+            .send(Interval {
+                thread: ctx.plan.index,
+                start,
+                length: ctx.plan.interval,
+                record,
+                backlog,
+            })
+            .is_err()
+        {
             return;
         }
         k += 1;
@@ -448,10 +547,19 @@ async fn tick_loop(ctx: Rc<Ctx>, tx: Sender<Interval>) {
 /// CPU seconds (user + system) this thread has used, from /proc (Linux); 0 elsewhere.
 /// USER_HZ is 100 on every Linux architecture tailrate builds for.
 pub(crate) fn thread_cpu_secs() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/thread-self/stat") else { return 0.0 };
+    let Ok(stat) = std::fs::read_to_string("/proc/thread-self/stat") else {
+        return 0.0;
+    };
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-    let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else { return 0.0 };
+    let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+        return 0.0;
+    };
     let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     (ticks(11) + ticks(12)) / 100.0
 }

@@ -39,7 +39,9 @@ pub enum ClusterError {
 }
 
 /// A master node: where it listens.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct NodeAddr {
     /// Address as the cluster announces it.
     pub host: String,
@@ -49,7 +51,11 @@ pub struct NodeAddr {
 
 impl fmt::Display for NodeAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.host.contains(':') { write!(f, "[{}]:{}", self.host, self.port) } else { write!(f, "{}:{}", self.host, self.port) }
+        if self.host.contains(':') {
+            write!(f, "[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{}:{}", self.host, self.port)
+        }
     }
 }
 
@@ -84,7 +90,9 @@ impl ClusterMap {
 
     /// The index of the master at `host:port`, if it is one of ours.
     pub fn node_index(&self, host: &str, port: u16) -> Option<usize> {
-        self.nodes.iter().position(|n| n.port == port && n.host == host)
+        self.nodes
+            .iter()
+            .position(|n| n.port == port && n.host == host)
     }
 
     /// Slots with no owner.
@@ -96,7 +104,11 @@ impl ClusterMap {
     pub fn endpoint(&self, node: usize, seed: &Endpoint) -> Endpoint {
         let NodeAddr { host, port } = self.nodes[node].clone();
         match seed {
-            Endpoint::Tls { tls, .. } => Endpoint::Tls { host, port, tls: tls.clone() },
+            Endpoint::Tls { tls, .. } => Endpoint::Tls {
+                host,
+                port,
+                tls: tls.clone(),
+            },
             Endpoint::Tcp { .. } | Endpoint::Unix(_) => Endpoint::Tcp { host, port },
         }
     }
@@ -108,7 +120,13 @@ impl ClusterMap {
 pub async fn discover(conn: &mut Connection) -> Result<Option<ClusterMap>, ClusterError> {
     let endpoint = conn.endpoint().to_string();
     let info = conn.call(&[b"INFO", b"cluster"]).await?;
-    let enabled = info.as_str().and_then(|text| text.lines().find_map(|l| l.strip_prefix("cluster_enabled:"))).map(str::trim);
+    let enabled = info
+        .as_str()
+        .and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("cluster_enabled:"))
+        })
+        .map(str::trim);
     if enabled != Some("1") {
         return Ok(None);
     }
@@ -119,21 +137,32 @@ pub async fn discover(conn: &mut Connection) -> Result<Option<ClusterMap>, Clust
         _ => {
             let slots = conn.call(&[b"CLUSTER", b"SLOTS"]).await?;
             if let Some(message) = slots.error_message() {
-                return Err(ClusterError::Layout { endpoint, why: format!("CLUSTER SLOTS answered {message}") });
+                return Err(ClusterError::Layout {
+                    endpoint,
+                    why: format!("CLUSTER SLOTS answered {message}"),
+                });
             }
-            parse_slots(&slots)
-                .ok_or_else(|| ClusterError::Layout { endpoint: endpoint.clone(), why: "unexpected CLUSTER SLOTS reply".into() })?
+            parse_slots(&slots).ok_or_else(|| ClusterError::Layout {
+                endpoint: endpoint.clone(),
+                why: "unexpected CLUSTER SLOTS reply".into(),
+            })?
         }
     };
     if ranges.is_empty() {
-        return Err(ClusterError::Layout { endpoint, why: "no slot is assigned to any master".into() });
+        return Err(ClusterError::Layout {
+            endpoint,
+            why: "no slot is assigned to any master".into(),
+        });
     }
     Ok(Some(ClusterMap::from_ranges(&ranges)))
 }
 
 /// The node at `endpoint` is not a cluster node but `--cluster` asked for one.
 pub fn not_cluster(endpoint: &str) -> ClusterError {
-    ClusterError::NotCluster { endpoint: endpoint.to_string(), why: "INFO cluster says cluster_enabled:0".into() }
+    ClusterError::NotCluster {
+        endpoint: endpoint.to_string(),
+        why: "INFO cluster says cluster_enabled:0".into(),
+    }
 }
 
 /// Pairs of a flat RESP2 array (`[k1, v1, k2, v2]`) or the entries of a RESP3 map.
@@ -146,26 +175,40 @@ fn pairs(reply: &Reply) -> Vec<(&Reply, &Reply)> {
 }
 
 fn field<'a>(reply: &'a Reply, name: &str) -> Option<&'a Reply> {
-    pairs(reply).into_iter().find(|(k, _)| k.as_str() == Some(name)).map(|(_, v)| v)
+    pairs(reply)
+        .into_iter()
+        .find(|(k, _)| k.as_str() == Some(name))
+        .map(|(_, v)| v)
 }
 
 fn int_of(reply: &Reply) -> Option<i64> {
-    reply.as_int().or_else(|| reply.as_str().and_then(|s| s.parse().ok()))
+    reply
+        .as_int()
+        .or_else(|| reply.as_str().and_then(|s| s.parse().ok()))
 }
 
 /// `CLUSTER SHARDS`: each shard's slot ranges and its master (`role master`, `health online`).
 pub fn parse_shards(reply: &Reply) -> Option<Vec<(u16, u16, NodeAddr)>> {
-    let Reply::Array(shards) = reply else { return None };
+    let Reply::Array(shards) = reply else {
+        return None;
+    };
     let mut out = Vec::new();
     for shard in shards {
         let slots: Vec<i64> = match field(shard, "slots")? {
             Reply::Array(items) => items.iter().filter_map(int_of).collect(),
             _ => return None,
         };
-        let Reply::Array(nodes) = field(shard, "nodes")? else { return None };
-        let master = nodes.iter().find(|n| field(n, "role").and_then(Reply::as_str) == Some("master"));
+        let Reply::Array(nodes) = field(shard, "nodes")? else {
+            return None;
+        };
+        let master = nodes
+            .iter()
+            .find(|n| field(n, "role").and_then(Reply::as_str) == Some("master"));
         let Some(master) = master else { continue };
-        if field(master, "health").and_then(Reply::as_str).is_some_and(|h| h != "online") {
+        if field(master, "health")
+            .and_then(Reply::as_str)
+            .is_some_and(|h| h != "online")
+        {
             continue;
         }
         let host = ["endpoint", "ip"]
@@ -173,10 +216,19 @@ pub fn parse_shards(reply: &Reply) -> Option<Vec<(u16, u16, NodeAddr)>> {
             .filter_map(|k| field(master, k).and_then(Reply::as_str))
             .find(|h| !h.is_empty() && *h != "?")?
             .to_string();
-        let port = field(master, "port").or_else(|| field(master, "tls-port")).and_then(int_of)?;
-        let node = NodeAddr { host, port: u16::try_from(port).ok()? };
+        let port = field(master, "port")
+            .or_else(|| field(master, "tls-port"))
+            .and_then(int_of)?;
+        let node = NodeAddr {
+            host,
+            port: u16::try_from(port).ok()?,
+        };
         for range in slots.chunks_exact(2) {
-            out.push((u16::try_from(range[0]).ok()?, u16::try_from(range[1]).ok()?, node.clone()));
+            out.push((
+                u16::try_from(range[0]).ok()?,
+                u16::try_from(range[1]).ok()?,
+                node.clone(),
+            ));
         }
     }
     Some(out)
@@ -184,15 +236,28 @@ pub fn parse_shards(reply: &Reply) -> Option<Vec<(u16, u16, NodeAddr)>> {
 
 /// `CLUSTER SLOTS`: `[first, last, [host, port, id, ...], replicas...]` per range.
 pub fn parse_slots(reply: &Reply) -> Option<Vec<(u16, u16, NodeAddr)>> {
-    let Reply::Array(ranges) = reply else { return None };
+    let Reply::Array(ranges) = reply else {
+        return None;
+    };
     let mut out = Vec::new();
     for range in ranges {
-        let Reply::Array(items) = range else { return None };
+        let Reply::Array(items) = range else {
+            return None;
+        };
         let (first, last) = (int_of(items.first()?)?, int_of(items.get(1)?)?);
-        let Reply::Array(master) = items.get(2)? else { return None };
+        let Reply::Array(master) = items.get(2)? else {
+            return None;
+        };
         let host = master.first()?.as_str()?.to_string();
         let port = int_of(master.get(1)?)?;
-        out.push((u16::try_from(first).ok()?, u16::try_from(last).ok()?, NodeAddr { host, port: u16::try_from(port).ok()? }));
+        out.push((
+            u16::try_from(first).ok()?,
+            u16::try_from(last).ok()?,
+            NodeAddr {
+                host,
+                port: u16::try_from(port).ok()?,
+            },
+        ));
     }
     Some(out)
 }
@@ -218,11 +283,25 @@ impl Redirect {
             "ASK" => true,
             _ => return None,
         };
-        let slot: u16 = words.next()?.parse().ok().filter(|&s| usize::from(s) < SLOTS)?;
+        let slot: u16 = words
+            .next()?
+            .parse()
+            .ok()
+            .filter(|&s| usize::from(s) < SLOTS)?;
         let addr = words.next()?;
         let (host, port) = addr.rsplit_once(':')?;
-        let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
-        Some(Redirect { ask, slot, to: NodeAddr { host, port: port.parse().ok()? } })
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        Some(Redirect {
+            ask,
+            slot,
+            to: NodeAddr {
+                host,
+                port: port.parse().ok()?,
+            },
+        })
     }
 }
 
@@ -251,7 +330,11 @@ fn crc16(bytes: &[u8]) -> u16 {
             let mut crc = (i as u16) << 8;
             let mut bit = 0;
             while bit < 8 {
-                crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+                crc = if crc & 0x8000 != 0 {
+                    (crc << 1) ^ 0x1021
+                } else {
+                    crc << 1
+                };
                 bit += 1;
             }
             table[i] = crc;
@@ -259,7 +342,9 @@ fn crc16(bytes: &[u8]) -> u16 {
         }
         table
     };
-    bytes.iter().fold(0u16, |crc, &b| (crc << 8) ^ TABLE[usize::from(((crc >> 8) as u8) ^ b)])
+    bytes.iter().fold(0u16, |crc, &b| {
+        (crc << 8) ^ TABLE[usize::from(((crc >> 8) as u8) ^ b)]
+    })
 }
 
 #[cfg(test)]
@@ -277,9 +362,16 @@ mod tests {
 
     #[test]
     fn hash_tags_put_keys_in_one_slot_and_empty_tags_are_ignored() {
-        assert_eq!(key_slot(b"{user1000}.following"), key_slot(b"{user1000}.followers"));
+        assert_eq!(
+            key_slot(b"{user1000}.following"),
+            key_slot(b"{user1000}.followers")
+        );
         assert_eq!(key_slot(b"{user1000}.following"), key_slot(b"user1000"));
-        assert_eq!(key_slot(b"foo{}{bar}"), key_slot(b"foo{}{bar}"), "an empty tag hashes the whole key");
+        assert_eq!(
+            key_slot(b"foo{}{bar}"),
+            key_slot(b"foo{}{bar}"),
+            "an empty tag hashes the whole key"
+        );
         assert_ne!(key_slot(b"foo{}{bar}"), key_slot(b"bar"));
         assert_eq!(key_slot(b"foo{{bar}}zap"), key_slot(b"{bar"));
         assert_eq!(key_slot(b"foo{bar}{zap}"), key_slot(b"bar"));
@@ -289,10 +381,37 @@ mod tests {
     #[test]
     fn redirects_are_read_and_other_errors_are_not() {
         let moved = Redirect::parse("MOVED 3999 127.0.0.1:6381");
-        assert_eq!(moved, Some(Redirect { ask: false, slot: 3999, to: NodeAddr { host: "127.0.0.1".into(), port: 6381 } }));
+        assert_eq!(
+            moved,
+            Some(Redirect {
+                ask: false,
+                slot: 3999,
+                to: NodeAddr {
+                    host: "127.0.0.1".into(),
+                    port: 6381
+                }
+            })
+        );
         let ask = Redirect::parse("ASK 1 [::1]:7000");
-        assert_eq!(ask, Some(Redirect { ask: true, slot: 1, to: NodeAddr { host: "::1".into(), port: 7000 } }));
-        for other in ["ERR unknown command", "MOVED", "MOVED 99999 h:1", "MOVED 1 nohost", "ASK x h:1", "MOVED 1 h:port"] {
+        assert_eq!(
+            ask,
+            Some(Redirect {
+                ask: true,
+                slot: 1,
+                to: NodeAddr {
+                    host: "::1".into(),
+                    port: 7000
+                }
+            })
+        );
+        for other in [
+            "ERR unknown command",
+            "MOVED",
+            "MOVED 99999 h:1",
+            "MOVED 1 nohost",
+            "ASK x h:1",
+            "MOVED 1 h:port",
+        ] {
             assert_eq!(Redirect::parse(other), None, "{other}");
         }
     }
@@ -328,15 +447,36 @@ mod tests {
             ])
         };
         let reply = Reply::Array(vec![
-            shard(&[0, 5460, 10923, 10923], vec![node(7001, "replica", "online"), node(7000, "master", "online")]),
+            shard(
+                &[0, 5460, 10923, 10923],
+                vec![
+                    node(7001, "replica", "online"),
+                    node(7000, "master", "online"),
+                ],
+            ),
             shard(&[5461, 10922], vec![node(7002, "master", "online")]),
             shard(&[10924, 16383], vec![node(7003, "master", "loading")]),
         ]);
         let ranges = parse_shards(&reply).unwrap_or_default();
         let map = ClusterMap::from_ranges(&ranges);
-        assert_eq!(map.nodes.iter().map(|n| n.port).collect::<Vec<_>>(), [7000, 7002]);
-        assert_eq!((map.owner[0], map.owner[5460], map.owner[5461], map.owner[10923]), (0, 0, 1, 0));
-        assert_eq!(map.unowned(), 16383 - 10924 + 1, "a master that is not online serves nothing");
+        assert_eq!(
+            map.nodes.iter().map(|n| n.port).collect::<Vec<_>>(),
+            [7000, 7002]
+        );
+        assert_eq!(
+            (
+                map.owner[0],
+                map.owner[5460],
+                map.owner[5461],
+                map.owner[10923]
+            ),
+            (0, 0, 1, 0)
+        );
+        assert_eq!(
+            map.unowned(),
+            16383 - 10924 + 1,
+            "a master that is not online serves nothing"
+        );
     }
 
     #[test]
@@ -346,7 +486,11 @@ mod tests {
                 Reply::Integer(a),
                 Reply::Integer(b),
                 Reply::Array(vec![bulk("127.0.0.1"), Reply::Integer(port), bulk("id")]),
-                Reply::Array(vec![bulk("127.0.0.1"), Reply::Integer(port + 100), bulk("id2")]),
+                Reply::Array(vec![
+                    bulk("127.0.0.1"),
+                    Reply::Integer(port + 100),
+                    bulk("id2"),
+                ]),
             ])
         };
         let reply = Reply::Array(vec![range(0, 8191, 7000), range(8192, 16383, 7001)]);
@@ -354,6 +498,10 @@ mod tests {
         assert_eq!(map.nodes.len(), 2);
         assert_eq!((map.owner[8191], map.owner[8192], map.unowned()), (0, 1, 0));
         assert_eq!(map.node_index("127.0.0.1", 7001), Some(1));
-        assert_eq!(map.node_index("127.0.0.1", 7100), None, "replicas are not routed to");
+        assert_eq!(
+            map.node_index("127.0.0.1", 7100),
+            None,
+            "replicas are not routed to"
+        );
     }
 }

@@ -84,7 +84,9 @@ impl NetError {
     /// The error-kind label counted in reports.
     pub fn kind(&self) -> &'static str {
         match self {
-            NetError::Connect { cause, .. } if cause.kind() == io::ErrorKind::ConnectionRefused => "connect_refused",
+            NetError::Connect { cause, .. } if cause.kind() == io::ErrorKind::ConnectionRefused => {
+                "connect_refused"
+            }
             NetError::Connect { .. } | NetError::ConnectTimeout { .. } => "connect_failed",
             NetError::Handshake { .. } => "handshake_refused",
             NetError::Closed { .. } => "connection_closed",
@@ -133,7 +135,12 @@ pub struct Connection {
 
 impl Connection {
     /// Connects within `timeout` and runs the handshake.
-    pub async fn open(endpoint: &Endpoint, handshake: &Handshake, timeout: Duration, limits: Limits) -> Result<Self, NetError> {
+    pub async fn open(
+        endpoint: &Endpoint,
+        handshake: &Handshake,
+        timeout: Duration,
+        limits: Limits,
+    ) -> Result<Self, NetError> {
         let name = endpoint.to_string();
         let connecting = async {
             match endpoint {
@@ -153,8 +160,18 @@ impl Connection {
         };
         let stream = match tokio::time::timeout(timeout, connecting).await {
             Ok(Ok(stream)) => stream,
-            Ok(Err(source)) => return Err(NetError::Connect { endpoint: name, cause: source }),
-            Err(_) => return Err(NetError::ConnectTimeout { endpoint: name, after: timeout }),
+            Ok(Err(source)) => {
+                return Err(NetError::Connect {
+                    endpoint: name,
+                    cause: source,
+                });
+            }
+            Err(_) => {
+                return Err(NetError::ConnectTimeout {
+                    endpoint: name,
+                    after: timeout,
+                });
+            }
         };
         let mut conn = Connection {
             stream,
@@ -167,7 +184,12 @@ impl Connection {
         };
         match tokio::time::timeout(timeout, conn.handshake(handshake)).await {
             Ok(result) => result?,
-            Err(_) => return Err(NetError::ConnectTimeout { endpoint: conn.endpoint, after: timeout }),
+            Err(_) => {
+                return Err(NetError::ConnectTimeout {
+                    endpoint: conn.endpoint,
+                    after: timeout,
+                });
+            }
         }
         Ok(conn)
     }
@@ -176,7 +198,11 @@ impl Connection {
         if hs.resp3 {
             let mut argv: Vec<&[u8]> = vec![b"HELLO", b"3"];
             if let Some(password) = &hs.password {
-                argv.extend_from_slice(&[b"AUTH", hs.user.as_deref().unwrap_or("default").as_bytes(), password.as_bytes()]);
+                argv.extend_from_slice(&[
+                    b"AUTH",
+                    hs.user.as_deref().unwrap_or("default").as_bytes(),
+                    password.as_bytes(),
+                ]);
             }
             self.expect_ok(&argv, "HELLO 3").await?;
         } else if let Some(password) = &hs.password {
@@ -188,10 +214,12 @@ impl Connection {
         }
         if hs.db != 0 {
             let db = hs.db.to_string();
-            self.expect_ok(&[b"SELECT", db.as_bytes()], &format!("SELECT {db}")).await?;
+            self.expect_ok(&[b"SELECT", db.as_bytes()], &format!("SELECT {db}"))
+                .await?;
         }
         if hs.tracking {
-            self.expect_ok(&[b"CLIENT", b"TRACKING", b"on"], "CLIENT TRACKING on").await?;
+            self.expect_ok(&[b"CLIENT", b"TRACKING", b"on"], "CLIENT TRACKING on")
+                .await?;
         }
         Ok(())
     }
@@ -199,7 +227,11 @@ impl Connection {
     async fn expect_ok(&mut self, argv: &[&[u8]], what: &str) -> Result<Reply, NetError> {
         let reply = self.call(argv).await?;
         if reply.is_error() {
-            return Err(NetError::Handshake { endpoint: self.endpoint.clone(), command: what.to_string(), reply: reply.to_string() });
+            return Err(NetError::Handshake {
+                endpoint: self.endpoint.clone(),
+                command: what.to_string(),
+                reply: reply.to_string(),
+            });
         }
         Ok(reply)
     }
@@ -221,7 +253,12 @@ impl Connection {
                 Ok(None) => {
                     self.read_some().await?;
                 }
-                Err(source) => return Err(NetError::Protocol { endpoint: self.endpoint.clone(), cause: source }),
+                Err(source) => {
+                    return Err(NetError::Protocol {
+                        endpoint: self.endpoint.clone(),
+                        cause: source,
+                    });
+                }
             }
         }
     }
@@ -249,7 +286,10 @@ impl Connection {
     /// state machine around one system call.
     #[inline]
     pub fn try_send(&mut self, prepared: Option<&[u8]>) -> Result<Option<usize>, NetError> {
-        debug_assert!(prepared.is_none() || self.wbuf.is_empty(), "prepared bytes are a write of their own");
+        debug_assert!(
+            prepared.is_none() || self.wbuf.is_empty(),
+            "prepared bytes are a write of their own"
+        );
         let bytes = prepared.unwrap_or(&self.wbuf);
         let sent = match &self.stream {
             Stream::Tcp(s) => try_send(s, bytes),
@@ -267,14 +307,21 @@ impl Connection {
             Err(source) => {
                 std::hint::cold_path();
                 self.wbuf.clear();
-                Err(NetError::Io { endpoint: self.endpoint.clone(), cause: source })
+                Err(NetError::Io {
+                    endpoint: self.endpoint.clone(),
+                    cause: source,
+                })
             }
         }
     }
 
     /// Writes the rest of a batch [`try_send`](Self::try_send) began, from byte `sent` on,
     /// waiting for room in the socket as needed, and clears the write buffer.
-    pub async fn send_rest(&mut self, prepared: Option<&[u8]>, sent: usize) -> Result<(), NetError> {
+    pub async fn send_rest(
+        &mut self,
+        prepared: Option<&[u8]>,
+        sent: usize,
+    ) -> Result<(), NetError> {
         let bytes = prepared.unwrap_or(&self.wbuf);
         let result = match &mut self.stream {
             Stream::Tcp(s) => s.write_all(&bytes[sent..]).await,
@@ -286,7 +333,10 @@ impl Connection {
             },
         };
         self.wbuf.clear();
-        result.map_err(|source| NetError::Io { endpoint: self.endpoint.clone(), cause: source })
+        result.map_err(|source| NetError::Io {
+            endpoint: self.endpoint.clone(),
+            cause: source,
+        })
     }
 
     /// Reads what the socket has (one `read`); an orderly close is [`NetError::Closed`].
@@ -313,11 +363,16 @@ impl Connection {
             Ok(n) if n > 0 => Ok(n),
             Ok(_) => {
                 std::hint::cold_path();
-                Err(NetError::Closed { endpoint: self.endpoint.clone() })
+                Err(NetError::Closed {
+                    endpoint: self.endpoint.clone(),
+                })
             }
             Err(source) => {
                 std::hint::cold_path();
-                Err(NetError::Io { endpoint: self.endpoint.clone(), cause: source })
+                Err(NetError::Io {
+                    endpoint: self.endpoint.clone(),
+                    cause: source,
+                })
             }
         })
     }
@@ -332,13 +387,21 @@ impl Connection {
         let frame = match self.framer.resume(self.rbuf.unread(), &self.limits) {
             Ok(Some(frame)) => frame,
             Ok(None) => return Ok(None),
-            Err(source) => return Err(NetError::Protocol { endpoint: self.endpoint.clone(), cause: source }),
+            Err(source) => {
+                return Err(NetError::Protocol {
+                    endpoint: self.endpoint.clone(),
+                    cause: source,
+                });
+            }
         };
         let incoming = match frame.kind {
             FrameKind::Error | FrameKind::BulkError => {
                 let bytes = &self.rbuf.unread()[..frame.len];
                 let kind = String::from_utf8_lossy(resp::error_kind(bytes)).into_owned();
-                let message = String::from_utf8_lossy(error_text(bytes)).chars().take(200).collect();
+                let message = String::from_utf8_lossy(error_text(bytes))
+                    .chars()
+                    .take(200)
+                    .collect();
                 Incoming::Error { kind, message }
             }
             // RESP2 has no push type, and Redis never sends one to a RESP2 connection
@@ -363,14 +426,21 @@ impl Connection {
         let mut n = 0;
         while n < max {
             // Scalars (nearly every reply) a run at a time; anything else one by one.
-            let (scalars, len) = self.framer.scalar_run(self.rbuf.unread(), max - n, &self.limits);
+            let (scalars, len) = self
+                .framer
+                .scalar_run(self.rbuf.unread(), max - n, &self.limits);
             self.take(len);
             n += scalars;
             if n == max || self.buffered() == 0 {
                 break;
             }
-            let Ok(Some(frame)) = self.framer.resume(self.rbuf.unread(), &self.limits) else { break };
-            if matches!(frame.kind, FrameKind::Error | FrameKind::BulkError | FrameKind::Push) {
+            let Ok(Some(frame)) = self.framer.resume(self.rbuf.unread(), &self.limits) else {
+                break;
+            };
+            if matches!(
+                frame.kind,
+                FrameKind::Error | FrameKind::BulkError | FrameKind::Push
+            ) {
                 // Framed again by `next_reply`; the framer has started over after this frame.
                 break;
             }
@@ -398,13 +468,22 @@ impl Connection {
 
     /// The error for a RESP3 push on a connection that did not ask for RESP3.
     fn push_in_resp2(&self) -> NetError {
-        let source = DecodeError::Protocol { offset: 0, byte: b'>', reason: "a RESP3 push on a RESP2 connection (no HELLO 3 was sent)" };
-        NetError::Protocol { endpoint: self.endpoint.clone(), cause: source }
+        let source = DecodeError::Protocol {
+            offset: 0,
+            byte: b'>',
+            reason: "a RESP3 push on a RESP2 connection (no HELLO 3 was sent)",
+        };
+        NetError::Protocol {
+            endpoint: self.endpoint.clone(),
+            cause: source,
+        }
     }
 
     /// An error for a reply that arrived with no request waiting.
     pub fn unsolicited(&self) -> NetError {
-        NetError::Unsolicited { endpoint: self.endpoint.clone() }
+        NetError::Unsolicited {
+            endpoint: self.endpoint.clone(),
+        }
     }
 }
 
@@ -417,7 +496,9 @@ impl Connection {
 /// callgrind, for a cancellation tailrate never uses.
 #[inline]
 fn try_send<S: TryIo>(s: &S, bytes: &[u8]) -> io::Result<usize> {
-    s.try_io_as(tokio::io::Interest::WRITABLE, || rustix::net::send(s, bytes, rustix::net::SendFlags::NOSIGNAL).map_err(io::Error::from))
+    s.try_io_as(tokio::io::Interest::WRITABLE, || {
+        rustix::net::send(s, bytes, rustix::net::SendFlags::NOSIGNAL).map_err(io::Error::from)
+    })
 }
 
 /// One `recv(2)` into `free` once the socket is readable, as tokio's `poll_read` makes
@@ -453,7 +534,11 @@ fn poll_recv<S: TryIo>(s: &S, cx: &mut Context<'_>, free: &mut [u8]) -> Poll<io:
 /// A TLS read: at most one TLS record's plaintext (tls.rs buffers the socket read under
 /// it). Out of line: plain sockets are the hot path.
 #[inline(never)]
-fn poll_read_tls(s: &mut TlsStream, cx: &mut Context<'_>, free: &mut [u8]) -> Poll<io::Result<usize>> {
+fn poll_read_tls(
+    s: &mut TlsStream,
+    cx: &mut Context<'_>,
+    free: &mut [u8],
+) -> Poll<io::Result<usize>> {
     let mut free = ReadBuf::new(free);
     ready!(Pin::new(s).poll_read(cx, &mut free))?;
     Poll::Ready(Ok(free.filled().len()))
@@ -462,7 +547,11 @@ fn poll_read_tls(s: &mut TlsStream, cx: &mut Context<'_>, free: &mut [u8]) -> Po
 /// What [`try_send`] and [`poll_recv`] need of both kinds of plain socket.
 trait TryIo: std::os::fd::AsFd {
     /// tokio's `try_io`.
-    fn try_io_as<R>(&self, interest: tokio::io::Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R>;
+    fn try_io_as<R>(
+        &self,
+        interest: tokio::io::Interest,
+        f: impl FnOnce() -> io::Result<R>,
+    ) -> io::Result<R>;
     /// tokio's `poll_read_ready`.
     fn poll_readable(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
 }
@@ -488,7 +577,10 @@ impl_try_io!(TcpStream, UnixStream);
 fn error_text(frame: &[u8]) -> &[u8] {
     let body = match frame.first() {
         // Blob error: "!len\r\nmessage\r\n".
-        Some(b'!') => frame.iter().position(|&b| b == b'\n').map_or(frame, |nl| &frame[nl + 1..]),
+        Some(b'!') => frame
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(frame, |nl| &frame[nl + 1..]),
         _ => frame.get(1..).unwrap_or_default(),
     };
     body.strip_suffix(b"\r\n").unwrap_or(body)

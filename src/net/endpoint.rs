@@ -46,7 +46,9 @@ impl fmt::Display for Endpoint {
             Endpoint::Tcp { host, port } if host.contains(':') => write!(f, "[{host}]:{port}"),
             Endpoint::Tcp { host, port } => write!(f, "{host}:{port}"),
             Endpoint::Unix(path) => write!(f, "unix:{}", path.display()),
-            Endpoint::Tls { host, port, .. } if host.contains(':') => write!(f, "tls:[{host}]:{port}"),
+            Endpoint::Tls { host, port, .. } if host.contains(':') => {
+                write!(f, "tls:[{host}]:{port}")
+            }
             Endpoint::Tls { host, port, .. } => write!(f, "tls:{host}:{port}"),
         }
     }
@@ -102,14 +104,23 @@ pub fn parse_uri(uri: &str) -> Result<ParsedUri, String> {
         if path.is_empty() {
             return Err("unix:// needs a socket path".into());
         }
-        return Ok(ParsedUri { endpoint: Endpoint::Unix(path.into()), tls: false, user: None, password: None, db: None });
+        return Ok(ParsedUri {
+            endpoint: Endpoint::Unix(path.into()),
+            tls: false,
+            user: None,
+            password: None,
+            db: None,
+        });
     }
     let (rest, tls) = if let Some(rest) = uri.strip_prefix("redis://") {
         (rest, false)
     } else if let Some(rest) = uri.strip_prefix("rediss://") {
         (rest, true)
     } else {
-        return Err("expected redis://[user:password@]host[:port][/db], rediss://... (TLS) or unix:///path".into());
+        return Err(
+            "expected redis://[user:password@]host[:port][/db], rediss://... (TLS) or unix:///path"
+                .into(),
+        );
     };
     let (auth, hostpart) = match rest.rsplit_once('@') {
         Some((auth, host)) => (Some(auth), host),
@@ -118,32 +129,61 @@ pub fn parse_uri(uri: &str) -> Result<ParsedUri, String> {
     let (user, password) = match auth {
         None => (None, None),
         Some(auth) => match auth.split_once(':') {
-            Some((u, p)) => (if u.is_empty() { None } else { Some(percent_decode(u)?) }, Some(percent_decode(p)?)),
+            Some((u, p)) => (
+                if u.is_empty() {
+                    None
+                } else {
+                    Some(percent_decode(u)?)
+                },
+                Some(percent_decode(p)?),
+            ),
             None => (None, Some(percent_decode(auth)?)),
         },
     };
     let (hostport, db) = match hostpart.split_once('/') {
-        Some((hp, db)) if !db.is_empty() => {
-            (hp, Some(db.parse::<u32>().map_err(|_| "the database after '/' must be a number".to_string())?))
-        }
+        Some((hp, db)) if !db.is_empty() => (
+            hp,
+            Some(
+                db.parse::<u32>()
+                    .map_err(|_| "the database after '/' must be a number".to_string())?,
+            ),
+        ),
         Some((hp, _)) => (hp, None),
         None => (hostpart, None),
     };
     let (host, port) = if let Some(bracketed) = hostport.strip_prefix('[') {
-        let (h, after) = bracketed.split_once(']').ok_or("unclosed '[' in the host")?;
+        let (h, after) = bracketed
+            .split_once(']')
+            .ok_or("unclosed '[' in the host")?;
         let port = match after.strip_prefix(':') {
-            Some(p) => p.parse::<u16>().map_err(|_| "the port must be a number from 1 to 65535".to_string())?,
+            Some(p) => p
+                .parse::<u16>()
+                .map_err(|_| "the port must be a number from 1 to 65535".to_string())?,
             None => 6379,
         };
         (h.to_string(), port)
     } else {
         match hostport.rsplit_once(':') {
-            Some((h, p)) => (h.to_string(), p.parse::<u16>().map_err(|_| "the port must be a number from 1 to 65535".to_string())?),
+            Some((h, p)) => (
+                h.to_string(),
+                p.parse::<u16>()
+                    .map_err(|_| "the port must be a number from 1 to 65535".to_string())?,
+            ),
             None => (hostport.to_string(), 6379),
         }
     };
-    let host = if host.is_empty() { "127.0.0.1".to_string() } else { host };
-    Ok(ParsedUri { endpoint: Endpoint::Tcp { host, port }, tls, user, password, db })
+    let host = if host.is_empty() {
+        "127.0.0.1".to_string()
+    } else {
+        host
+    };
+    Ok(ParsedUri {
+        endpoint: Endpoint::Tcp { host, port },
+        tls,
+        user,
+        password,
+        db,
+    })
 }
 
 fn percent_decode(text: &str) -> Result<String, String> {
@@ -152,7 +192,9 @@ fn percent_decode(text: &str) -> Result<String, String> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3).ok_or("a '%' escape in the URI is cut short")?;
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .ok_or("a '%' escape in the URI is cut short")?;
             let hex = std::str::from_utf8(hex).map_err(|_| "bad '%' escape in the URI")?;
             out.push(u8::from_str_radix(hex, 16).map_err(|_| "bad '%' escape in the URI")?);
             i += 3;
@@ -172,7 +214,13 @@ mod tests {
     #[test]
     fn uri_with_everything() {
         let p = parse_uri("redis://alice:p%40ss@localhost:6380/2").unwrap();
-        assert_eq!(p.endpoint, Endpoint::Tcp { host: "localhost".into(), port: 6380 });
+        assert_eq!(
+            p.endpoint,
+            Endpoint::Tcp {
+                host: "localhost".into(),
+                port: 6380
+            }
+        );
         assert_eq!(p.user.as_deref(), Some("alice"));
         assert_eq!(p.password.as_deref(), Some("p@ss"));
         assert_eq!(p.db, Some(2));
@@ -181,7 +229,13 @@ mod tests {
     #[test]
     fn uri_with_password_only_and_default_port() {
         let p = parse_uri("redis://:secret@127.0.0.1").unwrap();
-        assert_eq!(p.endpoint, Endpoint::Tcp { host: "127.0.0.1".into(), port: 6379 });
+        assert_eq!(
+            p.endpoint,
+            Endpoint::Tcp {
+                host: "127.0.0.1".into(),
+                port: 6379
+            }
+        );
         assert_eq!(p.user, None);
         assert_eq!(p.password.as_deref(), Some("secret"));
     }
@@ -189,7 +243,13 @@ mod tests {
     #[test]
     fn rediss_is_redis_with_tls() {
         let p = parse_uri("rediss://:secret@cache.example:6380/1").unwrap();
-        assert_eq!(p.endpoint, Endpoint::Tcp { host: "cache.example".into(), port: 6380 });
+        assert_eq!(
+            p.endpoint,
+            Endpoint::Tcp {
+                host: "cache.example".into(),
+                port: 6380
+            }
+        );
         assert!(p.tls);
         assert_eq!((p.password.as_deref(), p.db), (Some("secret"), Some(1)));
         assert!(!parse_uri("redis://h").unwrap().tls);
@@ -205,7 +265,10 @@ mod tests {
 
     #[test]
     fn debug_hides_the_password() {
-        let h = Handshake { password: Some("hunter2".into()), ..Default::default() };
+        let h = Handshake {
+            password: Some("hunter2".into()),
+            ..Default::default()
+        };
         assert!(!format!("{h:?}").contains("hunter2"));
     }
 }

@@ -29,7 +29,12 @@ pub(super) struct ReadBuffer {
 impl ReadBuffer {
     /// An empty buffer of one page.
     pub(super) fn new() -> Self {
-        ReadBuffer { bytes: vec![0; START_BYTES], start: 0, end: 0, want_free: START_BYTES }
+        ReadBuffer {
+            bytes: vec![0; START_BYTES],
+            start: 0,
+            end: 0,
+            want_free: START_BYTES,
+        }
     }
 
     /// The bytes received and not yet taken.
@@ -107,7 +112,11 @@ mod tests {
         read(&mut buf, b"yz\r\n");
         assert_eq!(buf.unread(), b"$3\r\nxyz\r\n");
         buf.take(9);
-        assert_eq!((buf.len(), buf.start, buf.end), (0, 0, 0), "an emptied buffer starts over");
+        assert_eq!(
+            (buf.len(), buf.start, buf.end),
+            (0, 0, 0),
+            "an emptied buffer starts over"
+        );
     }
 
     #[test]
@@ -131,8 +140,15 @@ mod tests {
             got += read(&mut buf, &big[got..]);
         }
         assert_eq!(&offered[..5], &[4096, 8192, 16384, 32768, 65536]);
-        assert!(offered[5..].iter().all(|&n| n == MAX_FREE_BYTES), "{offered:?}");
-        assert_eq!(buf.len(), big.len(), "a reply longer than the limit is held whole");
+        assert!(
+            offered[5..].iter().all(|&n| n == MAX_FREE_BYTES),
+            "{offered:?}"
+        );
+        assert_eq!(
+            buf.len(),
+            big.len(),
+            "a reply longer than the limit is held whole"
+        );
         assert!(buf.unread().iter().all(|&b| b == 7));
     }
 }

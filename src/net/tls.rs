@@ -103,7 +103,9 @@ pub enum TlsError {
     },
     /// Cause: no `--cacert`, and the system has no trusted roots (no `ca-certificates`).
     /// Fix: give the server's CA with `--cacert`.
-    #[error("--tls: no trusted root certificates found on this system ({why}); give the server's CA with --cacert FILE")]
+    #[error(
+        "--tls: no trusted root certificates found on this system ({why}); give the server's CA with --cacert FILE"
+    )]
     NoSystemRoots {
         /// What loading the system's roots reported.
         why: String,
@@ -140,12 +142,21 @@ impl TlsSettings {
             Some(sni) => ("--sni", sni),
             None => ("the host", host),
         };
-        let server_name = ServerName::try_from(name.to_string()).map_err(|_| TlsError::ServerName { flag, name: name.to_string() })?;
+        let server_name =
+            ServerName::try_from(name.to_string()).map_err(|_| TlsError::ServerName {
+                flag,
+                name: name.to_string(),
+            })?;
 
-        let builder =
-            ClientConfig::builder_with_provider(Arc::clone(&provider)).with_safe_default_protocol_versions().map_err(TlsError::Setup)?;
+        let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
+            .with_safe_default_protocol_versions()
+            .map_err(TlsError::Setup)?;
         let builder = if opts.insecure {
-            builder.dangerous().with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(Arc::clone(&provider))))
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(Arc::clone(
+                    &provider,
+                ))))
         } else {
             builder.with_root_certificates(roots(opts.cacert)?)
         };
@@ -154,21 +165,31 @@ impl TlsSettings {
                 let chain = read_certs("--cert", cert)?;
                 let key_der = read_key(key)?;
                 // Load the key alone first, so that a key rustls cannot use is blamed on --key.
-                provider.key_provider.load_private_key(key_der.clone_key()).map_err(|source| TlsError::Rejected {
-                    flag: "--key",
-                    path: key.to_path_buf(),
-                    source,
-                })?;
-                builder.with_client_auth_cert(chain, key_der).map_err(|source| TlsError::Mismatch {
-                    cert: cert.to_path_buf(),
-                    key: key.to_path_buf(),
-                    source,
-                })?
+                provider
+                    .key_provider
+                    .load_private_key(key_der.clone_key())
+                    .map_err(|source| TlsError::Rejected {
+                        flag: "--key",
+                        path: key.to_path_buf(),
+                        source,
+                    })?;
+                builder
+                    .with_client_auth_cert(chain, key_der)
+                    .map_err(|source| TlsError::Mismatch {
+                        cert: cert.to_path_buf(),
+                        key: key.to_path_buf(),
+                        source,
+                    })?
             }
             // config.rs refuses one without the other.
             _ => builder.with_no_client_auth(),
         };
-        Ok(TlsSettings { config: Arc::new(config), server_name, insecure: opts.insecure, client_cert: opts.cert.is_some() })
+        Ok(TlsSettings {
+            config: Arc::new(config),
+            server_name,
+            insecure: opts.insecure,
+            client_cert: opts.cert.is_some(),
+        })
     }
 
     /// Whether the server's certificate goes unchecked (`--insecure`).
@@ -212,7 +233,11 @@ fn roots(cacert: Option<&Path>) -> Result<RootCertStore, TlsError> {
     match cacert {
         Some(path) => {
             for cert in read_certs("--cacert", path)? {
-                roots.add(cert).map_err(|source| TlsError::Rejected { flag: "--cacert", path: path.to_path_buf(), source })?;
+                roots.add(cert).map_err(|source| TlsError::Rejected {
+                    flag: "--cacert",
+                    path: path.to_path_buf(),
+                    source,
+                })?;
             }
         }
         None => {
@@ -233,19 +258,29 @@ fn roots(cacert: Option<&Path>) -> Result<RootCertStore, TlsError> {
 }
 
 fn read(flag: &'static str, path: &Path) -> Result<Vec<u8>, TlsError> {
-    std::fs::read(path).map_err(|source| TlsError::Read { flag, path: path.to_path_buf(), source })
+    std::fs::read(path).map_err(|source| TlsError::Read {
+        flag,
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Every certificate of a PEM file, in order; at least one.
 fn read_certs(flag: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let pem = read(flag, path)?;
-    let certs = CertificateDer::pem_slice_iter(&pem).collect::<Result<Vec<_>, _>>().map_err(|source| TlsError::Pem {
-        flag,
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|source| TlsError::Pem {
+            flag,
+            path: path.to_path_buf(),
+            source,
+        })?;
     if certs.is_empty() {
-        return Err(TlsError::Missing { flag, path: path.to_path_buf(), what: "\"CERTIFICATE\" section" });
+        return Err(TlsError::Missing {
+            flag,
+            path: path.to_path_buf(),
+            what: "\"CERTIFICATE\" section",
+        });
     }
     Ok(certs)
 }
@@ -254,10 +289,16 @@ fn read_certs(flag: &'static str, path: &Path) -> Result<Vec<CertificateDer<'sta
 fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
     let pem = read("--key", path)?;
     PrivateKeyDer::from_pem_slice(&pem).map_err(|e| match e {
-        rustls_pki_types::pem::Error::NoItemsFound => {
-            TlsError::Missing { flag: "--key", path: path.to_path_buf(), what: "\"PRIVATE KEY\" section (PKCS#8, RSA or EC)" }
-        }
-        source => TlsError::Pem { flag: "--key", path: path.to_path_buf(), source },
+        rustls_pki_types::pem::Error::NoItemsFound => TlsError::Missing {
+            flag: "--key",
+            path: path.to_path_buf(),
+            what: "\"PRIVATE KEY\" section (PKCS#8, RSA or EC)",
+        },
+        source => TlsError::Pem {
+            flag: "--key",
+            path: path.to_path_buf(),
+            source,
+        },
     })
 }
 
@@ -284,7 +325,12 @@ impl ServerCertVerifier for AcceptAnyCertificate {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -293,7 +339,12 @@ impl ServerCertVerifier for AcceptAnyCertificate {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -317,7 +368,10 @@ mod tests {
     }
 
     fn error(opts: TlsOptions<'_>) -> String {
-        let err = TlsSettings::build(&opts, "localhost").map(|_| ()).unwrap_err().to_string();
+        let err = TlsSettings::build(&opts, "localhost")
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
         assert_eq!(err.lines().count(), 1, "{err}");
         err
     }
@@ -325,39 +379,96 @@ mod tests {
     #[test]
     fn good_files_build_one_shared_configuration() {
         let (_dir, cert, key) = pem_files();
-        let opts = TlsOptions { cacert: Some(&cert), cert: Some(&cert), key: Some(&key), ..Default::default() };
+        let opts = TlsOptions {
+            cacert: Some(&cert),
+            cert: Some(&cert),
+            key: Some(&key),
+            ..Default::default()
+        };
         let tls = TlsSettings::build(&opts, "127.0.0.1").unwrap();
         assert!(!tls.is_insecure());
         assert_eq!(tls.clone(), tls, "clones share the configuration");
-        assert_ne!(TlsSettings::build(&opts, "127.0.0.1").unwrap(), tls, "another build is another configuration");
+        assert_ne!(
+            TlsSettings::build(&opts, "127.0.0.1").unwrap(),
+            tls,
+            "another build is another configuration"
+        );
     }
 
     #[test]
     fn bad_files_are_refused_naming_the_flag_and_the_file() {
         let (dir, cert, key) = pem_files();
         let missing = dir.path().join("nosuch.pem");
-        let err = error(TlsOptions { cacert: Some(&missing), ..Default::default() });
-        assert!(err.starts_with("--cacert ") && err.contains("nosuch.pem") && err.contains("cannot read"), "{err}");
+        let err = error(TlsOptions {
+            cacert: Some(&missing),
+            ..Default::default()
+        });
+        assert!(
+            err.starts_with("--cacert ")
+                && err.contains("nosuch.pem")
+                && err.contains("cannot read"),
+            "{err}"
+        );
 
-        let err = error(TlsOptions { cacert: Some(&key), ..Default::default() });
-        assert!(err.starts_with("--cacert ") && err.contains("key.pem") && err.contains("no \"CERTIFICATE\""), "{err}");
+        let err = error(TlsOptions {
+            cacert: Some(&key),
+            ..Default::default()
+        });
+        assert!(
+            err.starts_with("--cacert ")
+                && err.contains("key.pem")
+                && err.contains("no \"CERTIFICATE\""),
+            "{err}"
+        );
 
-        let err = error(TlsOptions { cacert: Some(&cert), cert: Some(&cert), key: Some(&cert), ..Default::default() });
-        assert!(err.starts_with("--key ") && err.contains("cert.pem") && err.contains("PRIVATE KEY"), "{err}");
+        let err = error(TlsOptions {
+            cacert: Some(&cert),
+            cert: Some(&cert),
+            key: Some(&cert),
+            ..Default::default()
+        });
+        assert!(
+            err.starts_with("--key ") && err.contains("cert.pem") && err.contains("PRIVATE KEY"),
+            "{err}"
+        );
 
         let broken = dir.path().join("broken.pem");
-        std::fs::write(&broken, "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n").unwrap();
-        let err = error(TlsOptions { cacert: Some(&broken), ..Default::default() });
-        assert!(err.starts_with("--cacert ") && err.contains("broken.pem"), "{err}");
+        std::fs::write(
+            &broken,
+            "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let err = error(TlsOptions {
+            cacert: Some(&broken),
+            ..Default::default()
+        });
+        assert!(
+            err.starts_with("--cacert ") && err.contains("broken.pem"),
+            "{err}"
+        );
 
         let (_other_dir, _, other_key) = pem_files();
-        let err = error(TlsOptions { cacert: Some(&cert), cert: Some(&cert), key: Some(&other_key), ..Default::default() });
-        assert!(err.contains("--cert") && err.contains("--key") && err.contains("do not belong together"), "{err}");
+        let err = error(TlsOptions {
+            cacert: Some(&cert),
+            cert: Some(&cert),
+            key: Some(&other_key),
+            ..Default::default()
+        });
+        assert!(
+            err.contains("--cert")
+                && err.contains("--key")
+                && err.contains("do not belong together"),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_name_that_cannot_be_checked_is_refused() {
-        let err = error(TlsOptions { sni: Some("not a name"), insecure: true, ..Default::default() });
+        let err = error(TlsOptions {
+            sni: Some("not a name"),
+            insecure: true,
+            ..Default::default()
+        });
         assert!(err.starts_with("--sni not a name:"), "{err}");
     }
 }

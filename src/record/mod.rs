@@ -24,11 +24,14 @@ pub const SIGNIFICANT_DIGITS: u8 = 3;
 pub fn new_histogram() -> Histogram<u64> {
     // The bounds are constants that HdrHistogram accepts; failure here is a programming error.
     #[expect(clippy::expect_used, reason = "constant, valid bounds")]
-    Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS).expect("valid histogram bounds")
+    Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS)
+        .expect("valid histogram bounds")
 }
 
 /// Which of the four times of DESIGN.md a histogram holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     /// `received - intended`: what a client arriving on schedule sees.
@@ -43,7 +46,12 @@ pub enum Metric {
 
 impl Metric {
     /// All metrics, in report order.
-    pub const ALL: [Metric; 4] = [Metric::Response, Metric::Service, Metric::Lag, Metric::QueueWait];
+    pub const ALL: [Metric; 4] = [
+        Metric::Response,
+        Metric::Service,
+        Metric::Lag,
+        Metric::QueueWait,
+    ];
 
     /// snake_case name used in JSON, CSV and .hlog tags.
     pub fn name(self) -> &'static str {
@@ -150,7 +158,10 @@ impl Histograms {
             Metric::Response => &self.response,
             Metric::Service => self.service.as_ref().unwrap_or_else(|| empty_histogram()),
             Metric::Lag => self.lag.as_ref().unwrap_or_else(|| empty_histogram()),
-            Metric::QueueWait => self.queue_wait.as_ref().unwrap_or_else(|| empty_histogram()),
+            Metric::QueueWait => self
+                .queue_wait
+                .as_ref()
+                .unwrap_or_else(|| empty_histogram()),
         }
     }
 
@@ -179,7 +190,15 @@ impl Histograms {
 
     /// Empties every histogram, keeping its memory.
     pub fn reset(&mut self) {
-        for h in [Some(&mut self.response), self.service.as_mut(), self.lag.as_mut(), self.queue_wait.as_mut()].into_iter().flatten() {
+        for h in [
+            Some(&mut self.response),
+            self.service.as_mut(),
+            self.lag.as_mut(),
+            self.queue_wait.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
+        {
             // An empty histogram is already all zeros: skip the memset of its counts.
             if !h.is_empty() {
                 h.reset();
@@ -297,7 +316,14 @@ pub struct NodeRecord {
 
 impl Default for NodeRecord {
     fn default() -> Self {
-        NodeRecord { sent: 0, completed: 0, errors: 0, moved: 0, ask: 0, response: new_histogram() }
+        NodeRecord {
+            sent: 0,
+            completed: 0,
+            errors: 0,
+            moved: 0,
+            ask: 0,
+            response: new_histogram(),
+        }
     }
 }
 
@@ -327,15 +353,25 @@ impl Recorder {
     /// An empty recorder for `n_commands` commands (response-time histograms; the others
     /// are made as values come).
     pub fn new(n_commands: usize) -> Self {
-        Recorder { commands: vec![CommandRecord::default(); n_commands.max(1)], nodes: Vec::new(), writes: 0 }
+        Recorder {
+            commands: vec![CommandRecord::default(); n_commands.max(1)],
+            nodes: Vec::new(),
+            writes: 0,
+        }
     }
 
     /// An empty recorder for `n_commands` commands in a run of `timing`, with every
     /// histogram the run records into made now: a driver thread's, so that no reply
     /// waits for one to be made.
     pub fn for_timing(n_commands: usize, timing: Timing) -> Self {
-        let commands = (0..n_commands.max(1)).map(|_| CommandRecord::for_timing(timing)).collect();
-        Recorder { commands, nodes: Vec::new(), writes: 0 }
+        let commands = (0..n_commands.max(1))
+            .map(|_| CommandRecord::for_timing(timing))
+            .collect();
+        Recorder {
+            commands,
+            nodes: Vec::new(),
+            writes: 0,
+        }
     }
 
     /// The record of cluster node `node`, made on first use.
@@ -361,22 +397,27 @@ impl Recorder {
         let h = &mut rec.hist;
         // saturating_record clamps to the histogram's range instead of failing: a value
         // over an hour is recorded as an hour, zero as the lowest bucket.
-        h.response.saturating_record_n(times.response_ns.max(LOWEST_NS), n);
+        h.response
+            .saturating_record_n(times.response_ns.max(LOWEST_NS), n);
         if let Some(service) = times.service_ns {
-            h.get_mut(Metric::Service).saturating_record_n(service.max(LOWEST_NS), n);
+            h.get_mut(Metric::Service)
+                .saturating_record_n(service.max(LOWEST_NS), n);
         }
         if let Some(lag) = times.lag_ns {
-            h.get_mut(Metric::Lag).saturating_record_n(lag.max(LOWEST_NS), n);
+            h.get_mut(Metric::Lag)
+                .saturating_record_n(lag.max(LOWEST_NS), n);
         }
         if let Some(wait) = times.queue_wait_ns {
-            h.get_mut(Metric::QueueWait).saturating_record_n(wait.max(LOWEST_NS), n);
+            h.get_mut(Metric::QueueWait)
+                .saturating_record_n(wait.max(LOWEST_NS), n);
         }
     }
 
     /// Adds `other` into `self`.
     pub fn add(&mut self, other: &Recorder) {
         if self.commands.len() < other.commands.len() {
-            self.commands.resize_with(other.commands.len(), CommandRecord::default);
+            self.commands
+                .resize_with(other.commands.len(), CommandRecord::default);
         }
         for (into, from) in self.commands.iter_mut().zip(&other.commands) {
             into.add(from);
@@ -441,7 +482,12 @@ pub struct ReplyRun {
 impl ReplyRun {
     /// An empty run of replies received at `received`, in a run of `timing`.
     pub fn new(received: Instant, timing: Timing) -> Self {
-        ReplyRun { key: None, received, count: 0, timing }
+        ReplyRun {
+            key: None,
+            received,
+            count: 0,
+            timing,
+        }
     }
 
     /// When the run's replies were received.
@@ -453,7 +499,15 @@ impl ReplyRun {
     /// Adds `count` successful replies to requests of `command` with these times, first
     /// recording the run so far into `rec` when they differ from the run's.
     #[inline]
-    pub fn add(&mut self, rec: &RefCell<Recorder>, command: usize, intended: Instant, handled: Instant, sent: Instant, count: u32) {
+    pub fn add(
+        &mut self,
+        rec: &RefCell<Recorder>,
+        command: usize,
+        intended: Instant,
+        handled: Instant,
+        sent: Instant,
+        count: u32,
+    ) {
         let key = (command, intended, handled, sent);
         if let Some(run) = self.key {
             if run == key {
@@ -469,15 +523,27 @@ impl ReplyRun {
     /// Records the run into `rec` and empties it.
     #[inline]
     pub fn flush(&mut self, rec: &RefCell<Recorder>) {
-        let Some((command, intended, handled, sent)) = self.key.take() else { return };
+        let Some((command, intended, handled, sent)) = self.key.take() else {
+            return;
+        };
         let received = self.received;
         let service_ns = nanos(received.saturating_duration_since(sent));
         let times = ReplyTimes {
             // A closed-loop request is intended when it is sent: one subtraction serves both.
-            response_ns: if intended == sent { service_ns } else { nanos(received.saturating_duration_since(intended)) },
+            response_ns: if intended == sent {
+                service_ns
+            } else {
+                nanos(received.saturating_duration_since(intended))
+            },
             service_ns: self.timing.service_apart().then_some(service_ns),
-            lag_ns: self.timing.lag().then(|| nanos(handled.saturating_duration_since(intended))),
-            queue_wait_ns: self.timing.queue_wait().then(|| nanos(sent.saturating_duration_since(handled))),
+            lag_ns: self
+                .timing
+                .lag()
+                .then(|| nanos(handled.saturating_duration_since(intended))),
+            queue_wait_ns: self
+                .timing
+                .queue_wait()
+                .then(|| nanos(sent.saturating_duration_since(handled))),
         };
         rec.borrow_mut().record_replies(command, &times, self.count);
     }
@@ -497,7 +563,14 @@ mod tests {
     #[test]
     fn values_beyond_three_seconds_are_kept() {
         let mut rec = Recorder::new(1);
-        rec.record_reply(0, &ReplyTimes { response_ns: 7_000_000_000, service_ns: Some(1), ..Default::default() });
+        rec.record_reply(
+            0,
+            &ReplyTimes {
+                response_ns: 7_000_000_000,
+                service_ns: Some(1),
+                ..Default::default()
+            },
+        );
         let max = rec.commands[0].hist.response.max();
         assert!(max >= 6_990_000_000, "max {max}");
     }
@@ -506,8 +579,22 @@ mod tests {
     fn merging_adds_counts_and_errors() {
         let mut a = Recorder::new(1);
         let mut b = Recorder::new(1);
-        a.record_reply(0, &ReplyTimes { response_ns: 100, service_ns: Some(100), ..Default::default() });
-        b.record_reply(0, &ReplyTimes { response_ns: 200, service_ns: Some(200), ..Default::default() });
+        a.record_reply(
+            0,
+            &ReplyTimes {
+                response_ns: 100,
+                service_ns: Some(100),
+                ..Default::default()
+            },
+        );
+        b.record_reply(
+            0,
+            &ReplyTimes {
+                response_ns: 200,
+                service_ns: Some(200),
+                ..Default::default()
+            },
+        );
         b.commands[0].count_error("ERR", 2);
         a.add(&b);
         assert_eq!(a.commands[0].completed, 2);
@@ -517,7 +604,12 @@ mod tests {
 
     #[test]
     fn recording_replies_together_equals_recording_them_one_by_one() {
-        let times = ReplyTimes { response_ns: 900, service_ns: Some(700), lag_ns: Some(0), queue_wait_ns: Some(200) };
+        let times = ReplyTimes {
+            response_ns: 900,
+            service_ns: Some(700),
+            lag_ns: Some(0),
+            queue_wait_ns: Some(200),
+        };
         let (mut one_by_one, mut together) = (Recorder::new(2), Recorder::new(2));
         for _ in 0..16 {
             one_by_one.record_reply(1, &times);
@@ -534,10 +626,19 @@ mod tests {
     fn a_run_records_each_reply_with_its_own_times() {
         let t0 = Instant::now();
         let at = |us: u64| t0 + Duration::from_micros(us);
-        let (rec, expected) = (RefCell::new(Recorder::new(2)), RefCell::new(Recorder::new(2)));
+        let (rec, expected) = (
+            RefCell::new(Recorder::new(2)),
+            RefCell::new(Recorder::new(2)),
+        );
         let mut run = ReplyRun::new(at(100), Timing::Open);
         // Three replies to one batch, one of another command, then one of a later batch.
-        for (command, intended, handled, sent) in [(0, 10, 20, 30), (0, 10, 20, 30), (0, 10, 20, 30), (1, 10, 20, 30), (0, 40, 40, 50)] {
+        for (command, intended, handled, sent) in [
+            (0, 10, 20, 30),
+            (0, 10, 20, 30),
+            (0, 10, 20, 30),
+            (1, 10, 20, 30),
+            (0, 40, 40, 50),
+        ] {
             run.add(&rec, command, at(intended), at(handled), at(sent), 1);
             let times = ReplyTimes {
                 response_ns: (100 - intended) * 1000,
@@ -570,14 +671,28 @@ mod tests {
 
         // A value recorded, or added, into a time with no histogram yet makes one and is kept.
         let mut rec = Recorder::new(1);
-        rec.record_reply(0, &ReplyTimes { response_ns: 900, service_ns: None, lag_ns: Some(300), queue_wait_ns: None });
+        rec.record_reply(
+            0,
+            &ReplyTimes {
+                response_ns: 900,
+                service_ns: None,
+                lag_ns: Some(300),
+                queue_wait_ns: None,
+            },
+        );
         assert_eq!(rec.commands[0].hist.get(Metric::Lag).len(), 1);
         let mut total = Recorder::new(1);
         total.add(&rec);
         total.add(&Recorder::for_timing(1, Timing::Open));
         let hist = &total.commands[0].hist;
-        assert_eq!((hist.get(Metric::Lag).len(), hist.get(Metric::Lag).max()), (1, hist.lag.as_ref().unwrap().highest_equivalent(300)));
-        assert!(hist.service.is_none() && hist.queue_wait.is_none(), "empty histograms added make none");
+        assert_eq!(
+            (hist.get(Metric::Lag).len(), hist.get(Metric::Lag).max()),
+            (1, hist.lag.as_ref().unwrap().highest_equivalent(300))
+        );
+        assert!(
+            hist.service.is_none() && hist.queue_wait.is_none(),
+            "empty histograms added make none"
+        );
         assert_eq!(hist.get(Metric::Service).len(), 0);
     }
 
@@ -590,15 +705,43 @@ mod tests {
         run.add(&rec, 0, at(40), at(40), at(40), 3);
         run.flush(&rec);
         let hist = &rec.borrow().commands[0].hist;
-        assert_eq!((hist.response.len(), hist.response.max()), (3, hist.response.highest_equivalent(60_000)));
+        assert_eq!(
+            (hist.response.len(), hist.response.max()),
+            (3, hist.response.highest_equivalent(60_000))
+        );
         for metric in [Metric::Service, Metric::Lag, Metric::QueueWait] {
             assert!(hist.get(metric).is_empty());
         }
-        assert!(hist.service.is_none() && hist.lag.is_none() && hist.queue_wait.is_none(), "nothing made for times a closed loop has not");
+        assert!(
+            hist.service.is_none() && hist.lag.is_none() && hist.queue_wait.is_none(),
+            "nothing made for times a closed loop has not"
+        );
         let of = |metric, timing| hist.of(metric, timing).map(Histogram::len);
-        assert_eq!(of(Metric::Service, Timing::Closed), Some(3), "closed: service is the response histogram");
-        assert_eq!((of(Metric::Lag, Timing::Closed), of(Metric::QueueWait, Timing::Closed)), (None, None));
-        assert_eq!((of(Metric::Service, Timing::Workers), of(Metric::QueueWait, Timing::Workers)), (Some(0), Some(0)));
-        assert_eq!((of(Metric::Lag, Timing::Workers), of(Metric::Lag, Timing::Open)), (None, Some(0)));
+        assert_eq!(
+            of(Metric::Service, Timing::Closed),
+            Some(3),
+            "closed: service is the response histogram"
+        );
+        assert_eq!(
+            (
+                of(Metric::Lag, Timing::Closed),
+                of(Metric::QueueWait, Timing::Closed)
+            ),
+            (None, None)
+        );
+        assert_eq!(
+            (
+                of(Metric::Service, Timing::Workers),
+                of(Metric::QueueWait, Timing::Workers)
+            ),
+            (Some(0), Some(0))
+        );
+        assert_eq!(
+            (
+                of(Metric::Lag, Timing::Workers),
+                of(Metric::Lag, Timing::Open)
+            ),
+            (None, Some(0))
+        );
     }
 }

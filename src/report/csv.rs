@@ -6,8 +6,7 @@ use std::io::{self, Write};
 use super::{Exporter, Latency, RunReport, TestReport, ms};
 
 /// redis-benchmark's CSV header, unchanged.
-pub const HEADER: &str =
-    r#""test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms""#;
+pub const HEADER: &str = r#""test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms""#;
 /// Columns appended in open loop.
 pub const OPEN_LOOP_COLUMNS: &str = r#","target_rps","p90_latency_ms","p99_9_latency_ms","p99_99_latency_ms","service_p50_ms","service_p99_ms","service_p99_9_ms","lag_p99_ms","queue_wait_p99_ms","intended","sent","completed","errors","timeouts","not_sent","in_flight_at_end","valid""#;
 
@@ -18,7 +17,12 @@ pub struct Csv {
 }
 
 impl Exporter for Csv {
-    fn test_done(&mut self, out: &mut dyn Write, _report: &RunReport, test: &TestReport) -> io::Result<()> {
+    fn test_done(
+        &mut self,
+        out: &mut dyn Write,
+        _report: &RunReport,
+        test: &TestReport,
+    ) -> io::Result<()> {
         let open = test.target_rate_per_sec.is_some();
         if !self.header_written {
             self.header_written = true;

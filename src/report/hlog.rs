@@ -22,24 +22,43 @@ impl HlogWriter {
     /// Creates the log and writes its header; values are nanoseconds, `Interval_Max` in milliseconds.
     pub fn create(path: &Path, started: SystemTime, comment: &str) -> io::Result<Self> {
         let mut file = BufWriter::new(File::create(path)?);
-        let start_secs = started.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+        let start_secs = started
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64();
         writeln!(file, "#{comment}")?;
         writeln!(file, "#[Histogram values are in nanoseconds]")?;
         writeln!(file, "#[StartTime: {start_secs:.3} (seconds since epoch)]")?;
         writeln!(file, "#[MaxValueDivisor: 1000000.000]")?;
-        writeln!(file, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"")?;
+        writeln!(
+            file,
+            "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
+        )?;
         file.flush()?;
-        Ok(HlogWriter { file, serializer: V2DeflateSerializer::new(), line: Vec::new() })
+        Ok(HlogWriter {
+            file,
+            serializer: V2DeflateSerializer::new(),
+            line: Vec::new(),
+        })
     }
 
     /// Appends one interval's histogram; `start` is the offset from the log's StartTime.
-    pub fn write(&mut self, tag: &str, start: Duration, length: Duration, histogram: &Histogram<u64>) -> io::Result<()> {
+    pub fn write(
+        &mut self,
+        tag: &str,
+        start: Duration,
+        length: Duration,
+        histogram: &Histogram<u64>,
+    ) -> io::Result<()> {
         self.line.clear();
         {
             // A builder with no headers writes nothing but the histogram lines we ask for.
-            let mut writer =
-                IntervalLogWriterBuilder::new().with_max_value_divisor(1e6).begin_log_with(&mut self.line, &mut self.serializer)?;
-            writer.write_histogram(histogram, start, length, Tag::new(&sanitize(tag))).map_err(io::Error::other)?;
+            let mut writer = IntervalLogWriterBuilder::new()
+                .with_max_value_divisor(1e6)
+                .begin_log_with(&mut self.line, &mut self.serializer)?;
+            writer
+                .write_histogram(histogram, start, length, Tag::new(&sanitize(tag)))
+                .map_err(io::Error::other)?;
         }
         self.file.write_all(&self.line)?;
         self.file.flush()
@@ -48,11 +67,23 @@ impl HlogWriter {
 
 /// Tags may not hold commas or white space; keep letters, digits, `_`, `.`, `-`.
 fn sanitize(tag: &str) -> String {
-    let mut out: String = tag.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' }).collect();
+    let mut out: String = tag
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     while out.contains("__") {
         out = out.replace("__", "_");
     }
-    out.split('.').map(|part| part.trim_matches('_')).collect::<Vec<_>>().join(".")
+    out.split('.')
+        .map(|part| part.trim_matches('_'))
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 #[cfg(test)]
@@ -68,10 +99,18 @@ mod tests {
         let mut h = crate::record::new_histogram();
         h.record(1_500_000).unwrap();
         let mut log = HlogWriter::create(&path, SystemTime::now(), "tailrate test").unwrap();
-        log.write("LPUSH (needed to benchmark LRANGE).response", Duration::from_secs(1), Duration::from_secs(1), &h).unwrap();
+        log.write(
+            "LPUSH (needed to benchmark LRANGE).response",
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+            &h,
+        )
+        .unwrap();
         drop(log);
         let bytes = std::fs::read(&path).unwrap();
-        let entries: Vec<_> = IntervalLogIterator::new(&bytes).collect::<Result<_, _>>().unwrap();
+        let entries: Vec<_> = IntervalLogIterator::new(&bytes)
+            .collect::<Result<_, _>>()
+            .unwrap();
         let hist = entries
             .iter()
             .find_map(|e| match e {
@@ -79,7 +118,10 @@ mod tests {
                 _ => None,
             })
             .unwrap();
-        assert_eq!(hist.tag().unwrap().as_str(), "LPUSH_needed_to_benchmark_LRANGE.response");
+        assert_eq!(
+            hist.tag().unwrap().as_str(),
+            "LPUSH_needed_to_benchmark_LRANGE.response"
+        );
         assert_eq!(hist.duration(), Duration::from_secs(1));
         assert!((hist.max() - 1.5).abs() < 0.01, "max in ms: {}", hist.max());
     }

@@ -15,8 +15,14 @@ pub fn write_atomically(path: &Path, value: &impl serde::Serialize) -> io::Resul
 
 /// Writes `bytes` to `path` atomically (temporary file in the same directory, then rename).
 pub fn write_bytes_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     {
         let mut file = std::fs::File::create(&tmp)?;
@@ -34,7 +40,12 @@ pub struct JsonFile {
 }
 
 impl Exporter for JsonFile {
-    fn test_done(&mut self, _out: &mut dyn Write, report: &RunReport, _test: &TestReport) -> io::Result<()> {
+    fn test_done(
+        &mut self,
+        _out: &mut dyn Write,
+        report: &RunReport,
+        _test: &TestReport,
+    ) -> io::Result<()> {
         write_atomically(&self.path, report)
     }
 
@@ -54,7 +65,10 @@ mod tests {
         let path = dir.path().join("r.json");
         write_atomically(&path, &serde_json::json!({"a": 1})).unwrap();
         write_atomically(&path, &serde_json::json!({"a": 2})).unwrap();
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names.len(), 1);
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         assert_eq!(v["a"], 2);

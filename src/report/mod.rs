@@ -118,16 +118,31 @@ impl Settings {
     pub fn of(config: &RunConfig) -> Self {
         let (pipeline, target, arrival, pacing, max_inflight) = match &config.mode {
             Mode::Closed { pipeline, .. } => (Some(*pipeline), None, None, None, None),
-            Mode::Open { rate_per_sec, arrival, pacing, max_inflight, .. } => {
-                (None, Some(*rate_per_sec), Some(*arrival), Some(*pacing), Some(*max_inflight))
-            }
+            Mode::Open {
+                rate_per_sec,
+                arrival,
+                pacing,
+                max_inflight,
+                ..
+            } => (
+                None,
+                Some(*rate_per_sec),
+                Some(*arrival),
+                Some(*pacing),
+                Some(*max_inflight),
+            ),
         };
         let (requests, duration_secs) = match config.stop {
             Stop::Requests(n) => (Some(n), None),
             Stop::After(d) => (None, Some(d.as_secs_f64())),
         };
         Settings {
-            mode: if config.is_open_loop() { "open" } else { "closed" }.into(),
+            mode: if config.is_open_loop() {
+                "open"
+            } else {
+                "closed"
+            }
+            .into(),
             clients: config.connections,
             threads: config.threads,
             pipeline,
@@ -144,7 +159,10 @@ impl Settings {
             batch_latency: config.batch_latency,
             workers: config.mode.workers().map(|w| w.count),
             pipeline_size: config.mode.workers().map(|w| w.pipeline_size),
-            pipeline_delay_ns: config.mode.workers().map(|w| crate::record::nanos(w.pipeline_delay)),
+            pipeline_delay_ns: config
+                .mode
+                .workers()
+                .map(|w| crate::record::nanos(w.pipeline_delay)),
         }
     }
 }
@@ -266,7 +284,8 @@ impl Counts {
 
     /// Whether every intended request is accounted for.
     pub fn balanced(&self) -> bool {
-        self.intended == self.completed + self.errors + self.timeouts + self.not_sent + self.in_flight_at_end
+        self.intended
+            == self.completed + self.errors + self.timeouts + self.not_sent + self.in_flight_at_end
     }
 }
 
@@ -300,7 +319,13 @@ pub struct Latency {
 impl Latency {
     /// Summarises and encodes `h`.
     pub fn of(h: &Histogram<u64>) -> Self {
-        let q = |p: f64| if h.is_empty() { 0 } else { h.value_at_quantile(p) };
+        let q = |p: f64| {
+            if h.is_empty() {
+                0
+            } else {
+                h.value_at_quantile(p)
+            }
+        };
         Latency {
             count: h.len(),
             min_ns: if h.is_empty() { 0 } else { h.min() },
@@ -352,13 +377,23 @@ pub fn encode_histogram(h: &Histogram<u64>) -> String {
 
 /// Decodes [`encode_histogram`]'s output.
 pub fn decode_histogram(text: &str) -> Option<Histogram<u64>> {
-    let bytes = base64::engine::general_purpose::STANDARD.decode(text).ok()?;
-    hdrhistogram::serialization::Deserializer::new().deserialize(&mut bytes.as_slice()).ok()
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .ok()?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .ok()
 }
 
 impl TestReport {
     /// Builds a test's report from what the driver measured.
-    pub fn build(name: &str, config: &RunConfig, outcome: &RunOutcome, command_names: &[String], intervals: Vec<IntervalSummary>) -> Self {
+    pub fn build(
+        name: &str,
+        config: &RunConfig,
+        outcome: &RunOutcome,
+        command_names: &[String],
+        intervals: Vec<IntervalSummary>,
+    ) -> Self {
         let total = outcome.record.total();
         let checks = crate::drive::health::checks(config, outcome, &total);
         let timing = config.mode.timing();
@@ -369,7 +404,11 @@ impl TestReport {
                 .commands
                 .iter()
                 .zip(command_names)
-                .map(|(rec, name)| CommandReport { command: name.clone(), counts: Counts::of(rec, 0), latency: latency_map(rec, timing) })
+                .map(|(rec, name)| CommandReport {
+                    command: name.clone(),
+                    counts: Counts::of(rec, 0),
+                    latency: latency_map(rec, timing),
+                })
                 .collect()
         } else {
             Vec::new()
@@ -397,7 +436,11 @@ impl TestReport {
             nodes: node_reports(config, &outcome.record),
             batches: config.mode.workers().map(|_| Batches {
                 writes: outcome.record.writes,
-                mean_requests_per_write: if outcome.record.writes == 0 { 0.0 } else { total.sent as f64 / outcome.record.writes as f64 },
+                mean_requests_per_write: if outcome.record.writes == 0 {
+                    0.0
+                } else {
+                    total.sent as f64 / outcome.record.writes as f64
+                },
             }),
         }
     }
@@ -409,7 +452,9 @@ impl TestReport {
 }
 
 fn node_reports(config: &RunConfig, record: &crate::record::Recorder) -> Vec<NodeReport> {
-    let Some(map) = &config.cluster_map else { return Vec::new() };
+    let Some(map) = &config.cluster_map else {
+        return Vec::new();
+    };
     let empty = crate::record::NodeRecord::default();
     map.nodes
         .iter()
@@ -433,13 +478,26 @@ fn node_reports(config: &RunConfig, record: &crate::record::Recorder) -> Vec<Nod
 /// (one histogram in a plain closed loop), lag in open loop, queue wait in open loop (the
 /// wait for a free connection) and with `--workers` (the wait in the batch).
 fn latency_map(rec: &CommandRecord, timing: Timing) -> BTreeMap<String, Latency> {
-    Metric::ALL.into_iter().filter_map(|metric| Some((metric.name().to_string(), Latency::of(rec.hist.of(metric, timing)?)))).collect()
+    Metric::ALL
+        .into_iter()
+        .filter_map(|metric| {
+            Some((
+                metric.name().to_string(),
+                Latency::of(rec.hist.of(metric, timing)?),
+            ))
+        })
+        .collect()
 }
 
 /// Something that shows results as they come: once per test, and once at the end.
 pub trait Exporter {
     /// A test finished.
-    fn test_done(&mut self, out: &mut dyn Write, report: &RunReport, test: &TestReport) -> io::Result<()>;
+    fn test_done(
+        &mut self,
+        out: &mut dyn Write,
+        report: &RunReport,
+        test: &TestReport,
+    ) -> io::Result<()>;
     /// The run finished (or was interrupted).
     fn run_done(&mut self, _out: &mut dyn Write, _report: &RunReport) -> io::Result<()> {
         Ok(())
@@ -468,8 +526,16 @@ mod tests {
 
     #[test]
     fn counts_balance_when_every_request_is_accounted_for() {
-        let c =
-            Counts { intended: 10, sent: 9, completed: 6, errors: 1, timeouts: 1, not_sent: 1, in_flight_at_end: 1, ..Default::default() };
+        let c = Counts {
+            intended: 10,
+            sent: 9,
+            completed: 6,
+            errors: 1,
+            timeouts: 1,
+            not_sent: 1,
+            in_flight_at_end: 1,
+            ..Default::default()
+        };
         assert!(c.balanced());
         assert!(!Counts { completed: 7, ..c }.balanced());
     }

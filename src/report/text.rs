@@ -18,14 +18,29 @@ pub struct Text {
 }
 
 impl Exporter for Text {
-    fn test_done(&mut self, out: &mut dyn Write, report: &RunReport, test: &TestReport) -> io::Result<()> {
-        if self.quiet { quiet_line(out, test, self.precision) } else { full(out, report, test, self.precision) }
+    fn test_done(
+        &mut self,
+        out: &mut dyn Write,
+        report: &RunReport,
+        test: &TestReport,
+    ) -> io::Result<()> {
+        if self.quiet {
+            quiet_line(out, test, self.precision)
+        } else {
+            full(out, report, test, self.precision)
+        }
     }
 }
 
 fn quiet_line(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::Result<()> {
     let p50 = test.response().map_or(0, |l| l.p50_ns);
-    write!(out, "{}: {:.2} requests per second, p50={} msec", test.name, test.throughput_per_sec, ms(p50 as f64, precision))?;
+    write!(
+        out,
+        "{}: {:.2} requests per second, p50={} msec",
+        test.name,
+        test.throughput_per_sec,
+        ms(p50 as f64, precision)
+    )?;
     if let Some(target) = test.target_rate_per_sec {
         let p99 = test.response().map_or(0, |l| l.p99_ns);
         let service_p99 = test.latency.get("service").map_or(0, |l| l.p99_ns);
@@ -46,11 +61,20 @@ fn quiet_line(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::R
     writeln!(out)
 }
 
-fn full(out: &mut dyn Write, report: &RunReport, test: &TestReport, precision: usize) -> io::Result<()> {
+fn full(
+    out: &mut dyn Write,
+    report: &RunReport,
+    test: &TestReport,
+    precision: usize,
+) -> io::Result<()> {
     let s = &report.settings;
     writeln!(out, "====== {} ======", test.name)?;
     match test.target_rate_per_sec {
-        None => writeln!(out, "  {} requests completed in {:.2} seconds", test.counts.completed, test.measured_secs)?,
+        None => writeln!(
+            out,
+            "  {} requests completed in {:.2} seconds",
+            test.counts.completed, test.measured_secs
+        )?,
         Some(rate) => writeln!(
             out,
             "  {} requests completed in {:.2} seconds (open loop, target {:.0} requests per second)",
@@ -73,7 +97,11 @@ fn full(out: &mut dyn Write, report: &RunReport, test: &TestReport, precision: u
     }
     writeln!(out)?;
 
-    if let Some(h) = test.response().and_then(Latency::histogram).filter(|h| !h.is_empty()) {
+    if let Some(h) = test
+        .response()
+        .and_then(Latency::histogram)
+        .filter(|h| !h.is_empty())
+    {
         percentile_distribution(out, &h)?;
         cumulative_distribution(out, &h)?;
     }
@@ -81,9 +109,17 @@ fn full(out: &mut dyn Write, report: &RunReport, test: &TestReport, precision: u
     let r = test.response();
     let get = |f: fn(&Latency) -> f64| r.map_or(0.0, f);
     writeln!(out, "Summary:")?;
-    writeln!(out, "  throughput summary: {:.2} requests per second", test.throughput_per_sec)?;
+    writeln!(
+        out,
+        "  throughput summary: {:.2} requests per second",
+        test.throughput_per_sec
+    )?;
     writeln!(out, "  latency summary (msec):")?;
-    writeln!(out, "    {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "avg", "min", "p50", "p95", "p99", "max")?;
+    writeln!(
+        out,
+        "    {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "avg", "min", "p50", "p95", "p99", "max"
+    )?;
     writeln!(
         out,
         "    {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -105,7 +141,11 @@ fn full(out: &mut dyn Write, report: &RunReport, test: &TestReport, precision: u
         open_loop_sections(out, test, precision)?;
     }
     if !test.nodes.is_empty() {
-        writeln!(out, "  per cluster node (redirects followed: {}):", test.counts.redirects)?;
+        writeln!(
+            out,
+            "  per cluster node (redirects followed: {}):",
+            test.counts.redirects
+        )?;
         for n in &test.nodes {
             writeln!(
                 out,
@@ -128,11 +168,29 @@ fn full(out: &mut dyn Write, report: &RunReport, test: &TestReport, precision: u
             s.workers.unwrap_or(0),
             s.clients,
             s.pipeline_size.unwrap_or(0),
-            humantime::format_duration(std::time::Duration::from_nanos(s.pipeline_delay_ns.unwrap_or(0)))
+            humantime::format_duration(std::time::Duration::from_nanos(
+                s.pipeline_delay_ns.unwrap_or(0)
+            ))
         )?;
-        writeln!(out, "  writes: {} ({:.1} requests per write)", batches.writes, batches.mean_requests_per_write)?;
-        writeln!(out, "  latency by metric (msec; response from the worker's request, service from the write):")?;
-        metric_table(out, test, precision, &[("response", "response"), ("service", "service"), ("batch wait", "queue_wait")])?;
+        writeln!(
+            out,
+            "  writes: {} ({:.1} requests per write)",
+            batches.writes, batches.mean_requests_per_write
+        )?;
+        writeln!(
+            out,
+            "  latency by metric (msec; response from the worker's request, service from the write):"
+        )?;
+        metric_table(
+            out,
+            test,
+            precision,
+            &[
+                ("response", "response"),
+                ("service", "service"),
+                ("batch wait", "queue_wait"),
+            ],
+        )?;
     }
     if let Some(why) = &test.stopped_early {
         writeln!(out, "  stopped early: {why}")?;
@@ -186,21 +244,40 @@ fn cumulative_distribution(out: &mut dyn Write, h: &Histogram<u64>) -> io::Resul
             break;
         }
         previous = Some(cumulative);
-        edge += if edge >= 2_000_000 { 1_000_000 } else { 100_000 };
+        edge += if edge >= 2_000_000 {
+            1_000_000
+        } else {
+            100_000
+        };
     }
     writeln!(out)
 }
 
 fn open_loop_sections(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::Result<()> {
     let c = &test.counts;
-    writeln!(out, "  open loop: target {:.1}/s, achieved {:.1}/s", test.target_rate_per_sec.unwrap_or(0.0), test.achieved_rate_per_sec)?;
+    writeln!(
+        out,
+        "  open loop: target {:.1}/s, achieved {:.1}/s",
+        test.target_rate_per_sec.unwrap_or(0.0),
+        test.achieved_rate_per_sec
+    )?;
     writeln!(
         out,
         "  requests: intended {}, sent {}, completed {}, errors {}, timeouts {}, not sent {}, in flight at end {}",
         c.intended, c.sent, c.completed, c.errors, c.timeouts, c.not_sent, c.in_flight_at_end
     )?;
     writeln!(out, "  latency by metric (msec):")?;
-    metric_table(out, test, precision, &[("response", "response"), ("service", "service"), ("lag", "lag"), ("queue wait", "queue_wait")])?;
+    metric_table(
+        out,
+        test,
+        precision,
+        &[
+            ("response", "response"),
+            ("service", "service"),
+            ("lag", "lag"),
+            ("queue wait", "queue_wait"),
+        ],
+    )?;
     writeln!(out, "  self-checks:")?;
     for check in &test.checks {
         let verdict = match check.verdict {
@@ -220,7 +297,12 @@ fn open_loop_sections(out: &mut dyn Write, test: &TestReport, precision: usize) 
 }
 
 /// One row per `(label, metric key)` the test has: min, percentiles and max in msec.
-fn metric_table(out: &mut dyn Write, test: &TestReport, precision: usize, rows: &[(&str, &str)]) -> io::Result<()> {
+fn metric_table(
+    out: &mut dyn Write,
+    test: &TestReport,
+    precision: usize,
+    rows: &[(&str, &str)],
+) -> io::Result<()> {
     writeln!(
         out,
         "          {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",

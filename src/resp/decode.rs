@@ -27,7 +27,12 @@ pub struct Limits {
 impl Default for Limits {
     /// 512 MiB bulks (Redis' default `proto-max-bulk-len`), depth 512, 64 KiB lines, 2^32 elements.
     fn default() -> Self {
-        Self { max_bulk_bytes: 512 * 1024 * 1024, max_depth: 512, max_line_bytes: 64 * 1024, max_elements: 1 << 32 }
+        Self {
+            max_bulk_bytes: 512 * 1024 * 1024,
+            max_depth: 512,
+            max_line_bytes: 64 * 1024,
+            max_elements: 1 << 32,
+        }
     }
 }
 
@@ -105,7 +110,10 @@ pub fn error_kind(frame_bytes: &[u8]) -> &[u8] {
         },
         _ => return &[],
     };
-    let end = message.iter().position(|&b| b == b' ' || b == b'\r' || b == b'\n').unwrap_or(message.len());
+    let end = message
+        .iter()
+        .position(|&b| b == b' ' || b == b'\r' || b == b'\n')
+        .unwrap_or(message.len());
     message.get(..end).unwrap_or_default()
 }
 
@@ -145,7 +153,13 @@ impl Default for Framer {
 impl Framer {
     /// A framer at the start of a reply.
     pub fn new() -> Self {
-        Framer { pos: 0, open: Remaining::new(), top_remaining: 1, kind: FrameKind::Null, value_start: 0 }
+        Framer {
+            pos: 0,
+            open: Remaining::new(),
+            top_remaining: 1,
+            kind: FrameKind::Null,
+            value_start: 0,
+        }
     }
 
     /// Like [`frame`] on `buf`, continuing from where the last call on this reply stopped.
@@ -198,7 +212,9 @@ impl Framer {
                     _ => first = None,
                 }
             }
-            let Some(frame) = buf.get(len..).and_then(|rest| common_scalar(rest, limits)) else { break };
+            let Some(frame) = buf.get(len..).and_then(|rest| common_scalar(rest, limits)) else {
+                break;
+            };
             len += frame.len;
             n += 1;
             if n == 1 {
@@ -226,7 +242,11 @@ impl Framer {
     /// [`resume`](Self::resume) for every reply the shortcut does not take; kept out of
     /// line so that the shortcut inlines into its caller.
     #[inline(never)]
-    fn resume_general(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<Frame>, DecodeError> {
+    fn resume_general(
+        &mut self,
+        buf: &[u8],
+        limits: &Limits,
+    ) -> Result<Option<Frame>, DecodeError> {
         Ok(self.scan(buf, limits)?.map(|(frame, _)| frame))
     }
 
@@ -252,13 +272,29 @@ impl Framer {
 
     /// Reads tokens from where the last call stopped until the reply completes, more
     /// bytes are needed (the position is kept), or the bytes prove invalid.
-    fn advance(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<(Frame, usize)>, DecodeError> {
+    fn advance(
+        &mut self,
+        buf: &[u8],
+        limits: &Limits,
+    ) -> Result<Option<(Frame, usize)>, DecodeError> {
         // Every other limit bounds one value; this bounds the reply, so an aggregate that
         // announces billions of elements and streams small ones cannot grow the buffer
         // without bound.
-        let max_reply = limits.max_bulk_bytes.saturating_add(limits.max_line_bytes as u64);
-        let too_large = |len: usize| DecodeError::ReplyTooLarge { offset: 0, len: len as u64, limit: max_reply };
-        let Framer { pos, open, top_remaining, kind, value_start } = self;
+        let max_reply = limits
+            .max_bulk_bytes
+            .saturating_add(limits.max_line_bytes as u64);
+        let too_large = |len: usize| DecodeError::ReplyTooLarge {
+            offset: 0,
+            len: len as u64,
+            limit: max_reply,
+        };
+        let Framer {
+            pos,
+            open,
+            top_remaining,
+            kind,
+            value_start,
+        } = self;
         loop {
             let Some((token, next)) = read_token(buf, *pos, limits, open.depth())? else {
                 // Incomplete: everything buffered belongs to this one reply.
@@ -269,7 +305,9 @@ impl Framer {
             };
             // The top-level kind is that of the first root value that is not an attribute.
             match token {
-                Token::Scalar { kind: k, .. } | Token::Aggregate { kind: k, .. } if open.depth() == 0 => {
+                Token::Scalar { kind: k, .. } | Token::Aggregate { kind: k, .. }
+                    if open.depth() == 0 =>
+                {
                     *kind = k;
                     *value_start = *pos;
                 }
@@ -306,7 +344,13 @@ impl Framer {
                             if *pos as u64 > max_reply {
                                 return Err(too_large(*pos));
                             }
-                            return Ok(Some((Frame { len: *pos, kind: *kind }, *value_start)));
+                            return Ok(Some((
+                                Frame {
+                                    len: *pos,
+                                    kind: *kind,
+                                },
+                                *value_start,
+                            )));
                         }
                         break;
                     }
@@ -332,13 +376,19 @@ impl Framer {
 fn common_scalar(buf: &[u8], limits: &Limits) -> Option<Frame> {
     let frame = match buf {
         // The commonest replies of all first: `+OK`, and a bulk string under ten bytes long.
-        [b'+', b'O', b'K', b'\r', b'\n', ..] if limits.max_line_bytes >= 2 => Frame { len: 5, kind: FrameKind::Simple },
+        [b'+', b'O', b'K', b'\r', b'\n', ..] if limits.max_line_bytes >= 2 => Frame {
+            len: 5,
+            kind: FrameKind::Simple,
+        },
         &[b'$', digit @ b'0'..=b'9', b'\r', b'\n', ..] => {
             let len = usize::from(digit - b'0');
             if len as u64 > limits.max_bulk_bytes || !crlf_at(buf, 4 + len) {
                 return None;
             }
-            Frame { len: 6 + len, kind: FrameKind::Bulk }
+            Frame {
+                len: 6 + len,
+                kind: FrameKind::Bulk,
+            }
         }
         &[type_byte @ (b'+' | b':'), ref rest @ ..] => {
             // The line ends at the first CR or LF within the line limit; it must be CRLF.
@@ -349,15 +399,25 @@ fn common_scalar(buf: &[u8], limits: &Limits) -> Option<Frame> {
             }
             let body = &rest[..end];
             if type_byte == b':' {
-                let digits = body.strip_prefix(b"-").or_else(|| body.strip_prefix(b"+")).unwrap_or(body);
+                let digits = body
+                    .strip_prefix(b"-")
+                    .or_else(|| body.strip_prefix(b"+"))
+                    .unwrap_or(body);
                 if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
                     return None;
                 }
             }
-            let kind = if type_byte == b'+' { FrameKind::Simple } else { FrameKind::Integer };
+            let kind = if type_byte == b'+' {
+                FrameKind::Simple
+            } else {
+                FrameKind::Integer
+            };
             Frame { len: end + 3, kind }
         }
-        [b'$', rest @ ..] if rest.starts_with(b"-1\r\n") => Frame { len: 5, kind: FrameKind::Null },
+        [b'$', rest @ ..] if rest.starts_with(b"-1\r\n") => Frame {
+            len: 5,
+            kind: FrameKind::Null,
+        },
         [b'$', rest @ ..] => {
             // Decimal digits without a leading zero (18 at most: no overflow), then CRLF.
             let (mut len, mut digits) = (0u64, 0usize);
@@ -368,18 +428,29 @@ fn common_scalar(buf: &[u8], limits: &Limits) -> Option<Frame> {
                 len = len * 10 + u64::from(digit - b'0');
                 digits += 1;
             }
-            if digits == 0 || (digits > 1 && rest[0] == b'0') || len > limits.max_bulk_bytes || !crlf_at(rest, digits) {
+            if digits == 0
+                || (digits > 1 && rest[0] == b'0')
+                || len > limits.max_bulk_bytes
+                || !crlf_at(rest, digits)
+            {
                 return None;
             }
             let end = 1 + digits + 2 + usize::try_from(len).ok()?;
             if !crlf_at(buf, end) {
                 return None;
             }
-            Frame { len: end + 2, kind: FrameKind::Bulk }
+            Frame {
+                len: end + 2,
+                kind: FrameKind::Bulk,
+            }
         }
         _ => return None,
     };
-    (frame.len as u64 <= limits.max_bulk_bytes.saturating_add(limits.max_line_bytes as u64)).then_some(frame)
+    (frame.len as u64
+        <= limits
+            .max_bulk_bytes
+            .saturating_add(limits.max_line_bytes as u64))
+    .then_some(frame)
 }
 
 /// Whether `a` and `b`, of equal length, hold the same bytes. Hand-written for the
@@ -388,7 +459,10 @@ fn common_scalar(buf: &[u8], limits: &Limits) -> Option<Frame> {
 #[inline(always)]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     fn words<const W: usize>(a: &[u8], b: &[u8]) -> Option<bool> {
-        Some(a.first_chunk::<W>()? == b.first_chunk::<W>()? && a.last_chunk::<W>()? == b.last_chunk::<W>()?)
+        Some(
+            a.first_chunk::<W>()? == b.first_chunk::<W>()?
+                && a.last_chunk::<W>()? == b.last_chunk::<W>()?,
+        )
     }
     let words = match a.len() {
         8..=16 => words::<8>(a, b),
@@ -418,7 +492,11 @@ struct Remaining {
 
 impl Remaining {
     fn new() -> Self {
-        Self { inline: [0; INLINE_DEPTH], spill: Vec::new(), len: 0 }
+        Self {
+            inline: [0; INLINE_DEPTH],
+            spill: Vec::new(),
+            len: 0,
+        }
     }
 
     fn depth(&self) -> usize {
@@ -461,7 +539,10 @@ mod tests {
     }
 
     fn whole(bytes: &[u8], kind: FrameKind) -> Option<Frame> {
-        Some(Frame { len: bytes.len(), kind })
+        Some(Frame {
+            len: bytes.len(),
+            kind,
+        })
     }
 
     /// Valid replies of every type, with the kind each frames as.
@@ -504,7 +585,12 @@ mod tests {
     #[test]
     fn every_type_frames_with_its_exact_length_and_kind() {
         for &(bytes, kind) in VALID {
-            assert_eq!(framed(bytes), Ok(whole(bytes, kind)), "{:?}", bytes.escape_ascii().to_string());
+            assert_eq!(
+                framed(bytes),
+                Ok(whole(bytes, kind)),
+                "{:?}",
+                bytes.escape_ascii().to_string()
+            );
         }
     }
 
@@ -512,7 +598,9 @@ mod tests {
     fn the_common_scalar_shortcut_agrees_with_the_general_framer() {
         let general = |bytes: &[u8], limits: &Limits| {
             let mut framer = Framer::new();
-            framer.advance(bytes, limits).map(|f| f.map(|(frame, _)| frame))
+            framer
+                .advance(bytes, limits)
+                .map(|f| f.map(|(frame, _)| frame))
         };
         let mut inputs: Vec<Vec<u8>> = VALID.iter().map(|(b, _)| b.to_vec()).collect();
         for extra in [
@@ -553,19 +641,35 @@ mod tests {
                 }
             }
         }
-        let tight = Limits { max_bulk_bytes: 4, max_line_bytes: 3, ..Limits::default() };
-        let tighter = Limits { max_bulk_bytes: 2, max_line_bytes: 1, ..Limits::default() };
+        let tight = Limits {
+            max_bulk_bytes: 4,
+            max_line_bytes: 3,
+            ..Limits::default()
+        };
+        let tighter = Limits {
+            max_bulk_bytes: 2,
+            max_line_bytes: 1,
+            ..Limits::default()
+        };
         for limits in [Limits::default(), tight, tighter] {
             for case in &cases {
                 if let Some(frame) = common_scalar(case, &limits) {
                     let shown = case.escape_ascii().to_string();
-                    assert_eq!(general(case, &limits), Ok(Some(frame)), "{shown} with {limits:?}");
+                    assert_eq!(
+                        general(case, &limits),
+                        Ok(Some(frame)),
+                        "{shown} with {limits:?}"
+                    );
                 }
             }
         }
         // The shortcut does take the replies it is for.
         for reply in [&b"+OK\r\n"[..], b":12\r\n", b"$3\r\nabc\r\n", b"$-1\r\n"] {
-            assert!(common_scalar(reply, &Limits::default()).is_some(), "{}", reply.escape_ascii());
+            assert!(
+                common_scalar(reply, &Limits::default()).is_some(),
+                "{}",
+                reply.escape_ascii()
+            );
         }
     }
 
@@ -577,7 +681,15 @@ mod tests {
             let (mut framer, mut taken) = (Framer::new(), (0, 0));
             while taken.0 < max {
                 match framer.resume(&buf[taken.1..], &limits) {
-                    Ok(Some(f)) if matches!(f.kind, FrameKind::Simple | FrameKind::Integer | FrameKind::Bulk | FrameKind::Null) => {
+                    Ok(Some(f))
+                        if matches!(
+                            f.kind,
+                            FrameKind::Simple
+                                | FrameKind::Integer
+                                | FrameKind::Bulk
+                                | FrameKind::Null
+                        ) =>
+                    {
                         taken = (taken.0 + 1, taken.1 + f.len);
                     }
                     _ => break,
@@ -585,8 +697,16 @@ mod tests {
             }
             taken
         };
-        let replies: [&[u8]; 8] =
-            [b"+OK\r\n", b"$3\r\nabc\r\n", b":-12\r\n", b"$-1\r\n", b"-ERR x\r\n", b"*1\r\n:1\r\n", b"$12\r\nabcdefghijkl\r\n", b"+\r\n"];
+        let replies: [&[u8]; 8] = [
+            b"+OK\r\n",
+            b"$3\r\nabc\r\n",
+            b":-12\r\n",
+            b"$-1\r\n",
+            b"-ERR x\r\n",
+            b"*1\r\n:1\r\n",
+            b"$12\r\nabcdefghijkl\r\n",
+            b"+\r\n",
+        ];
         // Every stream of three of them, cut anywhere.
         let mut streams = Vec::new();
         for a in replies {
@@ -597,7 +717,12 @@ mod tests {
         for stream in streams {
             for buf in (0..=stream.len()).map(|cut| &stream[..cut]) {
                 for max in 0..4 {
-                    assert_eq!(Framer::new().scalar_run(buf, max, &limits), by_resume(buf, max), "{} max {max}", buf.escape_ascii());
+                    assert_eq!(
+                        Framer::new().scalar_run(buf, max, &limits),
+                        by_resume(buf, max),
+                        "{} max {max}",
+                        buf.escape_ascii()
+                    );
                 }
             }
         }
@@ -610,7 +735,12 @@ mod tests {
                     let mut unlike = reply.to_vec();
                     unlike[at] = byte;
                     let stream = [reply, &unlike, reply].concat();
-                    assert_eq!(Framer::new().scalar_run(&stream, 3, &limits), by_resume(&stream, 3), "{}", stream.escape_ascii());
+                    assert_eq!(
+                        Framer::new().scalar_run(&stream, 3, &limits),
+                        by_resume(&stream, 3),
+                        "{}",
+                        stream.escape_ascii()
+                    );
                 }
             }
         }
@@ -622,7 +752,12 @@ mod tests {
                 unlike[at] = b'x';
                 for max in [1, 2, 3, 16, 17, 20] {
                     for buf in [&unlike[..], &run[..at]] {
-                        assert_eq!(Framer::new().scalar_run(buf, max, &limits), by_resume(buf, max), "{} max {max}", buf.escape_ascii());
+                        assert_eq!(
+                            Framer::new().scalar_run(buf, max, &limits),
+                            by_resume(buf, max),
+                            "{} max {max}",
+                            buf.escape_ascii()
+                        );
                     }
                 }
             }
@@ -637,7 +772,12 @@ mod tests {
     fn every_strict_prefix_of_a_valid_reply_is_incomplete() {
         for &(bytes, _) in VALID {
             for cut in 0..bytes.len() {
-                assert_eq!(framed(&bytes[..cut]), Ok(None), "{:?} cut at {cut}", bytes.escape_ascii().to_string());
+                assert_eq!(
+                    framed(&bytes[..cut]),
+                    Ok(None),
+                    "{:?} cut at {cut}",
+                    bytes.escape_ascii().to_string()
+                );
             }
         }
     }
@@ -656,7 +796,14 @@ mod tests {
     fn a_million_nested_arrays_are_too_deep_and_fail_fast() {
         let hostile = b"*1\r\n".repeat(1_000_000);
         let started = Instant::now();
-        assert_eq!(framed(&hostile), Err(DecodeError::TooDeep { offset: 512 * 4, depth: 513, limit: 512 }));
+        assert_eq!(
+            framed(&hostile),
+            Err(DecodeError::TooDeep {
+                offset: 512 * 4,
+                depth: 513,
+                limit: 512
+            })
+        );
         assert!(started.elapsed() < Duration::from_secs(1));
     }
 
@@ -682,22 +829,47 @@ mod tests {
 
     #[test]
     fn an_endless_aggregate_of_small_values_is_bounded_by_the_reply_limit() {
-        let limits = Limits { max_bulk_bytes: 1000, max_line_bytes: 24, ..Limits::default() };
+        let limits = Limits {
+            max_bulk_bytes: 1000,
+            max_line_bytes: 24,
+            ..Limits::default()
+        };
         // Four billion elements announced, each value within every per-value limit.
         let mut hostile = b"*4000000000\r\n".to_vec();
         while hostile.len() <= 1024 {
             hostile.extend_from_slice(b":1\r\n");
         }
-        assert_eq!(frame(&hostile[..1024], &limits), Ok(None), "at the limit: still incomplete");
-        assert_eq!(frame(&hostile, &limits), Err(DecodeError::ReplyTooLarge { offset: 0, len: hostile.len() as u64, limit: 1024 }));
+        assert_eq!(
+            frame(&hostile[..1024], &limits),
+            Ok(None),
+            "at the limit: still incomplete"
+        );
+        assert_eq!(
+            frame(&hostile, &limits),
+            Err(DecodeError::ReplyTooLarge {
+                offset: 0,
+                len: hostile.len() as u64,
+                limit: 1024
+            })
+        );
         // A complete reply over the limit is refused too; one at the limit is accepted.
         let mut exact = b"*2\r\n$1000\r\n".to_vec();
         exact.extend(std::iter::repeat_n(b'x', 1000));
         exact.extend_from_slice(b"\r\n:1\r\n");
-        let limits = Limits { max_bulk_bytes: 1000, max_line_bytes: exact.len() - 1000, ..Limits::default() };
+        let limits = Limits {
+            max_bulk_bytes: 1000,
+            max_line_bytes: exact.len() - 1000,
+            ..Limits::default()
+        };
         assert_eq!(frame(&exact, &limits), Ok(whole(&exact, FrameKind::Array)));
-        let tighter = Limits { max_line_bytes: limits.max_line_bytes - 1, ..limits };
-        assert!(matches!(frame(&exact, &tighter), Err(DecodeError::ReplyTooLarge { .. })));
+        let tighter = Limits {
+            max_line_bytes: limits.max_line_bytes - 1,
+            ..limits
+        };
+        assert!(matches!(
+            frame(&exact, &tighter),
+            Err(DecodeError::ReplyTooLarge { .. })
+        ));
     }
 
     #[test]
@@ -707,8 +879,15 @@ mod tests {
             for cut in 0..bytes.len() {
                 assert_eq!(framer.resume(&bytes[..cut], &Limits::default()), Ok(None));
             }
-            assert_eq!(framer.resume(bytes, &Limits::default()), Ok(whole(bytes, kind)));
-            assert_eq!(framer.resume(b"+O", &Limits::default()), Ok(None), "a fresh reply after a frame");
+            assert_eq!(
+                framer.resume(bytes, &Limits::default()),
+                Ok(whole(bytes, kind))
+            );
+            assert_eq!(
+                framer.resume(b"+O", &Limits::default()),
+                Ok(None),
+                "a fresh reply after a frame"
+            );
         }
         // Deep nesting spills past the inline stack and still resumes correctly.
         let mut deep = b"*1\r\n".repeat(300);
@@ -717,12 +896,19 @@ mod tests {
         for cut in (0..deep.len()).step_by(7) {
             assert_eq!(framer.resume(&deep[..cut], &Limits::default()), Ok(None));
         }
-        assert_eq!(framer.resume(&deep, &Limits::default()), Ok(whole(&deep, FrameKind::Array)));
+        assert_eq!(
+            framer.resume(&deep, &Limits::default()),
+            Ok(whole(&deep, FrameKind::Array))
+        );
     }
 
     #[test]
     fn an_endless_aggregate_fed_in_pieces_is_tokenized_once_and_stopped_at_the_limit() {
-        let limits = Limits { max_bulk_bytes: 4 << 20, max_line_bytes: 64, ..Limits::default() };
+        let limits = Limits {
+            max_bulk_bytes: 4 << 20,
+            max_line_bytes: 64,
+            ..Limits::default()
+        };
         let mut buf = b"*4000000000\r\n".to_vec();
         let chunk = b":1\r\n".repeat(1024);
         let mut framer = Framer::new();
@@ -734,16 +920,26 @@ mod tests {
                 other => break other,
             }
         };
-        assert!(matches!(result, Err(DecodeError::ReplyTooLarge { .. })), "{result:?}");
+        assert!(
+            matches!(result, Err(DecodeError::ReplyTooLarge { .. })),
+            "{result:?}"
+        );
         // ~1000 reads of a 4 MiB reply: re-framing from the start each time would scan
         // ~2 GB; resuming scans 4 MiB once (milliseconds even unoptimized).
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]
     fn error_kind_is_the_first_word_of_an_error() {
         assert_eq!(error_kind(b"-ERR unknown command\r\n"), b"ERR");
-        assert_eq!(error_kind(b"-WRONGTYPE Operation against a key\r\n"), b"WRONGTYPE");
+        assert_eq!(
+            error_kind(b"-WRONGTYPE Operation against a key\r\n"),
+            b"WRONGTYPE"
+        );
         assert_eq!(error_kind(b"-MOVED 3999 127.0.0.1:6381\r\n"), b"MOVED");
         assert_eq!(error_kind(b"-NOAUTH\r\n"), b"NOAUTH");
         assert_eq!(error_kind(b"!21\r\nSYNTAX invalid syntax\r\n"), b"SYNTAX");

@@ -127,14 +127,23 @@ mod tests {
 
     #[test]
     fn display_renders_like_redis_cli_on_one_short_line() {
-        assert_eq!(Reply::Error("ERR unknown command 'FOO'".into()).to_string(), "(error) ERR unknown command 'FOO'");
+        assert_eq!(
+            Reply::Error("ERR unknown command 'FOO'".into()).to_string(),
+            "(error) ERR unknown command 'FOO'"
+        );
         assert_eq!(simple("OK").to_string(), "OK");
         assert_eq!(Reply::Integer(5).to_string(), "(integer) 5");
         assert_eq!(Reply::Null.to_string(), "(nil)");
         assert_eq!(bulk("a\nb\"").to_string(), "\"a\\nb\\\"\"");
         assert_eq!(Reply::Array(vec![]).to_string(), "(empty array)");
-        assert_eq!(Reply::Array(vec![bulk("a"), Reply::Integer(1)]).to_string(), "[\"a\", (integer) 1]");
-        assert_eq!(Reply::Map(vec![(simple("k"), Reply::Boolean(true))]).to_string(), "{k => (true)}");
+        assert_eq!(
+            Reply::Array(vec![bulk("a"), Reply::Integer(1)]).to_string(),
+            "[\"a\", (integer) 1]"
+        );
+        assert_eq!(
+            Reply::Map(vec![(simple("k"), Reply::Boolean(true))]).to_string(),
+            "{k => (true)}"
+        );
         let long = Reply::Bulk(vec![b'x'; 1000]).to_string();
         assert!(long.len() < 100 && long.ends_with("(1000 bytes)"));
         let wide = Reply::Array(vec![Reply::Null; 100]).to_string();

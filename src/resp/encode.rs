@@ -27,7 +27,9 @@ pub fn encode_inline(buf: &mut BytesMut, line: &[u8]) {
 /// Number of bytes [`encode_command`] appends for `args`.
 pub fn encoded_len(args: &[&[u8]]) -> usize {
     let header = 1 + decimal_len(args.len()) + 2;
-    args.iter().fold(header, |total, arg| total + 1 + decimal_len(arg.len()) + 2 + arg.len() + 2)
+    args.iter().fold(header, |total, arg| {
+        total + 1 + decimal_len(arg.len()) + 2 + arg.len() + 2
+    })
 }
 
 /// Appends `prefix`, `n` in decimal, and CRLF.

@@ -72,7 +72,9 @@ pub enum DecodeError {
     /// Cause: a hostile or corrupt aggregate that announces a huge count and then
     /// streams small values, each within the limits, so the buffer would grow without
     /// bound. What to do: drop the connection, or raise the limit (`--max-reply-bytes`).
-    #[error("reply at byte offset {offset} is {len} bytes or more, over the limit of {limit} bytes")]
+    #[error(
+        "reply at byte offset {offset} is {len} bytes or more, over the limit of {limit} bytes"
+    )]
     ReplyTooLarge {
         /// Offset of the reply's first byte.
         offset: usize,
@@ -85,7 +87,9 @@ pub enum DecodeError {
     /// A line (simple string, error, number...) has gone past `Limits::max_line_bytes`
     /// without a CRLF, so buffering more of it could grow memory without bound.
     /// What to do: drop the connection, or raise the limit for servers with long status lines.
-    #[error("line at byte offset {offset} is longer than the limit of {limit} bytes without a CRLF")]
+    #[error(
+        "line at byte offset {offset} is longer than the limit of {limit} bytes without a CRLF"
+    )]
     LineTooLong {
         /// Offset of the first byte of the line's content (after its type byte).
         offset: usize,
@@ -105,13 +109,24 @@ mod tests {
 
     #[test]
     fn protocol_errors_show_the_offset_the_byte_and_the_reason() {
-        let err = DecodeError::Protocol { offset: 7, byte: b'\n', reason: "bare LF" };
-        assert_eq!(err.to_string(), "protocol error at byte offset 7 (found 0x0a '\\n'): bare LF");
+        let err = DecodeError::Protocol {
+            offset: 7,
+            byte: b'\n',
+            reason: "bare LF",
+        };
+        assert_eq!(
+            err.to_string(),
+            "protocol error at byte offset 7 (found 0x0a '\\n'): bare LF"
+        );
     }
 
     #[test]
     fn limit_errors_show_the_value_and_the_limit() {
-        let err = DecodeError::BulkTooLarge { offset: 0, len: 1_000_000_000_000, limit: 512 };
+        let err = DecodeError::BulkTooLarge {
+            offset: 0,
+            len: 1_000_000_000_000,
+            limit: 512,
+        };
         assert!(err.to_string().contains("1000000000000"));
         assert!(err.to_string().contains("512"));
     }

@@ -77,15 +77,25 @@ fn build(buf: &[u8], limits: &Limits) -> Result<Reply, DecodeError> {
         let start = pos;
         pos = next;
         let mut value = match token {
-            Token::Scalar { kind, body } => scalar(buf, start, kind, buf.get(body).unwrap_or_default())?,
+            Token::Scalar { kind, body } => {
+                scalar(buf, start, kind, buf.get(body).unwrap_or_default())?
+            }
             Token::Aggregate { kind, elements: 0 } => assemble(kind, Vec::new()),
             Token::Aggregate { kind, elements } => {
-                open.push(Level { kind: Some(kind), items: Vec::with_capacity(capacity(elements, buf)), remaining: elements });
+                open.push(Level {
+                    kind: Some(kind),
+                    items: Vec::with_capacity(capacity(elements, buf)),
+                    remaining: elements,
+                });
                 continue 'value;
             }
             Token::Attribute { elements } => {
                 if elements > 0 {
-                    open.push(Level { kind: None, items: Vec::new(), remaining: elements });
+                    open.push(Level {
+                        kind: None,
+                        items: Vec::new(),
+                        remaining: elements,
+                    });
                 }
                 continue 'value;
             }
@@ -105,7 +115,11 @@ fn build(buf: &[u8], limits: &Limits) -> Result<Reply, DecodeError> {
                 }
             }
             match open.pop() {
-                Some(Level { kind: Some(kind), items, .. }) => value = assemble(kind, items),
+                Some(Level {
+                    kind: Some(kind),
+                    items,
+                    ..
+                }) => value = assemble(kind, items),
                 // A finished attribute yields no value: the annotated value follows.
                 _ => continue 'value,
             }
@@ -116,7 +130,9 @@ fn build(buf: &[u8], limits: &Limits) -> Result<Reply, DecodeError> {
 /// Preallocation for an aggregate, capped by what the buffer can hold (each value
 /// takes at least 3 bytes) so a large announced count cannot over-allocate.
 fn capacity(elements: u64, buf: &[u8]) -> usize {
-    usize::try_from(elements).unwrap_or(usize::MAX).min(buf.len() / 3)
+    usize::try_from(elements)
+        .unwrap_or(usize::MAX)
+        .min(buf.len() / 3)
 }
 
 /// Wraps finished children in the aggregate `kind`.
@@ -153,14 +169,20 @@ fn scalar(buf: &[u8], start: usize, kind: FrameKind, body: &[u8]) -> Result<Repl
                 .and_then(|s| s.parse().ok())
                 .ok_or_else(|| bad(buf, start + 1, "integer out of the 64-bit range"))?,
         ),
-        FrameKind::Double => {
-            Reply::Double(std::str::from_utf8(body).ok().and_then(|s| s.parse().ok()).ok_or_else(|| bad(buf, start + 1, "invalid double"))?)
-        }
+        FrameKind::Double => Reply::Double(
+            std::str::from_utf8(body)
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| bad(buf, start + 1, "invalid double"))?,
+        ),
         FrameKind::Verbatim => {
             // The framer checked the `xxx:` prefix.
             let (format, text) = body.split_at(body.len().min(4));
             let format = format.get(..3).unwrap_or_default();
-            Reply::Verbatim { format: String::from_utf8_lossy(format).into_owned(), text: text.to_vec() }
+            Reply::Verbatim {
+                format: String::from_utf8_lossy(format).into_owned(),
+                text: text.to_vec(),
+            }
         }
         FrameKind::Array | FrameKind::Map | FrameKind::Set | FrameKind::Push => {
             return Err(bad(buf, start, "aggregate where a scalar was expected"));
@@ -246,23 +268,51 @@ mod tests {
         assert!(matches!(parsed(b",nan\r\n"), Reply::Double(d) if d.is_nan()));
         assert_eq!(parsed(b"#t\r\n"), Reply::Boolean(true));
         assert_eq!(parsed(b"#f\r\n"), Reply::Boolean(false));
-        assert_eq!(parsed(b"(-123456789012345678901234567890\r\n"), Reply::BigNumber("-123456789012345678901234567890".into()));
-        assert_eq!(parsed(b"=15\r\ntxt:Some string\r\n"), Reply::Verbatim { format: "txt".into(), text: b"Some string".to_vec() });
-        assert_eq!(parsed(b"!21\r\nSYNTAX invalid syntax\r\n"), Reply::BulkError("SYNTAX invalid syntax".into()));
+        assert_eq!(
+            parsed(b"(-123456789012345678901234567890\r\n"),
+            Reply::BigNumber("-123456789012345678901234567890".into())
+        );
+        assert_eq!(
+            parsed(b"=15\r\ntxt:Some string\r\n"),
+            Reply::Verbatim {
+                format: "txt".into(),
+                text: b"Some string".to_vec()
+            }
+        );
+        assert_eq!(
+            parsed(b"!21\r\nSYNTAX invalid syntax\r\n"),
+            Reply::BulkError("SYNTAX invalid syntax".into())
+        );
     }
 
     #[test]
     fn nested_aggregates_and_a_map_of_arrays_parse_to_trees() {
         assert_eq!(
             parsed(b"*3\r\n:1\r\n*2\r\n+a\r\n*0\r\n$-1\r\n"),
-            Reply::Array(vec![Reply::Integer(1), Reply::Array(vec![simple("a"), Reply::Array(vec![])]), Reply::Null,])
+            Reply::Array(vec![
+                Reply::Integer(1),
+                Reply::Array(vec![simple("a"), Reply::Array(vec![])]),
+                Reply::Null,
+            ])
         );
         assert_eq!(
             parsed(b"%2\r\n+a\r\n*2\r\n:1\r\n:2\r\n+b\r\n*0\r\n"),
-            Reply::Map(vec![(simple("a"), Reply::Array(vec![Reply::Integer(1), Reply::Integer(2)])), (simple("b"), Reply::Array(vec![])),])
+            Reply::Map(vec![
+                (
+                    simple("a"),
+                    Reply::Array(vec![Reply::Integer(1), Reply::Integer(2)])
+                ),
+                (simple("b"), Reply::Array(vec![])),
+            ])
         );
-        assert_eq!(parsed(b"~2\r\n+x\r\n#f\r\n"), Reply::Set(vec![simple("x"), Reply::Boolean(false)]));
-        assert_eq!(parsed(b">2\r\n+message\r\n$2\r\nhi\r\n"), Reply::Push(vec![simple("message"), bulk("hi")]));
+        assert_eq!(
+            parsed(b"~2\r\n+x\r\n#f\r\n"),
+            Reply::Set(vec![simple("x"), Reply::Boolean(false)])
+        );
+        assert_eq!(
+            parsed(b">2\r\n+message\r\n$2\r\nhi\r\n"),
+            Reply::Push(vec![simple("message"), bulk("hi")])
+        );
     }
 
     #[test]
@@ -271,28 +321,54 @@ mod tests {
             parsed(b"|1\r\n+key-popularity\r\n%1\r\n$1\r\na\r\n,0.19\r\n*2\r\n:1\r\n:2\r\n"),
             Reply::Array(vec![Reply::Integer(1), Reply::Integer(2)])
         );
-        assert_eq!(parsed(b"*2\r\n|1\r\n+ttl\r\n:3600\r\n:1\r\n|0\r\n:2\r\n"), Reply::Array(vec![Reply::Integer(1), Reply::Integer(2)]));
-        assert_eq!(parsed(b"%1\r\n|1\r\n+a\r\n+b\r\n+k\r\n|1\r\n+c\r\n+d\r\n+v\r\n"), Reply::Map(vec![(simple("k"), simple("v"))]));
+        assert_eq!(
+            parsed(b"*2\r\n|1\r\n+ttl\r\n:3600\r\n:1\r\n|0\r\n:2\r\n"),
+            Reply::Array(vec![Reply::Integer(1), Reply::Integer(2)])
+        );
+        assert_eq!(
+            parsed(b"%1\r\n|1\r\n+a\r\n+b\r\n+k\r\n|1\r\n+c\r\n+d\r\n+v\r\n"),
+            Reply::Map(vec![(simple("k"), simple("v"))])
+        );
     }
 
     #[test]
     fn values_the_framer_accepts_but_cannot_be_represented_are_errors() {
-        assert!(matches!(parse(b":99999999999999999999\r\n", &Limits::default()), Err(DecodeError::Protocol { offset: 1, .. })));
-        assert!(matches!(parse(b",abc\r\n", &Limits::default()), Err(DecodeError::Protocol { .. })));
-        assert!(matches!(parse(b"*1\r\n,\r\n", &Limits::default()), Err(DecodeError::Protocol { offset: 5, .. })));
+        assert!(matches!(
+            parse(b":99999999999999999999\r\n", &Limits::default()),
+            Err(DecodeError::Protocol { offset: 1, .. })
+        ));
+        assert!(matches!(
+            parse(b",abc\r\n", &Limits::default()),
+            Err(DecodeError::Protocol { .. })
+        ));
+        assert!(matches!(
+            parse(b"*1\r\n,\r\n", &Limits::default()),
+            Err(DecodeError::Protocol { offset: 5, .. })
+        ));
     }
 
     #[test]
     fn incomplete_replies_parse_to_none_and_trailing_bytes_are_left() {
         assert_eq!(parse(b"*2\r\n+a\r\n", &Limits::default()), Ok(None));
-        assert_eq!(parse(b"+a\r\n+b\r\n", &Limits::default()), Ok(Some((simple("a"), 4))));
+        assert_eq!(
+            parse(b"+a\r\n+b\r\n", &Limits::default()),
+            Ok(Some((simple("a"), 4)))
+        );
     }
 
     #[test]
     fn encode_command_round_trips_through_parse() {
         let mut buf = BytesMut::new();
         encode_command(&mut buf, &[b"SET", b"k\r\ney", b"", b"\xff\x00"]);
-        assert_eq!(parsed(&buf), Reply::Array(vec![bulk("SET"), bulk("k\r\ney"), bulk(""), Reply::Bulk(vec![0xff, 0]),]));
+        assert_eq!(
+            parsed(&buf),
+            Reply::Array(vec![
+                bulk("SET"),
+                bulk("k\r\ney"),
+                bulk(""),
+                Reply::Bulk(vec![0xff, 0]),
+            ])
+        );
     }
 
     #[test]
@@ -308,7 +384,10 @@ mod tests {
         assert!(Reply::Error("ERR x".into()).is_error());
         assert!(Reply::BulkError("ERR x".into()).is_error());
         assert!(!simple("ERR").is_error());
-        assert_eq!(Reply::Error("NOAUTH needed".into()).error_message(), Some("NOAUTH needed"));
+        assert_eq!(
+            Reply::Error("NOAUTH needed".into()).error_message(),
+            Some("NOAUTH needed")
+        );
         assert_eq!(bulk("x").error_message(), None);
     }
 
@@ -412,7 +491,8 @@ mod tests {
         leaf().prop_recursive(5, 48, 6, |inner| {
             prop_oneof![
                 proptest::collection::vec(inner.clone(), 0..6).prop_map(Reply::Array),
-                proptest::collection::vec((inner.clone(), inner.clone()), 0..4).prop_map(Reply::Map),
+                proptest::collection::vec((inner.clone(), inner.clone()), 0..4)
+                    .prop_map(Reply::Map),
                 proptest::collection::vec(inner.clone(), 0..6).prop_map(Reply::Set),
                 proptest::collection::vec(inner, 0..6).prop_map(Reply::Push),
             ]
@@ -420,7 +500,12 @@ mod tests {
     }
 
     /// Limits small enough that mutated inputs hit every limit branch.
-    const TINY: Limits = Limits { max_bulk_bytes: 16, max_depth: 3, max_line_bytes: 16, max_elements: 4 };
+    const TINY: Limits = Limits {
+        max_bulk_bytes: 16,
+        max_depth: 3,
+        max_line_bytes: 16,
+        max_elements: 4,
+    };
 
     proptest! {
         #[test]

@@ -35,7 +35,12 @@ pub(super) enum Token {
 /// Returns the token and the offset just past what it consumed, or `None` if more
 /// bytes are needed.
 #[inline]
-pub(super) fn read_token(buf: &[u8], pos: usize, limits: &Limits, depth: usize) -> Result<Option<(Token, usize)>, DecodeError> {
+pub(super) fn read_token(
+    buf: &[u8],
+    pos: usize,
+    limits: &Limits,
+    depth: usize,
+) -> Result<Option<(Token, usize)>, DecodeError> {
     let Some(&type_byte) = buf.get(pos) else {
         return Ok(None);
     };
@@ -75,21 +80,42 @@ pub(super) fn read_token(buf: &[u8], pos: usize, limits: &Limits, depth: usize) 
         }
         _ => {}
     }
-    Ok(Some((Token::Scalar { kind, body: start..end }, next)))
+    Ok(Some((
+        Token::Scalar {
+            kind,
+            body: start..end,
+        },
+        next,
+    )))
 }
 
 /// Reads a length-prefixed value (`$`, `!`, `=`) at `pos`, payload included.
-fn read_blob(buf: &[u8], pos: usize, limits: &Limits, kind: FrameKind) -> Result<Option<(Token, usize)>, DecodeError> {
+fn read_blob(
+    buf: &[u8],
+    pos: usize,
+    limits: &Limits,
+    kind: FrameKind,
+) -> Result<Option<(Token, usize)>, DecodeError> {
     let allow_null = kind == FrameKind::Bulk;
     let Some((len, start)) = read_len(buf, pos, allow_null, limits.max_bulk_bytes, false)? else {
         return Ok(None);
     };
     let Some(len) = len else {
-        let null = Token::Scalar { kind: FrameKind::Null, body: start..start };
+        let null = Token::Scalar {
+            kind: FrameKind::Null,
+            body: start..start,
+        };
         return Ok(Some((null, start)));
     };
-    let too_large = || DecodeError::BulkTooLarge { offset: pos, len, limit: limits.max_bulk_bytes };
-    let end = usize::try_from(len).ok().and_then(|len| start.checked_add(len)).ok_or_else(too_large)?;
+    let too_large = || DecodeError::BulkTooLarge {
+        offset: pos,
+        len,
+        limit: limits.max_bulk_bytes,
+    };
+    let end = usize::try_from(len)
+        .ok()
+        .and_then(|len| start.checked_add(len))
+        .ok_or_else(too_large)?;
     // Check the terminator as soon as each byte of it arrives, so a desynced
     // stream is caught without waiting for bytes that may never come.
     match buf.get(end) {
@@ -103,33 +129,64 @@ fn read_blob(buf: &[u8], pos: usize, limits: &Limits, kind: FrameKind) -> Result
         Some(_) => return Err(bad(buf, end + 1, "expected LF after CR")),
     }
     if kind == FrameKind::Verbatim && (len < 4 || buf.get(start + 3) != Some(&b':')) {
-        return Err(bad(buf, start, "verbatim string must start with a 3-byte format and `:`"));
+        return Err(bad(
+            buf,
+            start,
+            "verbatim string must start with a 3-byte format and `:`",
+        ));
     }
-    Ok(Some((Token::Scalar { kind, body: start..end }, end + 2)))
+    Ok(Some((
+        Token::Scalar {
+            kind,
+            body: start..end,
+        },
+        end + 2,
+    )))
 }
 
 /// Reads an aggregate header (`*`, `%`, `~`, `>`, `|`) at `pos`.
-fn read_aggregate(buf: &[u8], pos: usize, limits: &Limits, depth: usize, kind: FrameKind) -> Result<Option<(Token, usize)>, DecodeError> {
+fn read_aggregate(
+    buf: &[u8],
+    pos: usize,
+    limits: &Limits,
+    depth: usize,
+    kind: FrameKind,
+) -> Result<Option<(Token, usize)>, DecodeError> {
     let allow_null = kind == FrameKind::Array;
     let Some((count, next)) = read_len(buf, pos, allow_null, limits.max_elements, true)? else {
         return Ok(None);
     };
     let Some(count) = count else {
-        let null = Token::Scalar { kind: FrameKind::Null, body: next..next };
+        let null = Token::Scalar {
+            kind: FrameKind::Null,
+            body: next..next,
+        };
         return Ok(Some((null, next)));
     };
     if depth >= limits.max_depth {
-        return Err(DecodeError::TooDeep { offset: pos, depth: depth.saturating_add(1), limit: limits.max_depth });
+        return Err(DecodeError::TooDeep {
+            offset: pos,
+            depth: depth.saturating_add(1),
+            limit: limits.max_depth,
+        });
     }
     let is_attribute = buf.get(pos) == Some(&b'|');
     let elements = if kind == FrameKind::Map {
         // Each pair is two values; `count` is within the limit, so only an absurd
         // configured limit could overflow here.
-        count.checked_mul(2).ok_or(DecodeError::TooManyElements { offset: pos, count, limit: limits.max_elements })?
+        count.checked_mul(2).ok_or(DecodeError::TooManyElements {
+            offset: pos,
+            count,
+            limit: limits.max_elements,
+        })?
     } else {
         count
     };
-    let token = if is_attribute { Token::Attribute { elements } } else { Token::Aggregate { kind, elements } };
+    let token = if is_attribute {
+        Token::Attribute { elements }
+    } else {
+        Token::Aggregate { kind, elements }
+    };
     Ok(Some((token, next)))
 }
 
@@ -137,13 +194,27 @@ fn read_aggregate(buf: &[u8], pos: usize, limits: &Limits, depth: usize, kind: F
 /// no sign or leading zero, or exactly `-1` when `allow_null` (returned as `None`),
 /// then CRLF. Errors as soon as the digits exceed `limit`, without waiting for the
 /// rest of the line or the payload.
-fn read_len(buf: &[u8], pos: usize, allow_null: bool, limit: u64, is_count: bool) -> Result<Option<(Option<u64>, usize)>, DecodeError> {
+fn read_len(
+    buf: &[u8],
+    pos: usize,
+    allow_null: bool,
+    limit: u64,
+    is_count: bool,
+) -> Result<Option<(Option<u64>, usize)>, DecodeError> {
     let start = pos + 1;
     let over = |n: u64| {
         if is_count {
-            DecodeError::TooManyElements { offset: pos, count: n, limit }
+            DecodeError::TooManyElements {
+                offset: pos,
+                count: n,
+                limit,
+            }
         } else {
-            DecodeError::BulkTooLarge { offset: pos, len: n, limit }
+            DecodeError::BulkTooLarge {
+                offset: pos,
+                len: n,
+                limit,
+            }
         }
     };
     if buf.get(start) == Some(&b'-') {
@@ -168,7 +239,10 @@ fn read_len(buf: &[u8], pos: usize, allow_null: bool, limit: u64, is_count: bool
                     return Err(bad(buf, i, "leading zero in length"));
                 }
                 // Overflow means the length is absurd, not malformed.
-                n = n.checked_mul(10).and_then(|n| n.checked_add(u64::from(digit - b'0'))).ok_or_else(|| over(u64::MAX))?;
+                n = n
+                    .checked_mul(10)
+                    .and_then(|n| n.checked_add(u64::from(digit - b'0')))
+                    .ok_or_else(|| over(u64::MAX))?;
                 i += 1;
             }
             Some(b'\r') if i > start => {
@@ -199,15 +273,30 @@ fn expect_crlf(buf: &[u8], at: usize) -> Result<Option<usize>, DecodeError> {
 
 /// Finds the CRLF ending the line whose content starts at `start`; returns the
 /// content's end and the offset after the CRLF, or `None` if not yet buffered.
-fn read_line(buf: &[u8], start: usize, limits: &Limits) -> Result<Option<(usize, usize)>, DecodeError> {
+fn read_line(
+    buf: &[u8],
+    start: usize,
+    limits: &Limits,
+) -> Result<Option<(usize, usize)>, DecodeError> {
     // Look one byte past the limit: a CR there still ends a line of exactly the limit.
-    let window_end = buf.len().min(start.saturating_add(limits.max_line_bytes).saturating_add(1));
+    let window_end = buf.len().min(
+        start
+            .saturating_add(limits.max_line_bytes)
+            .saturating_add(1),
+    );
     let window = buf.get(start..window_end).unwrap_or_default();
     match window.iter().position(|&b| b == b'\r' || b == b'\n') {
-        Some(i) if window.get(i) == Some(&b'\n') => Err(bad(buf, start + i, "bare LF in a line; lines end with CRLF")),
+        Some(i) if window.get(i) == Some(&b'\n') => Err(bad(
+            buf,
+            start + i,
+            "bare LF in a line; lines end with CRLF",
+        )),
         Some(i) => Ok(expect_crlf(buf, start + i)?.map(|next| (start + i, next))),
         None if buf.len().saturating_sub(start) > limits.max_line_bytes => {
-            Err(DecodeError::LineTooLong { offset: start, limit: limits.max_line_bytes })
+            Err(DecodeError::LineTooLong {
+                offset: start,
+                limit: limits.max_line_bytes,
+            })
         }
         None => Ok(None),
     }
@@ -222,14 +311,22 @@ fn check_integer(buf: &[u8], start: usize, body: &[u8]) -> Result<(), DecodeErro
         return Err(bad(buf, start + body.len(), "number has no digits"));
     }
     match digits.iter().position(|b| !b.is_ascii_digit()) {
-        Some(i) => Err(bad(buf, start + digits_start + i, "number must be an optional sign then decimal digits")),
+        Some(i) => Err(bad(
+            buf,
+            start + digits_start + i,
+            "number must be an optional sign then decimal digits",
+        )),
         None => Ok(()),
     }
 }
 
 /// Builds a protocol error pointing at `buf[offset]` (0 when past the end).
 pub(super) fn bad(buf: &[u8], offset: usize, reason: &'static str) -> DecodeError {
-    DecodeError::Protocol { offset, byte: buf.get(offset).copied().unwrap_or(0), reason }
+    DecodeError::Protocol {
+        offset,
+        byte: buf.get(offset).copied().unwrap_or(0),
+        reason,
+    }
 }
 
 #[cfg(test)]
@@ -247,50 +344,106 @@ mod tests {
     fn a_bulk_length_of_ten_to_the_twelfth_is_rejected_before_its_payload() {
         assert_eq!(
             framed(b"$1000000000000\r\n"),
-            Err(DecodeError::BulkTooLarge { offset: 0, len: 1_000_000_000_000, limit: 512 * 1024 * 1024 })
+            Err(DecodeError::BulkTooLarge {
+                offset: 0,
+                len: 1_000_000_000_000,
+                limit: 512 * 1024 * 1024
+            })
         );
         // Even before the length line ends, once it is already over the limit.
-        assert!(matches!(framed(b"$1000000000000"), Err(DecodeError::BulkTooLarge { .. })));
-        assert!(matches!(framed(b"*1\r\n=99999999999999999999999\r\n"), Err(DecodeError::BulkTooLarge { offset: 4, len: u64::MAX, .. })));
+        assert!(matches!(
+            framed(b"$1000000000000"),
+            Err(DecodeError::BulkTooLarge { .. })
+        ));
+        assert!(matches!(
+            framed(b"*1\r\n=99999999999999999999999\r\n"),
+            Err(DecodeError::BulkTooLarge {
+                offset: 4,
+                len: u64::MAX,
+                ..
+            })
+        ));
     }
 
     #[test]
     fn a_bulk_exactly_at_the_limit_is_accepted() {
-        let limits = Limits { max_bulk_bytes: 3, ..Limits::default() };
+        let limits = Limits {
+            max_bulk_bytes: 3,
+            ..Limits::default()
+        };
         assert!(frame(b"$3\r\nabc\r\n", &limits).unwrap().is_some());
-        assert!(matches!(frame(b"$4\r\n", &limits), Err(DecodeError::BulkTooLarge { len: 4, limit: 3, .. })));
+        assert!(matches!(
+            frame(b"$4\r\n", &limits),
+            Err(DecodeError::BulkTooLarge {
+                len: 4,
+                limit: 3,
+                ..
+            })
+        ));
     }
 
     #[test]
     fn a_hundred_kib_without_crlf_is_a_line_too_long() {
         let mut hostile = b"+".to_vec();
         hostile.extend(std::iter::repeat_n(b'a', 100 * 1024));
-        assert_eq!(framed(&hostile), Err(DecodeError::LineTooLong { offset: 1, limit: 64 * 1024 }));
+        assert_eq!(
+            framed(&hostile),
+            Err(DecodeError::LineTooLong {
+                offset: 1,
+                limit: 64 * 1024
+            })
+        );
     }
 
     #[test]
     fn a_line_exactly_at_the_length_limit_is_accepted() {
-        let limits = Limits { max_line_bytes: 4, ..Limits::default() };
+        let limits = Limits {
+            max_line_bytes: 4,
+            ..Limits::default()
+        };
         assert!(frame(b"+abcd\r\n", &limits).unwrap().is_some());
         assert_eq!(frame(b"+abcd", &limits), Ok(None));
-        assert!(matches!(frame(b"+abcde", &limits), Err(DecodeError::LineTooLong { .. })));
+        assert!(matches!(
+            frame(b"+abcde", &limits),
+            Err(DecodeError::LineTooLong { .. })
+        ));
     }
 
     #[test]
     fn a_bulk_without_crlf_after_its_payload_is_a_protocol_error() {
         assert_eq!(
             framed(b"$3\r\nabcXY"),
-            Err(DecodeError::Protocol { offset: 7, byte: b'X', reason: "expected CRLF after the bulk payload" })
+            Err(DecodeError::Protocol {
+                offset: 7,
+                byte: b'X',
+                reason: "expected CRLF after the bulk payload"
+            })
         );
-        assert!(matches!(framed(b"$3\r\nabc\rX"), Err(DecodeError::Protocol { offset: 8, .. })));
+        assert!(matches!(
+            framed(b"$3\r\nabc\rX"),
+            Err(DecodeError::Protocol { offset: 8, .. })
+        ));
     }
 
     #[test]
     fn negative_lengths_other_than_minus_one_are_protocol_errors() {
-        for bytes in
-            [&b"$-2\r\n"[..], b"$-12\r\n", b"*-0\r\n", b"$-\r\n", b"%-1\r\n", b"~-1\r\n", b">-1\r\n", b"!-1\r\n", b"=-1\r\n", b"|-1\r\n"]
-        {
-            assert!(matches!(framed(bytes), Err(DecodeError::Protocol { .. })), "{:?}", bytes.escape_ascii().to_string());
+        for bytes in [
+            &b"$-2\r\n"[..],
+            b"$-12\r\n",
+            b"*-0\r\n",
+            b"$-\r\n",
+            b"%-1\r\n",
+            b"~-1\r\n",
+            b">-1\r\n",
+            b"!-1\r\n",
+            b"=-1\r\n",
+            b"|-1\r\n",
+        ] {
+            assert!(
+                matches!(framed(bytes), Err(DecodeError::Protocol { .. })),
+                "{:?}",
+                bytes.escape_ascii().to_string()
+            );
         }
     }
 
@@ -308,7 +461,11 @@ mod tests {
             b"*a\r\n",
             b"*00\r\n",
         ] {
-            assert!(matches!(framed(bytes), Err(DecodeError::Protocol { .. })), "{:?}", bytes.escape_ascii().to_string());
+            assert!(
+                matches!(framed(bytes), Err(DecodeError::Protocol { .. })),
+                "{:?}",
+                bytes.escape_ascii().to_string()
+            );
         }
     }
 
@@ -332,21 +489,51 @@ mod tests {
             b"=3\r\ntxt\r\n",
             b"=5\r\ntxt_x\r\n",
         ] {
-            assert!(matches!(framed(bytes), Err(DecodeError::Protocol { .. })), "{:?}", bytes.escape_ascii().to_string());
+            assert!(
+                matches!(framed(bytes), Err(DecodeError::Protocol { .. })),
+                "{:?}",
+                bytes.escape_ascii().to_string()
+            );
         }
     }
 
     #[test]
     fn an_unknown_type_byte_reports_its_offset_and_value() {
-        assert_eq!(framed(b"*2\r\n+a\r\nX"), Err(DecodeError::Protocol { offset: 8, byte: b'X', reason: "not a RESP type byte" }));
+        assert_eq!(
+            framed(b"*2\r\n+a\r\nX"),
+            Err(DecodeError::Protocol {
+                offset: 8,
+                byte: b'X',
+                reason: "not a RESP type byte"
+            })
+        );
     }
 
     #[test]
     fn aggregate_counts_above_the_limit_are_rejected() {
-        let limits = Limits { max_elements: 10, ..Limits::default() };
-        assert_eq!(frame(b"*11\r\n", &limits), Err(DecodeError::TooManyElements { offset: 0, count: 11, limit: 10 }));
-        assert!(matches!(frame(b"%11\r\n", &limits), Err(DecodeError::TooManyElements { .. })));
-        assert!(matches!(framed(b"*99999999999999999999999\r\n"), Err(DecodeError::TooManyElements { count: u64::MAX, .. })));
+        let limits = Limits {
+            max_elements: 10,
+            ..Limits::default()
+        };
+        assert_eq!(
+            frame(b"*11\r\n", &limits),
+            Err(DecodeError::TooManyElements {
+                offset: 0,
+                count: 11,
+                limit: 10
+            })
+        );
+        assert!(matches!(
+            frame(b"%11\r\n", &limits),
+            Err(DecodeError::TooManyElements { .. })
+        ));
+        assert!(matches!(
+            framed(b"*99999999999999999999999\r\n"),
+            Err(DecodeError::TooManyElements {
+                count: u64::MAX,
+                ..
+            })
+        ));
         assert_eq!(frame(b"*10\r\n", &limits), Ok(None));
     }
 }

@@ -56,15 +56,30 @@ pub fn base_run_args(args: &SweepArgs) -> RunArgs {
 
 /// Runs the sweep that `args` describes on top of `config` (built from `args.run`),
 /// writing every file into `--out` after each measurement.
-pub fn run(args: &SweepArgs, config: &RunConfig, command_line: Vec<String>, cancel: &Cancel, io: Io<'_>) -> Result<Status> {
+pub fn run(
+    args: &SweepArgs,
+    config: &RunConfig,
+    command_line: Vec<String>,
+    cancel: &Cancel,
+    io: Io<'_>,
+) -> Result<Status> {
     let plan = spec::plan(args)?;
     spec::check_out_dir(&args.out)?;
-    let Io { stdout, stderr, stderr_is_terminal } = io;
-    let server = app::server_facts(config).with_context(|| format!("connecting to {}", config.endpoint))?;
+    let Io {
+        stdout,
+        stderr,
+        stderr_is_terminal,
+    } = io;
+    let server =
+        app::server_facts(config).with_context(|| format!("connecting to {}", config.endpoint))?;
     for note in &server.notes {
         writeln!(stderr, "note: {note}")?;
     }
-    let test = config.workload.tests.first().context("the workload has no test")?;
+    let test = config
+        .workload
+        .tests
+        .first()
+        .context("the workload has no test")?;
     if config.workload.tests.len() > 1 {
         writeln!(
             stderr,
@@ -150,8 +165,12 @@ pub fn replot(args: &PlotArgs, out: &mut dyn Write) -> Result<()> {
     let mut inputs = Vec::with_capacity(args.inputs.len());
     for path in &args.inputs {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let report = parse_report(&bytes).with_context(|| format!("reading the sweep in {}", path.display()))?;
-        let label = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
+        let report = parse_report(&bytes)
+            .with_context(|| format!("reading the sweep in {}", path.display()))?;
+        let label = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string());
         inputs.push((label, report));
     }
     spec::check_out_dir(&args.out)?;
@@ -161,7 +180,8 @@ pub fn replot(args: &PlotArgs, out: &mut dyn Write) -> Result<()> {
     };
     for chart in &charts {
         let path = args.out.join(&chart.file_name);
-        write_bytes_atomically(&path, chart.svg.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+        write_bytes_atomically(&path, chart.svg.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
         writeln!(out, "wrote {}", path.display())?;
     }
     Ok(())
@@ -173,16 +193,27 @@ pub fn parse_report(bytes: &[u8]) -> Result<SweepReport> {
     match value.get("schema_version").and_then(|v| v.as_u64()) {
         Some(v) if v == u64::from(model::SWEEP_SCHEMA_VERSION) && value.get("runs").is_some() => {}
         Some(v) if value.get("runs").is_some() => {
-            anyhow::bail!("sweep schema_version {v}; this tailrate reads {}", model::SWEEP_SCHEMA_VERSION)
+            anyhow::bail!(
+                "sweep schema_version {v}; this tailrate reads {}",
+                model::SWEEP_SCHEMA_VERSION
+            )
         }
-        _ => anyhow::bail!("not a sweep.json written by `tailrate sweep` (no schema_version and runs)"),
+        _ => anyhow::bail!(
+            "not a sweep.json written by `tailrate sweep` (no schema_version and runs)"
+        ),
     }
     // Parse the bytes themselves (not `value`) so a float reads the same on every path.
     serde_json::from_slice(bytes).context("not a sweep.json layout this tailrate reads")
 }
 
 fn open_mode(run: &RunArgs, rate_per_sec: f64) -> Mode {
-    Mode::Open { rate_per_sec, arrival: run.arrival, pacing: run.pacing, max_inflight: run.max_inflight, max_backlog: run.max_backlog }
+    Mode::Open {
+        rate_per_sec,
+        arrival: run.arrival,
+        pacing: run.pacing,
+        max_inflight: run.max_inflight,
+        max_backlog: run.max_backlog,
+    }
 }
 
 struct Sweeper<'a> {
@@ -208,11 +239,19 @@ impl Sweeper<'_> {
                 let connections = self.base.connections;
                 let max = self.measure(Kind::ClosedLoopMax, None, connections)?;
                 let throughput = max.report.throughput_per_sec;
-                writeln!(self.stdout, "closed-loop maximum with {connections} connections: {throughput:.0} req/s (100%)")?;
+                writeln!(
+                    self.stdout,
+                    "closed-loop maximum with {connections} connections: {throughput:.0} req/s (100%)"
+                )?;
                 if throughput < 1.0 {
-                    return Err(Halt::Failed(format!("the closed-loop run completed {throughput:.1} req/s; no rates to sweep")));
+                    return Err(Halt::Failed(format!(
+                        "the closed-loop run completed {throughput:.1} req/s; no rates to sweep"
+                    )));
                 }
-                let rates: Vec<f64> = fractions.iter().map(|f| (f * throughput).round().max(1.0)).collect();
+                let rates: Vec<f64> = fractions
+                    .iter()
+                    .map(|f| (f * throughput).round().max(1.0))
+                    .collect();
                 self.report.plan.rates_per_sec = rates.clone();
                 rates
             }
@@ -224,7 +263,10 @@ impl Sweeper<'_> {
         for connections in self.plan.closed_loop_points.clone() {
             let m = self.measure(Kind::ClosedLoop, None, connections)?;
             let line = describe(&m);
-            writeln!(self.stdout, "closed loop, {connections} connections: {line}")?;
+            writeln!(
+                self.stdout,
+                "closed loop, {connections} connections: {line}"
+            )?;
         }
         Ok(())
     }
@@ -233,12 +275,27 @@ impl Sweeper<'_> {
         let connections = self.base.connections;
         for (i, &rate) in rates.iter().enumerate() {
             let m = self.measure(Kind::Step, Some(rate), connections)?;
-            writeln!(self.stdout, "step {}/{}: {rate:.0} req/s: {}", i + 1, rates.len(), describe(&m))?;
+            writeln!(
+                self.stdout,
+                "step {}/{}: {rate:.0} req/s: {}",
+                i + 1,
+                rates.len(),
+                describe(&m)
+            )?;
             let p99 = m.report.response().map_or(0, |l| l.p99_ns);
-            let saturated = search::saturation(rate, search::achieved_fraction(&m.report), p99, self.report.plan.stop_at_ns);
+            let saturated = search::saturation(
+                rate,
+                search::achieved_fraction(&m.report),
+                p99,
+                self.report.plan.stop_at_ns,
+            );
             if self.plan.rate_capped {
                 let capped = self.measure(Kind::RateCapped, Some(rate), connections)?;
-                writeln!(self.stdout, "  rate-capped closed loop at {rate:.0} req/s: {}", describe(&capped))?;
+                writeln!(
+                    self.stdout,
+                    "  rate-capped closed loop at {rate:.0} req/s: {}",
+                    describe(&capped)
+                )?;
             }
             if let Some(why) = saturated {
                 if i + 1 < rates.len() {
@@ -264,17 +321,27 @@ impl Sweeper<'_> {
             confirmed: false,
             summary: String::new(),
         };
-        let objectives = slos.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join(" and ");
+        let objectives = slos
+            .iter()
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" and ");
         let candidate = match search::bracket(&coarse) {
             None => return Ok(()),
             Some(Bracket::NonePassed { lowest }) => {
                 result.first_failing_per_sec = Some(lowest);
-                result.summary = format!("no step met {objectives}: even {lowest:.0} req/s failed; try lower --rates");
+                result.summary = format!(
+                    "no step met {objectives}: even {lowest:.0} req/s failed; try lower --rates"
+                );
                 None
             }
             Some(Bracket::AllPassed { highest }) => Some(highest),
             Some(Bracket::Between { pass, fail }) => {
-                let mut bisection = Bisection { pass, fail, resolution: self.plan.resolution };
+                let mut bisection = Bisection {
+                    pass,
+                    fail,
+                    resolution: self.plan.resolution,
+                };
                 while let Some(rate) = bisection.next() {
                     let m = self.measure(Kind::Search, Some(rate), self.base.connections)?;
                     let met = m.slo.as_ref().is_some_and(|v| v.met);
@@ -301,10 +368,13 @@ impl Sweeper<'_> {
             }
             let bound = match result.first_failing_per_sec {
                 Some(f) => format!("{f:.0} req/s failed"),
-                None => "every rate tried passed, so the capacity may be higher: extend --rates".to_string(),
+                None => "every rate tried passed, so the capacity may be higher: extend --rates"
+                    .to_string(),
             };
             result.summary = match (result.capacity_per_sec, failed.is_empty()) {
-                (Some(c), true) => format!("capacity at {objectives}: {c:.0} req/s, held when re-measured ({bound})"),
+                (Some(c), true) => format!(
+                    "capacity at {objectives}: {c:.0} req/s, held when re-measured ({bound})"
+                ),
                 (Some(c), false) => format!(
                     "capacity at {objectives}: {c:.0} req/s; the search found {candidate:.0} req/s but the re-measurement at {} req/s missed, so this is the highest rate that held ({bound})",
                     failed.join(", ")
@@ -328,14 +398,24 @@ impl Sweeper<'_> {
             .runs
             .iter()
             .filter(|m| keep(m.kind))
-            .filter_map(|m| Some((m.target_rate_per_sec?, m.slo.as_ref().is_some_and(|s| s.met))))
+            .filter_map(|m| {
+                Some((
+                    m.target_rate_per_sec?,
+                    m.slo.as_ref().is_some_and(|s| s.met),
+                ))
+            })
             .collect();
         v.sort_by(|a, b| a.0.total_cmp(&b.0));
         v
     }
 
     /// Runs one measurement (after the settle pause), records it and writes every file.
-    fn measure(&mut self, kind: Kind, rate: Option<f64>, connections: usize) -> Result<Measurement, Halt> {
+    fn measure(
+        &mut self,
+        kind: Kind,
+        rate: Option<f64>,
+        connections: usize,
+    ) -> Result<Measurement, Halt> {
         if self.measured_once {
             self.settle()?;
         }
@@ -348,23 +428,53 @@ impl Sweeper<'_> {
         config.threads = self.run_args.threads.min(connections).max(1);
         config.mode = match (kind, rate) {
             (k, Some(r)) if k.is_open_loop() => open_mode(self.run_args, r),
-            (Kind::RateCapped, cap) => Mode::Closed { pipeline: 1, rate_cap_per_sec: cap, workers: None },
-            _ => Mode::Closed { pipeline: 1, rate_cap_per_sec: None, workers: None },
+            (Kind::RateCapped, cap) => Mode::Closed {
+                pipeline: 1,
+                rate_cap_per_sec: cap,
+                workers: None,
+            },
+            _ => Mode::Closed {
+                pipeline: 1,
+                rate_cap_per_sec: None,
+                workers: None,
+            },
         };
         if !config.is_open_loop() {
             config.warmup = Duration::ZERO;
         }
         let hlog_name = hlog_name(kind, rate, connections);
         let hlog_path = self.out.join(&hlog_name);
-        let comment = format!("tailrate {} seed {} {} {}", env!("CARGO_PKG_VERSION"), config.seed, kind.name(), self.report.test);
+        let comment = format!(
+            "tailrate {} seed {} {} {}",
+            env!("CARGO_PKG_VERSION"),
+            config.seed,
+            kind.name(),
+            self.report.test
+        );
         let mut hlog = HlogWriter::create(&hlog_path, SystemTime::now(), &comment)
             .with_context(|| format!("creating {} in --out", hlog_path.display()))?;
         let started_secs = self.started.elapsed().as_secs_f64();
-        let (report, stopped_early) =
-            app::measure(&config, 0, self.cancel, &mut *self.stderr, self.stderr_is_terminal, Some(&mut hlog), Duration::ZERO)?;
+        let (report, stopped_early) = app::measure(
+            &config,
+            0,
+            self.cancel,
+            &mut *self.stderr,
+            self.stderr_is_terminal,
+            Some(&mut hlog),
+            Duration::ZERO,
+        )?;
         drop(hlog);
-        let slo = (kind.is_open_loop() && !self.plan.slos.is_empty()).then(|| search::judge(&report, &self.plan.slos));
-        let m = Measurement { kind, target_rate_per_sec: rate, connections, started_secs, hlog: hlog_name, slo, report };
+        let slo = (kind.is_open_loop() && !self.plan.slos.is_empty())
+            .then(|| search::judge(&report, &self.plan.slos));
+        let m = Measurement {
+            kind,
+            target_rate_per_sec: rate,
+            connections,
+            started_secs,
+            hlog: hlog_name,
+            slo,
+            report,
+        };
         match stopped_early {
             Some(reason) if reason == "interrupted" => {
                 self.report.partial = Some(m);
@@ -396,9 +506,11 @@ impl Sweeper<'_> {
 
     /// Writes sweep.json, then the CSV and the plots drawn from the JSON bytes just written.
     fn save(&self) -> Result<()> {
-        let bytes = serde_json::to_vec_pretty(&self.report).context("encoding the sweep as JSON")?;
+        let bytes =
+            serde_json::to_vec_pretty(&self.report).context("encoding the sweep as JSON")?;
         let json_path = self.out.join(JSON_FILE);
-        write_bytes_atomically(&json_path, &bytes).with_context(|| format!("writing {}", json_path.display()))?;
+        write_bytes_atomically(&json_path, &bytes)
+            .with_context(|| format!("writing {}", json_path.display()))?;
         let csv_path = self.out.join(CSV_FILE);
         write_bytes_atomically(&csv_path, model::csv(&self.report).trim_end().as_bytes())
             .with_context(|| format!("writing {}", csv_path.display()))?;
@@ -406,17 +518,31 @@ impl Sweeper<'_> {
         let saved = parse_report(&bytes)?;
         for chart in plot::render_sweep(&saved)? {
             let path = self.out.join(&chart.file_name);
-            write_bytes_atomically(&path, chart.svg.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+            write_bytes_atomically(&path, chart.svg.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
         }
         Ok(())
     }
 
     fn summary(&mut self) -> Result<()> {
-        if let Some(why) = &self.report.partial.as_ref().map(|m| describe_kind(m.kind, m.target_rate_per_sec, m.connections)) {
-            writeln!(self.stdout, "interrupted during {why}; its partial results are in {} under \"partial\"", JSON_FILE)?;
+        if let Some(why) = &self
+            .report
+            .partial
+            .as_ref()
+            .map(|m| describe_kind(m.kind, m.target_rate_per_sec, m.connections))
+        {
+            writeln!(
+                self.stdout,
+                "interrupted during {why}; its partial results are in {} under \"partial\"",
+                JSON_FILE
+            )?;
         }
         let files = plot::FILE_NAMES.join(", ");
-        writeln!(self.stdout, "wrote {JSON_FILE}, {CSV_FILE}, {files} and one .hlog per run into {}", self.out.display())?;
+        writeln!(
+            self.stdout,
+            "wrote {JSON_FILE}, {CSV_FILE}, {files} and one .hlog per run into {}",
+            self.out.display()
+        )?;
         Ok(())
     }
 }
@@ -431,7 +557,10 @@ fn describe_kind(kind: Kind, rate: Option<f64>, connections: usize) -> String {
 /// One line about a measurement: rates, response percentiles and the SLO verdict.
 fn describe(m: &Measurement) -> String {
     let r = &m.report;
-    let mut line = format!("achieved {:.0} req/s, {:.0} replies/s", r.achieved_rate_per_sec, r.throughput_per_sec);
+    let mut line = format!(
+        "achieved {:.0} req/s, {:.0} replies/s",
+        r.achieved_rate_per_sec, r.throughput_per_sec
+    );
     if let Some(l) = r.response() {
         let ms = |ns: u64| ns as f64 / 1e6;
         line.push_str(&format!(
@@ -474,7 +603,13 @@ mod tests {
     #[test]
     fn hlog_names_say_what_ran() {
         assert_eq!(hlog_name(Kind::Step, Some(20_000.0), 50), "step-20000.hlog");
-        assert_eq!(hlog_name(Kind::Confirm, Some(1234.4), 50), "confirm-1234.hlog");
-        assert_eq!(hlog_name(Kind::ClosedLoop, None, 10), "closed-loop-c10.hlog");
+        assert_eq!(
+            hlog_name(Kind::Confirm, Some(1234.4), 50),
+            "confirm-1234.hlog"
+        );
+        assert_eq!(
+            hlog_name(Kind::ClosedLoop, None, 10),
+            "closed-loop-c10.hlog"
+        );
     }
 }

@@ -144,8 +144,7 @@ pub struct SloResult {
 }
 
 /// The CSV header: one row per measurement, metric and percentile.
-pub const CSV_HEADER: &str =
-    r#""kind","target_rps","connections","achieved_rps","throughput_rps","slo_met","metric","percentile","latency_ms""#;
+pub const CSV_HEADER: &str = r#""kind","target_rps","connections","achieved_rps","throughput_rps","slo_met","metric","percentile","latency_ms""#;
 
 /// The percentiles of a CSV row, with the accessor of each.
 type Pick = fn(&Latency) -> f64;
@@ -167,8 +166,15 @@ pub fn csv(report: &SweepReport) -> String {
     out.push_str(CSV_HEADER);
     out.push('\n');
     for run in &report.runs {
-        let target = run.target_rate_per_sec.map(|t| format!("{t:.0}")).unwrap_or_default();
-        let slo = run.slo.as_ref().map(|v| v.met.to_string()).unwrap_or_default();
+        let target = run
+            .target_rate_per_sec
+            .map(|t| format!("{t:.0}"))
+            .unwrap_or_default();
+        let slo = run
+            .slo
+            .as_ref()
+            .map(|v| v.met.to_string())
+            .unwrap_or_default();
         for (metric, latency) in &run.report.latency {
             for (name, value) in CSV_PERCENTILES {
                 let _ = writeln!(

@@ -40,16 +40,30 @@ pub const SEND_TOLERANCE: f64 = crate::drive::health::RATE_TOLERANCE;
 /// the schedule planned (see [`achieved_fraction`]) and nothing went unsent.
 pub fn judge(report: &TestReport, slos: &[Slo]) -> SloVerdict {
     let c = &report.counts;
-    let valid = achieved_fraction(report) >= 1.0 - SEND_TOLERANCE && c.not_sent == 0 && c.completed > 0;
-    let histogram = report.response().and_then(|l| l.histogram()).filter(|h| !h.is_empty());
+    let valid =
+        achieved_fraction(report) >= 1.0 - SEND_TOLERANCE && c.not_sent == 0 && c.completed > 0;
+    let histogram = report
+        .response()
+        .and_then(|l| l.histogram())
+        .filter(|h| !h.is_empty());
     let checks: Vec<SloCheck> = slos
         .iter()
         .map(|slo| {
-            let measured_ns = histogram.as_ref().map(|h| h.value_at_quantile(slo.quantile()));
-            SloCheck { slo: slo.text.clone(), measured_ns, met: measured_ns.is_some_and(|v| v <= slo.bound_ns) }
+            let measured_ns = histogram
+                .as_ref()
+                .map(|h| h.value_at_quantile(slo.quantile()));
+            SloCheck {
+                slo: slo.text.clone(),
+                measured_ns,
+                met: measured_ns.is_some_and(|v| v <= slo.bound_ns),
+            }
         })
         .collect();
-    SloVerdict { met: valid && checks.iter().all(|c| c.met), valid, checks }
+    SloVerdict {
+        met: valid && checks.iter().all(|c| c.met),
+        valid,
+        checks,
+    }
 }
 
 /// The achieved rate (requests written per second, over a window stretched to the last
@@ -73,7 +87,12 @@ pub fn achieved_fraction(report: &TestReport) -> f64 {
 /// Why the sweep should stop after a step at `target` that achieved the fraction
 /// `achieved` of its planned rate (see [`achieved_fraction`]) with a response-time p99
 /// of `p99_ns`; `None` to go on.
-pub fn saturation(target: f64, achieved: f64, p99_ns: u64, stop_at_ns: Option<u64>) -> Option<String> {
+pub fn saturation(
+    target: f64,
+    achieved: f64,
+    p99_ns: u64,
+    stop_at_ns: Option<u64>,
+) -> Option<String> {
     if achieved < SATURATION_FRACTION {
         return Some(format!(
             "past saturation: at {target:.0} req/s the generator achieved only {:.1}% of the planned rate (under {:.0}%)",
@@ -181,7 +200,11 @@ mod tests {
     fn bisection_finds_the_boundary_to_the_resolution() {
         for boundary in [1234.0, 50_000.0, 77_777.0, 149_999.0] {
             let met = |rate: f64| rate <= boundary;
-            let mut b = Bisection { pass: 1000.0, fail: 150_000.0, resolution: 0.02 };
+            let mut b = Bisection {
+                pass: 1000.0,
+                fail: 150_000.0,
+                resolution: 0.02,
+            };
             let mut tries = 0;
             while let Some(rate) = b.next() {
                 b.record(rate, met(rate));
@@ -198,35 +221,83 @@ mod tests {
 
     #[test]
     fn bisection_stops_when_the_bounds_are_adjacent() {
-        let mut b = Bisection { pass: 10.0, fail: 11.0, resolution: 1e-6 };
+        let mut b = Bisection {
+            pass: 10.0,
+            fail: 11.0,
+            resolution: 1e-6,
+        };
         assert_eq!(b.next(), None);
-        b = Bisection { pass: 10.0, fail: 12.0, resolution: 1e-6 };
+        b = Bisection {
+            pass: 10.0,
+            fail: 12.0,
+            resolution: 1e-6,
+        };
         assert_eq!(b.next(), Some(11.0));
     }
 
     #[test]
     fn the_bracket_is_the_highest_pass_and_the_first_failure_above_it() {
         assert_eq!(bracket(&[]), None);
-        assert_eq!(bracket(&[(1.0, true), (2.0, true), (3.0, false), (4.0, false)]), Some(Bracket::Between { pass: 2.0, fail: 3.0 }));
+        assert_eq!(
+            bracket(&[(1.0, true), (2.0, true), (3.0, false), (4.0, false)]),
+            Some(Bracket::Between {
+                pass: 2.0,
+                fail: 3.0
+            })
+        );
         // A noisy low step does not hide the boundary above a passing one.
-        assert_eq!(bracket(&[(1.0, false), (2.0, true), (3.0, false)]), Some(Bracket::Between { pass: 2.0, fail: 3.0 }));
-        assert_eq!(bracket(&[(1.0, true), (2.0, false), (3.0, true)]), Some(Bracket::AllPassed { highest: 3.0 }));
-        assert_eq!(bracket(&[(1.0, false), (2.0, false)]), Some(Bracket::NonePassed { lowest: 1.0 }));
-        assert_eq!(bracket(&[(1.0, true), (2.0, true)]), Some(Bracket::AllPassed { highest: 2.0 }));
+        assert_eq!(
+            bracket(&[(1.0, false), (2.0, true), (3.0, false)]),
+            Some(Bracket::Between {
+                pass: 2.0,
+                fail: 3.0
+            })
+        );
+        assert_eq!(
+            bracket(&[(1.0, true), (2.0, false), (3.0, true)]),
+            Some(Bracket::AllPassed { highest: 3.0 })
+        );
+        assert_eq!(
+            bracket(&[(1.0, false), (2.0, false)]),
+            Some(Bracket::NonePassed { lowest: 1.0 })
+        );
+        assert_eq!(
+            bracket(&[(1.0, true), (2.0, true)]),
+            Some(Bracket::AllPassed { highest: 2.0 })
+        );
     }
 
     #[test]
     fn the_sweep_stops_under_95_percent_of_target_or_above_stop_at() {
         assert_eq!(saturation(100_000.0, 0.96, 1_000_000, None), None);
-        assert!(saturation(100_000.0, 0.94, 1_000_000, None).unwrap().contains("94.0%"));
+        assert!(
+            saturation(100_000.0, 0.94, 1_000_000, None)
+                .unwrap()
+                .contains("94.0%")
+        );
         assert_eq!(saturation(100_000.0, 1.0, 2_000_000, Some(2_000_000)), None);
-        assert!(saturation(100_000.0, 1.0, 2_000_001, Some(2_000_000)).unwrap().contains("--stop-at"));
+        assert!(
+            saturation(100_000.0, 1.0, 2_000_001, Some(2_000_000))
+                .unwrap()
+                .contains("--stop-at")
+        );
     }
 
     #[test]
     fn confirmation_falls_back_to_rates_that_always_held() {
-        let measured = [(1000.0, true), (1500.0, true), (1250.0, true), (1375.0, false), (1250.0, true), (1300.0, true), (1200.0, false)];
-        assert_eq!(confirm_order(1300.0, &measured, 3), vec![1300.0, 1250.0, 1000.0]);
+        let measured = [
+            (1000.0, true),
+            (1500.0, true),
+            (1250.0, true),
+            (1375.0, false),
+            (1250.0, true),
+            (1300.0, true),
+            (1200.0, false),
+        ];
+        assert_eq!(
+            confirm_order(1300.0, &measured, 3),
+            vec![1300.0, 1250.0, 1000.0]
+        );
         assert_eq!(confirm_order(1000.0, &measured, 3), vec![1000.0]);
     }
 }

@@ -35,7 +35,10 @@ pub enum SweepError {
 }
 
 fn invalid(flag: &'static str, why: impl Into<String>) -> SweepError {
-    SweepError::Invalid { flag, why: why.into() }
+    SweepError::Invalid {
+        flag,
+        why: why.into(),
+    }
 }
 
 /// The rates of a sweep: absolute requests per second, or fractions of a closed-loop maximum.
@@ -62,56 +65,91 @@ pub fn parse_rates(text: &str) -> Result<Rates, SweepError> {
     const FLAG: &str = "--rates";
     let text = text.trim();
     if text.is_empty() {
-        return Err(invalid(FLAG, "empty; give a range like 10k..200k:10k, a list like 5k,10k,20k, or percentages like 10%..120%:10%"));
+        return Err(invalid(
+            FLAG,
+            "empty; give a range like 10k..200k:10k, a list like 5k,10k,20k, or percentages like 10%..120%:10%",
+        ));
     }
     let percent = text.contains('%');
     let value = |part: &str| -> Result<f64, SweepError> {
         let part = part.trim();
         match (percent, part.strip_suffix('%')) {
             (true, Some(number)) => {
-                let v: f64 = number.trim().parse().map_err(|_| invalid(FLAG, format!("'{part}' is not a percentage (example: 80%)")))?;
+                let v: f64 = number.trim().parse().map_err(|_| {
+                    invalid(FLAG, format!("'{part}' is not a percentage (example: 80%)"))
+                })?;
                 if !v.is_finite() || v <= 0.0 {
-                    return Err(invalid(FLAG, format!("'{part}' must be a positive percentage")));
+                    return Err(invalid(
+                        FLAG,
+                        format!("'{part}' must be a positive percentage"),
+                    ));
                 }
                 Ok(v / 100.0)
             }
-            (true, None) => Err(invalid(FLAG, format!("'{part}' has no '%': write every value in percent, or none"))),
+            (true, None) => Err(invalid(
+                FLAG,
+                format!("'{part}' has no '%': write every value in percent, or none"),
+            )),
             (false, _) => parse_rate(part).map_err(|why| invalid(FLAG, why)),
         }
     };
     let values = if let Some((start, rest)) = text.split_once("..") {
-        let (end, step) = rest
-            .split_once(':')
-            .ok_or_else(|| invalid(FLAG, format!("'{text}' has no step: write START..END:STEP, e.g. 10k..200k:10k")))?;
+        let (end, step) = rest.split_once(':').ok_or_else(|| {
+            invalid(
+                FLAG,
+                format!("'{text}' has no step: write START..END:STEP, e.g. 10k..200k:10k"),
+            )
+        })?;
         if start.trim().is_empty() || end.trim().is_empty() || step.trim().is_empty() {
-            return Err(invalid(FLAG, format!("'{text}' is an empty range: write START..END:STEP, e.g. 10k..200k:10k")));
+            return Err(invalid(
+                FLAG,
+                format!("'{text}' is an empty range: write START..END:STEP, e.g. 10k..200k:10k"),
+            ));
         }
         let (start, end) = (value(start)?, value(end)?);
         let step = match value(step) {
             Ok(s) => s,
             Err(_) if step.trim().trim_end_matches('%').trim().parse::<f64>() == Ok(0.0) => {
-                return Err(invalid(FLAG, "the step is zero; give a positive step such as :10k"));
+                return Err(invalid(
+                    FLAG,
+                    "the step is zero; give a positive step such as :10k",
+                ));
             }
             Err(e) => return Err(e),
         };
         if end < start {
-            return Err(invalid(FLAG, format!("'{text}' is reversed: the end is below the start")));
+            return Err(invalid(
+                FLAG,
+                format!("'{text}' is reversed: the end is below the start"),
+            ));
         }
         // Each value is start + i*step (no accumulated error); the end counts when a step
         // lands on it within a part in a billion.
         let count = ((end - start) / step * (1.0 + 1e-9)).floor() + 1.0;
         if count > MAX_STEPS as f64 {
-            return Err(invalid(FLAG, format!("'{text}' makes {count} steps; at most {MAX_STEPS}")));
+            return Err(invalid(
+                FLAG,
+                format!("'{text}' makes {count} steps; at most {MAX_STEPS}"),
+            ));
         }
-        (0..count as usize).map(|i| start + i as f64 * step).collect::<Vec<_>>()
+        (0..count as usize)
+            .map(|i| start + i as f64 * step)
+            .collect::<Vec<_>>()
     } else {
         let values = text.split(',').map(value).collect::<Result<Vec<_>, _>>()?;
         if values.windows(2).any(|w| w[1] <= w[0]) {
-            return Err(invalid(FLAG, format!("'{text}': list the rates in increasing order, each once")));
+            return Err(invalid(
+                FLAG,
+                format!("'{text}': list the rates in increasing order, each once"),
+            ));
         }
         values
     };
-    Ok(if percent { Rates::OfClosedLoopMax(values) } else { Rates::Absolute(values) })
+    Ok(if percent {
+        Rates::OfClosedLoopMax(values)
+    } else {
+        Rates::Absolute(values)
+    })
 }
 
 /// A service-level objective on the response time: `percentile <= bound`.
@@ -150,28 +188,65 @@ pub fn parse_slo(text: &str) -> Result<Slo, SweepError> {
         };
         return Err(invalid(FLAG, why));
     };
-    let number = left.trim().strip_prefix('p').ok_or_else(|| invalid(FLAG, format!("'{left}' is not a percentile like p99: {example}")))?;
-    let percentile: f64 = number.parse().map_err(|_| invalid(FLAG, format!("'{left}' is not a percentile like p99 or p99.9")))?;
+    let number = left.trim().strip_prefix('p').ok_or_else(|| {
+        invalid(
+            FLAG,
+            format!("'{left}' is not a percentile like p99: {example}"),
+        )
+    })?;
+    let percentile: f64 = number.parse().map_err(|_| {
+        invalid(
+            FLAG,
+            format!("'{left}' is not a percentile like p99 or p99.9"),
+        )
+    })?;
     if !(percentile.is_finite() && percentile > 0.0 && percentile < 100.0) {
-        return Err(invalid(FLAG, format!("percentile '{left}' is out of range: use p50 .. p99.999 (above 0, below 100)")));
+        return Err(invalid(
+            FLAG,
+            format!("percentile '{left}' is out of range: use p50 .. p99.999 (above 0, below 100)"),
+        ));
     }
     let right = right.trim();
-    let split = right.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(right.len());
+    let split = right
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(right.len());
     let (amount, unit) = right.split_at(split);
-    let amount: f64 = amount.parse().map_err(|_| invalid(FLAG, format!("'{right}' is not a latency like 1ms or 500us")))?;
+    let amount: f64 = amount.parse().map_err(|_| {
+        invalid(
+            FLAG,
+            format!("'{right}' is not a latency like 1ms or 500us"),
+        )
+    })?;
     let ns_per_unit = match unit.trim() {
         "ns" => 1.0,
         "us" | "µs" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
-        "" => return Err(invalid(FLAG, format!("'{right}' has no unit: use ns, us, ms or s"))),
-        other => return Err(invalid(FLAG, format!("unknown unit '{other}' in '{right}': use ns, us, ms or s"))),
+        "" => {
+            return Err(invalid(
+                FLAG,
+                format!("'{right}' has no unit: use ns, us, ms or s"),
+            ));
+        }
+        other => {
+            return Err(invalid(
+                FLAG,
+                format!("unknown unit '{other}' in '{right}': use ns, us, ms or s"),
+            ));
+        }
     };
     let bound_ns = amount * ns_per_unit;
     if !(1.0..3.6e12).contains(&bound_ns) {
-        return Err(invalid(FLAG, format!("'{right}' is out of range: between 1ns and 1h")));
+        return Err(invalid(
+            FLAG,
+            format!("'{right}' is out of range: between 1ns and 1h"),
+        ));
     }
-    Ok(Slo { text: trimmed.to_string(), percentile, bound_ns: bound_ns.round() as u64 })
+    Ok(Slo {
+        text: trimmed.to_string(),
+        percentile,
+        bound_ns: bound_ns.round() as u64,
+    })
 }
 
 /// Everything a sweep needs beyond the run config, checked.
@@ -207,7 +282,10 @@ pub const DEFAULT_WARMUP: Duration = Duration::from_secs(1);
 pub fn plan(args: &SweepArgs) -> Result<Plan, SweepError> {
     let run = &args.run;
     if run.requests.is_some() {
-        return Err(SweepError::NotWithSweep { flag: "-n", why: "each step is timed; set its length with --duration" });
+        return Err(SweepError::NotWithSweep {
+            flag: "-n",
+            why: "each step is timed; set its length with --duration",
+        });
     }
     if run.pipeline != 1 {
         return Err(SweepError::NotWithSweep {
@@ -216,7 +294,10 @@ pub fn plan(args: &SweepArgs) -> Result<Plan, SweepError> {
         });
     }
     if run.rate.is_some() {
-        return Err(SweepError::NotWithSweep { flag: "--rate", why: "the sweep sets each step's rate from --rates" });
+        return Err(SweepError::NotWithSweep {
+            flag: "--rate",
+            why: "the sweep sets each step's rate from --rates",
+        });
     }
     if let Some(flag) = [
         (run.workers.is_some(), "--workers"),
@@ -232,33 +313,61 @@ pub fn plan(args: &SweepArgs) -> Result<Plan, SweepError> {
         });
     }
     if run.loop_forever {
-        return Err(SweepError::NotWithSweep { flag: "-l", why: "a sweep ends after its last step" });
+        return Err(SweepError::NotWithSweep {
+            flag: "-l",
+            why: "a sweep ends after its last step",
+        });
     }
     if run.idle {
-        return Err(SweepError::NotWithSweep { flag: "-I", why: "a sweep sends requests" });
+        return Err(SweepError::NotWithSweep {
+            flag: "-I",
+            why: "a sweep sends requests",
+        });
     }
     if run.json.is_some() || run.hdr_log.is_some() {
         return Err(SweepError::NotWithSweep {
-            flag: if run.json.is_some() { "--json" } else { "--hdr-log" },
+            flag: if run.json.is_some() {
+                "--json"
+            } else {
+                "--hdr-log"
+            },
             why: "the sweep writes sweep.json and one .hlog per step into --out",
         });
     }
     if run.command.is_empty()
         && let Some(tests) = &run.tests
-        && crate::workload::select_tests(Some(tests.as_str())).map(|t| t.len()).unwrap_or(1) > 1
+        && crate::workload::select_tests(Some(tests.as_str()))
+            .map(|t| t.len())
+            .unwrap_or(1)
+            > 1
     {
         return Err(invalid(
             "-t",
-            format!("'{tests}' selects more than one test; a sweep measures one: give one test or a custom command"),
+            format!(
+                "'{tests}' selects more than one test; a sweep measures one: give one test or a custom command"
+            ),
         ));
     }
     let rates = parse_rates(&args.rates)?;
-    let slos = args.slo.iter().map(|s| parse_slo(s)).collect::<Result<Vec<_>, _>>()?;
+    let slos = args
+        .slo
+        .iter()
+        .map(|s| parse_slo(s))
+        .collect::<Result<Vec<_>, _>>()?;
     if !(args.resolution.is_finite() && args.resolution > 0.0 && args.resolution < 1.0) {
-        return Err(invalid("--resolution", format!("{} is not a fraction between 0 and 1 (e.g. 0.02 for 2%)", args.resolution)));
+        return Err(invalid(
+            "--resolution",
+            format!(
+                "{} is not a fraction between 0 and 1 (e.g. 0.02 for 2%)",
+                args.resolution
+            ),
+        ));
     }
     if args.closed_loop_points.contains(&0) {
-        return Err(invalid("--closed-loop-points", "every point needs at least one connection"));
+        return Err(invalid(
+            "--closed-loop-points",
+            "every point needs at least one connection",
+        ));
     }
     if args.stop_at.is_some_and(|d| d.is_zero()) {
         return Err(invalid("--stop-at", "must be longer than zero"));
@@ -285,7 +394,8 @@ pub fn check_out_dir(dir: &Path) -> Result<(), SweepError> {
     let fail = |why: String| invalid("--out", format!("{}: {why}", dir.display()));
     std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create the directory ({e})")))?;
     let probe = dir.join(format!(".tailrate-write-check-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| fail(format!("cannot write in the directory ({e})")))?;
+    std::fs::write(&probe, b"")
+        .map_err(|e| fail(format!("cannot write in the directory ({e})")))?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }
@@ -301,28 +411,59 @@ mod tests {
 
     #[test]
     fn a_range_includes_its_end_when_a_step_lands_on_it() {
-        assert_eq!(parse_rates("10k..50k:10k").unwrap(), Rates::Absolute(vec![10e3, 20e3, 30e3, 40e3, 50e3]));
-        assert_eq!(parse_rates("10k..55k:10k").unwrap(), Rates::Absolute(vec![10e3, 20e3, 30e3, 40e3, 50e3]));
-        assert_eq!(parse_rates("5k..5k:1k").unwrap(), Rates::Absolute(vec![5e3]));
+        assert_eq!(
+            parse_rates("10k..50k:10k").unwrap(),
+            Rates::Absolute(vec![10e3, 20e3, 30e3, 40e3, 50e3])
+        );
+        assert_eq!(
+            parse_rates("10k..55k:10k").unwrap(),
+            Rates::Absolute(vec![10e3, 20e3, 30e3, 40e3, 50e3])
+        );
+        assert_eq!(
+            parse_rates("5k..5k:1k").unwrap(),
+            Rates::Absolute(vec![5e3])
+        );
         assert_eq!(parse_rates("0.1k..0.3k:0.1k").unwrap().values().len(), 3);
     }
 
     #[test]
     fn a_list_keeps_its_rates() {
-        assert_eq!(parse_rates("5k, 10k,20000").unwrap(), Rates::Absolute(vec![5e3, 10e3, 20e3]));
+        assert_eq!(
+            parse_rates("5k, 10k,20000").unwrap(),
+            Rates::Absolute(vec![5e3, 10e3, 20e3])
+        );
     }
 
     #[test]
     fn percentages_are_fractions_of_the_closed_loop_max() {
-        let Rates::OfClosedLoopMax(v) = parse_rates("10%..120%:10%").unwrap() else { panic!() };
+        let Rates::OfClosedLoopMax(v) = parse_rates("10%..120%:10%").unwrap() else {
+            panic!()
+        };
         assert_eq!(v.len(), 12);
-        assert!((v[0] - 0.1).abs() < 1e-12 && (v[11] - 1.2).abs() < 1e-12, "{v:?}");
-        assert_eq!(parse_rates("50%,100%").unwrap(), Rates::OfClosedLoopMax(vec![0.5, 1.0]));
+        assert!(
+            (v[0] - 0.1).abs() < 1e-12 && (v[11] - 1.2).abs() < 1e-12,
+            "{v:?}"
+        );
+        assert_eq!(
+            parse_rates("50%,100%").unwrap(),
+            Rates::OfClosedLoopMax(vec![0.5, 1.0])
+        );
     }
 
     #[test]
     fn bad_rates_are_refused_naming_the_flag() {
-        for bad in ["", "20k..10k:1k", "10k..20k:0", "10k..20k:0k", "10k..20k", "..:1k", "10k..20k:-1k", "fast", "20k,10k", "10%..50k:5%"] {
+        for bad in [
+            "",
+            "20k..10k:1k",
+            "10k..20k:0",
+            "10k..20k:0k",
+            "10k..20k",
+            "..:1k",
+            "10k..20k:-1k",
+            "fast",
+            "20k,10k",
+            "10%..50k:5%",
+        ] {
             let e = err(bad);
             assert!(e.contains("--rates"), "{bad}: {e}");
         }
@@ -336,7 +477,10 @@ mod tests {
         let s = parse_slo("p99<=1ms").unwrap();
         assert_eq!((s.percentile, s.bound_ns), (99.0, 1_000_000));
         let s = parse_slo(" p99.9 <= 500us ").unwrap();
-        assert_eq!((s.percentile, s.bound_ns, s.percentile_label().as_str()), (99.9, 500_000, "p99.9"));
+        assert_eq!(
+            (s.percentile, s.bound_ns, s.percentile_label().as_str()),
+            (99.9, 500_000, "p99.9")
+        );
         assert_eq!(parse_slo("p50<=2.5ms").unwrap().bound_ns, 2_500_000);
         assert_eq!(parse_slo("p99.999<=1s").unwrap().bound_ns, 1_000_000_000);
         assert_eq!(parse_slo("p90<=800ns").unwrap().bound_ns, 800);
@@ -381,15 +525,25 @@ mod tests {
             (&["-t", "get,set"][..], "-t"),
             (&["-t", "ping"][..], "-t"),
             (&["--resolution", "0"][..], "--resolution"),
-            (&["--closed-loop-points", "0,10"][..], "--closed-loop-points"),
+            (
+                &["--closed-loop-points", "0,10"][..],
+                "--closed-loop-points",
+            ),
             (&["--slo", "p99<1ms"][..], "--slo"),
         ] {
             let e = sweep_args(flags).unwrap_err().to_string();
-            assert!(e.starts_with(&format!("invalid value for {name}:")) || e.starts_with(&format!("{name} cannot")), "{flags:?}: {e}");
+            assert!(
+                e.starts_with(&format!("invalid value for {name}:"))
+                    || e.starts_with(&format!("{name} cannot")),
+                "{flags:?}: {e}"
+            );
         }
         let plan = sweep_args(&["-t", "get", "--slo", "p99<=1ms", "--slo", "p99.9<=5ms"]).unwrap();
         assert_eq!(plan.slos.len(), 2);
-        assert_eq!((plan.warmup, plan.duration), (DEFAULT_WARMUP, DEFAULT_DURATION));
+        assert_eq!(
+            (plan.warmup, plan.duration),
+            (DEFAULT_WARMUP, DEFAULT_DURATION)
+        );
     }
 
     #[test]
@@ -400,6 +554,9 @@ mod tests {
         let e = check_out_dir(&file.join("sub")).unwrap_err().to_string();
         assert!(e.contains("--out"), "{e}");
         check_out_dir(&dir.path().join("a/b")).unwrap();
-        assert_eq!(std::fs::read_dir(dir.path().join("a/b")).unwrap().count(), 0);
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("a/b")).unwrap().count(),
+            0
+        );
     }
 }

@@ -45,7 +45,8 @@ impl Space {
         let connections = connections.max(1);
         let mut workers: Vec<usize> = Vec::new();
         for half_doublings in 0..128 {
-            let w = (connections as f64 * 2f64.powf(f64::from(half_doublings) / 2.0)).round() as usize;
+            let w =
+                (connections as f64 * 2f64.powf(f64::from(half_doublings) / 2.0)).round() as usize;
             if w > max_workers.max(connections) {
                 break;
             }
@@ -53,7 +54,14 @@ impl Space {
                 workers.push(w);
             }
         }
-        Space { workers, sizes: SIZES.to_vec(), delays: DELAYS_US.iter().map(|&us| Duration::from_micros(us)).collect() }
+        Space {
+            workers,
+            sizes: SIZES.to_vec(),
+            delays: DELAYS_US
+                .iter()
+                .map(|&us| Duration::from_micros(us))
+                .collect(),
+        }
     }
 
     /// Where the climb starts: about 16 workers per connection, the largest batch, no delay.
@@ -61,12 +69,20 @@ impl Space {
         let first = self.workers.first().copied().unwrap_or(1);
         let target = first * START_WORKERS_PER_CONNECTION;
         let workers = self.workers.iter().rposition(|&w| w <= target).unwrap_or(0);
-        Point { workers, size: self.sizes.len() - 1, delay: 0 }
+        Point {
+            workers,
+            size: self.sizes.len() - 1,
+            delay: 0,
+        }
     }
 
     /// The `--workers` settings of `p`.
     pub fn settings(&self, p: Point) -> Workers {
-        Workers { count: self.workers[p.workers], pipeline_size: self.sizes[p.size], pipeline_delay: self.delays[p.delay] }
+        Workers {
+            count: self.workers[p.workers],
+            pipeline_size: self.sizes[p.size],
+            pipeline_delay: self.delays[p.delay],
+        }
     }
 
     /// `p` moved `by` positions along `dim`, if that stays on the ladder.
@@ -78,7 +94,10 @@ impl Space {
         };
         let moved = position.checked_add_signed(by).filter(|&m| m < len)?;
         Some(match dim {
-            0 => Point { workers: moved, ..p },
+            0 => Point {
+                workers: moved,
+                ..p
+            },
             1 => Point { size: moved, ..p },
             _ => Point { delay: moved, ..p },
         })
@@ -93,7 +112,11 @@ impl Space {
 /// move); if still nothing moves, the step gets finer (`STEPS`). `measure` runs one
 /// trial; other settings are measured once, at most `max_trials` trials run. Returns
 /// every trial in order.
-pub fn climb<E>(space: &Space, max_trials: usize, mut measure: impl FnMut(Point) -> Result<f64, E>) -> Result<Vec<(Point, f64)>, E> {
+pub fn climb<E>(
+    space: &Space,
+    max_trials: usize,
+    mut measure: impl FnMut(Point) -> Result<f64, E>,
+) -> Result<Vec<(Point, f64)>, E> {
     let mut tried: Vec<(Point, f64)> = Vec::new();
     // Runs `p` once more; `None` when the trial budget is spent.
     let mut run = |p: Point, tried: &mut Vec<(Point, f64)>| -> Result<Option<f64>, E> {
@@ -105,7 +128,9 @@ pub fn climb<E>(space: &Space, max_trials: usize, mut measure: impl FnMut(Point)
         Ok(Some(t))
     };
     let mut at = space.start();
-    let Some(mut best) = run(at, &mut tried)? else { return Ok(tried) };
+    let Some(mut best) = run(at, &mut tried)? else {
+        return Ok(tried);
+    };
     for step in STEPS {
         let mut remeasured = false;
         loop {
@@ -137,7 +162,9 @@ pub fn climb<E>(space: &Space, max_trials: usize, mut measure: impl FnMut(Point)
             } else if remeasured {
                 break;
             } else {
-                let Some(t) = run(at, &mut tried)? else { return Ok(tried) };
+                let Some(t) = run(at, &mut tried)? else {
+                    return Ok(tried);
+                };
                 (best, remeasured) = (t, true);
             }
         }
@@ -147,7 +174,10 @@ pub fn climb<E>(space: &Space, max_trials: usize, mut measure: impl FnMut(Point)
 
 /// The mean throughput of the runs of `p` in `tried`.
 fn mean_of(tried: &[(Point, f64)], p: Point) -> Option<f64> {
-    let (n, sum) = tried.iter().filter(|(q, _)| *q == p).fold((0usize, 0.0), |(n, sum), (_, t)| (n + 1, sum + t));
+    let (n, sum) = tried
+        .iter()
+        .filter(|(q, _)| *q == p)
+        .fold((0usize, 0.0), |(n, sum), (_, t)| (n + 1, sum + t));
     (n > 0).then(|| sum / n as f64)
 }
 
@@ -185,14 +215,21 @@ mod tests {
         assert_eq!(space.workers, [4, 6, 8, 11, 16, 23, 32, 45, 64, 91]);
         assert_eq!(space.settings(space.start()).count, 64);
         assert_eq!(Space::new(1, 1).workers, [1]);
-        assert_eq!(Space::new(50, 10).workers, [50], "never below the connections");
+        assert_eq!(
+            Space::new(50, 10).workers,
+            [50],
+            "never below the connections"
+        );
     }
 
     /// A smooth landscape with one peak at (workers 256, size 64, delay 0).
     fn peaked(space: &Space, p: Point) -> f64 {
         let w = space.settings(p);
         let dist = |x: f64, at: f64| (x.log2() - at.log2()).abs();
-        1e6 / (1.0 + dist(w.count as f64, 256.0) + 0.5 * dist(w.pipeline_size as f64, 64.0) + w.pipeline_delay.as_secs_f64() * 1e4)
+        1e6 / (1.0
+            + dist(w.count as f64, 256.0)
+            + 0.5 * dist(w.pipeline_size as f64, 64.0)
+            + w.pipeline_delay.as_secs_f64() * 1e4)
     }
 
     #[test]
@@ -201,11 +238,23 @@ mod tests {
         let tried = climb::<()>(&space, 60, |p| Ok(peaked(&space, p))).unwrap();
         let best = tried.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap().0;
         let w = space.settings(best);
-        assert_eq!((w.count, w.pipeline_size, w.pipeline_delay), (256, 64, Duration::ZERO), "after {} trials", tried.len());
+        assert_eq!(
+            (w.count, w.pipeline_size, w.pipeline_delay),
+            (256, 64, Duration::ZERO),
+            "after {} trials",
+            tried.len()
+        );
         assert!(tried.len() < 40, "{} trials", tried.len());
         let settings = tried.iter().map(|(p, _)| *p).collect::<Vec<_>>();
-        let repeated = settings.iter().enumerate().filter(|(i, p)| settings[..*i].contains(p)).count();
-        assert!(repeated <= STEPS.len(), "{repeated} re-measurements: only the current setting, once per step size");
+        let repeated = settings
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| settings[..*i].contains(p))
+            .count();
+        assert!(
+            repeated <= STEPS.len(),
+            "{repeated} re-measurements: only the current setting, once per step size"
+        );
     }
 
     #[test]
@@ -220,8 +269,17 @@ mod tests {
         })
         .unwrap();
         let w = space.settings(ranked(&tried)[0].0);
-        assert_eq!((w.count, w.pipeline_size), (256, 64), "the climb stopped at its lucky start after {} trials", tried.len());
-        assert_eq!(tried.iter().filter(|(p, _)| *p == start).count(), 2, "the start was measured again once");
+        assert_eq!(
+            (w.count, w.pipeline_size),
+            (256, 64),
+            "the climb stopped at its lucky start after {} trials",
+            tried.len()
+        );
+        assert_eq!(
+            tried.iter().filter(|(p, _)| *p == start).count(),
+            2,
+            "the start was measured again once"
+        );
     }
 
     #[test]

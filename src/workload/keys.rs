@@ -97,17 +97,24 @@ impl KeyDist {
                 if !(exponent.is_finite() && exponent > 0.0) {
                     return Err(KeyDistError::BadExponent);
                 }
-                let zipf = Zipf::new(len as f64, exponent).map_err(|_| KeyDistError::BadExponent)?;
+                let zipf =
+                    Zipf::new(len as f64, exponent).map_err(|_| KeyDistError::BadExponent)?;
                 Shape::Zipf { exponent, zipf }
             }
-            KeyPattern::Gaussian => Shape::Gaussian { mean: len as f64 / 2.0, std_dev: len as f64 / 6.0 },
+            KeyPattern::Gaussian => Shape::Gaussian {
+                mean: len as f64 / 2.0,
+                std_dev: len as f64 / 6.0,
+            },
         };
         Ok(KeyDist { len, shape })
     }
 
     /// One key: index 0 always (no keyspace given).
     pub fn single() -> Self {
-        KeyDist { len: 1, shape: Shape::Uniform }
+        KeyDist {
+            len: 1,
+            shape: Shape::Uniform,
+        }
     }
 
     /// Draws one index in `0..len`. `walk` is this thread's sequential block and
@@ -149,7 +156,9 @@ impl KeyDist {
             Shape::Uniform => format!("uniform over {} keys", self.len),
             Shape::Sequential => format!("sequential over {} keys", self.len),
             Shape::Zipf { exponent, .. } => format!("zipf(s={exponent}) over {} keys", self.len),
-            Shape::Gaussian { mean, std_dev } => format!("gaussian(mean={mean}, sd={std_dev}) over {} keys", self.len),
+            Shape::Gaussian { mean, std_dev } => {
+                format!("gaussian(mean={mean}, sd={std_dev}) over {} keys", self.len)
+            }
         }
     }
 }
@@ -190,7 +199,10 @@ impl KeyFormat {
             Some(size) if size >= prefix.len() + needed => size - prefix.len(),
             Some(_) => return Err(prefix.len() + needed),
         };
-        Ok(KeyFormat { prefix: prefix.to_vec(), width })
+        Ok(KeyFormat {
+            prefix: prefix.to_vec(),
+            width,
+        })
     }
 
     /// Bytes of one key.
@@ -238,9 +250,16 @@ mod tests {
                 + t * (0.374_091_96
                     + t * (0.096_784_18
                         + t * (-0.186_288_06
-                            + t * (0.278_868_07 + t * (-1.135_203_98 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+                            + t * (0.278_868_07
+                                + t * (-1.135_203_98
+                                    + t * (1.488_515_87
+                                        + t * (-0.822_152_23 + t * 0.170_872_77))))))));
         let erfc = t * poly.exp();
-        if x >= 0.0 { 1.0 - 0.5 * erfc } else { 0.5 * erfc }
+        if x >= 0.0 {
+            1.0 - 0.5 * erfc
+        } else {
+            0.5 * erfc
+        }
     }
 
     fn zipf_pmf(n: u64, s: f64) -> Vec<f64> {
@@ -253,16 +272,26 @@ mod tests {
         let (mu, sigma) = (n as f64 / 2.0, n as f64 / 6.0);
         let cdf = |x: f64| phi((x - mu) / sigma);
         let mass = cdf(n as f64) - cdf(0.0);
-        (0..n).map(|k| (cdf(k as f64 + 1.0) - cdf(k as f64)) / mass).collect()
+        (0..n)
+            .map(|k| (cdf(k as f64 + 1.0) - cdf(k as f64)) / mass)
+            .collect()
     }
 
     #[test]
     fn every_pattern_reaches_every_index_and_none_out_of_range() {
-        for pattern in [KeyPattern::Uniform, KeyPattern::Sequential, KeyPattern::Zipf, KeyPattern::Gaussian] {
+        for pattern in [
+            KeyPattern::Uniform,
+            KeyPattern::Sequential,
+            KeyPattern::Zipf,
+            KeyPattern::Gaussian,
+        ] {
             for n in [1u64, 2, 7, 50] {
                 // Zipf at s = 1 over 50 keys gives the last key 1/(50 H) = 0.45%: 200k draws reach it.
                 let c = counts(&KeyDist::new(pattern, n, 1.0).unwrap(), 200_000, 3);
-                assert!(c.iter().all(|&x| x > 0), "{pattern:?} over {n}: an index never drawn: {c:?}");
+                assert!(
+                    c.iter().all(|&x| x > 0),
+                    "{pattern:?} over {n}: an index never drawn: {c:?}"
+                );
             }
         }
     }
@@ -270,7 +299,11 @@ mod tests {
     #[test]
     fn uniform_frequencies_pass_chi_square() {
         let n = 1000;
-        let c = counts(&KeyDist::new(KeyPattern::Uniform, n, 1.0).unwrap(), 1_000_000, 11);
+        let c = counts(
+            &KeyDist::new(KeyPattern::Uniform, n, 1.0).unwrap(),
+            1_000_000,
+            11,
+        );
         assert_fits(&c, &vec![1.0 / n as f64; n as usize], "uniform");
     }
 
@@ -278,16 +311,28 @@ mod tests {
     fn zipf_frequencies_pass_chi_square_for_several_exponents() {
         for s in [0.5, 1.0, 1.5] {
             let n = 1000;
-            let c = counts(&KeyDist::new(KeyPattern::Zipf, n, s).unwrap(), 1_000_000, 12);
+            let c = counts(
+                &KeyDist::new(KeyPattern::Zipf, n, s).unwrap(),
+                1_000_000,
+                12,
+            );
             assert_fits(&c, &zipf_pmf(n, s), &format!("zipf s={s}"));
-            assert!(c[0] > c[1] && c[1] > c[9], "index 0 is the hottest: {:?}", &c[..10]);
+            assert!(
+                c[0] > c[1] && c[1] > c[9],
+                "index 0 is the hottest: {:?}",
+                &c[..10]
+            );
         }
     }
 
     #[test]
     fn gaussian_frequencies_pass_chi_square_against_the_truncated_normal() {
         for n in [60u64, 1000] {
-            let c = counts(&KeyDist::new(KeyPattern::Gaussian, n, 1.0).unwrap(), 1_000_000, 13);
+            let c = counts(
+                &KeyDist::new(KeyPattern::Gaussian, n, 1.0).unwrap(),
+                1_000_000,
+                13,
+            );
             assert_fits(&c, &gaussian_pmf(n), &format!("gaussian over {n}"));
         }
     }
@@ -295,7 +340,11 @@ mod tests {
     #[test]
     fn the_chi_square_check_catches_a_wrong_distribution() {
         // Guard against a test that cannot fail: uniform draws are not zipf.
-        let c = counts(&KeyDist::new(KeyPattern::Uniform, 1000, 1.0).unwrap(), 100_000, 14);
+        let c = counts(
+            &KeyDist::new(KeyPattern::Uniform, 1000, 1.0).unwrap(),
+            100_000,
+            14,
+        );
         let (stat, df) = chi_square(&c, &zipf_pmf(1000, 1.0));
         assert!(stat > critical_0_001(df));
     }
@@ -310,10 +359,15 @@ mod tests {
             let dist = KeyDist::new(KeyPattern::Zipf, n, 1.0).unwrap();
             let mut rng = Pcg64Mcg::seed_from_u64(15);
             let (mut walk, cursor) = (Walk::default(), SeqCursor::default());
-            (0..draws).filter(|_| dist.draw(&mut rng, &mut walk, &cursor) == 0).count()
+            (0..draws)
+                .filter(|_| dist.draw(&mut rng, &mut walk, &cursor) == 0)
+                .count()
         };
         let share = c0 as f64 / draws as f64;
-        assert!((share / expected - 1.0).abs() < 0.05, "hottest key share {share:.5}, theory 1/H = {expected:.5}");
+        assert!(
+            (share / expected - 1.0).abs() < 0.05,
+            "hottest key share {share:.5}, theory 1/H = {expected:.5}"
+        );
     }
 
     #[test]
@@ -321,7 +375,9 @@ mod tests {
         let dist = KeyDist::new(KeyPattern::Sequential, 5, 1.0).unwrap();
         let mut rng = Pcg64Mcg::seed_from_u64(1);
         let (mut walk, cursor) = (Walk::default(), SeqCursor::default());
-        let got: Vec<u64> = (0..12).map(|_| dist.draw(&mut rng, &mut walk, &cursor)).collect();
+        let got: Vec<u64> = (0..12)
+            .map(|_| dist.draw(&mut rng, &mut walk, &cursor))
+            .collect();
         assert_eq!(got, [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1]);
     }
 
@@ -344,7 +400,10 @@ mod tests {
                 }
                 drawn += block;
             }
-            assert!(seen[..(blocks * block) as usize].iter().all(|&s| s == 1), "each index once over {n} keys");
+            assert!(
+                seen[..(blocks * block) as usize].iter().all(|&s| s == 1),
+                "each index once over {n} keys"
+            );
         }
     }
 
@@ -360,10 +419,25 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_refused() {
-        assert_eq!(KeyDist::new(KeyPattern::Zipf, 10, 0.0).unwrap_err(), KeyDistError::BadExponent);
-        assert_eq!(KeyDist::new(KeyPattern::Zipf, 10, -1.0).unwrap_err(), KeyDistError::BadExponent);
-        assert_eq!(KeyDist::new(KeyPattern::Zipf, 10, f64::NAN).unwrap_err(), KeyDistError::BadExponent);
-        assert_eq!(KeyDist::new(KeyPattern::Uniform, 0, 1.0).unwrap_err(), KeyDistError::Empty);
-        assert_eq!(KeyDist::new(KeyPattern::Uniform, MAX_KEYSPACE + 1, 1.0).unwrap_err(), KeyDistError::TooLarge);
+        assert_eq!(
+            KeyDist::new(KeyPattern::Zipf, 10, 0.0).unwrap_err(),
+            KeyDistError::BadExponent
+        );
+        assert_eq!(
+            KeyDist::new(KeyPattern::Zipf, 10, -1.0).unwrap_err(),
+            KeyDistError::BadExponent
+        );
+        assert_eq!(
+            KeyDist::new(KeyPattern::Zipf, 10, f64::NAN).unwrap_err(),
+            KeyDistError::BadExponent
+        );
+        assert_eq!(
+            KeyDist::new(KeyPattern::Uniform, 0, 1.0).unwrap_err(),
+            KeyDistError::Empty
+        );
+        assert_eq!(
+            KeyDist::new(KeyPattern::Uniform, MAX_KEYSPACE + 1, 1.0).unwrap_err(),
+            KeyDistError::TooLarge
+        );
     }
 }

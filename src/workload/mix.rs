@@ -45,9 +45,16 @@ impl Mix {
             Mix::Ratio { set: s, get: g } => vec![(set(), *s), (get(), *g)],
             Mix::ReadRatio(r) => {
                 let reads = (r * READ_RATIO_SCALE as f64).round() as u64;
-                vec![(set(), READ_RATIO_SCALE - reads.min(READ_RATIO_SCALE)), (get(), reads)]
+                vec![
+                    (set(), READ_RATIO_SCALE - reads.min(READ_RATIO_SCALE)),
+                    (get(), reads),
+                ]
             }
-            Mix::Custom { commands, weights } => commands.iter().cloned().zip(weights.iter().copied()).collect(),
+            Mix::Custom { commands, weights } => commands
+                .iter()
+                .cloned()
+                .zip(weights.iter().copied())
+                .collect(),
         }
     }
 
@@ -63,19 +70,28 @@ impl Mix {
 
 /// Parses `--ratio SET:GET` (whole numbers, not both zero): `1:10`.
 pub fn parse_ratio(text: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("'{text}' is not SET:GET in whole numbers, e.g. 1:10 (one SET per ten GETs)");
+    let bad =
+        || format!("'{text}' is not SET:GET in whole numbers, e.g. 1:10 (one SET per ten GETs)");
     let (s, g) = text.split_once(':').ok_or_else(bad)?;
     let set: u64 = s.trim().parse().map_err(|_| bad())?;
     let get: u64 = g.trim().parse().map_err(|_| bad())?;
     if set == 0 && get == 0 {
-        return Err(format!("'{text}' sends nothing: at least one side must be above zero"));
+        return Err(format!(
+            "'{text}' sends nothing: at least one side must be above zero"
+        ));
     }
     Ok((set, get))
 }
 
 /// Checks `--read-ratio`: a fraction from 0 (only SETs) to 1 (only GETs).
 pub fn check_read_ratio(r: f64) -> Result<f64, String> {
-    if (0.0..=1.0).contains(&r) { Ok(r) } else { Err(format!("{r} is outside 0..1 (the fraction of requests that are GETs, e.g. 0.8)")) }
+    if (0.0..=1.0).contains(&r) {
+        Ok(r)
+    } else {
+        Err(format!(
+            "{r} is outside 0..1 (the fraction of requests that are GETs, e.g. 0.8)"
+        ))
+    }
 }
 
 /// Parses `--command-weights W,W,...` for `commands` commands: positive whole numbers.
@@ -83,12 +99,22 @@ pub fn parse_weights(text: &str, commands: usize) -> Result<Vec<u64>, String> {
     let mut weights = Vec::new();
     for item in text.split(',').map(str::trim) {
         let w = item.parse::<u64>().ok().filter(|&w| w > 0);
-        weights.push(w.ok_or_else(|| format!("weight '{item}' is not a positive whole number (e.g. 1,10)"))?);
+        weights.push(w.ok_or_else(|| {
+            format!("weight '{item}' is not a positive whole number (e.g. 1,10)")
+        })?);
     }
     if weights.len() != commands {
-        return Err(format!("{} weights for {} --command entries; give one weight per command, in order", weights.len(), commands));
+        return Err(format!(
+            "{} weights for {} --command entries; give one weight per command, in order",
+            weights.len(),
+            commands
+        ));
     }
-    if weights.iter().try_fold(0u64, |acc, &w| acc.checked_add(w)).is_none() {
+    if weights
+        .iter()
+        .try_fold(0u64, |acc, &w| acc.checked_add(w))
+        .is_none()
+    {
         return Err("the weights add up to more than 2^64".to_string());
     }
     Ok(weights)
@@ -194,7 +220,11 @@ mod tests {
     #[test]
     fn weights_must_match_the_commands_and_be_positive() {
         assert_eq!(parse_weights("1, 10", 2).unwrap(), [1, 10]);
-        assert!(parse_weights("1,10,3", 2).unwrap_err().contains("3 weights for 2"));
+        assert!(
+            parse_weights("1,10,3", 2)
+                .unwrap_err()
+                .contains("3 weights for 2")
+        );
         assert!(parse_weights("1,0", 2).unwrap_err().contains("'0'"));
         assert!(parse_weights("1,x", 2).unwrap_err().contains("'x'"));
         assert!(parse_weights("1,1.5", 2).is_err());
@@ -204,12 +234,23 @@ mod tests {
 
     #[test]
     fn commands_split_on_white_space_with_quotes() {
-        assert_eq!(split_words("SET  __key__ __data__").unwrap(), ["SET", "__key__", "__data__"]);
+        assert_eq!(
+            split_words("SET  __key__ __data__").unwrap(),
+            ["SET", "__key__", "__data__"]
+        );
         assert_eq!(
             split_words(r#"EVAL "return redis.call(\"GET\", KEYS[1])" 1 __key__"#).unwrap(),
-            ["EVAL", r#"return redis.call("GET", KEYS[1])"#, "1", "__key__"]
+            [
+                "EVAL",
+                r#"return redis.call("GET", KEYS[1])"#,
+                "1",
+                "__key__"
+            ]
         );
-        assert_eq!(split_words("SET k 'a b' \"\"").unwrap(), ["SET", "k", "a b", ""]);
+        assert_eq!(
+            split_words("SET k 'a b' \"\"").unwrap(),
+            ["SET", "k", "a b", ""]
+        );
         assert_eq!(split_words(r#"a"b c"d"#).unwrap(), ["ab cd"]);
         assert!(split_words("SET \"k").unwrap_err().contains("unbalanced"));
         assert!(split_words("   ").unwrap().is_empty());

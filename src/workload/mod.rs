@@ -20,7 +20,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 
-pub use keys::{DEFAULT_KEY_PREFIX, KeyDist, KeyDistError, KeyFormat, MAX_KEYSPACE, SeqCursor, Shape, Walk, sequential_block};
+pub use keys::{
+    DEFAULT_KEY_PREFIX, KeyDist, KeyDistError, KeyFormat, MAX_KEYSPACE, SeqCursor, Shape, Walk,
+    sequential_block,
+};
 pub use mix::{Mix, check_read_ratio, parse_ratio, parse_weights, split_words};
 pub use sha1::sha1_hex;
 pub use suite::{DEFAULT_TESTS, TestSpec, select_tests};
@@ -92,7 +95,10 @@ impl Repeated {
             return None;
         }
         let copies = (Self::MOST_BYTES / one.len()).clamp(1, Self::MOST);
-        Some(Repeated { bytes: one.repeat(copies).into(), one: one.len() })
+        Some(Repeated {
+            bytes: one.repeat(copies).into(),
+            one: one.len(),
+        })
     }
 
     fn copies(&self) -> usize {
@@ -104,12 +110,24 @@ impl Test {
     /// A test of one command.
     pub fn single(name: String, template: Template) -> Self {
         let repeated = template.fixed_bytes().and_then(Repeated::of);
-        Test { name, commands: vec![template], pick: Pick::Turn, cursor: SeqCursor::default(), repeated }
+        Test {
+            name,
+            commands: vec![template],
+            pick: Pick::Turn,
+            cursor: SeqCursor::default(),
+            repeated,
+        }
     }
 
     /// A test whose requests pick `commands[i]` with probability `weights[i] / sum`.
     pub fn weighted(name: String, commands: Vec<Template>, weights: &[u64]) -> Self {
-        Test { name, commands, pick: Pick::Weighted(mix::cumulative(weights)), cursor: SeqCursor::default(), repeated: None }
+        Test {
+            name,
+            commands,
+            pick: Pick::Weighted(mix::cumulative(weights)),
+            cursor: SeqCursor::default(),
+            repeated: None,
+        }
     }
 
     /// The command the next request sends (an index into `commands`).
@@ -148,7 +166,9 @@ impl Test {
     /// hot path, for batches larger than [`fixed_batch`](Self::fixed_batch) gives).
     #[inline]
     pub fn write_fixed(&self, n: usize, buf: &mut bytes::BytesMut) -> bool {
-        let Some(r) = &self.repeated else { return false };
+        let Some(r) = &self.repeated else {
+            return false;
+        };
         let mut left = n;
         while left > 0 {
             let k = left.min(r.copies());
@@ -161,7 +181,14 @@ impl Test {
     /// Appends one request of command `command` to `buf`, drawing its keys and values from `sampler`.
     #[inline]
     pub fn write(&self, command: usize, buf: &mut bytes::BytesMut, sampler: &mut Sampler) {
-        self.commands[command].write(buf, &mut Draw { sampler, cursor: &self.cursor, key: None });
+        self.commands[command].write(
+            buf,
+            &mut Draw {
+                sampler,
+                cursor: &self.cursor,
+                key: None,
+            },
+        );
     }
 
     /// The key index a routed request uses for every key field (cluster mode draws it
@@ -180,8 +207,21 @@ impl Test {
     /// Appends one request of `command` whose every key field is `key` (a routed request:
     /// one slot, so a multi-key command stays on one cluster node); values are drawn.
     #[inline]
-    pub fn write_keyed(&self, command: usize, buf: &mut bytes::BytesMut, sampler: &mut Sampler, key: u64) {
-        self.commands[command].write(buf, &mut Draw { sampler, cursor: &self.cursor, key: Some(key) });
+    pub fn write_keyed(
+        &self,
+        command: usize,
+        buf: &mut bytes::BytesMut,
+        sampler: &mut Sampler,
+        key: u64,
+    ) {
+        self.commands[command].write(
+            buf,
+            &mut Draw {
+                sampler,
+                cursor: &self.cursor,
+                key: Some(key),
+            },
+        );
     }
 
     /// Each command's share of requests (1/len each when they go in turn).
@@ -324,11 +364,24 @@ impl Workload {
     /// Builds the tests that `spec` describes; `seed` makes the value bytes.
     pub fn build(spec: WorkloadSpec, seed: u64) -> Result<Self, WorkloadError> {
         let randomize = spec.keyspace.is_some();
-        let shas: Vec<String> = spec.scripts.iter().map(|s| sha1_hex(s.as_bytes())).collect();
-        let placeholders = Placeholders { randomize, key: spec.key_format.clone(), shas };
+        let shas: Vec<String> = spec
+            .scripts
+            .iter()
+            .map(|s| sha1_hex(s.as_bytes()))
+            .collect();
+        let placeholders = Placeholders {
+            randomize,
+            key: spec.key_format.clone(),
+            shas,
+        };
         let tests = if let Some(mix) = &spec.mix {
             vec![build_mix(mix, &placeholders)?]
-        } else if let Some(CustomCommand { name, argv, stdin_arg }) = &spec.custom {
+        } else if let Some(CustomCommand {
+            name,
+            argv,
+            stdin_arg,
+        }) = &spec.custom
+        {
             if argv.is_empty() && stdin_arg.is_none() {
                 return Err(WorkloadError::EmptyCommand);
             }
@@ -336,15 +389,28 @@ impl Workload {
                 .iter()
                 .map(|arg| placeholders.tokens(arg))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|why| WorkloadError::Invalid { flag: "COMMAND", why })?;
+                .map_err(|why| WorkloadError::Invalid {
+                    flag: "COMMAND",
+                    why,
+                })?;
             tokens.extend(stdin_arg.iter().map(|arg| vec![Token::Lit(arg.clone())]));
             vec![Test::single(name.clone(), Template::build(&tokens))]
         } else {
             let selected = select_tests(spec.tests.as_deref())?;
-            let data = spec.sizes.is_fixed().then(|| value_bytes(spec.sizes.max(), seed));
-            selected.iter().map(|t| t.build(data.as_deref(), randomize)).collect()
+            let data = spec
+                .sizes
+                .is_fixed()
+                .then(|| value_bytes(spec.sizes.max(), seed));
+            selected
+                .iter()
+                .map(|t| t.build(data.as_deref(), randomize))
+                .collect()
         };
-        let setup = spec.scripts.iter().map(|s| vec![b"SCRIPT".to_vec(), b"LOAD".to_vec(), s.as_bytes().to_vec()]).collect();
+        let setup = spec
+            .scripts
+            .iter()
+            .map(|s| vec![b"SCRIPT".to_vec(), b"LOAD".to_vec(), s.as_bytes().to_vec()])
+            .collect();
         Ok(Workload {
             tests,
             keyspace: spec.keyspace,
@@ -366,7 +432,10 @@ fn build_mix(mix: &Mix, placeholders: &Placeholders) -> Result<Test, WorkloadErr
     let mut weights = Vec::new();
     for (words, weight) in mix.commands() {
         if words.is_empty() {
-            return Err(WorkloadError::Invalid { flag, why: "a command is empty".into() });
+            return Err(WorkloadError::Invalid {
+                flag,
+                why: "a command is empty".into(),
+            });
         }
         if weight == 0 {
             continue;
@@ -391,7 +460,10 @@ fn build_mix(mix: &Mix, placeholders: &Placeholders) -> Result<Test, WorkloadErr
 
 /// A seed from the wall clock, for runs without `--seed` (printed so a run can be repeated).
 pub fn fresh_seed() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0x5eed)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x5eed)
 }
 
 /// The value written by SET/LPUSH/...: `size` printable bytes from a seeded generator.
@@ -399,7 +471,9 @@ pub fn value_bytes(size: usize, seed: u64) -> Vec<u8> {
     use rand::{Rng, SeedableRng};
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed ^ 0xda7a);
-    (0..size).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())]).collect()
+    (0..size)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())])
+        .collect()
 }
 
 /// Goodness-of-fit helpers for the distribution tests of this module's files.
@@ -438,7 +512,10 @@ pub(crate) mod stats {
     pub fn assert_fits(observed: &[u64], probabilities: &[f64], what: &str) {
         let (stat, df) = chi_square(observed, probabilities);
         let critical = critical_0_001(df);
-        assert!(stat < critical, "{what}: chi-square {stat:.1} with {df} degrees of freedom exceeds {critical:.1}");
+        assert!(
+            stat < critical,
+            "{what}: chi-square {stat:.1} with {df} degrees of freedom exceeds {critical:.1}"
+        );
     }
 }
 
@@ -456,7 +533,9 @@ mod tests {
     fn workload(argv: &[&str]) -> Workload {
         let mut full = vec!["tailrate", "--seed", "1"];
         full.extend_from_slice(argv);
-        RunConfig::from_args(&Args::try_parse_from(full).unwrap().run, None).unwrap().workload
+        RunConfig::from_args(&Args::try_parse_from(full).unwrap().run, None)
+            .unwrap()
+            .workload
     }
 
     /// Writes `n` requests of `test` and returns each as its arguments.
@@ -471,8 +550,16 @@ mod tests {
                 test.write(command, &mut buf, &mut sampler);
                 let (reply, used) = parse(&buf, &limits).unwrap().unwrap();
                 assert_eq!(used, buf.len(), "one whole RESP frame per request");
-                let Reply::Array(items) = reply else { panic!("not an array") };
-                (command, items.iter().map(|i| i.as_bytes().unwrap().to_vec()).collect())
+                let Reply::Array(items) = reply else {
+                    panic!("not an array")
+                };
+                (
+                    command,
+                    items
+                        .iter()
+                        .map(|i| i.as_bytes().unwrap().to_vec())
+                        .collect(),
+                )
             })
             .collect()
     }
@@ -487,25 +574,47 @@ mod tests {
             (&["-t", "set"][..], true),
             (&["-t", "set", "--data-size-range", "1-100"][..], false),
             (&["-t", "set", "-d", "100000"][..], true),
-            (&["--command", "GET a", "--command", "GET b", "--command-weights", "1,1"][..], false),
+            (
+                &[
+                    "--command",
+                    "GET a",
+                    "--command",
+                    "GET b",
+                    "--command-weights",
+                    "1,1",
+                ][..],
+                false,
+            ),
         ] {
             let w = workload(argv);
             let test = &w.tests[0];
             if let Some(r) = &test.repeated {
-                assert!(r.bytes.len() <= Repeated::MOST_BYTES.max(r.one), "{argv:?}: {} bytes of copies", r.bytes.len());
+                assert!(
+                    r.bytes.len() <= Repeated::MOST_BYTES.max(r.one),
+                    "{argv:?}: {} bytes of copies",
+                    r.bytes.len()
+                );
             }
             for n in [0, 1, 16, 64, 65, 200] {
                 let mut batch = BytesMut::from(&b"before"[..]);
                 assert_eq!(test.write_fixed(n, &mut batch), fixed, "{argv:?}");
                 let prepared = test.fixed_batch(n);
                 let copies = test.repeated.as_ref().map_or(0, Repeated::copies);
-                assert_eq!(prepared.is_some(), fixed && n <= copies, "{argv:?}, {n} requests");
+                assert_eq!(
+                    prepared.is_some(),
+                    fixed && n <= copies,
+                    "{argv:?}, {n} requests"
+                );
                 if !fixed {
                     assert_eq!(&batch[..], b"before", "{argv:?}: nothing written");
                     continue;
                 }
                 if let Some(prepared) = prepared {
-                    assert_eq!(prepared, &batch[b"before".len()..], "{argv:?}, {n} requests");
+                    assert_eq!(
+                        prepared,
+                        &batch[b"before".len()..],
+                        "{argv:?}, {n} requests"
+                    );
                 }
                 let mut sampler = Sampler::new(&w, 7);
                 let mut each = BytesMut::from(&b"before"[..]);
@@ -520,16 +629,33 @@ mod tests {
 
     #[test]
     fn weighted_picks_follow_their_weights() {
-        let w = workload(&["--command", "GET a", "--command", "GET b", "--command", "SET c d", "--command-weights", "1,10,3"]);
+        let w = workload(&[
+            "--command",
+            "GET a",
+            "--command",
+            "GET b",
+            "--command",
+            "SET c d",
+            "--command-weights",
+            "1,10,3",
+        ]);
         let test = &w.tests[0];
         let names: Vec<&str> = test.commands.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["get", "get_2", "set"], "repeated names are told apart");
+        assert_eq!(
+            names,
+            ["get", "get_2", "set"],
+            "repeated names are told apart"
+        );
         let mut sampler = Sampler::new(&w, 9);
         let mut counts = [0u64; 3];
         for _ in 0..140_000 {
             counts[test.pick(&mut sampler)] += 1;
         }
-        assert_fits(&counts, &[1.0 / 14.0, 10.0 / 14.0, 3.0 / 14.0], "weighted pick");
+        assert_fits(
+            &counts,
+            &[1.0 / 14.0, 10.0 / 14.0, 3.0 / 14.0],
+            "weighted pick",
+        );
         assert_eq!(test.shares(), [1.0 / 14.0, 10.0 / 14.0, 3.0 / 14.0]);
     }
 
@@ -542,26 +668,49 @@ mod tests {
         for (command, args) in &reqs {
             let name = &w.tests[0].commands[*command].name;
             match name.as_str() {
-                "set" => assert_eq!((args.len(), args[0].as_slice(), args[2].len()), (3, &b"SET"[..], 3)),
+                "set" => assert_eq!(
+                    (args.len(), args[0].as_slice(), args[2].len()),
+                    (3, &b"SET"[..], 3)
+                ),
                 "get" => assert_eq!((args.len(), args[0].as_slice()), (2, &b"GET"[..])),
                 other => panic!("unexpected command {other}"),
             }
-            assert!(args[1].starts_with(b"key:") && args[1].len() == 6, "{:?}", String::from_utf8_lossy(&args[1]));
+            assert!(
+                args[1].starts_with(b"key:") && args[1].len() == 6,
+                "{:?}",
+                String::from_utf8_lossy(&args[1])
+            );
         }
         let sets = reqs.iter().filter(|(c, _)| *c == 0).count();
-        assert!((120..250).contains(&sets), "{sets} SETs in 2000 requests at 1:10");
+        assert!(
+            (120..250).contains(&sets),
+            "{sets} SETs in 2000 requests at 1:10"
+        );
     }
 
     #[test]
     fn read_ratio_one_sends_only_gets() {
         let w = workload(&["--read-ratio", "1"]);
-        let names: Vec<&str> = w.tests[0].commands.iter().map(|c| c.name.as_str()).collect();
+        let names: Vec<&str> = w.tests[0]
+            .commands
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
         assert_eq!(names, ["get"]);
     }
 
     #[test]
     fn keys_have_the_key_size_and_values_only_the_listed_sizes() {
-        let w = workload(&["--ratio", "1:1", "--keyspace", "1000", "--key-size", "32", "--data-size-list", "1:1,1000:1,70000:1"]);
+        let w = workload(&[
+            "--ratio",
+            "1:1",
+            "--keyspace",
+            "1000",
+            "--key-size",
+            "32",
+            "--data-size-list",
+            "1:1,1000:1,70000:1",
+        ]);
         let mut sizes = std::collections::BTreeSet::new();
         for (_, args) in requests(&w, 3000, 4) {
             assert_eq!(args[1].len(), 32);
@@ -577,49 +726,98 @@ mod tests {
     fn the_default_tests_draw_their_keys_from_the_key_pattern() {
         let w = workload(&["-t", "get", "--keyspace", "1000", "--key-pattern", "zipf"]);
         let reqs = requests(&w, 20_000, 5);
-        let hottest = reqs.iter().filter(|(_, a)| a[1] == b"key:000000000000").count();
+        let hottest = reqs
+            .iter()
+            .filter(|(_, a)| a[1] == b"key:000000000000")
+            .count();
         // Zipf s=1 over 1000 keys: the hottest key has 1/H(1000) = 13.4% of requests.
-        assert!((2400..3000).contains(&hottest), "{hottest} of 20000 on key 0");
+        assert!(
+            (2400..3000).contains(&hottest),
+            "{hottest} of 20000 on key 0"
+        );
     }
 
     #[test]
     fn the_default_tests_vary_value_sizes_with_a_size_range() {
         let w = workload(&["-t", "set", "--data-size-range", "1-5", "-r", "10"]);
-        let sizes: std::collections::BTreeSet<usize> = requests(&w, 500, 6).iter().map(|(_, a)| a[2].len()).collect();
+        let sizes: std::collections::BTreeSet<usize> = requests(&w, 500, 6)
+            .iter()
+            .map(|(_, a)| a[2].len())
+            .collect();
         assert_eq!(sizes.into_iter().collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
     }
 
     #[test]
     fn custom_commands_take_placeholders_and_eval_scripts() {
-        let w = workload(&["--keyspace", "10", "--command", r#"EVAL "return redis.call('GET', KEYS[1])" 1 __key__"#]);
+        let w = workload(&[
+            "--keyspace",
+            "10",
+            "--command",
+            r#"EVAL "return redis.call('GET', KEYS[1])" 1 __key__"#,
+        ]);
         let (_, args) = &requests(&w, 1, 7)[0];
         assert_eq!(args[1], b"return redis.call('GET', KEYS[1])");
         assert_eq!(w.tests[0].commands[0].name, "eval");
-        let w = workload(&["--script-load", "return 1", "--command", "EVALSHA __sha_1__ 0"]);
-        assert_eq!(requests(&w, 1, 7)[0].1[1], b"e0e1f9fabfc9d4800c877a703b823ac0578ff8db");
-        assert_eq!(w.setup, [vec![b"SCRIPT".to_vec(), b"LOAD".to_vec(), b"return 1".to_vec()]]);
+        let w = workload(&[
+            "--script-load",
+            "return 1",
+            "--command",
+            "EVALSHA __sha_1__ 0",
+        ]);
+        assert_eq!(
+            requests(&w, 1, 7)[0].1[1],
+            b"e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
+        );
+        assert_eq!(
+            w.setup,
+            [vec![
+                b"SCRIPT".to_vec(),
+                b"LOAD".to_vec(),
+                b"return 1".to_vec()
+            ]]
+        );
     }
 
     #[test]
     fn the_stdin_argument_is_sent_as_read() {
-        let args = Args::try_parse_from(["tailrate", "-x", "-r", "10", "SET", "k:__rand_int__"]).unwrap();
-        let w = RunConfig::from_args(&args.run, Some(b"__nosuch__ and __rand_int__".to_vec())).unwrap().workload;
+        let args =
+            Args::try_parse_from(["tailrate", "-x", "-r", "10", "SET", "k:__rand_int__"]).unwrap();
+        let w = RunConfig::from_args(&args.run, Some(b"__nosuch__ and __rand_int__".to_vec()))
+            .unwrap()
+            .workload;
         let (_, argv) = &requests(&w, 1, 1)[0];
         assert_eq!(argv[1].len(), 14, "typed arguments take placeholders");
-        assert_eq!(argv[2], b"__nosuch__ and __rand_int__", "the stdin argument is data");
+        assert_eq!(
+            argv[2], b"__nosuch__ and __rand_int__",
+            "the stdin argument is data"
+        );
     }
 
     #[test]
     fn sequential_keys_are_shared_by_a_tests_threads() {
-        let w = workload(&["--command", "GET __key__", "--keyspace", "50", "--key-pattern", "sequential"]);
+        let w = workload(&[
+            "--command",
+            "GET __key__",
+            "--keyspace",
+            "50",
+            "--key-pattern",
+            "sequential",
+        ]);
         let test = w.tests[0].clone();
         let (mut a, mut b) = (Sampler::new(&w, 1), Sampler::new(&w, 2));
         let mut seen = std::collections::BTreeSet::new();
         for i in 0..50 {
-            let (sampler, t) = if i % 3 == 0 { (&mut a, &test) } else { (&mut b, &w.tests[0]) };
+            let (sampler, t) = if i % 3 == 0 {
+                (&mut a, &test)
+            } else {
+                (&mut b, &w.tests[0])
+            };
             let mut buf = BytesMut::new();
             t.write(0, &mut buf, sampler);
-            assert!(seen.insert(buf.to_vec()), "a key sent twice within one pass");
+            assert!(
+                seen.insert(buf.to_vec()),
+                "a key sent twice within one pass"
+            );
         }
     }
 
@@ -629,6 +827,10 @@ mod tests {
         let mut sampler = Sampler::new(&w, 1);
         let before = sampler.clone();
         assert_eq!(w.tests[0].pick(&mut sampler), 0);
-        assert_eq!(format!("{:?}", sampler.rng), format!("{:?}", before.rng), "no random draw for a one-command test");
+        assert_eq!(
+            format!("{:?}", sampler.rng),
+            format!("{:?}", before.rng),
+            "no random draw for a one-command test"
+        );
     }
 }

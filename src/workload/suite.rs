@@ -68,25 +68,106 @@ const MSET_ARGV: &[&str] = &[
     "$DATA",
 ];
 
-const LRANGE: &[&str] = &["lrange", "lrange_100", "lrange_300", "lrange_500", "lrange_600"];
+const LRANGE: &[&str] = &[
+    "lrange",
+    "lrange_100",
+    "lrange_300",
+    "lrange_500",
+    "lrange_600",
+];
 
 /// redis-benchmark 7's default tests, in its order.
 pub const DEFAULT_TESTS: &[TestSpec] = &[
-    TestSpec { name: "PING_INLINE", selectors: &["ping", "ping_inline"], argv: &["PING"], inline: true },
-    TestSpec { name: "PING_MBULK", selectors: &["ping", "ping_mbulk"], argv: &["PING"], inline: false },
-    TestSpec { name: "SET", selectors: &["set"], argv: &["SET", "key:__rand_int__", "$DATA"], inline: false },
-    TestSpec { name: "GET", selectors: &["get"], argv: &["GET", "key:__rand_int__"], inline: false },
-    TestSpec { name: "INCR", selectors: &["incr"], argv: &["INCR", "counter:__rand_int__"], inline: false },
-    TestSpec { name: "LPUSH", selectors: &["lpush"], argv: &["LPUSH", "mylist", "$DATA"], inline: false },
-    TestSpec { name: "RPUSH", selectors: &["rpush"], argv: &["RPUSH", "mylist", "$DATA"], inline: false },
-    TestSpec { name: "LPOP", selectors: &["lpop"], argv: &["LPOP", "mylist"], inline: false },
-    TestSpec { name: "RPOP", selectors: &["rpop"], argv: &["RPOP", "mylist"], inline: false },
-    TestSpec { name: "SADD", selectors: &["sadd"], argv: &["SADD", "myset", "element:__rand_int__"], inline: false },
-    TestSpec { name: "HSET", selectors: &["hset"], argv: &["HSET", "myhash", "element:__rand_int__", "$DATA"], inline: false },
-    TestSpec { name: "SPOP", selectors: &["spop"], argv: &["SPOP", "myset"], inline: false },
-    TestSpec { name: "ZADD", selectors: &["zadd"], argv: &["ZADD", "myzset", "$SCORE", "element:__rand_int__"], inline: false },
-    TestSpec { name: "ZPOPMIN", selectors: &["zpopmin"], argv: &["ZPOPMIN", "myzset"], inline: false },
-    TestSpec { name: "LPUSH (needed to benchmark LRANGE)", selectors: LRANGE, argv: &["LPUSH", "mylist", "$DATA"], inline: false },
+    TestSpec {
+        name: "PING_INLINE",
+        selectors: &["ping", "ping_inline"],
+        argv: &["PING"],
+        inline: true,
+    },
+    TestSpec {
+        name: "PING_MBULK",
+        selectors: &["ping", "ping_mbulk"],
+        argv: &["PING"],
+        inline: false,
+    },
+    TestSpec {
+        name: "SET",
+        selectors: &["set"],
+        argv: &["SET", "key:__rand_int__", "$DATA"],
+        inline: false,
+    },
+    TestSpec {
+        name: "GET",
+        selectors: &["get"],
+        argv: &["GET", "key:__rand_int__"],
+        inline: false,
+    },
+    TestSpec {
+        name: "INCR",
+        selectors: &["incr"],
+        argv: &["INCR", "counter:__rand_int__"],
+        inline: false,
+    },
+    TestSpec {
+        name: "LPUSH",
+        selectors: &["lpush"],
+        argv: &["LPUSH", "mylist", "$DATA"],
+        inline: false,
+    },
+    TestSpec {
+        name: "RPUSH",
+        selectors: &["rpush"],
+        argv: &["RPUSH", "mylist", "$DATA"],
+        inline: false,
+    },
+    TestSpec {
+        name: "LPOP",
+        selectors: &["lpop"],
+        argv: &["LPOP", "mylist"],
+        inline: false,
+    },
+    TestSpec {
+        name: "RPOP",
+        selectors: &["rpop"],
+        argv: &["RPOP", "mylist"],
+        inline: false,
+    },
+    TestSpec {
+        name: "SADD",
+        selectors: &["sadd"],
+        argv: &["SADD", "myset", "element:__rand_int__"],
+        inline: false,
+    },
+    TestSpec {
+        name: "HSET",
+        selectors: &["hset"],
+        argv: &["HSET", "myhash", "element:__rand_int__", "$DATA"],
+        inline: false,
+    },
+    TestSpec {
+        name: "SPOP",
+        selectors: &["spop"],
+        argv: &["SPOP", "myset"],
+        inline: false,
+    },
+    TestSpec {
+        name: "ZADD",
+        selectors: &["zadd"],
+        argv: &["ZADD", "myzset", "$SCORE", "element:__rand_int__"],
+        inline: false,
+    },
+    TestSpec {
+        name: "ZPOPMIN",
+        selectors: &["zpopmin"],
+        argv: &["ZPOPMIN", "myzset"],
+        inline: false,
+    },
+    TestSpec {
+        name: "LPUSH (needed to benchmark LRANGE)",
+        selectors: LRANGE,
+        argv: &["LPUSH", "mylist", "$DATA"],
+        inline: false,
+    },
     TestSpec {
         name: "LRANGE_100 (first 100 elements)",
         selectors: &["lrange", "lrange_100"],
@@ -111,8 +192,18 @@ pub const DEFAULT_TESTS: &[TestSpec] = &[
         argv: &["LRANGE", "mylist", "0", "599"],
         inline: false,
     },
-    TestSpec { name: "MSET (10 keys)", selectors: &["mset"], argv: MSET_ARGV, inline: false },
-    TestSpec { name: "XADD", selectors: &["xadd"], argv: &["XADD", "mystream", "*", "myfield", "$DATA"], inline: false },
+    TestSpec {
+        name: "MSET (10 keys)",
+        selectors: &["mset"],
+        argv: MSET_ARGV,
+        inline: false,
+    },
+    TestSpec {
+        name: "XADD",
+        selectors: &["xadd"],
+        argv: &["XADD", "mystream", "*", "myfield", "$DATA"],
+        inline: false,
+    },
 ];
 
 /// The tests `-t` selects (all of them without `-t`), in suite order.
@@ -120,9 +211,20 @@ pub fn select_tests(selection: Option<&str>) -> Result<Vec<TestSpec>, WorkloadEr
     let Some(selection) = selection else {
         return Ok(DEFAULT_TESTS.to_vec());
     };
-    let wanted: Vec<String> = selection.split(',').map(|s| s.trim().to_ascii_lowercase()).filter(|s| !s.is_empty()).collect();
-    let picked: Vec<TestSpec> =
-        DEFAULT_TESTS.iter().filter(|spec| spec.selectors.iter().any(|sel| wanted.iter().any(|w| w == sel))).copied().collect();
+    let wanted: Vec<String> = selection
+        .split(',')
+        .map(|s| s.trim().to_ascii_lowercase())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let picked: Vec<TestSpec> = DEFAULT_TESTS
+        .iter()
+        .filter(|spec| {
+            spec.selectors
+                .iter()
+                .any(|sel| wanted.iter().any(|w| w == sel))
+        })
+        .copied()
+        .collect();
     if picked.is_empty() {
         return Err(WorkloadError::NoTests(selection.to_string()));
     }
@@ -135,7 +237,11 @@ mod tests {
     use super::*;
 
     fn names(selection: &str) -> Vec<&'static str> {
-        select_tests(Some(selection)).unwrap().iter().map(|s| s.name).collect()
+        select_tests(Some(selection))
+            .unwrap()
+            .iter()
+            .map(|s| s.name)
+            .collect()
     }
 
     #[test]
@@ -145,7 +251,13 @@ mod tests {
 
     #[test]
     fn lrange_brings_the_lpush_that_fills_its_list() {
-        assert_eq!(names("lrange_300"), ["LPUSH (needed to benchmark LRANGE)", "LRANGE_300 (first 300 elements)"]);
+        assert_eq!(
+            names("lrange_300"),
+            [
+                "LPUSH (needed to benchmark LRANGE)",
+                "LRANGE_300 (first 300 elements)"
+            ]
+        );
     }
 
     #[test]

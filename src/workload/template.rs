@@ -51,7 +51,10 @@ impl Placeholders {
                 let token = match word {
                     b"rand_int" if self.randomize => vec![Token::Digits(RAND_INT_WIDTH)],
                     b"rand_int" => vec![Token::Lit(RAND_INT.to_vec())],
-                    b"key" => vec![Token::Lit(self.key.prefix.clone()), Token::Digits(self.key.width)],
+                    b"key" => vec![
+                        Token::Lit(self.key.prefix.clone()),
+                        Token::Digits(self.key.width),
+                    ],
                     b"data" => vec![Token::Data],
                     _ => vec![Token::Lit(self.sha(word)?.into_bytes())],
                 };
@@ -77,18 +80,28 @@ impl Placeholders {
             _ => false,
         });
         if out.iter().filter(|t| **t == Token::Data).count() > 1 {
-            return Err(format!("'{}' has more than one __data__; give each value its own argument", String::from_utf8_lossy(arg)));
+            return Err(format!(
+                "'{}' has more than one __data__; give each value its own argument",
+                String::from_utf8_lossy(arg)
+            ));
         }
         Ok(out)
     }
 
     fn sha(&self, word: &[u8]) -> Result<String, String> {
         let name = String::from_utf8_lossy(word);
-        let n = name.strip_prefix("sha_").and_then(|n| n.parse::<usize>().ok());
+        let n = name
+            .strip_prefix("sha_")
+            .and_then(|n| n.parse::<usize>().ok());
         match n {
             Some(n) if n >= 1 && n <= self.shas.len() => Ok(self.shas[n - 1].clone()),
-            Some(n) => Err(format!("__{name}__ needs at least {n} --script-load (got {})", self.shas.len())),
-            None => Err(format!("unknown placeholder __{name}__ (known: __key__, __data__, __rand_int__, __sha_N__)")),
+            Some(n) => Err(format!(
+                "__{name}__ needs at least {n} --script-load (got {})",
+                self.shas.len()
+            )),
+            None => Err(format!(
+                "unknown placeholder __{name}__ (known: __key__, __data__, __rand_int__, __sha_N__)"
+            )),
         }
     }
 }
@@ -171,7 +184,10 @@ impl Template {
     /// Encodes `argv` as a RESP array; with `randomize`, each `__rand_int__` becomes a
     /// 12-digit field (other text is sent as typed, as redis-benchmark does).
     pub fn command(argv: &[&[u8]], randomize: bool) -> Self {
-        let tokens: Vec<Vec<Token>> = argv.iter().map(|arg| rand_int_tokens(arg, randomize)).collect();
+        let tokens: Vec<Vec<Token>> = argv
+            .iter()
+            .map(|arg| rand_int_tokens(arg, randomize))
+            .collect();
         Template::build(&tokens)
     }
 
@@ -227,21 +243,49 @@ impl Template {
         let name = argv
             .first()
             .map(|arg| {
-                let text: Vec<u8> = arg.iter().flat_map(|t| if let Token::Lit(l) = t { l.clone() } else { Vec::new() }).collect();
+                let text: Vec<u8> = arg
+                    .iter()
+                    .flat_map(|t| {
+                        if let Token::Lit(l) = t {
+                            l.clone()
+                        } else {
+                            Vec::new()
+                        }
+                    })
+                    .collect();
                 String::from_utf8_lossy(&text).to_ascii_lowercase()
             })
             .unwrap_or_default();
-        Template { name, bytes: b.bytes, pieces: b.pieces, fields: b.fields, route: route.or(fallback_route) }
+        Template {
+            name,
+            bytes: b.bytes,
+            pieces: b.pieces,
+            fields: b.fields,
+            route: route.or(fallback_route),
+        }
     }
 
     /// An inline command (`PING\r\n`), as redis-benchmark's PING_INLINE sends.
     pub fn inline(line: &[u8]) -> Self {
         let mut buf = BytesMut::new();
         encode_inline(&mut buf, line);
-        let name = line.split(|&b| b == b' ').next().map(|n| String::from_utf8_lossy(n).to_ascii_lowercase()).unwrap_or_default();
+        let name = line
+            .split(|&b| b == b' ')
+            .next()
+            .map(|n| String::from_utf8_lossy(n).to_ascii_lowercase())
+            .unwrap_or_default();
         let bytes = buf.to_vec();
-        let pieces = vec![Piece::Static { start: 0, end: bytes.len() }];
-        Template { name, bytes, pieces, fields: Vec::new(), route: None }
+        let pieces = vec![Piece::Static {
+            start: 0,
+            end: bytes.len(),
+        }];
+        Template {
+            name,
+            bytes,
+            pieces,
+            fields: Vec::new(),
+            route: None,
+        }
     }
 
     /// Appends one request to `buf`, drawing key indices and values from `fill` in order.
@@ -262,7 +306,9 @@ impl Template {
     #[inline]
     pub fn fixed_bytes(&self) -> Option<&[u8]> {
         match self.pieces[..] {
-            [Piece::Static { start, end }] if self.fields.is_empty() => Some(&self.bytes[start..end]),
+            [Piece::Static { start, end }] if self.fields.is_empty() => {
+                Some(&self.bytes[start..end])
+            }
             _ => None,
         }
     }
@@ -312,7 +358,11 @@ impl Template {
             &mut heap
         };
         key.copy_from_slice(&self.bytes[start..end]);
-        for &(at, width) in self.fields.iter().filter(|&&(at, _)| at >= start && at < end) {
+        for &(at, width) in self
+            .fields
+            .iter()
+            .filter(|&&(at, _)| at >= start && at < end)
+        {
             write_padded(&mut key[at - start..at - start + width], index);
         }
         Some(crate::net::cluster::key_slot(key))
@@ -347,7 +397,10 @@ impl Builder {
     /// Ends the current static run (if any bytes) as a piece.
     fn cut(&mut self) {
         if self.bytes.len() > self.open {
-            self.pieces.push(Piece::Static { start: self.open, end: self.bytes.len() });
+            self.pieces.push(Piece::Static {
+                start: self.open,
+                end: self.bytes.len(),
+            });
             self.open = self.bytes.len();
         }
     }
@@ -394,7 +447,11 @@ mod tests {
 
     impl Script {
         fn indices(indices: &[u64]) -> Self {
-            Script { indices: indices.iter().rev().copied().collect(), sizes: Vec::new(), value: Vec::new() }
+            Script {
+                indices: indices.iter().rev().copied().collect(),
+                sizes: Vec::new(),
+                value: Vec::new(),
+            }
         }
     }
 
@@ -412,12 +469,22 @@ mod tests {
     }
 
     fn placeholders(randomize: bool) -> Placeholders {
-        Placeholders { randomize, key: KeyFormat { prefix: b"key:".to_vec(), width: 4 }, shas: vec!["ab".repeat(20)] }
+        Placeholders {
+            randomize,
+            key: KeyFormat {
+                prefix: b"key:".to_vec(),
+                width: 4,
+            },
+            shas: vec!["ab".repeat(20)],
+        }
     }
 
     fn typed(words: &[&str]) -> Template {
         let p = placeholders(true);
-        let tokens: Vec<Vec<Token>> = words.iter().map(|w| p.tokens(w.as_bytes()).unwrap()).collect();
+        let tokens: Vec<Vec<Token>> = words
+            .iter()
+            .map(|w| p.tokens(w.as_bytes()).unwrap())
+            .collect();
         Template::build(&tokens)
     }
 
@@ -426,7 +493,10 @@ mod tests {
         let t = Template::command(&[b"SET", b"key:__rand_int__", b"v__rand_int__x"], true);
         let mut buf = BytesMut::new();
         t.write(&mut buf, &mut Script::indices(&[42, 999_999]));
-        assert_eq!(&buf[..], b"*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000042\r\n$14\r\nv000000999999x\r\n");
+        assert_eq!(
+            &buf[..],
+            b"*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000042\r\n$14\r\nv000000999999x\r\n"
+        );
         assert_eq!(t.name, "set");
     }
 
@@ -444,7 +514,10 @@ mod tests {
         let t = Template::command(&[b"SET", b"000000000000", b"__rand_int__"], true);
         let mut buf = BytesMut::new();
         t.write(&mut buf, &mut Script::indices(&[7]));
-        assert_eq!(&buf[..], b"*3\r\n$3\r\nSET\r\n$12\r\n000000000000\r\n$12\r\n000000000007\r\n");
+        assert_eq!(
+            &buf[..],
+            b"*3\r\n$3\r\nSET\r\n$12\r\n000000000000\r\n$12\r\n000000000007\r\n"
+        );
     }
 
     #[test]
@@ -457,9 +530,15 @@ mod tests {
         let refs: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
         let t = Template::command(&refs, true);
         let mut buf = BytesMut::new();
-        t.write(&mut buf, &mut Script::indices(&(1..=10).collect::<Vec<_>>()));
+        t.write(
+            &mut buf,
+            &mut Script::indices(&(1..=10).collect::<Vec<_>>()),
+        );
         let text = String::from_utf8(buf.to_vec()).unwrap();
-        assert!(text.starts_with("*21\r\n$4\r\nMSET\r\n$16\r\nkey:000000000001\r\n$3\r\nxxx\r\n"), "{text}");
+        assert!(
+            text.starts_with("*21\r\n$4\r\nMSET\r\n$16\r\nkey:000000000001\r\n$3\r\nxxx\r\n"),
+            "{text}"
+        );
         assert!(text.contains("key:000000000010"), "{text}");
     }
 
@@ -476,9 +555,16 @@ mod tests {
     fn key_and_data_placeholders_make_a_prefixed_key_and_a_sized_value() {
         let t = typed(&["SET", "__key__", "__data__"]);
         let mut buf = BytesMut::new();
-        let mut fill = Script { indices: vec![7], sizes: vec![5], value: Vec::new() };
+        let mut fill = Script {
+            indices: vec![7],
+            sizes: vec![5],
+            value: Vec::new(),
+        };
         t.write(&mut buf, &mut fill);
-        assert_eq!(&buf[..], b"*3\r\n$3\r\nSET\r\n$8\r\nkey:0007\r\n$5\r\nxxxxx\r\n");
+        assert_eq!(
+            &buf[..],
+            b"*3\r\n$3\r\nSET\r\n$8\r\nkey:0007\r\n$5\r\nxxxxx\r\n"
+        );
         assert!(t.has_value() && t.has_field_of_width(4));
     }
 
@@ -488,11 +574,21 @@ mod tests {
         let limits = Limits::default();
         for size in (0..300).chain([1000, 4095, 65_536, 100_000]) {
             let mut buf = BytesMut::new();
-            let mut fill = Script { indices: vec![3], sizes: vec![size + 1, size], value: Vec::new() };
+            let mut fill = Script {
+                indices: vec![3],
+                sizes: vec![size + 1, size],
+                value: Vec::new(),
+            };
             t.write(&mut buf, &mut fill);
             let (reply, used) = parse(&buf, &limits).unwrap().unwrap();
-            assert_eq!(used, buf.len(), "size {size}: the request is exactly one frame");
-            let Reply::Array(items) = reply else { panic!("not an array") };
+            assert_eq!(
+                used,
+                buf.len(),
+                "size {size}: the request is exactly one frame"
+            );
+            let Reply::Array(items) = reply else {
+                panic!("not an array")
+            };
             let args: Vec<&[u8]> = items.iter().map(|i| i.as_bytes().unwrap()).collect();
             assert_eq!(args[1], b"h:key:0003");
             assert_eq!(args[3].len(), size + 7);
@@ -509,16 +605,34 @@ mod tests {
         assert_eq!(p.tokens(b"a__b").unwrap(), [Token::Lit(b"a__b".to_vec())]);
         assert_eq!(p.tokens(b"____").unwrap(), [Token::Lit(b"____".to_vec())]);
         assert_eq!(p.tokens(b"").unwrap(), [Token::Lit(Vec::new())]);
-        assert_eq!(p.tokens(b"___key__").unwrap(), [Token::Lit(b"_key:".to_vec()), Token::Digits(4)]);
-        assert!(p.tokens(b"__data____data__").unwrap_err().contains("more than one"));
+        assert_eq!(
+            p.tokens(b"___key__").unwrap(),
+            [Token::Lit(b"_key:".to_vec()), Token::Digits(4)]
+        );
+        assert!(
+            p.tokens(b"__data____data__")
+                .unwrap_err()
+                .contains("more than one")
+        );
     }
 
     #[test]
     fn script_placeholders_become_the_sha_of_that_script() {
         let p = placeholders(true);
-        assert_eq!(p.tokens(b"__sha_1__").unwrap(), [Token::Lit("ab".repeat(20).into_bytes())]);
-        assert!(p.tokens(b"__sha_2__").unwrap_err().contains("--script-load"));
-        assert!(p.tokens(b"__sha_0__").unwrap_err().contains("--script-load"));
+        assert_eq!(
+            p.tokens(b"__sha_1__").unwrap(),
+            [Token::Lit("ab".repeat(20).into_bytes())]
+        );
+        assert!(
+            p.tokens(b"__sha_2__")
+                .unwrap_err()
+                .contains("--script-load")
+        );
+        assert!(
+            p.tokens(b"__sha_0__")
+                .unwrap_err()
+                .contains("--script-load")
+        );
     }
 
     #[test]
@@ -526,12 +640,19 @@ mod tests {
         use crate::net::cluster::key_slot;
         let set = Template::command(&[b"SET", b"key:__rand_int__", b"v"], true);
         assert_eq!(set.slot(5), Some(key_slot(b"key:000000000005")));
-        assert_ne!(set.slot(5), set.slot(6), "these two keys hash to different slots");
+        assert_ne!(
+            set.slot(5),
+            set.slot(6),
+            "these two keys hash to different slots"
+        );
         // The key is the first argument with a key field, wherever it stands.
         let eval = Template::command(&[b"EVAL", b"return 1", b"1", b"{tag}:__rand_int__"], true);
         assert_eq!(eval.slot(1), Some(key_slot(b"tag")));
         // A fixed key routes by itself; a command without arguments has no key.
-        assert_eq!(Template::command(&[b"LPUSH", b"mylist", b"x"], true).slot(9), Some(key_slot(b"mylist")));
+        assert_eq!(
+            Template::command(&[b"LPUSH", b"mylist", b"x"], true).slot(9),
+            Some(key_slot(b"mylist"))
+        );
         assert_eq!(Template::command(&[b"PING"], true).slot(1), None);
         assert_eq!(Template::inline(b"PING").slot(1), None);
     }

@@ -36,11 +36,15 @@ pub enum ValueSizes {
 impl ValueSizes {
     /// Parses `--data-size-range MIN-MAX` (inclusive; `k` = 1000).
     pub fn parse_range(text: &str) -> Result<Self, String> {
-        let (lo, hi) = text.split_once('-').ok_or_else(|| format!("'{text}' is not MIN-MAX, e.g. 32-1024"))?;
+        let (lo, hi) = text
+            .split_once('-')
+            .ok_or_else(|| format!("'{text}' is not MIN-MAX, e.g. 32-1024"))?;
         let min = parse_size(lo)?;
         let max = parse_size(hi)?;
         if min > max {
-            return Err(format!("'{text}' is reversed: the smallest size comes first ({max}-{min})"));
+            return Err(format!(
+                "'{text}' is reversed: the smallest size comes first ({max}-{min})"
+            ));
         }
         Ok(ValueSizes::Range { min, max })
     }
@@ -52,7 +56,9 @@ impl ValueSizes {
         let mut total = 0u64;
         for item in text.split(',').map(str::trim) {
             if item.is_empty() {
-                return Err(format!("'{text}' has an empty entry; write SIZE:WEIGHT,..., e.g. 32:7,1024:2,65536:1"));
+                return Err(format!(
+                    "'{text}' has an empty entry; write SIZE:WEIGHT,..., e.g. 32:7,1024:2,65536:1"
+                ));
             }
             let (size, weight) = match item.split_once(':') {
                 Some((s, w)) => (s, w),
@@ -64,8 +70,12 @@ impl ValueSizes {
                 .parse()
                 .ok()
                 .filter(|&w| w > 0)
-                .ok_or_else(|| format!("weight '{weight}' of size {size} is not a positive whole number"))?;
-            total = total.checked_add(weight).ok_or_else(|| "the weights add up to more than 2^64".to_string())?;
+                .ok_or_else(|| {
+                    format!("weight '{weight}' of size {size} is not a positive whole number")
+                })?;
+            total = total
+                .checked_add(weight)
+                .ok_or_else(|| "the weights add up to more than 2^64".to_string())?;
             sizes.push(size);
             cumulative.push(total);
         }
@@ -134,7 +144,9 @@ pub fn weighted_index<R: Rng + ?Sized>(cumulative: &[u64], rng: &mut R) -> usize
 fn parse_size(text: &str) -> Result<usize, String> {
     let n = parse_count(text.trim())?;
     if n > MAX_VALUE_SIZE as u64 {
-        return Err(format!("size {n} is above {MAX_VALUE_SIZE} bytes (Redis's proto-max-bulk-len)"));
+        return Err(format!(
+            "size {n} is above {MAX_VALUE_SIZE} bytes (Redis's proto-max-bulk-len)"
+        ));
     }
     Ok(n as usize)
 }
@@ -160,22 +172,55 @@ mod tests {
 
     #[test]
     fn ranges_parse_and_refuse_reversed_or_malformed_input() {
-        assert_eq!(ValueSizes::parse_range("32-1024").unwrap(), ValueSizes::Range { min: 32, max: 1024 });
-        assert_eq!(ValueSizes::parse_range("1k-64k").unwrap(), ValueSizes::Range { min: 1000, max: 64_000 });
-        assert!(ValueSizes::parse_range("1024-32").unwrap_err().contains("reversed"));
+        assert_eq!(
+            ValueSizes::parse_range("32-1024").unwrap(),
+            ValueSizes::Range { min: 32, max: 1024 }
+        );
+        assert_eq!(
+            ValueSizes::parse_range("1k-64k").unwrap(),
+            ValueSizes::Range {
+                min: 1000,
+                max: 64_000
+            }
+        );
+        assert!(
+            ValueSizes::parse_range("1024-32")
+                .unwrap_err()
+                .contains("reversed")
+        );
         assert!(ValueSizes::parse_range("32").is_err());
         assert!(ValueSizes::parse_range("a-b").is_err());
-        assert!(ValueSizes::parse_range("1-1000000000").unwrap_err().contains("proto-max-bulk-len"));
+        assert!(
+            ValueSizes::parse_range("1-1000000000")
+                .unwrap_err()
+                .contains("proto-max-bulk-len")
+        );
     }
 
     #[test]
     fn lists_parse_weights_and_refuse_zero_or_garbage() {
         let l = ValueSizes::parse_list("32:7,1024:2,65536:1").unwrap();
-        assert_eq!(l, ValueSizes::List { sizes: vec![32, 1024, 65536], cumulative: vec![7, 9, 10] });
+        assert_eq!(
+            l,
+            ValueSizes::List {
+                sizes: vec![32, 1024, 65536],
+                cumulative: vec![7, 9, 10]
+            }
+        );
         assert_eq!(l.max(), 65536);
         assert_eq!(l.describe(), "32:7,1024:2,65536:1");
-        assert_eq!(ValueSizes::parse_list("10,20").unwrap(), ValueSizes::List { sizes: vec![10, 20], cumulative: vec![1, 2] });
-        assert!(ValueSizes::parse_list("32:0").unwrap_err().contains("positive"));
+        assert_eq!(
+            ValueSizes::parse_list("10,20").unwrap(),
+            ValueSizes::List {
+                sizes: vec![10, 20],
+                cumulative: vec![1, 2]
+            }
+        );
+        assert!(
+            ValueSizes::parse_list("32:0")
+                .unwrap_err()
+                .contains("positive")
+        );
         assert!(ValueSizes::parse_list("32:x").is_err());
         assert!(ValueSizes::parse_list("32:1,,64:1").is_err());
     }

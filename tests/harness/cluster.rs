@@ -38,7 +38,9 @@ impl RedisCluster {
             })
             .collect();
         let mut cli = Command::new(redis_cli_bin());
-        cli.args(["--cluster", "create"]).args(nodes.iter().map(RedisServer::addr)).args(["--cluster-replicas", "0", "--cluster-yes"]);
+        cli.args(["--cluster", "create"])
+            .args(nodes.iter().map(RedisServer::addr))
+            .args(["--cluster-replicas", "0", "--cluster-yes"]);
         let out = run_with_timeout(cli, Duration::from_secs(60));
         assert!(
             out.status.success(),
@@ -57,7 +59,8 @@ impl RedisCluster {
         loop {
             let ok = self.nodes.iter().all(|n| {
                 let info = n.cmd(&["CLUSTER", "INFO"]);
-                info.contains("cluster_state:ok") && info.contains(&format!("cluster_known_nodes:{}", self.nodes.len()))
+                info.contains("cluster_state:ok")
+                    && info.contains(&format!("cluster_known_nodes:{}", self.nodes.len()))
             });
             if ok {
                 return;
@@ -65,7 +68,10 @@ impl RedisCluster {
             assert!(
                 Instant::now() < deadline,
                 "the cluster did not settle within {SETTLE_TIMEOUT:?}: {:?}",
-                self.nodes.iter().map(|n| n.cmd(&["CLUSTER", "INFO"])).collect::<Vec<_>>()
+                self.nodes
+                    .iter()
+                    .map(|n| n.cmd(&["CLUSTER", "INFO"]))
+                    .collect::<Vec<_>>()
             );
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -80,12 +86,17 @@ impl RedisCluster {
     pub fn slots_of(&self, i: usize) -> usize {
         let id = self.id(i);
         let nodes = self.nodes[i].cmd(&["CLUSTER", "NODES"]);
-        let line = nodes.lines().find(|l| l.starts_with(&id)).unwrap_or_default();
+        let line = nodes
+            .lines()
+            .find(|l| l.starts_with(&id))
+            .unwrap_or_default();
         line.split_whitespace()
             .skip(8)
             .filter(|r| !r.starts_with('['))
             .map(|r| match r.split_once('-') {
-                Some((a, b)) => b.parse::<usize>().unwrap_or(0) - a.parse::<usize>().unwrap_or(0) + 1,
+                Some((a, b)) => {
+                    b.parse::<usize>().unwrap_or(0) - a.parse::<usize>().unwrap_or(0) + 1
+                }
                 None => 1,
             })
             .sum()
@@ -96,11 +107,29 @@ impl RedisCluster {
     pub fn reshard(&self, from: usize, to: usize, slots: usize) -> String {
         let mut cli = Command::new(redis_cli_bin());
         cli.args(["--cluster", "reshard", &self.nodes[from].addr()])
-            .args(["--cluster-from", &self.id(from), "--cluster-to", &self.id(to)])
-            .args(["--cluster-slots", &slots.to_string(), "--cluster-yes", "--cluster-pipeline", "10"]);
+            .args([
+                "--cluster-from",
+                &self.id(from),
+                "--cluster-to",
+                &self.id(to),
+            ])
+            .args([
+                "--cluster-slots",
+                &slots.to_string(),
+                "--cluster-yes",
+                "--cluster-pipeline",
+                "10",
+            ]);
         let out = run_with_timeout(cli, Duration::from_secs(120));
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success(), "redis-cli --cluster reshard failed:\n{text}");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success(),
+            "redis-cli --cluster reshard failed:\n{text}"
+        );
         text
     }
 

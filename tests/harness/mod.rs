@@ -50,8 +50,10 @@ pub fn run_tailrate_json(args: &[&str]) -> (String, serde_json::Value) {
     let mut all: Vec<&str> = vec!["--json", &json_arg, "--no-progress"];
     all.extend(args);
     let stdout = assert_success(&run_tailrate(&all));
-    let bytes = std::fs::read(&json).unwrap_or_else(|e| panic!("tailrate wrote no {json_arg}: {e}"));
-    let report = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{json_arg} is not JSON: {e}"));
+    let bytes =
+        std::fs::read(&json).unwrap_or_else(|e| panic!("tailrate wrote no {json_arg}: {e}"));
+    let report =
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{json_arg} is not JSON: {e}"));
     (stdout, report)
 }
 
@@ -63,7 +65,9 @@ pub fn tailrate_bin() -> PathBuf {
 /// Finds an executable called `name` on `PATH`, then in `/usr/bin`, then in
 /// `/usr/local/bin`.
 pub fn find_in_path(name: &str) -> Option<PathBuf> {
-    let from_path = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default();
+    let from_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
     from_path
         .into_iter()
         .chain([PathBuf::from("/usr/bin"), PathBuf::from("/usr/local/bin")])
@@ -113,7 +117,9 @@ pub fn run_tailrate_with_timeout(args: &[&str], timeout: Duration) -> Output {
 /// Runs `cmd` with stdin closed and stdout/stderr captured; SIGKILLs it and
 /// panics with the partial output if it has not exited after `timeout`.
 pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> Output {
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let described = format!("{cmd:?}");
     let mut child = match cmd.spawn() {
         Ok(c) => c,
@@ -139,7 +145,11 @@ pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> Output {
             Err(e) => panic!("waiting for {described}: {e}"),
         }
     };
-    Output { status, stdout: join_drain(stdout), stderr: join_drain(stderr) }
+    Output {
+        status,
+        stdout: join_drain(stdout),
+        stderr: join_drain(stderr),
+    }
 }
 
 /// Panics with the command's stdout and stderr unless it exited with status 0;
@@ -147,7 +157,11 @@ pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> Output {
 pub fn assert_success(out: &Output) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
-        panic!("command failed: {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+        panic!(
+            "command failed: {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     stdout
 }
@@ -222,7 +236,10 @@ pub fn read_reply<R: BufRead>(r: &mut R) -> std::io::Result<Reply> {
     let line = read_line(r)?;
     let (kind, rest) = line.split_at(1.min(line.len()));
     let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
-    let parse_len = |s: &str| s.parse::<i64>().map_err(|_| bad(&format!("bad length {s:?}")));
+    let parse_len = |s: &str| {
+        s.parse::<i64>()
+            .map_err(|_| bad(&format!("bad length {s:?}")))
+    };
     match kind {
         "+" => Ok(Reply::Simple(rest.to_owned())),
         "-" => Ok(Reply::Error(rest.to_owned())),
@@ -265,7 +282,10 @@ pub fn read_reply<R: BufRead>(r: &mut R) -> std::io::Result<Reply> {
 fn read_line<R: BufRead>(r: &mut R) -> std::io::Result<String> {
     let mut line = String::new();
     if r.read_line(&mut line)? == 0 {
-        return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "connection closed before a full reply"));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "connection closed before a full reply",
+        ));
     }
     while line.ends_with('\n') || line.ends_with('\r') {
         line.pop();
@@ -279,7 +299,11 @@ pub fn send_command(addr: &str, args: &[&str]) -> std::io::Result<Reply> {
 }
 
 /// Like [`send_command`], first authenticating with `password` when given.
-pub fn send_command_as(addr: &str, password: Option<&str>, args: &[&str]) -> std::io::Result<Reply> {
+pub fn send_command_as(
+    addr: &str,
+    password: Option<&str>,
+    args: &[&str],
+) -> std::io::Result<Reply> {
     let stream = TcpStream::connect(addr)?;
     stream.set_read_timeout(Some(IO_TIMEOUT))?;
     stream.set_write_timeout(Some(IO_TIMEOUT))?;
@@ -316,7 +340,8 @@ impl RedisServerBuilder {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        self.args.extend(words.into_iter().map(|s| s.as_ref().to_owned()));
+        self.args
+            .extend(words.into_iter().map(|s| s.as_ref().to_owned()));
         self
     }
 
@@ -333,8 +358,19 @@ impl RedisServerBuilder {
             Ok(d) => d,
             Err(e) => panic!("cannot create a temporary directory: {e}"),
         };
-        let mut server = RedisServer { bin: redis_server_bin(), args: self.args, port: 0, pid: 0, child: None, dir };
-        let attempts = if self.port.is_some() { 1 } else { PORT_ATTEMPTS };
+        let mut server = RedisServer {
+            bin: redis_server_bin(),
+            args: self.args,
+            port: 0,
+            pid: 0,
+            child: None,
+            dir,
+        };
+        let attempts = if self.port.is_some() {
+            1
+        } else {
+            PORT_ATTEMPTS
+        };
         let mut last_err = String::new();
         for _ in 0..attempts {
             let port = self.port.unwrap_or_else(free_port);
@@ -371,7 +407,11 @@ pub struct RedisServer {
 impl RedisServer {
     /// The `--requirepass` the server was started with, used by the harness's own commands.
     fn password(&self) -> Option<&str> {
-        self.args.iter().position(|a| a == "--requirepass").and_then(|i| self.args.get(i + 1)).map(String::as_str)
+        self.args
+            .iter()
+            .position(|a| a == "--requirepass")
+            .and_then(|i| self.args.get(i + 1))
+            .map(String::as_str)
     }
 
     /// Starts a server with the default options on a free port.
@@ -428,7 +468,11 @@ impl RedisServer {
     pub fn cmd_reply(&self, args: &[&str]) -> Reply {
         match send_command_as(&self.addr(), self.password(), args) {
             Ok(r) => r,
-            Err(e) => panic!("{args:?} to redis at {}: {e}\nserver log:\n{}", self.addr(), self.log()),
+            Err(e) => panic!(
+                "{args:?} to redis at {}: {e}\nserver log:\n{}",
+                self.addr(),
+                self.log()
+            ),
         }
     }
 
@@ -440,7 +484,9 @@ impl RedisServer {
     /// One `field:value` of `INFO section`, if present.
     pub fn info_field(&self, section: &str, field: &str) -> Option<String> {
         let prefix = format!("{field}:");
-        self.info(section).lines().find_map(|l| l.strip_prefix(&prefix).map(|v| v.trim().to_owned()))
+        self.info(section)
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix).map(|v| v.trim().to_owned()))
     }
 
     /// Calls per command from `INFO commandstats`, e.g. `{"get": 10, "set": 10}`
@@ -526,7 +572,9 @@ impl RedisServer {
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let described = format!("{cmd:?}");
-        let mut child = cmd.spawn().map_err(|e| StartError::Failed(format!("cannot spawn {described}: {e}")))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| StartError::Failed(format!("cannot spawn {described}: {e}")))?;
         let pid = child.id();
         let stderr = drain(child.stderr.take());
         let deadline = Instant::now() + START_TIMEOUT;
@@ -536,13 +584,19 @@ impl RedisServer {
             if let Ok(Some(status)) = child.try_wait() {
                 let log = self.startup_log(join_drain(stderr));
                 let msg = format!("{described} exited with {status} before answering PING\n{log}");
-                return Err(if log.contains("Address already in use") { StartError::PortTaken(msg) } else { StartError::Failed(msg) });
+                return Err(if log.contains("Address already in use") {
+                    StartError::PortTaken(msg)
+                } else {
+                    StartError::Failed(msg)
+                });
             }
             match send_command_as(&addr, self.password(), &["PING"]) {
                 Ok(Reply::Simple(s)) if s == "PONG" => {
                     // Make sure it is our server that answered, not another
                     // one that already had this port.
-                    let info = send_command_as(&addr, self.password(), &["INFO", "server"]).map(|r| r.to_string()).unwrap_or_default();
+                    let info = send_command_as(&addr, self.password(), &["INFO", "server"])
+                        .map(|r| r.to_string())
+                        .unwrap_or_default();
                     let ours = format!("process_id:{pid}");
                     if info.lines().any(|l| l.trim() == ours) {
                         self.child = Some(child);
@@ -559,15 +613,25 @@ impl RedisServer {
                 let _ = child.kill();
                 let _ = child.wait();
                 let log = self.startup_log(join_drain(stderr));
-                let msg = format!("{described} did not answer PING within {START_TIMEOUT:?} (last: {last_err})\n{log}");
-                return Err(if last_err.starts_with("another process") { StartError::PortTaken(msg) } else { StartError::Failed(msg) });
+                let msg = format!(
+                    "{described} did not answer PING within {START_TIMEOUT:?} (last: {last_err})\n{log}"
+                );
+                return Err(if last_err.starts_with("another process") {
+                    StartError::PortTaken(msg)
+                } else {
+                    StartError::Failed(msg)
+                });
             }
             thread::sleep(Duration::from_millis(20));
         }
     }
 
     fn startup_log(&self, stderr: Vec<u8>) -> String {
-        format!("--- redis.log ---\n{}\n--- stderr ---\n{}", self.log(), String::from_utf8_lossy(&stderr))
+        format!(
+            "--- redis.log ---\n{}\n--- stderr ---\n{}",
+            self.log(),
+            String::from_utf8_lossy(&stderr)
+        )
     }
 }
 
@@ -584,7 +648,11 @@ pub fn parse_commandstats(info: &str) -> BTreeMap<String, u64> {
         .filter_map(|line| {
             let rest = line.trim().strip_prefix("cmdstat_")?;
             let (name, fields) = rest.split_once(':')?;
-            let calls = fields.split(',').find_map(|f| f.strip_prefix("calls="))?.parse().ok()?;
+            let calls = fields
+                .split(',')
+                .find_map(|f| f.strip_prefix("calls="))?
+                .parse()
+                .ok()?;
             Some((name.to_owned(), calls))
         })
         .collect()
@@ -601,9 +669,16 @@ pub fn assert_usage_error(args: &[&str], needles: &[&str]) {
     let out = run_tailrate(args);
     let text = stderr_of(&out);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
-    assert_eq!(text.trim_end().lines().count(), 1, "one line for {args:?}: {text}");
+    assert_eq!(
+        text.trim_end().lines().count(),
+        1,
+        "one line for {args:?}: {text}"
+    );
     for needle in needles {
-        assert!(text.contains(needle), "{args:?}: {needle:?} missing in {text}");
+        assert!(
+            text.contains(needle),
+            "{args:?}: {needle:?} missing in {text}"
+        );
     }
 }
 
@@ -633,10 +708,15 @@ impl DelayRelay {
                 if flag.load(std::sync::atomic::Ordering::SeqCst) {
                     return;
                 }
-                let (Ok(client), Ok(server)) = (client, TcpStream::connect(&upstream)) else { continue };
+                let (Ok(client), Ok(server)) = (client, TcpStream::connect(&upstream)) else {
+                    continue;
+                };
                 let _ = client.set_nodelay(true);
                 let _ = server.set_nodelay(true);
-                let (Ok(client_read), Ok(server_read)) = (client.try_clone(), server.try_clone()) else { continue };
+                let (Ok(client_read), Ok(server_read)) = (client.try_clone(), server.try_clone())
+                else {
+                    continue;
+                };
                 delayed_pipe(client_read, server, one_way);
                 delayed_pipe(server_read, client, one_way);
             }
@@ -667,7 +747,10 @@ fn delayed_pipe(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
             match from.read(&mut buf) {
                 Ok(0) | Err(_) => return,
                 Ok(n) => {
-                    if tx.send((Instant::now() + delay, buf[..n].to_vec())).is_err() {
+                    if tx
+                        .send((Instant::now() + delay, buf[..n].to_vec()))
+                        .is_err()
+                    {
                         return;
                     }
                 }

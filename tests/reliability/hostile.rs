@@ -10,21 +10,61 @@ fn assert_hostile_server_fails_cleanly(behaviour: Behaviour, extra: &[&str], nee
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let port = fake.port();
-    let mut argv = vec!["-p", &port, "--rate", "50", "--duration", "3s", "-c", "2", "-t", "get", "--no-progress", "-q"];
+    let mut argv = vec![
+        "-p",
+        &port,
+        "--rate",
+        "50",
+        "--duration",
+        "3s",
+        "-c",
+        "2",
+        "-t",
+        "get",
+        "--no-progress",
+        "-q",
+    ];
     argv.extend(extra);
     argv.extend(["--json", json.to_str().unwrap()]);
     let run = run(&argv);
     run.assert_no_panic();
-    assert_eq!(run.code, Some(1), "{behaviour:?}: a protocol error fails the run\n{}", run.stderr);
+    assert_eq!(
+        run.code,
+        Some(1),
+        "{behaviour:?}: a protocol error fails the run\n{}",
+        run.stderr
+    );
     let line = error_line(&run);
-    assert!(line.contains("protocol error from 127.0.0.1:") && line.contains(needle), "{behaviour:?}: {line}");
-    assert!(run.peak_rss_kb < HOSTILE_RSS_LIMIT_KB, "{behaviour:?}: peak RSS {} KiB", run.peak_rss_kb);
-    assert!(run.elapsed < Duration::from_secs(10), "{behaviour:?}: the first protocol error ends the 3 s run early ({:?})", run.elapsed);
+    assert!(
+        line.contains("protocol error from 127.0.0.1:") && line.contains(needle),
+        "{behaviour:?}: {line}"
+    );
+    assert!(
+        run.peak_rss_kb < HOSTILE_RSS_LIMIT_KB,
+        "{behaviour:?}: peak RSS {} KiB",
+        run.peak_rss_kb
+    );
+    assert!(
+        run.elapsed < Duration::from_secs(10),
+        "{behaviour:?}: the first protocol error ends the 3 s run early ({:?})",
+        run.elapsed
+    );
     let test = &read_json(&json)["tests"][0];
     assert_balanced(test);
-    assert!(test["stopped_early"].as_str().unwrap().contains(needle), "{behaviour:?}: {}", test["stopped_early"]);
-    assert!(fake.connections() <= 4, "{behaviour:?}: no reconnect storm ({} connections)", fake.connections());
-    eprintln!("{behaviour:?}: exit {:?} in {:.2?}, peak RSS {} KiB, {}; {line}", run.code, run.elapsed, run.peak_rss_kb, test["counts"]);
+    assert!(
+        test["stopped_early"].as_str().unwrap().contains(needle),
+        "{behaviour:?}: {}",
+        test["stopped_early"]
+    );
+    assert!(
+        fake.connections() <= 4,
+        "{behaviour:?}: no reconnect storm ({} connections)",
+        fake.connections()
+    );
+    eprintln!(
+        "{behaviour:?}: exit {:?} in {:.2?}, peak RSS {} KiB, {}; {line}",
+        run.code, run.elapsed, run.peak_rss_kb, test["counts"]
+    );
     run
 }
 
@@ -40,7 +80,11 @@ fn an_aggregate_nested_a_million_deep_is_a_protocol_error() {
 
 #[test]
 fn a_line_that_never_ends_is_a_protocol_error_after_64_kib() {
-    assert_hostile_server_fails_cleanly(Behaviour::EndlessLine, &[], "longer than the limit of 65536 bytes");
+    assert_hostile_server_fails_cleanly(
+        Behaviour::EndlessLine,
+        &[],
+        "longer than the limit of 65536 bytes",
+    );
 }
 
 #[test]
@@ -50,7 +94,11 @@ fn a_reply_nobody_asked_for_is_a_protocol_error_even_on_an_idle_connection() {
 
 #[test]
 fn a_resp3_push_on_a_resp2_connection_is_a_protocol_error() {
-    assert_hostile_server_fails_cleanly(Behaviour::PushInResp2, &[], "RESP3 push on a RESP2 connection");
+    assert_hostile_server_fails_cleanly(
+        Behaviour::PushInResp2,
+        &[],
+        "RESP3 push on a RESP2 connection",
+    );
 }
 
 #[test]
@@ -88,7 +136,11 @@ fn invalidation_pushes_on_a_resp3_connection_are_skipped_and_every_request_is_an
         assert_eq!(server.cmd(&["SET", &key, "v"]), "OK");
         rewrites += 1;
         if rewrites == 100 {
-            tracking_clients = server.info_field("clients", "tracking_clients").unwrap().parse().unwrap();
+            tracking_clients = server
+                .info_field("clients", "tracking_clients")
+                .unwrap()
+                .parse()
+                .unwrap();
         }
     }
     let run = watched.wait(RUN_LIMIT);
@@ -98,7 +150,10 @@ fn invalidation_pushes_on_a_resp3_connection_are_skipped_and_every_request_is_an
     assert_balanced(test);
     assert_eq!(count(test, "errors"), 0, "{}", test["counts"]);
     assert!(count(test, "completed") > 2000, "{}", test["counts"]);
-    assert_eq!(tracking_clients, 2, "both connections had tracking on while keys they read were rewritten");
+    assert_eq!(
+        tracking_clients, 2,
+        "both connections had tracking on while keys they read were rewritten"
+    );
 }
 
 #[test]
@@ -108,5 +163,9 @@ fn bytes_that_are_not_resp_are_a_protocol_error() {
 
 #[test]
 fn an_endless_aggregate_of_small_values_stops_at_the_reply_size_limit() {
-    assert_hostile_server_fails_cleanly(Behaviour::EndlessAggregate, &["--max-reply-bytes", "1m"], "over the limit of 1065536 bytes");
+    assert_hostile_server_fails_cleanly(
+        Behaviour::EndlessAggregate,
+        &["--max-reply-bytes", "1m"],
+        "over the limit of 1065536 bytes",
+    );
 }

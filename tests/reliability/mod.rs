@@ -56,8 +56,17 @@ struct Run {
 impl Run {
     /// No panic, no abort: exit 0 or 1 (130 for a signal we sent), never 101 or a signal.
     fn assert_no_panic(&self) {
-        assert!(!self.stderr.contains("panicked"), "tailrate panicked:\n{}", self.stderr);
-        assert!(matches!(self.code, Some(0 | 1 | 130)), "exit {:?} (101 is a panic, None a signal)\n{}", self.code, self.stderr);
+        assert!(
+            !self.stderr.contains("panicked"),
+            "tailrate panicked:\n{}",
+            self.stderr
+        );
+        assert!(
+            matches!(self.code, Some(0 | 1 | 130)),
+            "exit {:?} (101 is a panic, None a signal)\n{}",
+            self.code,
+            self.stderr
+        );
     }
 }
 
@@ -77,13 +86,22 @@ impl Watched {
         // Stops when the process is gone (or a zombie: then the VmRSS line is missing).
         let sampler = thread::spawn(move || {
             let mut peak = 0;
-            while let Some(hwm) = std::fs::read_to_string(&status).ok().and_then(|text| status_kb(&text, "VmHWM:")) {
+            while let Some(hwm) = std::fs::read_to_string(&status)
+                .ok()
+                .and_then(|text| status_kb(&text, "VmHWM:"))
+            {
                 peak = peak.max(hwm);
                 thread::sleep(Duration::from_millis(10));
             }
             peak
         });
-        Watched { child, started, stdout, stderr, sampler }
+        Watched {
+            child,
+            started,
+            stdout,
+            stderr,
+            sampler,
+        }
     }
 
     fn pid(&self) -> u32 {
@@ -99,7 +117,8 @@ impl Watched {
             if self.started.elapsed() > limit {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
-                let err = String::from_utf8_lossy(&self.stderr.join().unwrap_or_default()).into_owned();
+                let err =
+                    String::from_utf8_lossy(&self.stderr.join().unwrap_or_default()).into_owned();
                 panic!("tailrate still running after {limit:?}: killed it\n--- stderr ---\n{err}");
             }
             thread::sleep(Duration::from_millis(5));
@@ -125,7 +144,10 @@ fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
 
 /// `VmRSS:    11736 kB` -> 11736.
 fn status_kb(status: &str, field: &str) -> Option<u64> {
-    status.lines().find_map(|l| l.strip_prefix(field)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 /// Runs tailrate to the end (within [`RUN_LIMIT`]).
@@ -139,7 +161,9 @@ fn read_json(path: &Path) -> Value {
 }
 
 fn count(test: &Value, key: &str) -> u64 {
-    test["counts"][key].as_u64().unwrap_or_else(|| panic!("counts.{key} missing in {}", test["counts"]))
+    test["counts"][key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("counts.{key} missing in {}", test["counts"]))
 }
 
 fn error_kind(test: &Value, kind: &str) -> u64 {
@@ -157,27 +181,61 @@ fn assert_balanced(test: &Value) {
         "accounting identity broken: {}",
         test["counts"]
     );
-    let by_kind: u64 = test["counts"]["errors_by_kind"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
-    assert_eq!(by_kind, c("errors"), "errors_by_kind adds up to errors: {}", test["counts"]);
+    let by_kind: u64 = test["counts"]["errors_by_kind"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        by_kind,
+        c("errors"),
+        "errors_by_kind adds up to errors: {}",
+        test["counts"]
+    );
     // Finer: what was written ended as a reply, an error, a timeout or still in flight.
-    assert_eq!(c("intended"), c("sent") + c("not_sent"), "{}", test["counts"]);
+    assert_eq!(
+        c("intended"),
+        c("sent") + c("not_sent"),
+        "{}",
+        test["counts"]
+    );
     if let Some(commands) = test["commands"].as_array().filter(|c| !c.is_empty()) {
         let mut shortfall = 0;
         for cmd in commands {
             let k = |key: &str| count(cmd, key);
             let ended = k("completed") + k("errors") + k("timeouts") + k("not_sent");
-            assert!(k("intended") >= ended, "command {} ended more requests than it intended: {}", cmd["command"], cmd["counts"]);
+            assert!(
+                k("intended") >= ended,
+                "command {} ended more requests than it intended: {}",
+                cmd["command"],
+                cmd["counts"]
+            );
             shortfall += k("intended") - ended;
         }
-        assert_eq!(shortfall, c("in_flight_at_end"), "per-command shortfalls are the requests in flight at the end");
+        assert_eq!(
+            shortfall,
+            c("in_flight_at_end"),
+            "per-command shortfalls are the requests in flight at the end"
+        );
     }
-    let accounting_failed = test["checks"].as_array().is_some_and(|cs| cs.iter().any(|ch| ch["name"] == "accounting"));
-    assert!(!accounting_failed, "the report flagged its own accounting: {}", test["checks"]);
+    let accounting_failed = test["checks"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|ch| ch["name"] == "accounting"));
+    assert!(
+        !accounting_failed,
+        "the report flagged its own accounting: {}",
+        test["checks"]
+    );
 }
 
 /// The run's one-line error message (`tailrate: error: ...`).
 fn error_line(run: &Run) -> &str {
-    let lines: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("tailrate: error:")).collect();
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("tailrate: error:"))
+        .collect();
     assert_eq!(lines.len(), 1, "one error line expected:\n{}", run.stderr);
     lines[0]
 }
@@ -251,7 +309,12 @@ impl FakeServer {
                 }
             }
         });
-        FakeServer { port, stop, accepted, acceptor: Some(acceptor) }
+        FakeServer {
+            port,
+            stop,
+            accepted,
+            acceptor: Some(acceptor),
+        }
     }
 
     fn port(&self) -> String {
@@ -275,7 +338,12 @@ impl Drop for FakeServer {
 /// Serves one connection. Connection 0 is tailrate's startup connection (server facts),
 /// which is answered plainly whatever the behaviour; every write has a timeout, so a
 /// peer that stops reading cannot hold the thread for long.
-fn serve(stream: TcpStream, index: usize, behaviour: Behaviour, first_request: &Mutex<Option<Instant>>) -> std::io::Result<()> {
+fn serve(
+    stream: TcpStream,
+    index: usize,
+    behaviour: Behaviour,
+    first_request: &Mutex<Option<Instant>>,
+) -> std::io::Result<()> {
     stream.set_write_timeout(Some(Duration::from_secs(2)))?;
     stream.set_read_timeout(Some(RUN_LIMIT))?;
     stream.set_nodelay(true)?;
@@ -286,21 +354,35 @@ fn serve(stream: TcpStream, index: usize, behaviour: Behaviour, first_request: &
     }
     let mut served = 0u64;
     loop {
-        let Reply::Array(argv) = read_reply(&mut reader)? else { return Ok(()) };
-        let name = argv.first().map(|a| a.to_string().to_ascii_uppercase()).unwrap_or_default();
+        let Reply::Array(argv) = read_reply(&mut reader)? else {
+            return Ok(());
+        };
+        let name = argv
+            .first()
+            .map(|a| a.to_string().to_ascii_uppercase())
+            .unwrap_or_default();
         if name == "CONFIG" || name == "INFO" || index == 0 {
             out.write_all(b"-ERR unknown command\r\n")?;
             continue;
         }
         served += 1;
-        let since_first = first_request.lock().unwrap().get_or_insert_with(Instant::now).elapsed();
+        let since_first = first_request
+            .lock()
+            .unwrap()
+            .get_or_insert_with(Instant::now)
+            .elapsed();
         match behaviour {
             Behaviour::Silent => {}
             Behaviour::Mixed => {
-                let silent = (Duration::from_millis(800)..Duration::from_millis(1100)).contains(&since_first)
+                let silent = (Duration::from_millis(800)..Duration::from_millis(1100))
+                    .contains(&since_first)
                     || since_first > Duration::from_millis(1600);
                 if !silent {
-                    out.write_all(if served.is_multiple_of(7) { b"-ERR seventh\r\n" } else { b"+OK\r\n" })?;
+                    out.write_all(if served.is_multiple_of(7) {
+                        b"-ERR seventh\r\n"
+                    } else {
+                        b"+OK\r\n"
+                    })?;
                 }
             }
             Behaviour::HugeBulk => out.write_all(b"$1000000000000\r\n")?,
@@ -313,8 +395,12 @@ fn serve(stream: TcpStream, index: usize, behaviour: Behaviour, first_request: &
                 }
             }
             Behaviour::Unsolicited => out.write_all(b"+OK\r\n")?,
-            Behaviour::PushInResp2 => out.write_all(b">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\nkey\r\n+OK\r\n")?,
-            Behaviour::NotResp => out.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")?,
+            Behaviour::PushInResp2 => {
+                out.write_all(b">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\nkey\r\n+OK\r\n")?
+            }
+            Behaviour::NotResp => {
+                out.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")?
+            }
             Behaviour::TwoThenClose => {
                 out.write_all(b"+OK\r\n")?;
                 if served == 2 {

@@ -29,7 +29,12 @@ pub const LATENCY_OVER_TIME: &str = "latency-over-time.svg";
 /// Achieved versus target rate.
 pub const ACHIEVED_VS_TARGET: &str = "achieved-vs-target.svg";
 /// The four charts of a sweep, in the order drawn.
-pub const FILE_NAMES: [&str; 4] = [LATENCY_VS_RATE, PERCENTILE_SPECTRUM, LATENCY_OVER_TIME, ACHIEVED_VS_TARGET];
+pub const FILE_NAMES: [&str; 4] = [
+    LATENCY_VS_RATE,
+    PERCENTILE_SPECTRUM,
+    LATENCY_OVER_TIME,
+    ACHIEVED_VS_TARGET,
+];
 
 /// Canvas size in pixels; readable at 800 px wide.
 pub const SIZE: (u32, u32) = (900, 580);
@@ -92,10 +97,14 @@ type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 /// The four charts of one sweep.
 pub fn render_sweep(report: &SweepReport) -> Result<Vec<Chart>, PlotError> {
     Ok(vec![
-        draw(LATENCY_VS_RATE, |a| rate::latency_vs_rate(a, &[(String::new(), report)]))?,
+        draw(LATENCY_VS_RATE, |a| {
+            rate::latency_vs_rate(a, &[(String::new(), report)])
+        })?,
         draw(PERCENTILE_SPECTRUM, |a| time::spectrum(a, report))?,
         draw(LATENCY_OVER_TIME, |a| time::over_time(a, report))?,
-        draw(ACHIEVED_VS_TARGET, |a| rate::achieved_vs_target(a, &[(String::new(), report)]))?,
+        draw(ACHIEVED_VS_TARGET, |a| {
+            rate::achieved_vs_target(a, &[(String::new(), report)])
+        })?,
     ])
 }
 
@@ -104,15 +113,34 @@ pub fn render_sweep(report: &SweepReport) -> Result<Vec<Chart>, PlotError> {
 /// named `<label>-percentile-spectrum.svg` and `<label>-latency-over-time.svg`.
 pub fn render_overlay(inputs: &[(String, SweepReport)]) -> Result<Vec<Chart>, PlotError> {
     let labels = distinct_labels(inputs.iter().map(|(l, _)| l.as_str()));
-    let labelled: Vec<(String, &SweepReport)> = labels.iter().cloned().zip(inputs.iter().map(|(_, r)| r)).collect();
+    let labelled: Vec<(String, &SweepReport)> = labels
+        .iter()
+        .cloned()
+        .zip(inputs.iter().map(|(_, r)| r))
+        .collect();
     let mut charts = vec![
         draw(LATENCY_VS_RATE, |a| rate::latency_vs_rate(a, &labelled))?,
-        draw(ACHIEVED_VS_TARGET, |a| rate::achieved_vs_target(a, &labelled))?,
+        draw(ACHIEVED_VS_TARGET, |a| {
+            rate::achieved_vs_target(a, &labelled)
+        })?,
     ];
     for (label, report) in &labelled {
-        let stem: String = label.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '-' }).collect();
-        charts.push(draw(&format!("{stem}-{PERCENTILE_SPECTRUM}"), |a| time::spectrum(a, report))?);
-        charts.push(draw(&format!("{stem}-{LATENCY_OVER_TIME}"), |a| time::over_time(a, report))?);
+        let stem: String = label
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        charts.push(draw(&format!("{stem}-{PERCENTILE_SPECTRUM}"), |a| {
+            time::spectrum(a, report)
+        })?);
+        charts.push(draw(&format!("{stem}-{LATENCY_OVER_TIME}"), |a| {
+            time::over_time(a, report)
+        })?);
     }
     Ok(charts)
 }
@@ -136,14 +164,28 @@ fn draw(file: &str, body: impl FnOnce(&Area<'_>) -> DrawResult) -> Result<Chart,
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        let result = root.fill(&WHITE).map_err(Into::into).and_then(|()| body(&root)).and_then(|()| root.present().map_err(Into::into));
-        result.map_err(|e| PlotError { file: file.to_string(), why: e.to_string() })?;
+        let result = root
+            .fill(&WHITE)
+            .map_err(Into::into)
+            .and_then(|()| body(&root))
+            .and_then(|()| root.present().map_err(Into::into));
+        result.map_err(|e| PlotError {
+            file: file.to_string(),
+            why: e.to_string(),
+        })?;
     }
-    Ok(Chart { file_name: file.to_string(), svg })
+    Ok(Chart {
+        file_name: file.to_string(),
+        svg,
+    })
 }
 
 /// Splits the canvas into the title block, the plot and the legend panel; draws the title.
-fn frame<'a>(root: &Area<'a>, title: &str, subtitle: &str) -> Result<(Area<'a>, Area<'a>), Box<dyn std::error::Error>> {
+fn frame<'a>(
+    root: &Area<'a>,
+    title: &str,
+    subtitle: &str,
+) -> Result<(Area<'a>, Area<'a>), Box<dyn std::error::Error>> {
     let (top, rest) = root.split_vertically(TITLE_HEIGHT);
     top.draw_text(title, &bold(22), (14, 10))?;
     top.draw_text(subtitle, &font(15).color(&RGBColor(90, 90, 90)), (14, 36))?;
@@ -155,8 +197,11 @@ fn frame<'a>(root: &Area<'a>, title: &str, subtitle: &str) -> Result<(Area<'a>, 
 /// The chart grid inside a plot area: every chart has the same margins and label room,
 /// so axes line up when the SVGs are shown side by side.
 /// A chart on an SVG area with x and y coordinates of the given kinds.
-type SvgChart<'a, 'b, X, Y> =
-    ChartContext<'a, SVGBackend<'b>, Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>>;
+type SvgChart<'a, 'b, X, Y> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
+>;
 
 fn chart_on<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
     plot: &'a Area<'b>,
@@ -174,8 +219,17 @@ fn chart_on<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
 }
 
 fn subtitle(report: &SweepReport) -> String {
-    let version = report.server.version.as_deref().map(|v| format!(", redis {v}")).unwrap_or_default();
-    let arrival = report.settings.arrival.map(|a| format!(", {} arrivals", format!("{a:?}").to_lowercase())).unwrap_or_default();
+    let version = report
+        .server
+        .version
+        .as_deref()
+        .map(|v| format!(", redis {v}"))
+        .unwrap_or_default();
+    let arrival = report
+        .settings
+        .arrival
+        .map(|a| format!(", {} arrivals", format!("{a:?}").to_lowercase()))
+        .unwrap_or_default();
     format!(
         "{} on {}{version} · {} connections{arrival} · {} s steps",
         report.test, report.server.endpoint, report.settings.clients, report.plan.duration_secs
@@ -196,7 +250,12 @@ fn bold(size: u32) -> TextStyle<'static> {
 #[derive(Debug, Clone, Copy)]
 enum Swatch {
     /// A line, solid or dashed, with an optional circle.
-    Line { color: RGBColor, width: u32, dashed: bool, dot: bool },
+    Line {
+        color: RGBColor,
+        width: u32,
+        dashed: bool,
+        dot: bool,
+    },
     /// A marker alone.
     Marker { color: RGBColor, shape: Shape },
     /// A filled band.
@@ -227,13 +286,21 @@ where
 {
     let points = points.into_iter();
     match shape {
-        Shape::Circle => chart.draw_series(points.map(|at| Circle::new(at, size, color.filled())))?,
-        Shape::Triangle => chart.draw_series(points.map(|at| TriangleMarker::new(at, size + 1, color.filled())))?,
-        Shape::Cross => chart.draw_series(points.map(|at| Cross::new(at, size, color.stroke_width(2))))?,
-        Shape::Square => {
-            chart.draw_series(points.map(|at| EmptyElement::at(at) + Rectangle::new([(-size, -size), (size, size)], color.filled())))?
+        Shape::Circle => {
+            chart.draw_series(points.map(|at| Circle::new(at, size, color.filled())))?
         }
-        Shape::Ring => chart.draw_series(points.map(|at| Circle::new(at, size, color.stroke_width(2))))?,
+        Shape::Triangle => {
+            chart.draw_series(points.map(|at| TriangleMarker::new(at, size + 1, color.filled())))?
+        }
+        Shape::Cross => {
+            chart.draw_series(points.map(|at| Cross::new(at, size, color.stroke_width(2))))?
+        }
+        Shape::Square => chart.draw_series(points.map(|at| {
+            EmptyElement::at(at) + Rectangle::new([(-size, -size), (size, size)], color.filled())
+        }))?,
+        Shape::Ring => {
+            chart.draw_series(points.map(|at| Circle::new(at, size, color.stroke_width(2))))?
+        }
     };
     Ok(())
 }
@@ -273,12 +340,20 @@ impl Ranged for Ticks {
 
     fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
         let span = self.range.end - self.range.start;
-        let t = if span > 0.0 { (value - self.range.start) / span } else { 0.5 };
+        let t = if span > 0.0 {
+            (value - self.range.start) / span
+        } else {
+            0.5
+        };
         limit.0 + (f64::from(limit.1 - limit.0) * t).round() as i32
     }
 
     fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
-        if hint.weight().allow_light_points() { self.light.clone() } else { self.bold.clone() }
+        if hint.weight().allow_light_points() {
+            self.light.clone()
+        } else {
+            self.bold.clone()
+        }
     }
 
     fn range(&self) -> std::ops::Range<f64> {
@@ -294,10 +369,20 @@ fn legend(area: &Area<'_>, heading: &str, entries: &[(String, Swatch)]) -> DrawR
     for (label, swatch) in entries {
         let mid = y + 7;
         match *swatch {
-            Swatch::Line { color, width, dashed, dot } => {
+            Swatch::Line {
+                color,
+                width,
+                dashed,
+                dot,
+            } => {
                 let style = color.stroke_width(width);
                 if dashed {
-                    area.draw(&DashedPathElement::new(vec![(x0, mid), (x0 + 30, mid)], 5, 3, style))?;
+                    area.draw(&DashedPathElement::new(
+                        vec![(x0, mid), (x0 + 30, mid)],
+                        5,
+                        3,
+                        style,
+                    ))?;
                 } else {
                     area.draw(&PathElement::new(vec![(x0, mid), (x0 + 30, mid)], style))?;
                 }
@@ -311,16 +396,29 @@ fn legend(area: &Area<'_>, heading: &str, entries: &[(String, Swatch)]) -> DrawR
                     Shape::Circle => area.draw(&Circle::new(at, 4, color.filled()))?,
                     Shape::Triangle => area.draw(&TriangleMarker::new(at, 5, color.filled()))?,
                     Shape::Cross => area.draw(&Cross::new(at, 4, color.stroke_width(2)))?,
-                    Shape::Square => area.draw(&Rectangle::new([(at.0 - 4, at.1 - 4), (at.0 + 4, at.1 + 4)], color.filled()))?,
+                    Shape::Square => area.draw(&Rectangle::new(
+                        [(at.0 - 4, at.1 - 4), (at.0 + 4, at.1 + 4)],
+                        color.filled(),
+                    ))?,
                     Shape::Ring => area.draw(&Circle::new(at, 6, color.stroke_width(2)))?,
                 }
             }
             Swatch::Band(color) => {
-                area.draw(&Rectangle::new([(x0, y + 1), (x0 + 30, y + 13)], color.filled()))?;
-                area.draw(&Rectangle::new([(x0, y + 1), (x0 + 30, y + 13)], GRID_BOLD.stroke_width(1)))?;
+                area.draw(&Rectangle::new(
+                    [(x0, y + 1), (x0 + 30, y + 13)],
+                    color.filled(),
+                ))?;
+                area.draw(&Rectangle::new(
+                    [(x0, y + 1), (x0 + 30, y + 13)],
+                    GRID_BOLD.stroke_width(1),
+                ))?;
             }
         }
-        area.draw_text(label, &font(15).pos(Pos::new(HPos::Left, VPos::Center)), (x0 + 38, mid))?;
+        area.draw_text(
+            label,
+            &font(15).pos(Pos::new(HPos::Left, VPos::Center)),
+            (x0 + 38, mid),
+        )?;
         y += 20;
     }
     Ok(())
@@ -355,8 +453,14 @@ impl LogAxis {
 
     fn coord(&self) -> Ticks {
         let bold: Vec<f64> = (self.lo..=self.hi).map(f64::from).collect();
-        let light: Vec<f64> = (self.lo..self.hi).flat_map(|d| [2.0f64, 5.0].map(|m| d as f64 + m.log10())).collect();
-        Ticks { range: self.range(), bold, light }
+        let light: Vec<f64> = (self.lo..self.hi)
+            .flat_map(|d| [2.0f64, 5.0].map(|m| d as f64 + m.log10()))
+            .collect();
+        Ticks {
+            range: self.range(),
+            bold,
+            light,
+        }
     }
 }
 
@@ -371,12 +475,22 @@ fn decade_label(exponent: f64) -> String {
     if (exponent - e as f64).abs() > 1e-9 {
         return String::new();
     }
-    if e < 0 { format!("{:.*}", (-e) as usize, 10f64.powi(e)) } else { format!("{}", 10u64.pow(e as u32)) }
+    if e < 0 {
+        format!("{:.*}", (-e) as usize, 10f64.powi(e))
+    } else {
+        format!("{}", 10u64.pow(e as u32))
+    }
 }
 
 /// A rate for an axis or a label: 500, 2.5k, 20k, 1.2M.
 fn rate_label(rate: f64) -> String {
-    let trim = |s: String| if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
     if rate.abs() >= 1e6 {
         format!("{}M", trim(format!("{:.2}", rate / 1e6)))
     } else if rate.abs() >= 1e3 {
@@ -402,9 +516,19 @@ fn ms_label(ns: u64) -> String {
 
 /// Colour `i` of `n` along a dark-blue to dark-red ramp (no pale middle, readable on white).
 fn ramp(i: usize, n: usize) -> RGBColor {
-    const ANCHORS: [(f64, f64, f64); 6] =
-        [(49.0, 54.0, 149.0), (69.0, 117.0, 180.0), (60.0, 160.0, 170.0), (230.0, 150.0, 50.0), (215.0, 48.0, 39.0), (140.0, 0.0, 40.0)];
-    let t = if n <= 1 { 0.0 } else { i as f64 / (n - 1) as f64 } * (ANCHORS.len() - 1) as f64;
+    const ANCHORS: [(f64, f64, f64); 6] = [
+        (49.0, 54.0, 149.0),
+        (69.0, 117.0, 180.0),
+        (60.0, 160.0, 170.0),
+        (230.0, 150.0, 50.0),
+        (215.0, 48.0, 39.0),
+        (140.0, 0.0, 40.0),
+    ];
+    let t = if n <= 1 {
+        0.0
+    } else {
+        i as f64 / (n - 1) as f64
+    } * (ANCHORS.len() - 1) as f64;
     let k = (t.floor() as usize).min(ANCHORS.len() - 2);
     let f = t - k as f64;
     let (a, b) = (ANCHORS[k], ANCHORS[k + 1]);
@@ -442,6 +566,9 @@ mod tests {
 
     #[test]
     fn repeated_labels_are_numbered() {
-        assert_eq!(distinct_labels(["sweep", "sweep", "b"].into_iter()), ["sweep", "sweep#2", "b"]);
+        assert_eq!(
+            distinct_labels(["sweep", "sweep", "b"].into_iter()),
+            ["sweep", "sweep#2", "b"]
+        );
     }
 }

@@ -6,8 +6,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    Area, DrawResult, GRID, GRID_BOLD, INK, LogAxis, PERCENTILE_COLORS, Shape, Swatch, chart_on, decade_label, draw_line, draw_markers,
-    font, frame, legend, log_ms, ramp, rate_label, subtitle,
+    Area, DrawResult, GRID, GRID_BOLD, INK, LogAxis, PERCENTILE_COLORS, Shape, Swatch, chart_on,
+    decade_label, draw_line, draw_markers, font, frame, legend, log_ms, ramp, rate_label, subtitle,
 };
 use crate::sweep::model::{Kind, Measurement, SweepReport};
 
@@ -24,10 +24,22 @@ fn spectrum_runs(report: &SweepReport) -> Vec<(&Measurement, String)> {
         .filter(|m| m.kind == Kind::Step)
         .filter_map(|m| Some((m, format!("{}/s", rate_label(m.target_rate_per_sec?)))))
         .collect();
-    runs.sort_by(|a, b| a.0.target_rate_per_sec.unwrap_or(0.0).total_cmp(&b.0.target_rate_per_sec.unwrap_or(0.0)));
+    runs.sort_by(|a, b| {
+        a.0.target_rate_per_sec
+            .unwrap_or(0.0)
+            .total_cmp(&b.0.target_rate_per_sec.unwrap_or(0.0))
+    });
     let capacity = report.slo.as_ref().and_then(|s| s.capacity_per_sec);
-    if let Some(m) = report.runs.iter().rev().find(|m| m.kind == Kind::Confirm && m.target_rate_per_sec == capacity) {
-        runs.push((m, format!("{}/s capacity", rate_label(capacity.unwrap_or(0.0)))));
+    if let Some(m) = report
+        .runs
+        .iter()
+        .rev()
+        .find(|m| m.kind == Kind::Confirm && m.target_rate_per_sec == capacity)
+    {
+        runs.push((
+            m,
+            format!("{}/s capacity", rate_label(capacity.unwrap_or(0.0))),
+        ));
     }
     runs
 }
@@ -35,7 +47,14 @@ fn spectrum_runs(report: &SweepReport) -> Vec<(&Measurement, String)> {
 /// `(x, log10 ms)` points of a run's response-time spectrum, x = log10(1/(1-q)), up to
 /// where the histogram has data (the last point is the maximum).
 fn spectrum_points(m: &Measurement) -> Vec<(f64, f64)> {
-    let Some(h) = m.report.response().and_then(|l| l.histogram()).filter(|h| !h.is_empty()) else { return Vec::new() };
+    let Some(h) = m
+        .report
+        .response()
+        .and_then(|l| l.histogram())
+        .filter(|h| !h.is_empty())
+    else {
+        return Vec::new();
+    };
     // Beyond x = log10(count) a quantile is the maximum: no sample says more.
     let x_end = (h.len() as f64).log10().min(SPECTRUM_MAX_DECADES as f64);
     let steps = (x_end * SPECTRUM_POINTS_PER_DECADE as f64).floor() as u32;
@@ -64,14 +83,28 @@ fn percentile_label(x: f64) -> String {
 
 /// Latency by percentile, one curve per step.
 pub(super) fn spectrum(root: &Area<'_>, report: &SweepReport) -> DrawResult {
-    let (plot, legend_area) = frame(root, "Response time by percentile, one curve per step", &subtitle(report))?;
+    let (plot, legend_area) = frame(
+        root,
+        "Response time by percentile, one curve per step",
+        &subtitle(report),
+    )?;
     let runs = spectrum_runs(report);
     let curves: Vec<Vec<(f64, f64)>> = runs.iter().map(|(m, _)| spectrum_points(m)).collect();
-    let decades = curves.iter().flatten().map(|p| p.0.ceil() as u32).max().unwrap_or(3).clamp(2, SPECTRUM_MAX_DECADES);
+    let decades = curves
+        .iter()
+        .flatten()
+        .map(|p| p.0.ceil() as u32)
+        .max()
+        .unwrap_or(3)
+        .clamp(2, SPECTRUM_MAX_DECADES);
     let axis = LogAxis::covering(curves.iter().flatten().map(|p| 10f64.powf(p.1)));
     let mut keys: Vec<f64> = (0..=decades).map(f64::from).collect();
     keys.insert(1, 2f64.log10());
-    let x_coord = super::Ticks { range: 0f64..decades as f64, bold: keys, light: Vec::new() };
+    let x_coord = super::Ticks {
+        range: 0f64..decades as f64,
+        bold: keys,
+        light: Vec::new(),
+    };
     let mut chart = ChartBuilder::on(&plot)
         .margin_top(14)
         .margin_right(24)
@@ -98,14 +131,26 @@ pub(super) fn spectrum(root: &Area<'_>, report: &SweepReport) -> DrawResult {
         let color = if capacity { INK } else { ramp(i, runs.len()) };
         let style = color.stroke_width(if capacity { 3 } else { 2 });
         chart.draw_series(std::iter::once(PathElement::new(points, style)))?;
-        entries.push((label.clone(), Swatch::Line { color, width: if capacity { 3 } else { 2 }, dashed: false, dot: false }));
+        entries.push((
+            label.clone(),
+            Swatch::Line {
+                color,
+                width: if capacity { 3 } else { 2 },
+                dashed: false,
+                dot: false,
+            },
+        ));
     }
     legend(&legend_area, "target rate", &entries)
 }
 
 /// p50, p99 and max of each interval over the whole sweep.
 pub(super) fn over_time(root: &Area<'_>, report: &SweepReport) -> DrawResult {
-    let (plot, legend_area) = frame(root, "Response time per interval over the sweep", &subtitle(report))?;
+    let (plot, legend_area) = frame(
+        root,
+        "Response time per interval over the sweep",
+        &subtitle(report),
+    )?;
     const METRICS: [(&str, usize); 3] = [("p50", 0), ("p99", 2), ("max", 5)];
     let value = |iv: &crate::report::IntervalSummary, k: usize| match k {
         0 => iv.p50_ns,
@@ -130,7 +175,10 @@ pub(super) fn over_time(root: &Area<'_>, report: &SweepReport) -> DrawResult {
     for (i, m) in report.runs.iter().enumerate() {
         if !m.kind.is_open_loop() {
             let end = report.runs.get(i + 1).map_or(t_max, |n| n.started_secs);
-            chart.plotting_area().draw(&Rectangle::new([(m.started_secs, y_lo), (end, y_hi)], band.filled()))?;
+            chart.plotting_area().draw(&Rectangle::new(
+                [(m.started_secs, y_lo), (end, y_hi)],
+                band.filled(),
+            ))?;
         }
     }
     chart
@@ -153,7 +201,12 @@ pub(super) fn over_time(root: &Area<'_>, report: &SweepReport) -> DrawResult {
                 .report
                 .intervals
                 .iter()
-                .filter_map(|iv| Some((m.started_secs + iv.start_secs + iv.length_secs / 2.0, log_ms(value(iv, k))?)))
+                .filter_map(|iv| {
+                    Some((
+                        m.started_secs + iv.start_secs + iv.length_secs / 2.0,
+                        log_ms(value(iv, k))?,
+                    ))
+                })
                 .collect();
             draw_line(&mut chart, points.clone(), color, 2, false)?;
             draw_markers(&mut chart, Shape::Circle, points, color, 2)?;
@@ -174,13 +227,26 @@ pub(super) fn over_time(root: &Area<'_>, report: &SweepReport) -> DrawResult {
             (_, Some(r)) => rate_label(r),
             (_, None) => String::new(),
         };
-        let style = font(12).color(&RGBColor(110, 110, 110)).transform(FontTransform::Rotate90).pos(Pos::new(HPos::Left, VPos::Top));
-        chart.draw_series(std::iter::once(EmptyElement::at((m.started_secs, y_hi)) + Text::new(text, (14, 4), style)))?;
+        let style = font(12)
+            .color(&RGBColor(110, 110, 110))
+            .transform(FontTransform::Rotate90)
+            .pos(Pos::new(HPos::Left, VPos::Top));
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((m.started_secs, y_hi)) + Text::new(text, (14, 4), style),
+        ))?;
     }
     let mut entries: Vec<(String, Swatch)> = METRICS
         .iter()
         .map(|(name, p)| {
-            (format!("{name} per interval"), Swatch::Line { color: PERCENTILE_COLORS[*p], width: 2, dashed: false, dot: true })
+            (
+                format!("{name} per interval"),
+                Swatch::Line {
+                    color: PERCENTILE_COLORS[*p],
+                    width: 2,
+                    dashed: false,
+                    dot: true,
+                },
+            )
         })
         .collect();
     entries.push(("open-loop step".into(), Swatch::Band(WHITE)));
