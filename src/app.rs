@@ -4,13 +4,16 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 
-use crate::config::{Mode, RunConfig};
+use crate::config::RunConfig;
+use crate::drive::Mode;
 use crate::drive::health::{Check, Verdict};
 use crate::drive::{self, Cancel, Interval};
+use crate::net::cluster::ClusterMap;
 use crate::net::{Connection, NetError};
 use crate::progress::Progress;
 use crate::record::{CommandRecord, Histograms, Metric, Recorder, Timing};
@@ -116,11 +119,11 @@ pub fn run(
         stderr_is_terminal,
     } = io;
     let server =
-        server_facts(config).with_context(|| format!("connecting to {}", config.endpoint))?;
+        server_facts(config).with_context(|| format!("connecting to {}", config.plan.endpoint))?;
     for note in &server.notes {
         writeln!(stderr, "note: {note}")?;
     }
-    let config = &config.with_cluster(server.cluster.clone());
+    let cluster = server.cluster.clone();
     if config.idle {
         return idle(config, cancel, stderr);
     }
@@ -129,7 +132,7 @@ pub fn run(
         schema_version: crate::report::SCHEMA_VERSION,
         tool: format!("tailrate {}", env!("CARGO_PKG_VERSION")),
         command_line,
-        seed: config.seed,
+        seed: config.plan.seed,
         server,
         settings: Settings::of(config),
         tests: Vec::new(),
@@ -156,7 +159,7 @@ pub fn run(
                 &format!(
                     "tailrate {} seed {}",
                     env!("CARGO_PKG_VERSION"),
-                    config.seed
+                    config.plan.seed
                 ),
             )
             .with_context(|| format!("creating --hdr-log file {}", path.display()))?,
@@ -166,7 +169,7 @@ pub fn run(
 
     let mut status = Status::Completed;
     'tests: loop {
-        for index in 0..config.workload.tests.len() {
+        for index in 0..config.plan.workload.tests.len() {
             // Ctrl+C between two tests (a looping run's only way to end) ends the run as
             // interrupted, as it does during a test.
             if cancel.is_cancelled() {
@@ -176,6 +179,7 @@ pub fn run(
             let test_offset = run_start.elapsed();
             let (test_report, stopped_early) = measure(
                 config,
+                cluster.as_ref(),
                 index,
                 cancel,
                 &mut *stderr,
@@ -218,8 +222,10 @@ pub fn run(
 /// Runs test `index` of `config` once and builds its report; also returns why it
 /// stopped early, if it did. Progress goes to `stderr` when it is a terminal; intervals
 /// go to `hlog`, offset by `log_offset` from the log's start.
+#[expect(clippy::too_many_arguments, reason = "a test, where it runs, and its three sinks")]
 pub fn measure(
     config: &RunConfig,
+    cluster: Option<&Arc<ClusterMap>>,
     index: usize,
     cancel: &Cancel,
     stderr: &mut dyn Write,
@@ -227,8 +233,8 @@ pub fn measure(
     mut hlog: Option<&mut HlogWriter>,
     log_offset: Duration,
 ) -> Result<(TestReport, Option<String>)> {
-    let test = &config.workload.tests[index];
-    let target = match config.mode {
+    let test = &config.plan.workload.tests[index];
+    let target = match config.plan.mode {
         Mode::Open { rate_per_sec, .. } => Some(rate_per_sec),
         Mode::Closed { .. } => None,
     };
@@ -237,9 +243,9 @@ pub fn measure(
         if show_progress { Some(stderr) } else { None },
         &test.name,
         target,
-        config.threads,
+        config.plan.threads,
     );
-    let mut merger = IntervalMerger::new(config.threads);
+    let mut merger = IntervalMerger::new(config.plan.threads);
     let command_names: Vec<String> = test.commands.iter().map(|c| c.name.clone()).collect();
     let mut hlog_error = None;
     let mut emit =
@@ -249,7 +255,7 @@ pub fn measure(
                     log,
                     &test.name,
                     &command_names,
-                    config.mode.timing(),
+                    config.plan.mode.timing(),
                     log_offset + start,
                     length,
                     &record,
@@ -267,7 +273,7 @@ pub fn measure(
                 emit(&mut merger, start, length, record);
             }
         };
-        drive::run(config, test, index, cancel, &mut on_interval)
+        drive::run(&config.plan, cluster, test, index, cancel, &mut on_interval)
     };
     progress.finish();
     let outcome = outcome.with_context(|| format!("running {}", test.name))?;
@@ -280,6 +286,7 @@ pub fn measure(
     let mut report = TestReport::build(
         &test.name,
         config,
+        cluster.map(|c| &**c),
         &outcome,
         &command_names,
         std::mem::take(&mut merger.summaries),
@@ -323,10 +330,10 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let mut conn = Connection::open(&config.endpoint, &config.handshake, config.connect_timeout, config.limits).await?;
-        let mut facts = ServerFacts { endpoint: config.endpoint.to_string(), ..Default::default() };
+        let mut conn = Connection::open(&config.plan.endpoint, &config.plan.handshake, config.plan.connect_timeout, config.plan.limits).await?;
+        let mut facts = ServerFacts { endpoint: config.plan.endpoint.to_string(), ..Default::default() };
         for key in ["save", "appendonly"] {
-            let reply = tokio::time::timeout(config.connect_timeout, conn.call(&[b"CONFIG", b"GET", key.as_bytes()])).await;
+            let reply = tokio::time::timeout(config.plan.connect_timeout, conn.call(&[b"CONFIG", b"GET", key.as_bytes()])).await;
             match reply {
                 Ok(Ok(reply)) if !reply.is_error() => {
                     let value = match &reply {
@@ -340,7 +347,7 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
                     }
                 }
                 Ok(Ok(reply)) if reply.error_message().is_some_and(|m| m.starts_with("NOAUTH")) => {
-                    anyhow::bail!("{} requires a password: {reply} (give -a, --user or REDISCLI_AUTH)", config.endpoint);
+                    anyhow::bail!("{} requires a password: {reply} (give -a, --user or REDISCLI_AUTH)", config.plan.endpoint);
                 }
                 Ok(Ok(reply)) => {
                     facts.notes.push(format!("the server refused CONFIG GET {key} ({reply}); its persistence settings are not reported"));
@@ -350,7 +357,7 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
                     facts.notes.push(format!(
                         "the server refused CONFIG GET {key} (it closed the connection, as twemproxy does); its persistence settings are not reported"
                     ));
-                    conn = Connection::open(&config.endpoint, &config.handshake, config.connect_timeout, config.limits).await?;
+                    conn = Connection::open(&config.plan.endpoint, &config.plan.handshake, config.plan.connect_timeout, config.plan.limits).await?;
                     break;
                 }
                 Ok(Err(e)) => return Err(e.into()),
@@ -358,13 +365,13 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
                     // Silence, not a refusal: a server that does not answer cannot be benchmarked.
                     anyhow::bail!(
                         "{} did not answer CONFIG GET {key} within {:?} (--connect-timeout)",
-                        config.endpoint,
-                        config.connect_timeout
+                        config.plan.endpoint,
+                        config.plan.connect_timeout
                     );
                 }
             }
         }
-        match tokio::time::timeout(config.connect_timeout, conn.call(&[b"INFO", b"server"])).await {
+        match tokio::time::timeout(config.plan.connect_timeout, conn.call(&[b"INFO", b"server"])).await {
             Ok(Ok(reply)) if !reply.is_error() => {
                 let text = reply.as_str().unwrap_or_default();
                 facts.version = text.lines().find_map(|l| l.strip_prefix("redis_version:")).map(|v| v.trim().to_string());
@@ -372,17 +379,17 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
             Ok(Ok(_)) | Err(_) => facts.notes.push("the server did not answer INFO server; its version is not reported".into()),
             Ok(Err(e)) if closed_by_peer(&e) => {
                 facts.notes.push("the server refused INFO server (it closed the connection, as twemproxy does); its version is not reported".into());
-                conn = Connection::open(&config.endpoint, &config.handshake, config.connect_timeout, config.limits).await?;
+                conn = Connection::open(&config.plan.endpoint, &config.plan.handshake, config.plan.connect_timeout, config.plan.limits).await?;
             }
             Ok(Err(e)) => return Err(e.into()),
         }
         // A cluster node gives the layout requests are routed by. Proxies (which answered
         // no INFO) are not asked unless --cluster says to.
         if config.cluster || facts.version.is_some() {
-            let found = tokio::time::timeout(config.connect_timeout, crate::net::cluster::discover(&mut conn)).await;
+            let found = tokio::time::timeout(config.plan.connect_timeout, crate::net::cluster::discover(&mut conn)).await;
             match found {
-                Ok(Ok(Some(_))) if config.mode.workers().is_some() => {
-                    anyhow::bail!("--workers: {} is a Redis Cluster node, and --workers does not route over a cluster (use -c and -P)", config.endpoint);
+                Ok(Ok(Some(_))) if config.plan.mode.workers().is_some() => {
+                    anyhow::bail!("--workers: {} is a Redis Cluster node, and --workers does not route over a cluster (use -c and -P)", config.plan.endpoint);
                 }
                 Ok(Ok(Some(map))) => {
                     facts.cluster_nodes = map.nodes.iter().map(ToString::to_string).collect();
@@ -392,24 +399,24 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
                     facts.cluster = Some(std::sync::Arc::new(map));
                 }
                 Ok(Ok(None)) | Ok(Err(crate::net::cluster::ClusterError::Net(NetError::Closed { .. }))) if config.cluster => {
-                    return Err(crate::net::cluster::not_cluster(&config.endpoint.to_string()).into());
+                    return Err(crate::net::cluster::not_cluster(&config.plan.endpoint.to_string()).into());
                 }
                 Ok(Ok(None)) => {}
                 Ok(Err(e)) => return Err(e.into()),
-                Err(_) => anyhow::bail!("{} did not answer INFO cluster within {:?} (--connect-timeout)", config.endpoint, config.connect_timeout),
+                Err(_) => anyhow::bail!("{} did not answer INFO cluster within {:?} (--connect-timeout)", config.plan.endpoint, config.plan.connect_timeout),
             }
         }
         // The workload's setup (SCRIPT LOAD for --script-load), once before any test: a
         // refusal is fatal, since every EVALSHA of the run would fail.
-        for argv in &config.workload.setup {
+        for argv in &config.plan.workload.setup {
             let refs: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
             let what = String::from_utf8_lossy(&argv[..argv.len().min(2)].join(&b' ')).into_owned();
-            match tokio::time::timeout(config.connect_timeout, conn.call(&refs)).await {
+            match tokio::time::timeout(config.plan.connect_timeout, conn.call(&refs)).await {
                 Ok(Ok(reply)) if !reply.is_error() => {}
                 Ok(Ok(reply)) => anyhow::bail!("{what} (--script-load) was refused: {reply}"),
                 Ok(Err(e)) => return Err(e.into()),
                 Err(_) => {
-                    anyhow::bail!("{} did not answer {what} within {:?} (--connect-timeout)", config.endpoint, config.connect_timeout)
+                    anyhow::bail!("{} did not answer {what} within {:?} (--connect-timeout)", config.plan.endpoint, config.plan.connect_timeout)
                 }
             }
         }
@@ -436,20 +443,20 @@ fn idle(config: &RunConfig, cancel: &Cancel, stderr: &mut dyn Write) -> Result<S
     writeln!(
         stderr,
         "Creating {} idle connections and waiting forever (Ctrl+C when done)",
-        config.connections
+        config.plan.connections
     )?;
     runtime.block_on(async {
-        let mut conns = Vec::with_capacity(config.connections);
-        for _ in 0..config.connections {
+        let mut conns = Vec::with_capacity(config.plan.connections);
+        for _ in 0..config.plan.connections {
             conns.push(
                 Connection::open(
-                    &config.endpoint,
-                    &config.handshake,
-                    config.connect_timeout,
-                    config.limits,
+                    &config.plan.endpoint,
+                    &config.plan.handshake,
+                    config.plan.connect_timeout,
+                    config.plan.limits,
                 )
                 .await
-                .with_context(|| format!("connecting to {}", config.endpoint))?,
+                .with_context(|| format!("connecting to {}", config.plan.endpoint))?,
             );
         }
         writeln!(stderr, "clients: {}", conns.len())?;

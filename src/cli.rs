@@ -7,9 +7,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
+use crate::drive::{ArrivalProcess, Pacing};
 use crate::units::{parse_count, parse_delay, parse_duration, parse_rate};
+use crate::workload::KeyPattern;
 
 /// tailrate: load generator and latency profiler for Redis-protocol servers.
 ///
@@ -112,42 +114,6 @@ pub struct PlotArgs {
     /// Directory for the SVG files.
     #[arg(long, value_name = "DIR", default_value = "tailrate-plots")]
     pub out: PathBuf,
-}
-
-/// How arrivals are spaced in open loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Arrival {
-    /// Equal gaps of 1/rate.
-    Constant,
-    /// Exponential gaps with mean 1/rate (a Poisson process), seeded by --seed.
-    Poisson,
-}
-
-/// How the open-loop scheduler waits for the next intended send time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Pacing {
-    /// Sleep on tokio's timer (1 ms resolution): least CPU, coarsest timing.
-    Sleep,
-    /// Sleep until close, then yield-spin the last stretch.
-    Hybrid,
-    /// Never sleep: yield-spin the whole time (one core busy).
-    Spin,
-}
-
-/// How keys are drawn from the keyspace (see `workload/keys.rs` for the exact mapping).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KeyPattern {
-    /// Every key equally likely.
-    Uniform,
-    /// Keys in order, threads sharing one walk.
-    Sequential,
-    /// Key of rank r (index r-1) with weight 1/r^s (--zipf-exponent).
-    Zipf,
-    /// Normal around the middle of the keyspace (sd = keyspace/6), redrawn outside it.
-    Gaussian,
 }
 
 /// Options of a single run: redis-benchmark's flags plus tailrate's own.
@@ -272,8 +238,8 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_rate, allow_hyphen_values = true, value_name = "RATE")]
     pub rate: Option<f64>,
     /// Open-loop arrival process.
-    #[arg(long, value_enum, default_value_t = Arrival::Poisson)]
-    pub arrival: Arrival,
+    #[arg(long, value_enum, default_value_t = ArrivalProcess::Poisson)]
+    pub arrival: ArrivalProcess,
     /// Requests sent before measuring starts (sent, not recorded).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub warmup: Option<Duration>,

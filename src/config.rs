@@ -6,12 +6,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{Arrival, KeyPattern, Pacing, RunArgs};
+use crate::cli::RunArgs;
+use crate::drive::{Mode, Plan, Stop, Workers};
 use crate::net::{Endpoint, Handshake, TlsError, TlsOptions, TlsSettings};
 use crate::resp::Limits;
 use crate::workload::{
-    self, CustomCommand, KeyDist, KeyDistError, KeyFormat, Mix, ValueSizes, WorkloadError,
-    WorkloadSpec,
+    self, CustomCommand, KeyDist, KeyDistError, KeyFormat, KeyPattern, Mix, ValueSizes,
+    WorkloadError, WorkloadSpec,
 };
 
 /// A flag, or a combination of flags, that cannot run.
@@ -52,48 +53,6 @@ impl ConfigError {
     }
 }
 
-/// Whether requests follow replies (closed) or a schedule (open).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Mode {
-    /// Each connection keeps `pipeline` requests in flight; the next batch goes when all replies are in.
-    /// With `workers`, logical clients share the connections instead (automatic pipelining).
-    Closed {
-        /// Requests per batch (`-P`).
-        pipeline: u32,
-        /// Hold sends to this many requests per second (a `governor` limiter), timing each
-        /// from its actual send: what rate-limited closed-loop tools report.
-        rate_cap_per_sec: Option<f64>,
-        /// `--workers`: logical clients multiplexed over the connections, batched per connection.
-        workers: Option<Workers>,
-    },
-    /// Requests go at `rate_per_sec` whatever the server does.
-    Open {
-        /// Target requests per second over all connections.
-        rate_per_sec: f64,
-        /// Arrival process.
-        arrival: Arrival,
-        /// How the scheduler waits.
-        pacing: Pacing,
-        /// Most requests in flight on one connection.
-        max_inflight: usize,
-        /// Most requests waiting client-side for a free connection.
-        max_backlog: usize,
-    },
-}
-
-/// `--workers W`: W logical clients, each with one request in flight, dealt evenly over
-/// the connections; a connection writes the requests its workers handed it in one batch
-/// when the batch is full or its oldest request has waited `pipeline_delay`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Workers {
-    /// Logical clients over all connections.
-    pub count: usize,
-    /// Most requests in one write (`--pipeline-size`).
-    pub pipeline_size: usize,
-    /// Longest the oldest buffered request waits for the batch to fill (`--pipeline-delay`).
-    pub pipeline_delay: Duration,
-}
-
 /// `--pipeline-size` when not given: large enough that a connection's ready workers
 /// usually go in one write, small enough to bound one write (about 4 KiB of small GETs).
 pub const DEFAULT_PIPELINE_SIZE: usize = 100;
@@ -104,81 +63,21 @@ pub const MAX_WORKERS: usize = 1_000_000;
 /// to read, so batching adds no wait of its own.
 pub const DEFAULT_PIPELINE_DELAY: Duration = Duration::ZERO;
 
-impl Mode {
-    /// Which times this mode's requests have apart from their reply.
-    pub fn timing(&self) -> crate::record::Timing {
-        match self {
-            Mode::Open { .. } => crate::record::Timing::Open,
-            Mode::Closed {
-                workers: Some(_), ..
-            } => crate::record::Timing::Workers,
-            Mode::Closed { .. } => crate::record::Timing::Closed,
-        }
-    }
-
-    /// The `--workers` settings, when requests come from logical clients.
-    pub fn workers(&self) -> Option<&Workers> {
-        match self {
-            Mode::Closed { workers, .. } => workers.as_ref(),
-            Mode::Open { .. } => None,
-        }
-    }
-}
-
-/// How long a run lasts.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stop {
-    /// After this many requests (closed loop `-n`).
-    Requests(u64),
-    /// After this long.
-    After(Duration),
-}
-
 /// Everything the core needs to run, validated.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
-    /// Where to connect.
-    pub endpoint: Endpoint,
-    /// What to send on connect.
-    pub handshake: Handshake,
-    /// Closed or open loop.
-    pub mode: Mode,
-    /// When each test ends.
-    pub stop: Stop,
-    /// Requests sent before recording starts (open loop).
-    pub warmup: Duration,
-    /// Connections per test.
-    pub connections: usize,
-    /// OS threads.
-    pub threads: usize,
-    /// Reconnect for every request (`-k 0`).
-    pub reconnect_each_request: bool,
-    /// The tests to run, in order.
-    pub workload: workload::Workload,
-    /// Seed of every random choice.
-    pub seed: u64,
-    /// Per-request timeout.
-    pub timeout: Option<Duration>,
-    /// Connect timeout.
-    pub connect_timeout: Duration,
-    /// Reply size limits.
-    pub limits: Limits,
+    /// What the driver runs.
+    pub plan: Plan,
     /// Output selection.
     pub output: Output,
     /// Exit non-zero when a self-check fails.
     pub strict: bool,
-    /// Stop at the first error reply.
-    pub exit_on_error: bool,
-    /// redis-benchmark's batch latency with -P.
-    pub batch_latency: bool,
     /// Loop the tests forever.
     pub loop_forever: bool,
     /// Only open connections and wait.
     pub idle: bool,
     /// `--cluster`: the server must be a cluster node.
     pub cluster: bool,
-    /// The cluster's layout when the server is a cluster node (found by `app` before the run).
-    pub cluster_map: Option<std::sync::Arc<crate::net::cluster::ClusterMap>>,
 }
 
 /// Which outputs to produce.
@@ -322,7 +221,7 @@ impl RunConfig {
         }
         let workload = workload::Workload::build(workload_spec(args, stdin_arg)?, seed)?;
 
-        Ok(RunConfig {
+        let plan = Plan {
             endpoint,
             handshake,
             mode,
@@ -339,6 +238,11 @@ impl RunConfig {
                 max_bulk_bytes: args.max_reply_bytes,
                 ..Limits::default()
             },
+            exit_on_error: args.exit_on_error,
+            batch_latency: args.batch_latency,
+        };
+        Ok(RunConfig {
+            plan,
             output: Output {
                 quiet: args.quiet,
                 csv: args.csv,
@@ -348,29 +252,15 @@ impl RunConfig {
                 progress: !args.no_progress,
             },
             strict: args.strict,
-            exit_on_error: args.exit_on_error,
-            batch_latency: args.batch_latency,
             loop_forever: args.loop_forever,
             idle: args.idle,
             cluster: args.cluster,
-            cluster_map: None,
         })
-    }
-
-    /// This config, routed over `cluster` when the server turned out to be a cluster node.
-    pub fn with_cluster(
-        &self,
-        cluster: Option<std::sync::Arc<crate::net::cluster::ClusterMap>>,
-    ) -> RunConfig {
-        RunConfig {
-            cluster_map: cluster,
-            ..self.clone()
-        }
     }
 
     /// True in open loop.
     pub fn is_open_loop(&self) -> bool {
-        matches!(self.mode, Mode::Open { .. })
+        self.plan.is_open_loop()
     }
 }
 
@@ -780,10 +670,10 @@ mod tests {
     #[test]
     fn closed_loop_defaults_match_redis_benchmark() {
         let cfg = config(&[]).unwrap();
-        assert_eq!(cfg.stop, Stop::Requests(100_000));
-        assert_eq!(cfg.connections, 50);
+        assert_eq!(cfg.plan.stop, Stop::Requests(100_000));
+        assert_eq!(cfg.plan.connections, 50);
         assert_eq!(
-            cfg.mode,
+            cfg.plan.mode,
             Mode::Closed {
                 pipeline: 1,
                 rate_cap_per_sec: None,
@@ -801,7 +691,7 @@ mod tests {
             pipeline_delay: Duration::ZERO,
         };
         assert_eq!(
-            cfg.mode,
+            cfg.plan.mode,
             Mode::Closed {
                 pipeline: 1,
                 rate_cap_per_sec: None,
@@ -820,7 +710,8 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(
-            cfg.mode
+            cfg.plan
+                .mode
                 .workers()
                 .map(|w| (w.pipeline_size, w.pipeline_delay)),
             Some((4, Duration::from_micros(50)))
@@ -1021,9 +912,9 @@ mod tests {
             "16",
         ])
         .unwrap();
-        assert_eq!(cfg.workload.tests[0].name, "MIX (SET:GET 1:10)");
-        assert_eq!(cfg.workload.key_format.key_len(), 16);
-        assert_eq!(cfg.workload.keyspace, Some(1_000_000));
+        assert_eq!(cfg.plan.workload.tests[0].name, "MIX (SET:GET 1:10)");
+        assert_eq!(cfg.plan.workload.key_format.key_len(), 16);
+        assert_eq!(cfg.plan.workload.keyspace, Some(1_000_000));
         let cfg = config(&[
             "-t",
             "set",
@@ -1033,7 +924,7 @@ mod tests {
             "10:1,20:3",
         ])
         .unwrap();
-        assert_eq!(cfg.workload.data_size, 20);
+        assert_eq!(cfg.plan.workload.data_size, 20);
         let cfg = config(&["--keyspace", "100", "--key-pattern", "uniform", "-r", "100"]);
         assert!(
             cfg.is_err(),
@@ -1067,17 +958,25 @@ mod tests {
     #[test]
     fn rediss_and_tls_make_a_tls_endpoint() {
         let cfg = config(&["-u", "rediss://:pw@127.0.0.1:6380/2", "--insecure"]).unwrap();
-        assert_eq!(cfg.endpoint.to_string(), "tls:127.0.0.1:6380");
-        assert!(cfg.endpoint.tls().is_some_and(TlsSettings::is_insecure));
+        assert_eq!(cfg.plan.endpoint.to_string(), "tls:127.0.0.1:6380");
+        assert!(
+            cfg.plan
+                .endpoint
+                .tls()
+                .is_some_and(TlsSettings::is_insecure)
+        );
         assert_eq!(
-            (cfg.handshake.password.as_deref(), cfg.handshake.db),
+            (
+                cfg.plan.handshake.password.as_deref(),
+                cfg.plan.handshake.db
+            ),
             (Some("pw"), 2)
         );
         let cfg = config(&["--tls", "--insecure", "-h", "::1", "-p", "7000"]).unwrap();
-        assert_eq!(cfg.endpoint.to_string(), "tls:[::1]:7000");
+        assert_eq!(cfg.plan.endpoint.to_string(), "tls:[::1]:7000");
         let copy = cfg.clone();
         assert_eq!(
-            copy.endpoint, cfg.endpoint,
+            copy.plan.endpoint, cfg.plan.endpoint,
             "a cloned config shares its TLS configuration"
         );
     }
@@ -1086,14 +985,14 @@ mod tests {
     fn uri_sets_endpoint_and_credentials() {
         let cfg = config(&["-u", "redis://bob:secret@10.0.0.1:7000/3"]).unwrap();
         assert_eq!(
-            cfg.endpoint,
+            cfg.plan.endpoint,
             Endpoint::Tcp {
                 host: "10.0.0.1".into(),
                 port: 7000
             }
         );
-        assert_eq!(cfg.handshake.user.as_deref(), Some("bob"));
-        assert_eq!(cfg.handshake.password.as_deref(), Some("secret"));
-        assert_eq!(cfg.handshake.db, 3);
+        assert_eq!(cfg.plan.handshake.user.as_deref(), Some("bob"));
+        assert_eq!(cfg.plan.handshake.password.as_deref(), Some("secret"));
+        assert_eq!(cfg.plan.handshake.db, 3);
     }
 }

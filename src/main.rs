@@ -170,7 +170,12 @@ fn warn_about_password(argv: &[String], stderr: &mut dyn Write) {
 
 /// `--insecure` on every run, before connecting: the server is not authenticated.
 fn warn_about_insecure(config: &RunConfig, stderr: &mut dyn Write) {
-    if config.endpoint.tls().is_some_and(|tls| tls.is_insecure()) {
+    if config
+        .plan
+        .endpoint
+        .tls()
+        .is_some_and(|tls| tls.is_insecure())
+    {
         let _ = writeln!(
             stderr,
             "WARNING: --insecure: the server's certificate is not verified"

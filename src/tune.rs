@@ -28,8 +28,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::cli::{RunArgs, TuneArgs};
-use crate::config::{Mode, RunConfig, Stop, Workers};
+use crate::config::RunConfig;
 use crate::drive::Cancel;
+use crate::drive::{Mode, Stop, Workers};
 use crate::report::json::write_atomically;
 use crate::report::{ServerFacts, TestReport};
 
@@ -265,35 +266,36 @@ pub fn run(
         stderr,
         stderr_is_terminal,
     } = io;
-    let server =
-        app::server_facts(config).with_context(|| format!("connecting to {}", config.endpoint))?;
+    let server = app::server_facts(config)
+        .with_context(|| format!("connecting to {}", config.plan.endpoint))?;
     for note in &server.notes {
         writeln!(stderr, "note: {note}")?;
     }
     if server.cluster.is_some() {
         anyhow::bail!(
             "tailrate tune: {} is a Redis Cluster node, and --workers does not route over a cluster",
-            config.endpoint
+            config.plan.endpoint
         );
     }
     let test = config
+        .plan
         .workload
         .tests
         .first()
         .context("the workload has no test")?;
-    if config.workload.tests.len() > 1 {
+    if config.plan.workload.tests.len() > 1 {
         writeln!(
             stderr,
             "note: no -t given: tuning {}, the first default test (choose one with -t, or give a custom command)",
             test.name
         )?;
     }
-    let trial = match config.stop {
+    let trial = match config.plan.stop {
         Stop::After(d) => d,
         Stop::Requests(_) => DEFAULT_TRIAL,
     };
     let mut base = config.clone();
-    base.stop = Stop::After(trial);
+    base.plan.stop = Stop::After(trial);
     base.output.json = None;
     base.output.hdr_log = None;
     let paste = paste_command(
@@ -302,7 +304,7 @@ pub fn run(
         args.run.duration.is_none().then_some(trial),
     );
     let mut tuner = Tuner {
-        space: Space::new(config.connections, args.max_workers),
+        space: Space::new(config.plan.connections, args.max_workers),
         max_trials: args.max_trials,
         confirm_runs: args.confirm_runs,
         json: args.run.json.clone(),
@@ -310,10 +312,10 @@ pub fn run(
             schema_version: TUNE_SCHEMA_VERSION,
             tool: format!("tailrate {}", env!("CARGO_PKG_VERSION")),
             command_line,
-            seed: config.seed,
+            seed: config.plan.seed,
             server,
             test: test.name.clone(),
-            connections: config.connections,
+            connections: config.plan.connections,
             trial_secs: trial.as_secs_f64(),
             trials: Vec::new(),
             baseline_per_sec: None,
@@ -478,13 +480,14 @@ impl Tuner<'_> {
             return Err(Halt::Interrupted);
         }
         let mut config = self.base.clone();
-        config.mode = Mode::Closed {
+        config.plan.mode = Mode::Closed {
             pipeline: 1,
             rate_cap_per_sec: None,
             workers,
         };
         let (report, stopped_early) = app::measure(
             &config,
+            None,
             0,
             self.cancel,
             &mut *self.stderr,

@@ -578,8 +578,8 @@ fn writing_requests_allocates_nothing_per_request() {
             argv.extend(workload);
             let config =
                 RunConfig::from_args(&Args::try_parse_from(&argv).unwrap().run, None).unwrap();
-            let test = &config.workload.tests[0];
-            let mut sampler = Sampler::new(&config.workload, 1);
+            let test = &config.plan.workload.tests[0];
+            let mut sampler = Sampler::new(&config.plan.workload, 1);
             let mut buf = BytesMut::with_capacity(1 << 20);
             let region = Region::new(&INSTRUMENTED_SYSTEM);
             for _ in 0..20_000 {

@@ -15,7 +15,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crate::config::Workers;
+use super::plan::Workers;
 
 /// How many of `workers` logical clients connection `connection` (0-based, of
 /// `connections`) serves: the even share, plus one for the first `workers % connections`.

@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 use super::batch::Batch;
 use super::dispatch::{self, Arrival};
 use super::inflight::{InFlight, InFlightQueue};
+use super::plan::Mode;
 use super::route;
+use super::schedule::Pacing;
 use super::since;
 use super::thread::Ctx;
-use crate::cli::Pacing;
-use crate::config::Mode;
 use crate::net::{Connection, Incoming, NetError};
 use crate::record::{ReplyRun, ReplyTimes, nanos};
 

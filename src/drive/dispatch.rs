@@ -11,9 +11,9 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::Instant;
 
+use super::schedule::Pacing;
 use super::schedule::wait_until;
 use super::thread::Ctx;
-use crate::cli::Pacing;
 use crate::record::Recorder;
 
 /// A request the schedule (or a closed-loop client, or a redirect) produced.

@@ -4,8 +4,9 @@
 //! computed from a finished run's outcome and printed with every report; `--strict`
 //! turns a failure into a non-zero exit (that decision is `app`'s).
 
-use crate::cli::Arrival;
-use crate::config::{Mode, RunConfig};
+use crate::config::RunConfig;
+use crate::drive::ArrivalProcess as Arrival;
+use crate::drive::Mode;
 use crate::drive::RunOutcome;
 use crate::record::CommandRecord;
 
@@ -50,7 +51,7 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
         arrival,
         pacing,
         ..
-    } = config.mode
+    } = config.plan.mode
     else {
         return Vec::new();
     };
@@ -116,7 +117,7 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
             }
         })
         .fold(0.0, f64::max);
-    let spinning = pacing != crate::cli::Pacing::Sleep;
+    let spinning = pacing != crate::drive::Pacing::Sleep;
     out.push(Check {
         name: "generator_cpu".into(),
         verdict: if busiest < CPU_SATURATION {

@@ -15,6 +15,7 @@ mod conn;
 mod dispatch;
 pub mod health;
 mod inflight;
+pub mod plan;
 mod route;
 pub mod schedule;
 mod thread;
@@ -24,8 +25,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::config::{Mode, RunConfig, Stop};
+pub use plan::{Mode, Plan, Stop, Workers};
+pub use schedule::{ArrivalProcess, Pacing};
+
 use crate::net::NetError;
+use crate::net::cluster::ClusterMap;
 use crate::record::Recorder;
 use crate::workload::{Sampler, Test};
 
@@ -177,7 +181,8 @@ pub(crate) struct ThreadPlan {
 
 /// Runs one test as `config` says; `on_interval` sees every interval as it ends.
 pub fn run(
-    config: &RunConfig,
+    config: &Plan,
+    cluster: Option<&Arc<ClusterMap>>,
     test: &Test,
     test_index: usize,
     cancel: &Cancel,
@@ -239,7 +244,7 @@ pub fn run(
                 reconnect_each_request: config.reconnect_each_request,
                 exit_on_error: config.exit_on_error,
                 batch_latency: config.batch_latency,
-                cluster: config.cluster_map.clone(),
+                cluster: cluster.cloned(),
                 seed: config.seed
                     ^ ((test_index as u64) << 32)
                     ^ (index as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
@@ -295,7 +300,7 @@ pub fn run(
 fn merge(
     outcomes: Vec<thread::ThreadOutcome>,
     record: Recorder,
-    config: &RunConfig,
+    config: &Plan,
     started_at: SystemTime,
     shared: &Shared,
 ) -> RunOutcome {

@@ -10,8 +10,8 @@
 use std::cell::{Cell, RefCell};
 
 use super::dispatch::Arrival;
+use super::plan::Mode;
 use super::thread::Ctx;
-use crate::config::Mode;
 use crate::net::Endpoint;
 use crate::net::cluster::{ClusterMap, NodeAddr, Redirect, UNOWNED};
 use crate::record::Recorder;

@@ -12,7 +12,31 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use rand_pcg::Pcg64Mcg;
 
-use crate::cli::{Arrival, Pacing};
+/// How arrivals are spaced in open loop.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalProcess {
+    /// Equal gaps of 1/rate.
+    Constant,
+    /// Exponential gaps with mean 1/rate (a Poisson process), seeded by --seed.
+    Poisson,
+}
+
+/// How the open-loop scheduler waits for the next intended send time.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Pacing {
+    /// Sleep on tokio's timer (1 ms resolution): least CPU, coarsest timing.
+    Sleep,
+    /// Sleep until close, then yield-spin the last stretch.
+    Hybrid,
+    /// Never sleep: yield-spin the whole time (one core busy).
+    Spin,
+}
 
 /// The offsets of one thread's share of an open-loop run.
 #[derive(Debug, Clone)]
@@ -35,7 +59,7 @@ impl Schedule {
     /// equally spaced sequence. Poisson: each thread is a Poisson process at `rate / N`
     /// (their superposition is a Poisson process at `rate`), seeded from `seed` and `k`.
     pub fn new(
-        arrival: Arrival,
+        arrival: ArrivalProcess,
         rate_per_sec: f64,
         share: usize,
         shares: usize,
@@ -43,7 +67,7 @@ impl Schedule {
     ) -> Self {
         let shares_f = shares.max(1) as f64;
         match arrival {
-            Arrival::Constant => {
+            ArrivalProcess::Constant => {
                 let whole_gap_ns = 1e9 / rate_per_sec;
                 Schedule {
                     kind: Kind::Constant {
@@ -52,7 +76,7 @@ impl Schedule {
                     next_ns: whole_gap_ns * share as f64,
                 }
             }
-            Arrival::Poisson => {
+            ArrivalProcess::Poisson => {
                 let thread_rate_per_ns = rate_per_sec / shares_f / 1e9;
                 // rate_per_sec is validated positive and finite, so Exp::new cannot fail.
                 let gaps = Exp::new(thread_rate_per_ns)
@@ -152,7 +176,10 @@ mod tests {
 
     #[test]
     fn constant_gaps_are_exactly_one_over_rate() {
-        let g = gaps(Schedule::new(Arrival::Constant, 10_000.0, 0, 1, 1), 10_000);
+        let g = gaps(
+            Schedule::new(ArrivalProcess::Constant, 10_000.0, 0, 1, 1),
+            10_000,
+        );
         let mean = g.iter().sum::<f64>() / g.len() as f64;
         assert!((mean - 100_000.0).abs() < 1.0, "mean {mean}");
         assert!(g.iter().all(|&x| (x - 100_000.0).abs() <= 1.0));
@@ -160,8 +187,8 @@ mod tests {
 
     #[test]
     fn constant_shares_interleave_into_the_whole_sequence() {
-        let mut a = Schedule::new(Arrival::Constant, 1000.0, 0, 2, 1);
-        let mut b = Schedule::new(Arrival::Constant, 1000.0, 1, 2, 1);
+        let mut a = Schedule::new(ArrivalProcess::Constant, 1000.0, 0, 2, 1);
+        let mut b = Schedule::new(ArrivalProcess::Constant, 1000.0, 1, 2, 1);
         let mut all: Vec<Duration> = (0..5).flat_map(|_| [a.advance(), b.advance()]).collect();
         all.sort();
         let expected: Vec<Duration> = (0..10).map(Duration::from_millis).collect();
@@ -171,7 +198,10 @@ mod tests {
     #[test]
     fn poisson_gaps_have_mean_one_over_rate_and_exponential_shape() {
         let n = 200_000;
-        let g = gaps(Schedule::new(Arrival::Poisson, 50_000.0, 0, 1, 42), n);
+        let g = gaps(
+            Schedule::new(ArrivalProcess::Poisson, 50_000.0, 0, 1, 42),
+            n,
+        );
         let mean = g.iter().sum::<f64>() / n as f64;
         // Standard error of the mean of an exponential is mean/sqrt(n) = 0.22%: 1% is 4.5 sigma.
         assert!((mean / 20_000.0 - 1.0).abs() < 0.01, "mean {mean}");
@@ -182,9 +212,9 @@ mod tests {
 
     #[test]
     fn poisson_is_reproducible_from_the_seed() {
-        let a = gaps(Schedule::new(Arrival::Poisson, 1000.0, 0, 1, 7), 100);
-        let b = gaps(Schedule::new(Arrival::Poisson, 1000.0, 0, 1, 7), 100);
-        let c = gaps(Schedule::new(Arrival::Poisson, 1000.0, 0, 1, 8), 100);
+        let a = gaps(Schedule::new(ArrivalProcess::Poisson, 1000.0, 0, 1, 7), 100);
+        let b = gaps(Schedule::new(ArrivalProcess::Poisson, 1000.0, 0, 1, 7), 100);
+        let c = gaps(Schedule::new(ArrivalProcess::Poisson, 1000.0, 0, 1, 8), 100);
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 use super::dispatch::Dispatch;
+use super::plan::{Mode, Stop};
 use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
 use super::{DriveError, Interval, Shared, ThreadCpu, ThreadPlan};
-use crate::config::{Mode, Stop};
 use crate::net::{Connection, Endpoint, Handshake};
 use crate::record::Recorder;
 use crate::resp::Limits;

@@ -20,10 +20,12 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{Arrival, Pacing};
-use crate::config::{Mode, RunConfig, Stop};
+use crate::config::RunConfig;
 use crate::drive::health::{Check, Verdict};
+use crate::drive::{ArrivalProcess, Pacing};
+use crate::drive::{Mode, Stop};
 use crate::drive::{RunOutcome, ThreadCpu};
+use crate::net::cluster::ClusterMap;
 use crate::record::{CommandRecord, Metric, Timing};
 
 /// Version of the JSON layout; bumped on any incompatible change.
@@ -89,7 +91,7 @@ pub struct Settings {
     /// Target rate (open loop).
     pub target_rate_per_sec: Option<f64>,
     /// Arrival process (open loop).
-    pub arrival: Option<Arrival>,
+    pub arrival: Option<ArrivalProcess>,
     /// Pacing (open loop).
     pub pacing: Option<Pacing>,
     /// `--max-inflight` (open loop).
@@ -116,7 +118,7 @@ pub struct Settings {
 impl Settings {
     /// The settings of `config`.
     pub fn of(config: &RunConfig) -> Self {
-        let (pipeline, target, arrival, pacing, max_inflight) = match &config.mode {
+        let (pipeline, target, arrival, pacing, max_inflight) = match &config.plan.mode {
             Mode::Closed { pipeline, .. } => (Some(*pipeline), None, None, None, None),
             Mode::Open {
                 rate_per_sec,
@@ -132,7 +134,7 @@ impl Settings {
                 Some(*max_inflight),
             ),
         };
-        let (requests, duration_secs) = match config.stop {
+        let (requests, duration_secs) = match config.plan.stop {
             Stop::Requests(n) => (Some(n), None),
             Stop::After(d) => (None, Some(d.as_secs_f64())),
         };
@@ -143,23 +145,24 @@ impl Settings {
                 "closed"
             }
             .into(),
-            clients: config.connections,
-            threads: config.threads,
+            clients: config.plan.connections,
+            threads: config.plan.threads,
             pipeline,
-            data_size: config.workload.data_size,
-            keyspace: config.workload.keyspace,
-            keepalive: !config.reconnect_each_request,
+            data_size: config.plan.workload.data_size,
+            keyspace: config.plan.workload.keyspace,
+            keepalive: !config.plan.reconnect_each_request,
             target_rate_per_sec: target,
             arrival,
             pacing,
             max_inflight,
             requests,
             duration_secs,
-            warmup_secs: config.warmup.as_secs_f64(),
-            batch_latency: config.batch_latency,
-            workers: config.mode.workers().map(|w| w.count),
-            pipeline_size: config.mode.workers().map(|w| w.pipeline_size),
+            warmup_secs: config.plan.warmup.as_secs_f64(),
+            batch_latency: config.plan.batch_latency,
+            workers: config.plan.mode.workers().map(|w| w.count),
+            pipeline_size: config.plan.mode.workers().map(|w| w.pipeline_size),
             pipeline_delay_ns: config
+                .plan
                 .mode
                 .workers()
                 .map(|w| crate::record::nanos(w.pipeline_delay)),
@@ -390,13 +393,14 @@ impl TestReport {
     pub fn build(
         name: &str,
         config: &RunConfig,
+        cluster: Option<&ClusterMap>,
         outcome: &RunOutcome,
         command_names: &[String],
         intervals: Vec<IntervalSummary>,
     ) -> Self {
         let total = outcome.record.total();
         let checks = crate::drive::health::checks(config, outcome, &total);
-        let timing = config.mode.timing();
+        let timing = config.plan.mode.timing();
         let latency = latency_map(&total, timing);
         let commands = if outcome.record.commands.len() > 1 {
             outcome
@@ -418,7 +422,7 @@ impl TestReport {
         let measured_secs = outcome.measured.as_secs_f64();
         TestReport {
             name: name.to_string(),
-            target_rate_per_sec: match config.mode {
+            target_rate_per_sec: match config.plan.mode {
                 Mode::Open { rate_per_sec, .. } => Some(rate_per_sec),
                 Mode::Closed { .. } => None,
             },
@@ -433,8 +437,8 @@ impl TestReport {
             stopped_early: outcome.stopped_early.clone(),
             generator_cpu: outcome.thread_cpu.clone(),
             intervals,
-            nodes: node_reports(config, &outcome.record),
-            batches: config.mode.workers().map(|_| Batches {
+            nodes: node_reports(cluster, &outcome.record),
+            batches: config.plan.mode.workers().map(|_| Batches {
                 writes: outcome.record.writes,
                 mean_requests_per_write: if outcome.record.writes == 0 {
                     0.0
@@ -451,8 +455,8 @@ impl TestReport {
     }
 }
 
-fn node_reports(config: &RunConfig, record: &crate::record::Recorder) -> Vec<NodeReport> {
-    let Some(map) = &config.cluster_map else {
+fn node_reports(cluster: Option<&ClusterMap>, record: &crate::record::Recorder) -> Vec<NodeReport> {
+    let Some(map) = cluster else {
         return Vec::new();
     };
     let empty = crate::record::NodeRecord::default();

@@ -20,8 +20,9 @@ use anyhow::{Context, Result};
 
 use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::cli::{PlotArgs, RunArgs, SweepArgs};
-use crate::config::{Mode, RunConfig, Stop};
+use crate::config::RunConfig;
 use crate::drive::Cancel;
+use crate::drive::{Mode, Stop};
 use crate::report::hlog::HlogWriter;
 use crate::report::json::write_bytes_atomically;
 use crate::report::{Settings, plot};
@@ -70,27 +71,29 @@ pub fn run(
         stderr,
         stderr_is_terminal,
     } = io;
-    let server =
-        app::server_facts(config).with_context(|| format!("connecting to {}", config.endpoint))?;
+    let server = app::server_facts(config)
+        .with_context(|| format!("connecting to {}", config.plan.endpoint))?;
     for note in &server.notes {
         writeln!(stderr, "note: {note}")?;
     }
     let test = config
+        .plan
         .workload
         .tests
         .first()
         .context("the workload has no test")?;
-    if config.workload.tests.len() > 1 {
+    if config.plan.workload.tests.len() > 1 {
         writeln!(
             stderr,
             "note: no -t given: sweeping {}, the first default test (choose one with -t, or give a custom command)",
             test.name
         )?;
     }
-    let mut base = config.with_cluster(server.cluster.clone());
-    base.warmup = plan.warmup;
-    base.stop = Stop::After(plan.duration);
-    base.mode = open_mode(&args.run, 1.0);
+    let cluster = server.cluster.clone();
+    let mut base = config.clone();
+    base.plan.warmup = plan.warmup;
+    base.plan.stop = Stop::After(plan.duration);
+    base.plan.mode = open_mode(&args.run, 1.0);
     base.output.json = None;
     base.output.hdr_log = None;
     let mut settings = Settings::of(&base);
@@ -99,7 +102,7 @@ pub fn run(
         schema_version: model::SWEEP_SCHEMA_VERSION,
         tool: format!("tailrate {}", env!("CARGO_PKG_VERSION")),
         command_line,
-        seed: config.seed,
+        seed: config.plan.seed,
         server,
         settings,
         test: test.name.clone(),
@@ -129,6 +132,7 @@ pub fn run(
         plan,
         run_args: &args.run,
         base,
+        cluster,
         out: args.out.clone(),
         report,
         started: Instant::now(),
@@ -220,6 +224,7 @@ struct Sweeper<'a> {
     plan: Plan,
     run_args: &'a RunArgs,
     base: RunConfig,
+    cluster: Option<std::sync::Arc<crate::net::cluster::ClusterMap>>,
     out: PathBuf,
     report: SweepReport,
     started: Instant,
@@ -236,7 +241,7 @@ impl Sweeper<'_> {
         let rates: Vec<f64> = match self.plan.rates.clone() {
             Rates::Absolute(v) => v,
             Rates::OfClosedLoopMax(fractions) => {
-                let connections = self.base.connections;
+                let connections = self.base.plan.connections;
                 let max = self.measure(Kind::ClosedLoopMax, None, connections)?;
                 let throughput = max.report.throughput_per_sec;
                 writeln!(
@@ -272,7 +277,7 @@ impl Sweeper<'_> {
     }
 
     fn coarse_steps(&mut self, rates: &[f64]) -> Result<(), Halt> {
-        let connections = self.base.connections;
+        let connections = self.base.plan.connections;
         for (i, &rate) in rates.iter().enumerate() {
             let m = self.measure(Kind::Step, Some(rate), connections)?;
             writeln!(
@@ -343,7 +348,7 @@ impl Sweeper<'_> {
                     resolution: self.plan.resolution,
                 };
                 while let Some(rate) = bisection.next() {
-                    let m = self.measure(Kind::Search, Some(rate), self.base.connections)?;
+                    let m = self.measure(Kind::Search, Some(rate), self.base.plan.connections)?;
                     let met = m.slo.as_ref().is_some_and(|v| v.met);
                     writeln!(self.stdout, "search: {rate:.0} req/s: {}", describe(&m))?;
                     bisection.record(rate, met);
@@ -357,7 +362,7 @@ impl Sweeper<'_> {
             let measured = self.open_results(|k| k.is_open_loop());
             let mut failed = Vec::new();
             for rate in search::confirm_order(candidate, &measured, CONFIRM_TRIES) {
-                let m = self.measure(Kind::Confirm, Some(rate), self.base.connections)?;
+                let m = self.measure(Kind::Confirm, Some(rate), self.base.plan.connections)?;
                 writeln!(self.stdout, "re-measure: {rate:.0} req/s: {}", describe(&m))?;
                 if m.slo.as_ref().is_some_and(|v| v.met) {
                     result.capacity_per_sec = Some(rate);
@@ -424,9 +429,9 @@ impl Sweeper<'_> {
         }
         self.measured_once = true;
         let mut config = self.base.clone();
-        config.connections = connections;
-        config.threads = self.run_args.threads.min(connections).max(1);
-        config.mode = match (kind, rate) {
+        config.plan.connections = connections;
+        config.plan.threads = self.run_args.threads.min(connections).max(1);
+        config.plan.mode = match (kind, rate) {
             (k, Some(r)) if k.is_open_loop() => open_mode(self.run_args, r),
             (Kind::RateCapped, cap) => Mode::Closed {
                 pipeline: 1,
@@ -440,14 +445,14 @@ impl Sweeper<'_> {
             },
         };
         if !config.is_open_loop() {
-            config.warmup = Duration::ZERO;
+            config.plan.warmup = Duration::ZERO;
         }
         let hlog_name = hlog_name(kind, rate, connections);
         let hlog_path = self.out.join(&hlog_name);
         let comment = format!(
             "tailrate {} seed {} {} {}",
             env!("CARGO_PKG_VERSION"),
-            config.seed,
+            config.plan.seed,
             kind.name(),
             self.report.test
         );
@@ -456,6 +461,7 @@ impl Sweeper<'_> {
         let started_secs = self.started.elapsed().as_secs_f64();
         let (report, stopped_early) = app::measure(
             &config,
+            self.cluster.as_ref(),
             0,
             self.cancel,
             &mut *self.stderr,

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::config::Workers;
+use crate::drive::Workers;
 
 /// Smallest relative throughput gain the climb moves for: below it, run-to-run noise.
 pub const MIN_GAIN: f64 = 0.03;

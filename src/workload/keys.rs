@@ -31,7 +31,21 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal, Zipf};
 
-use crate::cli::KeyPattern;
+/// How keys are drawn from the keyspace (see `workload/keys.rs` for the exact mapping).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyPattern {
+    /// Every key equally likely.
+    Uniform,
+    /// Keys in order, threads sharing one walk.
+    Sequential,
+    /// Key of rank r (index r-1) with weight 1/r^s (--zipf-exponent).
+    Zipf,
+    /// Normal around the middle of the keyspace (sd = keyspace/6), redrawn outside it.
+    Gaussian,
+}
 
 /// The default `--key-prefix`.
 pub const DEFAULT_KEY_PREFIX: &str = "key:";

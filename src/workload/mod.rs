@@ -21,8 +21,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 
 pub use keys::{
-    DEFAULT_KEY_PREFIX, KeyDist, KeyDistError, KeyFormat, MAX_KEYSPACE, SeqCursor, Shape, Walk,
-    sequential_block,
+    DEFAULT_KEY_PREFIX, KeyDist, KeyDistError, KeyFormat, KeyPattern, MAX_KEYSPACE, SeqCursor,
+    Shape, Walk, sequential_block,
 };
 pub use mix::{Mix, check_read_ratio, parse_ratio, parse_weights, split_words};
 pub use sha1::sha1_hex;
@@ -535,6 +535,7 @@ mod tests {
         full.extend_from_slice(argv);
         RunConfig::from_args(&Args::try_parse_from(full).unwrap().run, None)
             .unwrap()
+            .plan
             .workload
     }
 
@@ -784,6 +785,7 @@ mod tests {
             Args::try_parse_from(["tailrate", "-x", "-r", "10", "SET", "k:__rand_int__"]).unwrap();
         let w = RunConfig::from_args(&args.run, Some(b"__nosuch__ and __rand_int__".to_vec()))
             .unwrap()
+            .plan
             .workload;
         let (_, argv) = &requests(&w, 1, 1)[0];
         assert_eq!(argv[1].len(), 14, "typed arguments take placeholders");

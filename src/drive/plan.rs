@@ -1,0 +1,125 @@
+//! What one test's run is to do, as the driver reads it: the loop (closed or open),
+//! when it stops, where it connects and what it sends. `config` builds a [`Plan`] from
+//! the flags; the cluster layout, found at run time, is passed beside it.
+
+use std::time::Duration;
+
+use super::schedule::{ArrivalProcess, Pacing};
+use crate::net::{Endpoint, Handshake};
+use crate::record::Timing;
+use crate::resp::Limits;
+use crate::workload::Workload;
+
+/// What the driver needs to run the tests of one command line.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Where to connect.
+    pub endpoint: Endpoint,
+    /// What to send on connect.
+    pub handshake: Handshake,
+    /// Closed or open loop.
+    pub mode: Mode,
+    /// When each test ends.
+    pub stop: Stop,
+    /// Requests sent before recording starts (open loop).
+    pub warmup: Duration,
+    /// Connections per test.
+    pub connections: usize,
+    /// OS threads.
+    pub threads: usize,
+    /// Reconnect for every request (`-k 0`).
+    pub reconnect_each_request: bool,
+    /// The tests to run, in order.
+    pub workload: Workload,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Per-request timeout.
+    pub timeout: Option<Duration>,
+    /// Connect timeout.
+    pub connect_timeout: Duration,
+    /// Reply size limits.
+    pub limits: Limits,
+    /// Stop at the first error reply.
+    pub exit_on_error: bool,
+    /// redis-benchmark's batch latency with -P.
+    pub batch_latency: bool,
+}
+
+impl Plan {
+    /// True in open loop.
+    pub fn is_open_loop(&self) -> bool {
+        matches!(self.mode, Mode::Open { .. })
+    }
+}
+
+/// Whether requests follow replies (closed) or a schedule (open).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// Each connection keeps `pipeline` requests in flight; the next batch goes when all replies are in.
+    /// With `workers`, logical clients share the connections instead (automatic pipelining).
+    Closed {
+        /// Requests per batch (`-P`).
+        pipeline: u32,
+        /// Hold sends to this many requests per second (a `governor` limiter), timing each
+        /// from its actual send: what rate-limited closed-loop tools report.
+        rate_cap_per_sec: Option<f64>,
+        /// `--workers`: logical clients multiplexed over the connections, batched per connection.
+        workers: Option<Workers>,
+    },
+    /// Requests go at `rate_per_sec` whatever the server does.
+    Open {
+        /// Target requests per second over all connections.
+        rate_per_sec: f64,
+        /// Arrival process.
+        arrival: ArrivalProcess,
+        /// How the scheduler waits.
+        pacing: Pacing,
+        /// Most requests in flight on one connection.
+        max_inflight: usize,
+        /// Most requests waiting client-side for a free connection.
+        max_backlog: usize,
+    },
+}
+
+/// `--workers W`: W logical clients, each with one request in flight, dealt evenly over
+/// the connections; a connection writes the requests its workers handed it in one batch
+/// when the batch is full or its oldest request has waited `pipeline_delay`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Workers {
+    /// Logical clients over all connections.
+    pub count: usize,
+    /// Most requests in one write (`--pipeline-size`).
+    pub pipeline_size: usize,
+    /// Longest the oldest buffered request waits for the batch to fill (`--pipeline-delay`).
+    pub pipeline_delay: Duration,
+}
+
+impl Mode {
+    /// Which times this mode's requests have apart from their reply.
+    pub fn timing(&self) -> Timing {
+        match self {
+            Mode::Open { .. } => Timing::Open,
+            Mode::Closed {
+                workers: Some(_), ..
+            } => Timing::Workers,
+            Mode::Closed { .. } => Timing::Closed,
+        }
+    }
+
+    /// The `--workers` settings, when requests come from logical clients.
+    pub fn workers(&self) -> Option<&Workers> {
+        match self {
+            Mode::Closed { workers, .. } => workers.as_ref(),
+            Mode::Open { .. } => None,
+        }
+    }
+}
+
+/// How long a run lasts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stop {
+    /// After this many requests (closed loop `-n`).
+    Requests(u64),
+    /// After this long.
+    After(Duration),
+}
