@@ -2,7 +2,7 @@
 //!
 //! The flags of `redis-benchmark` keep their spelling and meaning (`-h` is the host,
 //! `--help` the help); tailrate's own flags are long options. Every check that involves
-//! more than one flag lives in `config.rs`, which turns [`Args`] into a `RunConfig`.
+//! more than one flag lives in `config/`, which turns [`Args`] into a checked command.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -21,7 +21,7 @@ use crate::workload::KeyPattern;
 #[derive(Debug, Parser)]
 #[command(
     name = "tailrate",
-    version,
+    version = env!("TAILRATE_VERSION"),
     disable_help_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
@@ -50,6 +50,14 @@ pub enum Command {
     Plot(PlotArgs),
     /// Search --workers, --pipeline-size and --pipeline-delay for the highest closed-loop throughput on -c connections, in trials of --duration [default: 1s].
     Tune(Box<TuneArgs>),
+    /// Print a shell completion script: `source <(tailrate completions bash)`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `tailrate man | man -l -`.
+    Man,
 }
 
 /// `tailrate tune`: see README.

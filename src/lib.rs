@@ -1,18 +1,21 @@
 //! tailrate: a load generator and latency profiler for Redis-protocol servers.
 //!
-//! Module map (each module's own doc says what it owns):
+//! Module map, from the top layer down (each module's own doc says what it owns; a
+//! module imports only from the layers below it):
 //! - [`cli`]: what the user typed (clap derive), redis-benchmark-compatible flags.
-//! - [`config`]: the validated [`config::RunConfig`]; every check across flags.
-//! - [`app`]: orchestration: connect, run each test, export.
-//! - [`resp`]: pure RESP2/RESP3 codec: encode commands, frame and parse replies.
+//! - [`sweep`], [`tune`]: the commands of many runs: rate sweeps with the SLO capacity
+//!   search, and the search for the best `--workers` setting.
+//! - [`app`]: orchestration: probe the server, measure each test, export.
+//! - [`progress`]: the live status line.
+//! - [`report`]: every report model (run, sweep, tune), the self-checks, the text, csv,
+//!   json and `.hlog` exporters, and the SVG plots.
+//! - [`config`]: from [`cli::Args`] to one checked [`config::Command`]; every check
+//!   across flags.
+//! - [`drive`]: the one driver loop (closed and open loop as data), schedules, pacing.
 //! - [`net`]: endpoints and [`net::Connection`], the only owner of socket I/O.
 //! - [`workload`]: command templates, the default test suite, random keys and values.
-//! - [`drive`]: the one driver loop (closed and open loop as data), schedules, pacing.
-//! - [`record`]: histograms per command and metric, counts, interval snapshots.
-//! - [`report`]: the report model (serde) and its text, csv and json exporters.
-//! - [`progress`]: the live status line.
-//! - [`sweep`]: open-loop rate sweeps, the SLO capacity search, plots.
-//! - [`tune`]: the search for the best `--workers` setting.
+//! - [`record`]: histograms per command and metric, counts, interval records.
+//! - [`resp`]: pure RESP2/RESP3 codec: encode commands, frame and parse replies.
 //! - [`units`]: parsing of rates, durations and sizes typed by users.
 
 pub mod app;

@@ -1,13 +1,15 @@
-//! The binary: arguments, then a validated config, then `app::run`, then an exit code.
-//! The only place that exits: 0 done, 1 a failed run, 2 bad usage, 130 interrupted.
+//! The binary: arguments, then one checked [`Command`], then the command's run, then an
+//! exit code. The only place that exits: 0 done, 1 a failed run, 2 bad usage, 130
+//! interrupted.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use tailrate::app::{self, Io, Status};
-use tailrate::cli::{Args, Command};
-use tailrate::config::RunConfig;
+use tailrate::cli::Args;
+use tailrate::config::redact::redact;
+use tailrate::config::{Command, RunConfig};
 use tailrate::drive::Cancel;
 
 fn main() -> ExitCode {
@@ -16,90 +18,39 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(e) => return usage_error(e),
     };
+    let command = match Command::from_args(&args, &mut std::io::stdin()) {
+        Ok(command) => command,
+        Err(e) if e.exit_code() == 2 => return usage(&e.to_string()),
+        Err(e) => return fail(&e.to_string()),
+    };
     let cancel = Cancel::new();
     watch_signals(&cancel);
-    let command_line = app::redact(&argv);
+    let command_line = redact(&argv);
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
+    if let Some(run) = command.base_run() {
+        warn_about_password(&argv, &mut stderr);
+        warn_about_insecure(run, &mut stderr);
+    }
     let stderr_is_terminal = stderr.is_terminal();
-
-    let result = match &args.subcommand {
-        Some(Command::Sweep(sweep)) => {
-            // Sweep flags (--rates, --slo, --out, ...) are usage errors too: exit 2.
-            if let Err(e) = tailrate::sweep::check_args(sweep) {
-                return usage(&e.to_string());
-            }
-            let config = match RunConfig::from_args(&tailrate::sweep::base_run_args(sweep), None) {
-                Ok(c) => c,
-                Err(e) => return usage(&e.to_string()),
-            };
-            warn_about_password(&argv, &mut stderr);
-            warn_about_insecure(&config, &mut stderr);
-            tailrate::sweep::run(
-                sweep,
-                &config,
-                command_line,
-                &cancel,
-                Io {
-                    stdout: &mut stdout,
-                    stderr: &mut stderr,
-                    stderr_is_terminal,
-                },
-            )
+    let io = Io {
+        stdout: &mut stdout,
+        stderr: &mut stderr,
+        stderr_is_terminal,
+    };
+    let result = match &command {
+        Command::Run(run) => app::run(run, command_line, &cancel, io),
+        Command::Sweep(sweep) => tailrate::sweep::run(sweep, command_line, &cancel, io),
+        Command::Tune(tune) => tailrate::tune::run(tune, command_line, &cancel, io),
+        Command::Plot(plot) => tailrate::sweep::replot(plot, io.stdout).map(|()| Status::Completed),
+        Command::Completions(shell) => {
+            clap_complete::generate(*shell, &mut Args::command(), "tailrate", io.stdout);
+            Ok(Status::Completed)
         }
-        Some(Command::Tune(tune)) => {
-            // Tune flags (--max-trials, and run flags tune cannot use) are usage errors too: exit 2.
-            if let Err(e) = tailrate::tune::check_args(tune) {
-                return usage(&e.to_string());
-            }
-            let config = match RunConfig::from_args(&tailrate::tune::base_run_args(tune), None) {
-                Ok(c) => c,
-                Err(e) => return usage(&e.to_string()),
-            };
-            warn_about_password(&argv, &mut stderr);
-            warn_about_insecure(&config, &mut stderr);
-            tailrate::tune::run(
-                tune,
-                &config,
-                command_line,
-                &cancel,
-                Io {
-                    stdout: &mut stdout,
-                    stderr: &mut stderr,
-                    stderr_is_terminal,
-                },
-            )
-        }
-        Some(Command::Plot(plot)) => {
-            tailrate::sweep::replot(plot, &mut stdout).map(|()| Status::Completed)
-        }
-        None => {
-            let stdin_arg = if args.run.stdin_last_arg {
-                let mut buf = Vec::new();
-                if let Err(e) = std::io::stdin().read_to_end(&mut buf) {
-                    return fail(&format!("reading the last argument from stdin (-x): {e}"));
-                }
-                Some(buf)
-            } else {
-                None
-            };
-            let config = match RunConfig::from_args(&args.run, stdin_arg) {
-                Ok(c) => c,
-                Err(e) => return usage(&e.to_string()),
-            };
-            warn_about_password(&argv, &mut stderr);
-            warn_about_insecure(&config, &mut stderr);
-            app::run(
-                &config,
-                command_line,
-                &cancel,
-                Io {
-                    stdout: &mut stdout,
-                    stderr: &mut stderr,
-                    stderr_is_terminal,
-                },
-            )
-        }
+        Command::Man => clap_mangen::Man::new(Args::command())
+            .render(io.stdout)
+            .map(|()| Status::Completed)
+            .map_err(anyhow::Error::from),
     };
     let _ = stdout.flush();
     match result {
@@ -113,7 +64,6 @@ fn main() -> ExitCode {
         Err(e) => fail(&format!("{e:#}")),
     }
 }
-
 /// Prints clap's message as one line naming the flag (help and version print whole).
 fn usage_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;

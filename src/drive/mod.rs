@@ -13,7 +13,6 @@
 mod batch;
 mod conn;
 mod dispatch;
-pub mod health;
 mod inflight;
 pub mod plan;
 mod route;

@@ -206,7 +206,7 @@ mod tests {
         // Standard error of the mean of an exponential is mean/sqrt(n) = 0.22%: 1% is 4.5 sigma.
         assert!((mean / 20_000.0 - 1.0).abs() < 0.01, "mean {mean}");
         // Kolmogorov-Smirnov against Exp(rate): critical D at alpha 0.001 is 1.95/sqrt(n).
-        let d = crate::drive::health::ks_exponential(&g, 1.0 / 20_000.0);
+        let d = crate::report::checks::ks_exponential(&g, 1.0 / 20_000.0);
         assert!(d < 1.95 / (n as f64).sqrt(), "KS D {d}");
     }
 

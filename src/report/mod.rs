@@ -6,27 +6,29 @@
 //! with each histogram encoded in HdrHistogram's compressed V2 format). Conversions
 //! from nanoseconds to display units happen only here.
 
+mod build;
+pub mod checks;
 pub mod csv;
 pub mod hlog;
 pub mod json;
+mod latency;
 pub mod plot;
+pub mod sweep;
 pub mod text;
+pub mod tune;
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use base64::Engine;
-use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
-use crate::drive::health::{Check, Verdict};
+use crate::drive::ThreadCpu;
 use crate::drive::{ArrivalProcess, Pacing};
 use crate::drive::{Mode, Stop};
-use crate::drive::{RunOutcome, ThreadCpu};
-use crate::net::cluster::ClusterMap;
-use crate::record::{CommandRecord, Metric, Timing};
+use crate::record::CommandRecord;
+use checks::Check;
+pub use latency::{Latency, decode_histogram, encode_histogram};
 
 /// Version of the JSON layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -292,64 +294,6 @@ impl Counts {
     }
 }
 
-/// A latency distribution: summary values in nanoseconds and the histogram itself.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Latency {
-    /// Values recorded.
-    pub count: u64,
-    /// Smallest.
-    pub min_ns: u64,
-    /// Mean.
-    pub mean_ns: f64,
-    /// 50th percentile.
-    pub p50_ns: u64,
-    /// 90th.
-    pub p90_ns: u64,
-    /// 95th.
-    pub p95_ns: u64,
-    /// 99th.
-    pub p99_ns: u64,
-    /// 99.9th.
-    pub p99_9_ns: u64,
-    /// 99.99th.
-    pub p99_99_ns: u64,
-    /// Largest.
-    pub max_ns: u64,
-    /// The histogram, HdrHistogram V2 compressed (deflate) encoding, base64.
-    pub hdr_v2_base64: String,
-}
-
-impl Latency {
-    /// Summarises and encodes `h`.
-    pub fn of(h: &Histogram<u64>) -> Self {
-        let q = |p: f64| {
-            if h.is_empty() {
-                0
-            } else {
-                h.value_at_quantile(p)
-            }
-        };
-        Latency {
-            count: h.len(),
-            min_ns: if h.is_empty() { 0 } else { h.min() },
-            mean_ns: if h.is_empty() { 0.0 } else { h.mean() },
-            p50_ns: q(0.50),
-            p90_ns: q(0.90),
-            p95_ns: q(0.95),
-            p99_ns: q(0.99),
-            p99_9_ns: q(0.999),
-            p99_99_ns: q(0.9999),
-            max_ns: if h.is_empty() { 0 } else { h.max() },
-            hdr_v2_base64: encode_histogram(h),
-        }
-    }
-
-    /// Decodes the embedded histogram.
-    pub fn histogram(&self) -> Option<Histogram<u64>> {
-        decode_histogram(&self.hdr_v2_base64)
-    }
-}
-
 /// Response-time summary of one interval.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct IntervalSummary {
@@ -367,130 +311,6 @@ pub struct IntervalSummary {
     pub p99_ns: u64,
     /// Response-time max.
     pub max_ns: u64,
-}
-
-/// Encodes a histogram as base64 of its V2 compressed form (what .hlog files hold).
-pub fn encode_histogram(h: &Histogram<u64>) -> String {
-    let mut bytes = Vec::new();
-    match V2DeflateSerializer::new().serialize(h, &mut bytes) {
-        Ok(_) => base64::engine::general_purpose::STANDARD.encode(bytes),
-        Err(_) => String::new(),
-    }
-}
-
-/// Decodes [`encode_histogram`]'s output.
-pub fn decode_histogram(text: &str) -> Option<Histogram<u64>> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .ok()?;
-    hdrhistogram::serialization::Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .ok()
-}
-
-impl TestReport {
-    /// Builds a test's report from what the driver measured.
-    pub fn build(
-        name: &str,
-        config: &RunConfig,
-        cluster: Option<&ClusterMap>,
-        outcome: &RunOutcome,
-        command_names: &[String],
-        intervals: Vec<IntervalSummary>,
-    ) -> Self {
-        let total = outcome.record.total();
-        let checks = crate::drive::health::checks(config, outcome, &total);
-        let timing = config.plan.mode.timing();
-        let latency = latency_map(&total, timing);
-        let commands = if outcome.record.commands.len() > 1 {
-            outcome
-                .record
-                .commands
-                .iter()
-                .zip(command_names)
-                .map(|(rec, name)| CommandReport {
-                    command: name.clone(),
-                    counts: Counts::of(rec, 0),
-                    latency: latency_map(rec, timing),
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let counts = Counts::of(&total, outcome.in_flight_at_end);
-        let valid = checks.iter().all(|c| c.verdict != Verdict::Fail) && counts.not_sent == 0;
-        let measured_secs = outcome.measured.as_secs_f64();
-        TestReport {
-            name: name.to_string(),
-            target_rate_per_sec: match config.plan.mode {
-                Mode::Open { rate_per_sec, .. } => Some(rate_per_sec),
-                Mode::Closed { .. } => None,
-            },
-            achieved_rate_per_sec: outcome.achieved_rate_per_sec,
-            throughput_per_sec: outcome.throughput_per_sec,
-            measured_secs,
-            counts,
-            latency,
-            commands,
-            checks,
-            valid,
-            stopped_early: outcome.stopped_early.clone(),
-            generator_cpu: outcome.thread_cpu.clone(),
-            intervals,
-            nodes: node_reports(cluster, &outcome.record),
-            batches: config.plan.mode.workers().map(|_| Batches {
-                writes: outcome.record.writes,
-                mean_requests_per_write: if outcome.record.writes == 0 {
-                    0.0
-                } else {
-                    total.sent as f64 / outcome.record.writes as f64
-                },
-            }),
-        }
-    }
-
-    /// The response-time summary (the latency of the test).
-    pub fn response(&self) -> Option<&Latency> {
-        self.latency.get(Metric::Response.name())
-    }
-}
-
-fn node_reports(cluster: Option<&ClusterMap>, record: &crate::record::Recorder) -> Vec<NodeReport> {
-    let Some(map) = cluster else {
-        return Vec::new();
-    };
-    let empty = crate::record::NodeRecord::default();
-    map.nodes
-        .iter()
-        .enumerate()
-        .map(|(i, node)| {
-            let r = record.nodes.get(i).unwrap_or(&empty);
-            NodeReport {
-                node: node.to_string(),
-                sent: r.sent,
-                completed: r.completed,
-                errors: r.errors,
-                moved: r.moved,
-                ask: r.ask,
-                response: Latency::of(&r.response),
-            }
-        })
-        .collect()
-}
-
-/// The latency metrics of `rec` in a run of `timing`: response and service time always
-/// (one histogram in a plain closed loop), lag in open loop, queue wait in open loop (the
-/// wait for a free connection) and with `--workers` (the wait in the batch).
-fn latency_map(rec: &CommandRecord, timing: Timing) -> BTreeMap<String, Latency> {
-    Metric::ALL
-        .into_iter()
-        .filter_map(|metric| {
-            Some((
-                metric.name().to_string(),
-                Latency::of(rec.hist.of(metric, timing)?),
-            ))
-        })
-        .collect()
 }
 
 /// Something that shows results as they come: once per test, and once at the end.

@@ -6,8 +6,8 @@ use std::io::{self, Write};
 
 use hdrhistogram::Histogram;
 
+use super::checks::Verdict;
 use super::{Exporter, Latency, RunReport, TestReport, ms};
-use crate::drive::health::Verdict;
 
 /// Prints redis-benchmark's full report (or its `-q` line) per test.
 pub struct Text {

@@ -8,9 +8,7 @@
 //! by [`crate::report::plot`] from the JSON bytes just written, so `tailrate plot`
 //! redraws them byte for byte.
 
-pub mod model;
 pub mod search;
-pub mod spec;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -19,17 +17,14 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context, Result};
 
 use crate::app::{self, Campaign, Halt, Io, Status};
-use crate::cli::{PlotArgs, RunArgs, SweepArgs};
-use crate::config::RunConfig;
-use crate::drive::Cancel;
-use crate::drive::{Mode, Stop};
+use crate::config::sweep::{Rates, SweepPlan};
+use crate::config::{PlotConfig, RunConfig, SweepConfig};
+use crate::drive::{Cancel, Mode};
 use crate::report::hlog::HlogWriter;
 use crate::report::json::write_bytes_atomically;
+use crate::report::sweep::{self as model, Kind, Measurement, PlanRecord, SloResult, SweepReport};
 use crate::report::{Settings, plot};
-use model::{Kind, Measurement, PlanRecord, SloResult, SweepReport};
 use search::{Bisection, Bracket};
-pub use spec::SweepError;
-use spec::{Plan, Rates};
 
 /// File name of the sweep JSON inside `--out`.
 pub const JSON_FILE: &str = "sweep.json";
@@ -38,34 +33,16 @@ pub const CSV_FILE: &str = "sweep.csv";
 /// How many rates the capacity's re-measurement tries before giving up.
 pub const CONFIRM_TRIES: usize = 3;
 
-/// Checks the sweep's own flags and `--out` (creating it); what `main` calls before
-/// anything runs, so bad input is a usage error (exit 2).
-pub fn check_args(args: &SweepArgs) -> Result<(), SweepError> {
-    spec::plan(args)?;
-    spec::check_out_dir(&args.out)
-}
-
-/// The run flags to build the base [`RunConfig`] from: a sweep's steps are timed, so
-/// `--warmup` without `--duration` is fine here (the step length defaults to 5 s).
-pub fn base_run_args(args: &SweepArgs) -> RunArgs {
-    let mut run = args.run.clone();
-    if run.requests.is_none() {
-        run.duration.get_or_insert(spec::DEFAULT_DURATION);
-    }
-    run
-}
-
-/// Runs the sweep that `args` describes on top of `config` (built from `args.run`),
-/// writing every file into `--out` after each measurement.
+/// Runs the sweep `sweep` describes, writing every file into `--out` after each
+/// measurement.
 pub fn run(
-    args: &SweepArgs,
-    config: &RunConfig,
+    sweep: &SweepConfig,
     command_line: Vec<String>,
     cancel: &Cancel,
     io: Io<'_>,
 ) -> Result<Status> {
-    let plan = spec::plan(args)?;
-    spec::check_out_dir(&args.out)?;
+    let plan = sweep.plan.clone();
+    let config = &sweep.base;
     let Io {
         stdout,
         stderr,
@@ -90,12 +67,7 @@ pub fn run(
         )?;
     }
     let cluster = server.cluster.clone();
-    let mut base = config.clone();
-    base.plan.warmup = plan.warmup;
-    base.plan.stop = Stop::After(plan.duration);
-    base.plan.mode = open_mode(&args.run, 1.0);
-    base.output.json = None;
-    base.output.hdr_log = None;
+    let base = config.clone();
     let mut settings = Settings::of(&base);
     settings.target_rate_per_sec = None;
     let report = SweepReport {
@@ -107,7 +79,7 @@ pub fn run(
         settings,
         test: test.name.clone(),
         plan: PlanRecord {
-            rates: args.rates.clone(),
+            rates: sweep.rates_text.clone(),
             rates_per_sec: match &plan.rates {
                 Rates::Absolute(v) => v.clone(),
                 Rates::OfClosedLoopMax(_) => Vec::new(),
@@ -130,10 +102,10 @@ pub fn run(
     };
     let mut sweeper = Sweeper {
         plan,
-        run_args: &args.run,
+        sweep,
         base,
         cluster,
-        out: args.out.clone(),
+        out: sweep.out.clone(),
         report,
         started: Instant::now(),
         cancel,
@@ -165,11 +137,11 @@ impl Campaign for Sweeper<'_> {
 }
 
 /// Re-renders the plots of one saved sweep, or overlays several, into `--out`.
-pub fn replot(args: &PlotArgs, out: &mut dyn Write) -> Result<()> {
+pub fn replot(args: &PlotConfig, out: &mut dyn Write) -> Result<()> {
     let mut inputs = Vec::with_capacity(args.inputs.len());
     for path in &args.inputs {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let report = parse_report(&bytes)
+        let report = model::parse(&bytes)
             .with_context(|| format!("reading the sweep in {}", path.display()))?;
         let label = path
             .file_stem()
@@ -177,7 +149,6 @@ pub fn replot(args: &PlotArgs, out: &mut dyn Write) -> Result<()> {
             .unwrap_or_else(|| path.display().to_string());
         inputs.push((label, report));
     }
-    spec::check_out_dir(&args.out)?;
     let charts = match inputs.as_slice() {
         [(_, only)] => plot::render_sweep(only)?,
         _ => plot::render_overlay(&inputs)?,
@@ -191,38 +162,9 @@ pub fn replot(args: &PlotArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// Parses sweep JSON, refusing other layouts with a clear message.
-pub fn parse_report(bytes: &[u8]) -> Result<SweepReport> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).context("not JSON")?;
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(model::SWEEP_SCHEMA_VERSION) && value.get("runs").is_some() => {}
-        Some(v) if value.get("runs").is_some() => {
-            anyhow::bail!(
-                "sweep schema_version {v}; this tailrate reads {}",
-                model::SWEEP_SCHEMA_VERSION
-            )
-        }
-        _ => anyhow::bail!(
-            "not a sweep.json written by `tailrate sweep` (no schema_version and runs)"
-        ),
-    }
-    // Parse the bytes themselves (not `value`) so a float reads the same on every path.
-    serde_json::from_slice(bytes).context("not a sweep.json layout this tailrate reads")
-}
-
-fn open_mode(run: &RunArgs, rate_per_sec: f64) -> Mode {
-    Mode::Open {
-        rate_per_sec,
-        arrival: run.arrival,
-        pacing: run.pacing,
-        max_inflight: run.max_inflight,
-        max_backlog: run.max_backlog,
-    }
-}
-
 struct Sweeper<'a> {
-    plan: Plan,
-    run_args: &'a RunArgs,
+    plan: SweepPlan,
+    sweep: &'a SweepConfig,
     base: RunConfig,
     cluster: Option<std::sync::Arc<crate::net::cluster::ClusterMap>>,
     out: PathBuf,
@@ -267,7 +209,7 @@ impl Sweeper<'_> {
         }
         for connections in self.plan.closed_loop_points.clone() {
             let m = self.measure(Kind::ClosedLoop, None, connections)?;
-            let line = describe(&m);
+            let line = m.describe();
             writeln!(
                 self.stdout,
                 "closed loop, {connections} connections: {line}"
@@ -285,7 +227,7 @@ impl Sweeper<'_> {
                 "step {}/{}: {rate:.0} req/s: {}",
                 i + 1,
                 rates.len(),
-                describe(&m)
+                m.describe()
             )?;
             let p99 = m.report.response().map_or(0, |l| l.p99_ns);
             let saturated = search::saturation(
@@ -299,7 +241,7 @@ impl Sweeper<'_> {
                 writeln!(
                     self.stdout,
                     "  rate-capped closed loop at {rate:.0} req/s: {}",
-                    describe(&capped)
+                    capped.describe()
                 )?;
             }
             if let Some(why) = saturated {
@@ -350,7 +292,7 @@ impl Sweeper<'_> {
                 while let Some(rate) = bisection.next() {
                     let m = self.measure(Kind::Search, Some(rate), self.base.plan.connections)?;
                     let met = m.slo.as_ref().is_some_and(|v| v.met);
-                    writeln!(self.stdout, "search: {rate:.0} req/s: {}", describe(&m))?;
+                    writeln!(self.stdout, "search: {rate:.0} req/s: {}", m.describe())?;
                     bisection.record(rate, met);
                 }
                 result.first_failing_per_sec = Some(bisection.fail);
@@ -363,7 +305,7 @@ impl Sweeper<'_> {
             let mut failed = Vec::new();
             for rate in search::confirm_order(candidate, &measured, CONFIRM_TRIES) {
                 let m = self.measure(Kind::Confirm, Some(rate), self.base.plan.connections)?;
-                writeln!(self.stdout, "re-measure: {rate:.0} req/s: {}", describe(&m))?;
+                writeln!(self.stdout, "re-measure: {rate:.0} req/s: {}", m.describe())?;
                 if m.slo.as_ref().is_some_and(|v| v.met) {
                     result.capacity_per_sec = Some(rate);
                     result.confirmed = true;
@@ -430,9 +372,9 @@ impl Sweeper<'_> {
         self.measured_once = true;
         let mut config = self.base.clone();
         config.plan.connections = connections;
-        config.plan.threads = self.run_args.threads.min(connections).max(1);
+        config.plan.threads = self.sweep.threads.min(connections).max(1);
         config.plan.mode = match (kind, rate) {
-            (k, Some(r)) if k.is_open_loop() => open_mode(self.run_args, r),
+            (k, Some(r)) if k.is_open_loop() => self.sweep.open_mode(r),
             (Kind::RateCapped, cap) => Mode::Closed {
                 pipeline: 1,
                 rate_cap_per_sec: cap,
@@ -521,7 +463,7 @@ impl Sweeper<'_> {
         write_bytes_atomically(&csv_path, model::csv(&self.report).trim_end().as_bytes())
             .with_context(|| format!("writing {}", csv_path.display()))?;
         // Drawn from the parsed bytes, exactly as `tailrate plot` will read them back.
-        let saved = parse_report(&bytes)?;
+        let saved = model::parse(&bytes)?;
         for chart in plot::render_sweep(&saved)? {
             let path = self.out.join(&chart.file_name);
             write_bytes_atomically(&path, chart.svg.as_bytes())
@@ -535,7 +477,7 @@ impl Sweeper<'_> {
             .report
             .partial
             .as_ref()
-            .map(|m| describe_kind(m.kind, m.target_rate_per_sec, m.connections))
+            .map(|m| m.kind.describe(m.target_rate_per_sec, m.connections))
         {
             writeln!(
                 self.stdout,
@@ -551,43 +493,6 @@ impl Sweeper<'_> {
         )?;
         Ok(())
     }
-}
-
-fn describe_kind(kind: Kind, rate: Option<f64>, connections: usize) -> String {
-    match rate {
-        Some(r) => format!("the {} run at {r:.0} req/s", kind.name()),
-        None => format!("the {} run with {connections} connections", kind.name()),
-    }
-}
-
-/// One line about a measurement: rates, response percentiles and the SLO verdict.
-fn describe(m: &Measurement) -> String {
-    let r = &m.report;
-    let mut line = format!(
-        "achieved {:.0} req/s, {:.0} replies/s",
-        r.achieved_rate_per_sec, r.throughput_per_sec
-    );
-    if let Some(l) = r.response() {
-        let ms = |ns: u64| ns as f64 / 1e6;
-        line.push_str(&format!(
-            ", response p50 {:.3} p99 {:.3} p99.9 {:.3} max {:.3} ms",
-            ms(l.p50_ns),
-            ms(l.p99_ns),
-            ms(l.p99_9_ns),
-            ms(l.max_ns)
-        ));
-    }
-    if let Some(v) = &m.slo {
-        line.push_str(match (v.met, v.valid) {
-            (true, _) => "; SLO met",
-            (false, true) => "; SLO missed",
-            (false, false) => "; SLO missed (rate not achieved or requests not sent)",
-        });
-    }
-    if !r.valid {
-        line.push_str("; a self-check failed");
-    }
-    line
 }
 
 /// `step-20000.hlog`, `rate-capped-20000.hlog`, `closed-loop-c10.hlog`, `closed-loop-max-c50.hlog`.

@@ -2,38 +2,15 @@
 //! the SLOs, whether the server is past saturation, and the bisection between the last
 //! passing and the first failing rate. Measuring is `sweep`'s business.
 
-use serde::{Deserialize, Serialize};
-
-use super::spec::Slo;
+use crate::config::sweep::Slo;
 use crate::report::TestReport;
+use crate::report::sweep::{SloCheck, SloVerdict};
 
 /// A step whose achieved rate is below this fraction of its target is past saturation.
 pub const SATURATION_FRACTION: f64 = 0.95;
 
-/// One objective at one step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SloCheck {
-    /// The objective as typed.
-    pub slo: String,
-    /// The measured response-time percentile in nanoseconds (none without replies).
-    pub measured_ns: Option<u64>,
-    /// Whether it holds.
-    pub met: bool,
-}
-
-/// Whether a step met every objective, and why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SloVerdict {
-    /// Every objective held and the step was valid.
-    pub met: bool,
-    /// The achieved rate was within tolerance and nothing went unsent.
-    pub valid: bool,
-    /// Each objective.
-    pub checks: Vec<SloCheck>,
-}
-
 /// Largest shortfall of the achieved rate against the planned rate for a step to be valid.
-pub const SEND_TOLERANCE: f64 = crate::drive::health::RATE_TOLERANCE;
+pub const SEND_TOLERANCE: f64 = crate::report::checks::RATE_TOLERANCE;
 
 /// Judges `report` against `slos`: met when every objective holds on the response time
 /// and the step is valid: the achieved rate is within [`SEND_TOLERANCE`] of the rate

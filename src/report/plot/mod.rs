@@ -8,17 +8,21 @@
 //! labels with units, and a legend in a panel of its own beside the data. Running the
 //! sweep is `sweep`'s business.
 
+mod achieved;
+mod axis;
 mod rate;
 mod time;
 
+use axis::{LogAxis, Ticks, decade_label, log_ms, ms_label, rate_label};
+
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::{AsRangedCoord, DefaultFormatting, KeyPointHint};
+use plotters::coord::ranged1d::AsRangedCoord;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::report::Latency;
-use crate::sweep::model::SweepReport;
+use crate::report::sweep::{Kind, Measurement, SweepReport};
 
 /// Percentile versus offered rate.
 pub const LATENCY_VS_RATE: &str = "latency-vs-rate.svg";
@@ -103,7 +107,7 @@ pub fn render_sweep(report: &SweepReport) -> Result<Vec<Chart>, PlotError> {
         draw(PERCENTILE_SPECTRUM, |a| time::spectrum(a, report))?,
         draw(LATENCY_OVER_TIME, |a| time::over_time(a, report))?,
         draw(ACHIEVED_VS_TARGET, |a| {
-            rate::achieved_vs_target(a, &[(String::new(), report)])
+            achieved::achieved_vs_target(a, &[(String::new(), report)])
         })?,
     ])
 }
@@ -121,7 +125,7 @@ pub fn render_overlay(inputs: &[(String, SweepReport)]) -> Result<Vec<Chart>, Pl
     let mut charts = vec![
         draw(LATENCY_VS_RATE, |a| rate::latency_vs_rate(a, &labelled))?,
         draw(ACHIEVED_VS_TARGET, |a| {
-            rate::achieved_vs_target(a, &labelled)
+            achieved::achieved_vs_target(a, &labelled)
         })?,
     ];
     for (label, report) in &labelled {
@@ -326,41 +330,6 @@ where
     Ok(())
 }
 
-/// A linear f64 axis whose grid lines and labels sit exactly at given values.
-#[derive(Debug, Clone)]
-struct Ticks {
-    range: std::ops::Range<f64>,
-    bold: Vec<f64>,
-    light: Vec<f64>,
-}
-
-impl Ranged for Ticks {
-    type FormatOption = DefaultFormatting;
-    type ValueType = f64;
-
-    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
-        let span = self.range.end - self.range.start;
-        let t = if span > 0.0 {
-            (value - self.range.start) / span
-        } else {
-            0.5
-        };
-        limit.0 + (f64::from(limit.1 - limit.0) * t).round() as i32
-    }
-
-    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
-        if hint.weight().allow_light_points() {
-            self.light.clone()
-        } else {
-            self.bold.clone()
-        }
-    }
-
-    fn range(&self) -> std::ops::Range<f64> {
-        self.range.clone()
-    }
-}
-
 /// Draws the legend panel: a heading, then one row per entry.
 fn legend(area: &Area<'_>, heading: &str, entries: &[(String, Swatch)]) -> DrawResult {
     let (x0, mut y) = (8, 14);
@@ -424,96 +393,6 @@ fn legend(area: &Area<'_>, heading: &str, entries: &[(String, Swatch)]) -> DrawR
     Ok(())
 }
 
-/// A log10 latency axis in milliseconds: whole decades, labelled 0.01, 0.1, 1, 10 ...
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct LogAxis {
-    lo: i32,
-    hi: i32,
-}
-
-impl LogAxis {
-    /// The decades that hold every positive value of `ms`, with a little room.
-    fn covering(ms: impl IntoIterator<Item = f64>) -> LogAxis {
-        let (mut min, mut max) = (f64::INFINITY, 0.0f64);
-        for v in ms.into_iter().filter(|v| v.is_finite() && *v > 0.0) {
-            min = min.min(v);
-            max = max.max(v);
-        }
-        if max <= 0.0 {
-            return LogAxis { lo: -2, hi: 1 };
-        }
-        let lo = (min * 0.8).log10().floor() as i32;
-        let hi = ((max * 1.25).log10().ceil() as i32).max(lo + 1);
-        LogAxis { lo, hi }
-    }
-
-    fn range(&self) -> std::ops::Range<f64> {
-        self.lo as f64..self.hi as f64
-    }
-
-    fn coord(&self) -> Ticks {
-        let bold: Vec<f64> = (self.lo..=self.hi).map(f64::from).collect();
-        let light: Vec<f64> = (self.lo..self.hi)
-            .flat_map(|d| [2.0f64, 5.0].map(|m| d as f64 + m.log10()))
-            .collect();
-        Ticks {
-            range: self.range(),
-            bold,
-            light,
-        }
-    }
-}
-
-/// Position of `ms` on a [`LogAxis`], or `None` when it cannot be drawn (zero).
-fn log_ms(ns: u64) -> Option<f64> {
-    (ns > 0).then(|| (ns as f64 / 1e6).log10())
-}
-
-/// Label of a decade on a millisecond log axis: 0.001, 0.01, 0.1, 1, 10, 100 ...
-fn decade_label(exponent: f64) -> String {
-    let e = exponent.round() as i32;
-    if (exponent - e as f64).abs() > 1e-9 {
-        return String::new();
-    }
-    if e < 0 {
-        format!("{:.*}", (-e) as usize, 10f64.powi(e))
-    } else {
-        format!("{}", 10u64.pow(e as u32))
-    }
-}
-
-/// A rate for an axis or a label: 500, 2.5k, 20k, 1.2M.
-fn rate_label(rate: f64) -> String {
-    let trim = |s: String| {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        }
-    };
-    if rate.abs() >= 1e6 {
-        format!("{}M", trim(format!("{:.2}", rate / 1e6)))
-    } else if rate.abs() >= 1e3 {
-        format!("{}k", trim(format!("{:.1}", rate / 1e3)))
-    } else {
-        trim(format!("{rate:.0}"))
-    }
-}
-
-/// A latency in ms for a label: three significant digits.
-fn ms_label(ns: u64) -> String {
-    let ms = ns as f64 / 1e6;
-    if ms >= 100.0 {
-        format!("{ms:.0} ms")
-    } else if ms >= 10.0 {
-        format!("{ms:.1} ms")
-    } else if ms >= 1.0 {
-        format!("{ms:.2} ms")
-    } else {
-        format!("{ms:.3} ms")
-    }
-}
-
 /// Colour `i` of `n` along a dark-blue to dark-red ramp (no pale middle, readable on white).
 fn ramp(i: usize, n: usize) -> RGBColor {
     const ANCHORS: [(f64, f64, f64); 6] = [
@@ -534,6 +413,50 @@ fn ramp(i: usize, n: usize) -> RGBColor {
     let (a, b) = (ANCHORS[k], ANCHORS[k + 1]);
     let mix = |x: f64, y: f64| (x + (y - x) * f).round() as u8;
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// Colours of overlaid sweeps on the achieved-versus-target chart.
+const INPUT_COLORS: [RGBColor; 4] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+];
+const GRAY: RGBColor = RGBColor(130, 130, 130);
+/// Open-loop measurements (coarse and search steps) by increasing target rate.
+fn open_steps(report: &SweepReport) -> Vec<(f64, &Measurement)> {
+    let mut steps: Vec<(f64, &Measurement)> = report
+        .runs
+        .iter()
+        .filter(|m| matches!(m.kind, Kind::Step | Kind::Search))
+        .filter_map(|m| Some((m.target_rate_per_sec?, m)))
+        .collect();
+    steps.sort_by(|a, b| a.0.total_cmp(&b.0));
+    steps
+}
+
+fn metric<'a>(m: &'a Measurement, name: &str) -> Option<&'a Latency> {
+    m.report.latency.get(name)
+}
+
+/// The subtitle of a chart of one sweep, or of several overlaid.
+fn subtitle_of(inputs: &[(String, &SweepReport)]) -> String {
+    match inputs {
+        [(_, only)] => subtitle(only),
+        _ => inputs
+            .iter()
+            .map(|(label, r)| {
+                let version = r
+                    .server
+                    .version
+                    .as_deref()
+                    .map(|v| format!(", redis {v}"))
+                    .unwrap_or_default();
+                format!("{label}: {} on {}{version}", r.test, r.server.endpoint)
+            })
+            .collect::<Vec<_>>()
+            .join("  vs  "),
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use super::{
     Area, DrawResult, GRID, GRID_BOLD, INK, LogAxis, PERCENTILE_COLORS, Shape, Swatch, chart_on,
     decade_label, draw_line, draw_markers, font, frame, legend, log_ms, ramp, rate_label, subtitle,
 };
-use crate::sweep::model::{Kind, Measurement, SweepReport};
+use crate::report::sweep::{Kind, Measurement, SweepReport};
 
 /// Steps between x = 0 and x = 1 (one decade of `1/(1-q)`) on the spectrum.
 const SPECTRUM_POINTS_PER_DECADE: u32 = 40;

@@ -1,13 +1,15 @@
 //! What a sweep was asked to do, checked: the `--rates` spec, the `--slo` objectives,
-//! and every sweep-only flag check. Pure functions returning a [`SweepError`] that names
-//! the flag; running the steps is `sweep`'s business.
+//! every sweep-only flag check, and the base run every step starts from. Errors are
+//! [`SweepError`]s naming the flag; running the steps is `sweep`'s business.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::SweepArgs;
+use super::{ConfigError, RunConfig};
+use crate::cli::{RunArgs, SweepArgs};
+use crate::drive::{Mode, Stop};
 use crate::units::parse_rate;
 
 /// Most steps a `--rates` range may expand to.
@@ -251,7 +253,7 @@ pub fn parse_slo(text: &str) -> Result<Slo, SweepError> {
 
 /// Everything a sweep needs beyond the run config, checked.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
+pub struct SweepPlan {
     /// The rates to step through.
     pub rates: Rates,
     /// Objectives (all must hold).
@@ -279,7 +281,7 @@ pub const DEFAULT_WARMUP: Duration = Duration::from_secs(1);
 
 /// Checks every sweep flag and the run flags a sweep cannot use. Pure: `--out` is
 /// checked by [`check_out_dir`].
-pub fn plan(args: &SweepArgs) -> Result<Plan, SweepError> {
+fn plan(args: &SweepArgs) -> Result<SweepPlan, SweepError> {
     let run = &args.run;
     if run.requests.is_some() {
         return Err(SweepError::NotWithSweep {
@@ -376,7 +378,7 @@ pub fn plan(args: &SweepArgs) -> Result<Plan, SweepError> {
     if duration.is_zero() {
         return Err(invalid("--duration", "must be longer than zero"));
     }
-    Ok(Plan {
+    Ok(SweepPlan {
         rates,
         slos,
         warmup: run.warmup.unwrap_or(DEFAULT_WARMUP),
@@ -387,6 +389,79 @@ pub fn plan(args: &SweepArgs) -> Result<Plan, SweepError> {
         closed_loop_points: args.closed_loop_points.clone(),
         rate_capped: args.rate_capped,
     })
+}
+
+/// A checked `tailrate sweep`.
+#[derive(Debug, Clone)]
+pub struct SweepConfig {
+    /// The base of every step: timed by the plan, open loop at a placeholder rate (each
+    /// step sets its own with [`SweepConfig::open_mode`]), no per-run files.
+    pub base: RunConfig,
+    /// The steps, objectives and their timing.
+    pub plan: SweepPlan,
+    /// `--rates` as typed, for the report.
+    pub rates_text: String,
+    /// `--threads` as typed: a step uses at most one thread per connection.
+    pub threads: usize,
+    /// `--out`: where every file goes (created and checked writable).
+    pub out: PathBuf,
+}
+
+impl SweepConfig {
+    /// Checks `args`, creates `--out`, and builds the base run.
+    pub fn from_args(args: &SweepArgs) -> Result<Self, ConfigError> {
+        let plan = plan(args)?;
+        check_out_dir(&args.out)?;
+        let mut base = RunConfig::from_args(&base_run_args(args), None)?;
+        base.plan.warmup = plan.warmup;
+        base.plan.stop = Stop::After(plan.duration);
+        base.plan.mode = Mode::Open {
+            rate_per_sec: 1.0,
+            arrival: args.run.arrival,
+            pacing: args.run.pacing,
+            max_inflight: args.run.max_inflight,
+            max_backlog: args.run.max_backlog,
+        };
+        base.output.json = None;
+        base.output.hdr_log = None;
+        Ok(SweepConfig {
+            base,
+            plan,
+            rates_text: args.rates.clone(),
+            threads: args.run.threads,
+            out: args.out.clone(),
+        })
+    }
+
+    /// The base's open loop at `rate_per_sec`.
+    pub fn open_mode(&self, rate_per_sec: f64) -> Mode {
+        match &self.base.plan.mode {
+            Mode::Open {
+                arrival,
+                pacing,
+                max_inflight,
+                max_backlog,
+                ..
+            } => Mode::Open {
+                rate_per_sec,
+                arrival: *arrival,
+                pacing: *pacing,
+                max_inflight: *max_inflight,
+                max_backlog: *max_backlog,
+            },
+            closed => closed.clone(),
+        }
+    }
+}
+
+/// The run flags to build the base [`RunConfig`] from: a sweep's steps are timed, so
+/// `--warmup` without `--duration` is fine here (the step length defaults to 5 s).
+fn base_run_args(args: &SweepArgs) -> RunArgs {
+    let mut run = args.run.clone();
+    if run.requests.is_none() {
+        run.duration.get_or_insert(DEFAULT_DURATION);
+    }
+    run
 }
 
 /// Creates `dir` if needed and checks a file can be written in it, before any step runs.
@@ -503,7 +578,7 @@ mod tests {
         }
     }
 
-    fn sweep_args(extra: &[&str]) -> Result<Plan, SweepError> {
+    fn sweep_args(extra: &[&str]) -> Result<SweepPlan, SweepError> {
         use clap::Parser;
         let mut argv = vec!["tailrate", "sweep", "--rates", "1k..2k:1k"];
         argv.extend_from_slice(extra);

@@ -24,239 +24,25 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
 use crate::app::{self, Campaign, Halt, Io, Status};
-use crate::cli::{RunArgs, TuneArgs};
-use crate::config::RunConfig;
-use crate::drive::Cancel;
-use crate::drive::{Mode, Stop, Workers};
+use crate::config::{RunConfig, TuneConfig};
+use crate::drive::{Cancel, Mode, Workers};
+use crate::report::TestReport;
 use crate::report::json::write_atomically;
-use crate::report::{ServerFacts, TestReport};
+use crate::report::tune::{Best, Phase, TUNE_SCHEMA_VERSION, Trial, TuneReport};
 
 pub mod search;
 
 pub use search::{MIN_GAIN, Point, Space, climb};
 use search::{median, ranked};
 
-/// Length of one trial when `--duration` is not given.
-pub const DEFAULT_TRIAL: Duration = Duration::from_secs(1);
 /// Settings re-measured after the climb.
 pub const CONFIRM_CANDIDATES: usize = 2;
-/// Version of the tune JSON layout.
-pub const TUNE_SCHEMA_VERSION: u32 = 1;
 
-/// A tune flag that cannot run; names the flag and says what is accepted.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum TuneError {
-    /// One flag's value is wrong.
-    #[error("invalid value for {flag}: {why}")]
-    Invalid {
-        /// The flag.
-        flag: &'static str,
-        /// What is wrong and what is accepted.
-        why: String,
-    },
-    /// A run flag that tune cannot use.
-    #[error("{flag} cannot be used with tune: {why}")]
-    NotWithTune {
-        /// The flag.
-        flag: &'static str,
-        /// Why, and what to do instead.
-        why: &'static str,
-    },
-}
-
-/// Checks tune's own flags and the run flags it cannot use; what `main` calls before
-/// anything runs, so bad input is a usage error (exit 2).
-pub fn check_args(args: &TuneArgs) -> Result<(), TuneError> {
-    let run = &args.run;
-    let refused = [
-        (
-            run.workers.is_some(),
-            "--workers",
-            "tune searches it (up to --max-workers)",
-        ),
-        (
-            run.pipeline_size.is_some(),
-            "--pipeline-size",
-            "tune searches it",
-        ),
-        (
-            run.pipeline_delay.is_some(),
-            "--pipeline-delay",
-            "tune searches it",
-        ),
-        (
-            run.requests.is_some(),
-            "-n",
-            "each trial is timed; set its length with --duration",
-        ),
-        (run.rate.is_some(), "--rate", "trials are closed loop"),
-        (
-            run.pipeline != 1,
-            "-P",
-            "workers are batched by --pipeline-size, which tune searches",
-        ),
-        (
-            run.batch_latency,
-            "--batch-latency",
-            "workers time each reply from its own request",
-        ),
-        (
-            run.keepalive == 0,
-            "-k 0",
-            "workers share long-lived connections",
-        ),
-        (run.loop_forever, "-l", "tune ends after its last trial"),
-        (run.idle, "-I", "tune sends requests"),
-        (
-            run.hdr_log.is_some(),
-            "--hdr-log",
-            "tune writes no interval logs; --json FILE records every trial",
-        ),
-    ];
-    if let Some((_, flag, why)) = refused.into_iter().find(|(given, ..)| *given) {
-        return Err(TuneError::NotWithTune { flag, why });
-    }
-    if run.command.is_empty()
-        && let Some(tests) = &run.tests
-        && crate::workload::select_tests(Some(tests.as_str()))
-            .map(|t| t.len())
-            .unwrap_or(1)
-            > 1
-    {
-        return Err(TuneError::Invalid {
-            flag: "-t",
-            why: format!(
-                "'{tests}' selects more than one test; tune measures one: give one test or a custom command"
-            ),
-        });
-    }
-    if args.max_trials == 0 {
-        return Err(TuneError::Invalid {
-            flag: "--max-trials",
-            why: "need at least one trial".into(),
-        });
-    }
-    if args.confirm_runs == 0 {
-        return Err(TuneError::Invalid {
-            flag: "--confirm-runs",
-            why: "the best settings are measured at least once more".into(),
-        });
-    }
-    if args.max_workers > crate::config::MAX_WORKERS {
-        return Err(TuneError::Invalid {
-            flag: "--max-workers",
-            why: format!("at most {}", crate::config::MAX_WORKERS),
-        });
-    }
-    if args.max_workers < run.clients {
-        return Err(TuneError::Invalid {
-            flag: "--max-workers",
-            why: format!(
-                "{} is below -c {}: every connection needs a worker",
-                args.max_workers, run.clients
-            ),
-        });
-    }
-    Ok(())
-}
-
-/// The run flags to build the base [`RunConfig`] from: trials are timed, [`DEFAULT_TRIAL`] unless `--duration` says.
-pub fn base_run_args(args: &TuneArgs) -> RunArgs {
-    let mut run = args.run.clone();
-    run.duration.get_or_insert(DEFAULT_TRIAL);
-    run
-}
-
-/// What a trial was for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    /// Plain closed loop on the same connections, no workers.
-    Baseline,
-    /// A step of the climb.
-    Search,
-    /// A re-measurement of one of the best settings.
-    Confirm,
-}
-
-/// One trial's setting and result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Trial {
-    /// What it was for.
-    pub phase: Phase,
-    /// `--workers` (none for the baseline).
-    pub workers: Option<usize>,
-    /// `--pipeline-size`.
-    pub pipeline_size: Option<usize>,
-    /// `--pipeline-delay` in nanoseconds.
-    pub pipeline_delay_ns: Option<u64>,
-    /// Successful replies per second.
-    pub throughput_per_sec: f64,
-    /// Response-time median.
-    pub response_p50_ns: u64,
-    /// Response-time 99th percentile.
-    pub response_p99_ns: u64,
-    /// Requests per write, with workers.
-    pub requests_per_write: Option<f64>,
-    /// Error replies and failed requests.
-    pub errors: u64,
-}
-
-/// The setting tune found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Best {
-    /// `--workers`.
-    pub workers: usize,
-    /// `--pipeline-size`.
-    pub pipeline_size: usize,
-    /// `--pipeline-delay` in nanoseconds.
-    pub pipeline_delay_ns: u64,
-    /// Median throughput of its re-measurements, replies per second.
-    pub throughput_per_sec: f64,
-    /// Each re-measurement's throughput.
-    pub runs_per_sec: Vec<f64>,
-    /// The command line that runs it (passwords as `***`).
-    pub command_line: Vec<String>,
-}
-
-/// The whole search, as `--json` writes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TuneReport {
-    /// JSON layout version ([`TUNE_SCHEMA_VERSION`]).
-    pub schema_version: u32,
-    /// `tailrate <version>`.
-    pub tool: String,
-    /// The command line, with any password replaced by `***`.
-    pub command_line: Vec<String>,
-    /// Seed of every random choice.
-    pub seed: u64,
-    /// What the server said about itself.
-    pub server: ServerFacts,
-    /// The test tuned.
-    pub test: String,
-    /// Connections of every trial (`-c`).
-    pub connections: usize,
-    /// Seconds per trial.
-    pub trial_secs: f64,
-    /// Every trial, in the order run.
-    pub trials: Vec<Trial>,
-    /// The plain closed loop's throughput, replies per second.
-    pub baseline_per_sec: Option<f64>,
-    /// The best setting, once re-measured.
-    pub best: Option<Best>,
-    /// Ctrl+C or SIGTERM ended the search.
-    pub interrupted: bool,
-    /// Every phase ran.
-    pub complete: bool,
-}
-
-/// Runs the search `args` describes on top of `config` (built from [`base_run_args`]).
+/// Runs the search `tune` describes.
 pub fn run(
-    args: &TuneArgs,
-    config: &RunConfig,
+    tune: &TuneConfig,
     command_line: Vec<String>,
     cancel: &Cancel,
     io: Io<'_>,
@@ -266,6 +52,7 @@ pub fn run(
         stderr,
         stderr_is_terminal,
     } = io;
+    let config = &tune.base;
     let server = app::server_facts(config)
         .with_context(|| format!("connecting to {}", config.plan.endpoint))?;
     for note in &server.notes {
@@ -290,24 +77,18 @@ pub fn run(
             test.name
         )?;
     }
-    let trial = match config.plan.stop {
-        Stop::After(d) => d,
-        Stop::Requests(_) => DEFAULT_TRIAL,
-    };
-    let mut base = config.clone();
-    base.plan.stop = Stop::After(trial);
-    base.output.json = None;
-    base.output.hdr_log = None;
+    let trial = tune.trial;
+    let base = config.clone();
     let paste = paste_command(
         &command_line,
-        args.run.command.len(),
-        args.run.duration.is_none().then_some(trial),
+        tune.custom_words,
+        (!tune.trial_given).then_some(trial),
     );
     let mut tuner = Tuner {
-        space: Space::new(config.plan.connections, args.max_workers),
-        max_trials: args.max_trials,
-        confirm_runs: args.confirm_runs,
-        json: args.run.json.clone(),
+        space: Space::new(config.plan.connections, tune.max_workers),
+        max_trials: tune.max_trials,
+        confirm_runs: tune.confirm_runs,
+        json: tune.json.clone(),
         report: TuneReport {
             schema_version: TUNE_SCHEMA_VERSION,
             tool: format!("tailrate {}", env!("CARGO_PKG_VERSION")),

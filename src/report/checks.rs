@@ -2,12 +2,11 @@
 //!
 //! Each check has a verdict and a sentence saying what a failure means. They are
 //! computed from a finished run's outcome and printed with every report; `--strict`
-//! turns a failure into a non-zero exit (that decision is `app`'s).
+//! turns a failure into a non-zero exit (that decision is `main`'s).
 
+use super::Counts;
 use crate::config::RunConfig;
-use crate::drive::ArrivalProcess as Arrival;
-use crate::drive::Mode;
-use crate::drive::RunOutcome;
+use crate::drive::{ArrivalProcess, Mode, Pacing, RunOutcome};
 use crate::record::CommandRecord;
 
 /// Largest relative shortfall of the achieved rate against the target.
@@ -117,7 +116,7 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
             }
         })
         .fold(0.0, f64::max);
-    let spinning = pacing != crate::drive::Pacing::Sleep;
+    let spinning = pacing != Pacing::Sleep;
     out.push(Check {
         name: "generator_cpu".into(),
         verdict: if busiest < CPU_SATURATION {
@@ -138,7 +137,7 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
         meaning: "a generator thread ran out of CPU; add --threads or lower the rate".into(),
     });
 
-    if arrival == Arrival::Poisson {
+    if arrival == ArrivalProcess::Poisson {
         let (counts, window) = window_counts(outcome);
         let check = match dispersion_z(&counts) {
             None => Check {
@@ -225,6 +224,26 @@ pub fn ks_exponential(samples: &[f64], rate: f64) -> f64 {
     d
 }
 
+/// A failed `accounting` check when the counts do not balance (`Counts::balanced`);
+/// `None` when every request is accounted for. A gap means the driver lost or
+/// double-counted requests, so no number of the test can be trusted. Balanced reports
+/// get no extra check, so closed-loop output keeps redis-benchmark's shape.
+pub fn accounting(c: &Counts) -> Option<Check> {
+    if c.balanced() {
+        return None;
+    }
+    let accounted = c.completed + c.errors + c.timeouts + c.not_sent + c.in_flight_at_end;
+    Some(Check {
+        name: "accounting".into(),
+        verdict: Verdict::Fail,
+        detail: format!(
+            "intended {} but completed {} + errors {} + timeouts {} + not sent {} + in flight at end {} = {accounted}",
+            c.intended, c.completed, c.errors, c.timeouts, c.not_sent, c.in_flight_at_end
+        ),
+        meaning: "requests were lost or counted twice by the generator; no number of this test can be trusted".into(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -243,8 +262,13 @@ mod tests {
     }
 
     fn poisson_times(rate_per_sec: f64, n: usize, seed: u64) -> Vec<u64> {
-        let mut s =
-            crate::drive::schedule::Schedule::new(Arrival::Poisson, rate_per_sec, 0, 1, seed);
+        let mut s = crate::drive::schedule::Schedule::new(
+            ArrivalProcess::Poisson,
+            rate_per_sec,
+            0,
+            1,
+            seed,
+        );
         (0..n).map(|_| s.advance().as_nanos() as u64).collect()
     }
 
@@ -282,5 +306,31 @@ mod tests {
         let samples = vec![100.0; 1000];
         let d = ks_exponential(&samples, 0.01);
         assert!(d > 0.3, "D {d}");
+    }
+
+    #[test]
+    fn counts_that_do_not_balance_fail_the_accounting() {
+        let c = Counts {
+            intended: 10,
+            sent: 10,
+            completed: 7,
+            errors: 1,
+            timeouts: 1,
+            not_sent: 0,
+            in_flight_at_end: 1,
+            ..Default::default()
+        };
+        assert_eq!(accounting(&c), None);
+        let lost = Counts { completed: 6, ..c };
+        let check = accounting(&lost).unwrap_or_else(|| panic!("9 of 10 accounted for must fail"));
+        assert_eq!(
+            (check.name.as_str(), check.verdict),
+            ("accounting", Verdict::Fail)
+        );
+        assert!(
+            check.detail.contains("intended 10") && check.detail.ends_with("= 9"),
+            "{}",
+            check.detail
+        );
     }
 }

@@ -5,9 +5,30 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::search::SloVerdict;
-use super::spec::Slo;
-use crate::report::{Latency, ServerFacts, Settings, TestReport};
+use super::{Latency, ServerFacts, Settings, TestReport};
+use crate::config::sweep::Slo;
+
+/// One objective at one step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloCheck {
+    /// The objective as typed.
+    pub slo: String,
+    /// The measured response-time percentile in nanoseconds (none without replies).
+    pub measured_ns: Option<u64>,
+    /// Whether it holds.
+    pub met: bool,
+}
+
+/// Whether a step met every objective, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloVerdict {
+    /// Every objective held and the step was valid.
+    pub met: bool,
+    /// The achieved rate was within tolerance and nothing went unsent.
+    pub valid: bool,
+    /// Each objective.
+    pub checks: Vec<SloCheck>,
+}
 
 /// Version of the sweep JSON layout; bumped on any incompatible change.
 pub const SWEEP_SCHEMA_VERSION: u32 = 1;
@@ -101,6 +122,14 @@ impl Kind {
         }
     }
 
+    /// "the step run at 20000 req/s", "the closed_loop run with 10 connections".
+    pub fn describe(self, rate: Option<f64>, connections: usize) -> String {
+        match rate {
+            Some(r) => format!("the {} run at {r:.0} req/s", self.name()),
+            None => format!("the {} run with {connections} connections", self.name()),
+        }
+    }
+
     /// Whether it is an open-loop step (coarse, search or confirmation).
     pub fn is_open_loop(self) -> bool {
         matches!(self, Kind::Step | Kind::Search | Kind::Confirm)
@@ -141,6 +170,71 @@ pub struct SloResult {
     pub confirmed: bool,
     /// The result in one sentence.
     pub summary: String,
+}
+
+impl Measurement {
+    /// One line about a measurement: rates, response percentiles and the SLO verdict.
+    pub fn describe(&self) -> String {
+        let m = self;
+        let r = &m.report;
+        let mut line = format!(
+            "achieved {:.0} req/s, {:.0} replies/s",
+            r.achieved_rate_per_sec, r.throughput_per_sec
+        );
+        if let Some(l) = r.response() {
+            let ms = |ns: u64| ns as f64 / 1e6;
+            line.push_str(&format!(
+                ", response p50 {:.3} p99 {:.3} p99.9 {:.3} max {:.3} ms",
+                ms(l.p50_ns),
+                ms(l.p99_ns),
+                ms(l.p99_9_ns),
+                ms(l.max_ns)
+            ));
+        }
+        if let Some(v) = &m.slo {
+            line.push_str(match (v.met, v.valid) {
+                (true, _) => "; SLO met",
+                (false, true) => "; SLO missed",
+                (false, false) => "; SLO missed (rate not achieved or requests not sent)",
+            });
+        }
+        if !r.valid {
+            line.push_str("; a self-check failed");
+        }
+        line
+    }
+}
+
+/// Why a file is not a sweep this version reads.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// Not JSON at all.
+    #[error("not JSON: {0}")]
+    NotJson(serde_json::Error),
+    /// A sweep of another layout version.
+    #[error("sweep schema_version {found}; this tailrate reads {SWEEP_SCHEMA_VERSION}")]
+    Version {
+        /// The version in the file.
+        found: u64,
+    },
+    /// JSON, but not a sweep (no `schema_version` and `runs`).
+    #[error("not a sweep.json written by `tailrate sweep` (no schema_version and runs)")]
+    NotASweep,
+    /// A sweep of this version whose fields do not parse.
+    #[error("not a sweep.json layout this tailrate reads: {0}")]
+    Layout(serde_json::Error),
+}
+
+/// Parses sweep JSON, refusing other layouts with a clear message.
+pub fn parse(bytes: &[u8]) -> Result<SweepReport, ParseError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(ParseError::NotJson)?;
+    match value.get("schema_version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(SWEEP_SCHEMA_VERSION) && value.get("runs").is_some() => {}
+        Some(found) if value.get("runs").is_some() => return Err(ParseError::Version { found }),
+        _ => return Err(ParseError::NotASweep),
+    }
+    // Parse the bytes themselves (not `value`) so a float reads the same on every path.
+    serde_json::from_slice(bytes).map_err(ParseError::Layout)
 }
 
 /// The CSV header: one row per measurement, metric and percentile.

@@ -1,0 +1,194 @@
+//! Orchestration: ask the server about itself ([`probe`]), run each test ([`measure`]),
+//! and export every report after each test. Commands of many runs (`sweep`, `tune`)
+//! share the frame in [`campaign`]. Errors get their context here (`anyhow`).
+
+mod campaign;
+mod intervals;
+mod measure;
+mod probe;
+
+use std::io::Write;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+
+pub(crate) use campaign::{Campaign, Halt, run_campaign};
+pub use measure::measure;
+pub use probe::server_facts;
+
+use crate::config::RunConfig;
+use crate::drive::Cancel;
+use crate::net::Connection;
+use crate::report::csv::Csv;
+use crate::report::hlog::HlogWriter;
+use crate::report::json::JsonFile;
+use crate::report::text::Text;
+use crate::report::{Exporter, RunReport, Settings};
+
+/// How a run ended, for the exit code (decided in `main`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// Every test ran.
+    Completed,
+    /// A self-check failed and `--strict` was given.
+    Invalid,
+    /// The run stopped on an error (exit-on-error, a lost server); results were written.
+    Failed(String),
+    /// Ctrl+C or SIGTERM; results were written.
+    Interrupted,
+}
+
+/// Where output goes; tests pass buffers.
+pub struct Io<'a> {
+    /// Reports.
+    pub stdout: &'a mut dyn Write,
+    /// Progress and warnings.
+    pub stderr: &'a mut dyn Write,
+    /// Whether stderr is a terminal (progress is drawn only then).
+    pub stderr_is_terminal: bool,
+}
+
+/// Runs every test of `config` and exports the results.
+pub fn run(
+    config: &RunConfig,
+    command_line: Vec<String>,
+    cancel: &Cancel,
+    io: Io<'_>,
+) -> Result<Status> {
+    let Io {
+        stdout,
+        stderr,
+        stderr_is_terminal,
+    } = io;
+    let server =
+        server_facts(config).with_context(|| format!("connecting to {}", config.plan.endpoint))?;
+    for note in &server.notes {
+        writeln!(stderr, "note: {note}")?;
+    }
+    let cluster = server.cluster.clone();
+    if config.idle {
+        return idle(config, cancel, stderr);
+    }
+
+    let mut report = RunReport {
+        schema_version: crate::report::SCHEMA_VERSION,
+        tool: format!("tailrate {}", env!("CARGO_PKG_VERSION")),
+        command_line,
+        seed: config.plan.seed,
+        server,
+        settings: Settings::of(config),
+        tests: Vec::new(),
+    };
+    let mut exporters: Vec<Box<dyn Exporter>> = Vec::new();
+    if config.output.csv {
+        exporters.push(Box::new(Csv::default()));
+    } else {
+        exporters.push(Box::new(Text {
+            quiet: config.output.quiet,
+            precision: config.output.precision,
+        }));
+    }
+    if let Some(path) = &config.output.json {
+        exporters.push(Box::new(JsonFile { path: path.clone() }));
+    }
+    let started = SystemTime::now();
+    let run_start = std::time::Instant::now();
+    let mut hlog = match &config.output.hdr_log {
+        Some(path) => Some(
+            HlogWriter::create(
+                path,
+                started,
+                &format!(
+                    "tailrate {} seed {}",
+                    env!("CARGO_PKG_VERSION"),
+                    config.plan.seed
+                ),
+            )
+            .with_context(|| format!("creating --hdr-log file {}", path.display()))?,
+        ),
+        None => None,
+    };
+
+    let mut status = Status::Completed;
+    'tests: loop {
+        for index in 0..config.plan.workload.tests.len() {
+            // Ctrl+C between two tests (a looping run's only way to end) ends the run as
+            // interrupted, as it does during a test.
+            if cancel.is_cancelled() {
+                status = Status::Interrupted;
+                break 'tests;
+            }
+            let test_offset = run_start.elapsed();
+            let (test_report, stopped_early) = measure(
+                config,
+                cluster.as_ref(),
+                index,
+                cancel,
+                &mut *stderr,
+                stderr_is_terminal,
+                hlog.as_mut(),
+                test_offset,
+            )?;
+            report.tests.push(test_report);
+            let (report_ref, test_ref) = (&report, &report.tests[report.tests.len() - 1]);
+            for exporter in exporters.iter_mut() {
+                exporter
+                    .test_done(stdout, report_ref, test_ref)
+                    .context("writing results")?;
+            }
+            stdout.flush().ok();
+            if config.strict && !test_ref.valid {
+                status = Status::Invalid;
+            }
+            if let Some(reason) = &stopped_early {
+                status = if reason == "interrupted" {
+                    Status::Interrupted
+                } else {
+                    Status::Failed(reason.clone())
+                };
+                break 'tests;
+            }
+        }
+        if !config.loop_forever {
+            break;
+        }
+    }
+    for exporter in exporters.iter_mut() {
+        exporter
+            .run_done(stdout, &report)
+            .context("writing results")?;
+    }
+    Ok(status)
+}
+
+/// `-I`: opens the connections and waits until interrupted.
+fn idle(config: &RunConfig, cancel: &Cancel, stderr: &mut dyn Write) -> Result<Status> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    writeln!(
+        stderr,
+        "Creating {} idle connections and waiting forever (Ctrl+C when done)",
+        config.plan.connections
+    )?;
+    runtime.block_on(async {
+        let mut conns = Vec::with_capacity(config.plan.connections);
+        for _ in 0..config.plan.connections {
+            conns.push(
+                Connection::open(
+                    &config.plan.endpoint,
+                    &config.plan.handshake,
+                    config.plan.connect_timeout,
+                    config.plan.limits,
+                )
+                .await
+                .with_context(|| format!("connecting to {}", config.plan.endpoint))?,
+            );
+        }
+        writeln!(stderr, "clients: {}", conns.len())?;
+        while !cancel.is_cancelled() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(Status::Interrupted)
+    })
+}

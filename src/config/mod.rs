@@ -1,0 +1,152 @@
+//! From what was typed to what runs: [`Command::from_args`] turns `cli::Args` into one
+//! validated [`Command`], with every check across flags done here, once, and errors that
+//! name the flag ([`ConfigError`]). Nothing below this module reads `cli`.
+//!
+//! One file per concern: [`run`] (a single run: the driver's plan, outputs, exit policy),
+//! [`endpoint`] (where and how to connect, TLS), [`workload`] (tests, keys, values,
+//! mixes), [`workers`] (`--workers` batching), [`sweep`] and [`tune`] (their own flags on
+//! top of a run's), and [`redact`] (the command line as reports keep it).
+
+mod endpoint;
+pub mod redact;
+mod run;
+pub mod sweep;
+pub mod tune;
+mod workers;
+mod workload;
+
+use std::io::Read;
+use std::path::PathBuf;
+
+pub use run::{Output, RunConfig};
+pub use sweep::{SweepConfig, SweepError};
+pub use tune::{TuneConfig, TuneError};
+pub use workers::{DEFAULT_PIPELINE_DELAY, DEFAULT_PIPELINE_SIZE, MAX_WORKERS};
+
+use crate::cli;
+use crate::net::TlsError;
+use crate::workload::WorkloadError;
+
+/// What the command line asks for, checked.
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// Run the tests (closed or open loop) and report them.
+    Run(Box<RunConfig>),
+    /// Step through rates (`tailrate sweep`).
+    Sweep(Box<SweepConfig>),
+    /// Search the `--workers` settings (`tailrate tune`).
+    Tune(Box<TuneConfig>),
+    /// Redraw saved sweeps (`tailrate plot`).
+    Plot(PlotConfig),
+    /// Print a shell completion script.
+    Completions(clap_complete::Shell),
+    /// Print the man page.
+    Man,
+}
+
+/// A checked `tailrate plot`.
+#[derive(Debug, Clone)]
+pub struct PlotConfig {
+    /// The saved `sweep.json` files, in order.
+    pub inputs: Vec<PathBuf>,
+    /// Where the SVG files go (created and checked writable).
+    pub out: PathBuf,
+}
+
+impl Command {
+    /// Checks `args`; `stdin` is read only for `-x` (the last argument from stdin).
+    pub fn from_args(args: &cli::Args, stdin: &mut dyn Read) -> Result<Self, ConfigError> {
+        Ok(match &args.subcommand {
+            Some(cli::Command::Sweep(sweep)) => {
+                Command::Sweep(Box::new(SweepConfig::from_args(sweep)?))
+            }
+            Some(cli::Command::Tune(tune)) => Command::Tune(Box::new(TuneConfig::from_args(tune)?)),
+            Some(cli::Command::Plot(plot)) => {
+                sweep::check_out_dir(&plot.out)?;
+                Command::Plot(PlotConfig {
+                    inputs: plot.inputs.clone(),
+                    out: plot.out.clone(),
+                })
+            }
+            Some(cli::Command::Completions { shell }) => Command::Completions(*shell),
+            Some(cli::Command::Man) => Command::Man,
+            None => {
+                let stdin_arg = if args.run.stdin_last_arg {
+                    let mut buf = Vec::new();
+                    stdin.read_to_end(&mut buf).map_err(ConfigError::Stdin)?;
+                    Some(buf)
+                } else {
+                    None
+                };
+                Command::Run(Box::new(RunConfig::from_args(&args.run, stdin_arg)?))
+            }
+        })
+    }
+
+    /// The run every measurement of this command starts from (none for `plot`,
+    /// `completions` and `man`).
+    pub fn base_run(&self) -> Option<&RunConfig> {
+        match self {
+            Command::Run(run) => Some(run),
+            Command::Sweep(sweep) => Some(&sweep.base),
+            Command::Tune(tune) => Some(&tune.base),
+            Command::Plot(_) | Command::Completions(_) | Command::Man => None,
+        }
+    }
+}
+
+/// A flag, or a combination of flags, that cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Two flags that cannot be used together.
+    #[error("{a} cannot be used with {b}: {why}")]
+    Conflict {
+        /// The first flag.
+        a: &'static str,
+        /// The second flag.
+        b: &'static str,
+        /// Why, and what to do instead.
+        why: &'static str,
+    },
+    /// One flag's value is out of range.
+    #[error("invalid value for {flag}: {why}")]
+    Invalid {
+        /// The flag.
+        flag: &'static str,
+        /// What is wrong and what is accepted.
+        why: String,
+    },
+    /// The workload (tests or custom command) is wrong.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// A TLS file (`--cacert`, `--cert`, `--key`) or name (`--sni`) cannot be used.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// A sweep flag cannot run.
+    #[error(transparent)]
+    Sweep(#[from] SweepError),
+    /// A tune flag cannot run.
+    #[error(transparent)]
+    Tune(#[from] TuneError),
+    /// Standard input could not be read for `-x`.
+    #[error("reading the last argument from stdin (-x): {0}")]
+    Stdin(std::io::Error),
+}
+
+impl ConfigError {
+    pub(crate) fn invalid(flag: &'static str, why: impl Into<String>) -> Self {
+        ConfigError::Invalid {
+            flag,
+            why: why.into(),
+        }
+    }
+
+    /// The exit code this error ends the program with: 2 for bad usage, 1 for a failure
+    /// to read the input.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ConfigError::Stdin(_) => 1,
+            _ => 2,
+        }
+    }
+}

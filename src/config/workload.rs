@@ -1,0 +1,210 @@
+//! The workload flags: `-t`, a custom command, `-r`, `-d`, key patterns and mixes, into a
+//! checked [`WorkloadSpec`].
+
+use super::ConfigError;
+use crate::cli::RunArgs;
+use crate::workload::{
+    self, CustomCommand, KeyDist, KeyDistError, KeyFormat, KeyPattern, Mix, ValueSizes,
+    WorkloadSpec,
+};
+
+/// Checks the workload flags (tests, custom command, mixes, keys, values) against each
+/// other and parses them into what `Workload::build` needs.
+pub(super) fn workload_spec(
+    args: &RunArgs,
+    stdin_arg: Option<Vec<u8>>,
+) -> Result<WorkloadSpec, ConfigError> {
+    let mix = mix_of(args)?;
+    let custom = (!args.command.is_empty()).then(|| CustomCommand {
+        name: args.command.join(" "),
+        argv: args.command.iter().map(|a| a.as_bytes().to_vec()).collect(),
+        stdin_arg,
+    });
+
+    // Keys: -r N is --keyspace N with uniform keys.
+    if args.keyspace.is_some() && args.keyspace_size.is_some() {
+        return Err(ConfigError::Conflict {
+            a: "-r",
+            b: "--keyspace",
+            why: "-r N is --keyspace N with uniform keys; give one of them",
+        });
+    }
+    if args.keyspace.is_some() && args.key_pattern.is_some_and(|p| p != KeyPattern::Uniform) {
+        return Err(ConfigError::Conflict {
+            a: "-r",
+            b: "--key-pattern",
+            why: "-r N means uniform keys below N; write --keyspace N --key-pattern ... instead",
+        });
+    }
+    if args.keyspace_size == Some(0) {
+        return Err(ConfigError::invalid("--keyspace", "need at least one key"));
+    }
+    let keyspace = args.keyspace.or(args.keyspace_size);
+    let size_flag = if args.keyspace.is_some() {
+        "-r"
+    } else {
+        "--keyspace"
+    };
+    let pattern = args.key_pattern.unwrap_or(KeyPattern::Uniform);
+    if args.key_pattern.is_some() && keyspace.is_none() {
+        return Err(ConfigError::invalid(
+            "--key-pattern",
+            "needs a keyspace to draw from: add --keyspace N",
+        ));
+    }
+    if args.zipf_exponent.is_some() && pattern != KeyPattern::Zipf {
+        return Err(ConfigError::invalid(
+            "--zipf-exponent",
+            "applies only to --key-pattern zipf",
+        ));
+    }
+    let exponent = args.zipf_exponent.unwrap_or(1.0);
+    let keys = match keyspace {
+        None => KeyDist::single(),
+        Some(n) => KeyDist::new(pattern, n, exponent).map_err(|e| match e {
+            KeyDistError::BadExponent => ConfigError::invalid(
+                "--zipf-exponent",
+                format!("{exponent} is not a number above 0 (1.0 is classic Zipf)"),
+            ),
+            KeyDistError::Empty => ConfigError::invalid(size_flag, "need at least one key"),
+            KeyDistError::TooLarge => ConfigError::invalid(
+                size_flag,
+                format!(
+                    "{n} keys is more than 12 digits can name (at most {})",
+                    workload::MAX_KEYSPACE
+                ),
+            ),
+        })?,
+    };
+
+    // `--key-prefix` and `--key-size` shape `__key__`; refuse them where no command has one.
+    let key_flag = if args.key_size.is_some() {
+        Some("--key-size")
+    } else {
+        args.key_prefix.as_ref().map(|_| "--key-prefix")
+    };
+    if let Some(flag) = key_flag {
+        let typed_key = match &mix {
+            Some(Mix::Custom { commands, .. }) => {
+                commands.iter().flatten().any(|w| w.contains("__key__"))
+            }
+            Some(_) => true,
+            None => args.command.iter().any(|w| w.contains("__key__")),
+        };
+        if !typed_key {
+            return Err(ConfigError::invalid(
+                flag,
+                "applies to __key__ in --ratio, --read-ratio, --command or a custom command; the default tests' keys are key:__rand_int__",
+            ));
+        }
+    }
+    let prefix = args
+        .key_prefix
+        .as_deref()
+        .unwrap_or(workload::DEFAULT_KEY_PREFIX);
+    let key_size = args
+        .key_size
+        .map(|k| usize::try_from(k).unwrap_or(usize::MAX));
+    let key_format = KeyFormat::new(prefix.as_bytes(), keys.len, key_size).map_err(|needed| {
+        ConfigError::invalid(
+            "--key-size",
+            format!(
+                "{} bytes cannot hold the prefix '{prefix}' and the {} digits of {} keys: give at least {needed}",
+                key_size.unwrap_or(0),
+                needed - prefix.len(),
+                keys.len
+            ),
+        )
+    })?;
+
+    // Values.
+    let sizes = match (&args.data_size_range, &args.data_size_list) {
+        (Some(range), _) => ValueSizes::parse_range(range)
+            .map_err(|why| ConfigError::invalid("--data-size-range", why))?,
+        (None, Some(list)) => ValueSizes::parse_list(list)
+            .map_err(|why| ConfigError::invalid("--data-size-list", why))?,
+        (None, None) => ValueSizes::Fixed(args.data_size),
+    };
+
+    Ok(WorkloadSpec {
+        tests: args.tests.clone(),
+        custom,
+        mix,
+        keyspace,
+        keys,
+        key_format,
+        sizes,
+        scripts: args.script_load.clone(),
+    })
+}
+
+/// The mix `--ratio`, `--read-ratio` or `--command` describe, refusing combinations.
+fn mix_of(args: &RunArgs) -> Result<Option<Mix>, ConfigError> {
+    let given: Vec<&'static str> = [
+        (args.ratio.is_some(), "--ratio"),
+        (args.read_ratio.is_some(), "--read-ratio"),
+        (!args.mix_command.is_empty(), "--command"),
+    ]
+    .into_iter()
+    .filter_map(|(on, flag)| on.then_some(flag))
+    .collect();
+    if let [a, b, ..] = given[..] {
+        return Err(ConfigError::Conflict {
+            a,
+            b,
+            why: "a run has one mix: give --ratio, --read-ratio or --command entries",
+        });
+    }
+    if args.command_weights.is_some() && args.mix_command.is_empty() {
+        return Err(ConfigError::invalid(
+            "--command-weights",
+            "weighs --command entries; give them",
+        ));
+    }
+    let Some(&flag) = given.first() else {
+        return Ok(None);
+    };
+    if !args.command.is_empty() {
+        return Err(ConfigError::Conflict {
+            a: flag,
+            b: "a custom command after the flags",
+            why: "a mix replaces the custom command; write it as --command '...'",
+        });
+    }
+    if args.tests.is_some() {
+        return Err(ConfigError::Conflict {
+            a: "-t",
+            b: flag,
+            why: "a mix replaces the default tests; give one or the other",
+        });
+    }
+    let mix = if let Some(ratio) = &args.ratio {
+        let (set, get) =
+            workload::parse_ratio(ratio).map_err(|why| ConfigError::invalid("--ratio", why))?;
+        Mix::Ratio { set, get }
+    } else if let Some(r) = args.read_ratio {
+        Mix::ReadRatio(
+            workload::check_read_ratio(r)
+                .map_err(|why| ConfigError::invalid("--read-ratio", why))?,
+        )
+    } else {
+        let commands = args
+            .mix_command
+            .iter()
+            .map(|c| match workload::split_words(c) {
+                Ok(words) if words.is_empty() => {
+                    Err(ConfigError::invalid("--command", "an empty command"))
+                }
+                Ok(words) => Ok(words),
+                Err(why) => Err(ConfigError::invalid("--command", why)),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let weights = match &args.command_weights {
+            Some(text) => workload::parse_weights(text, commands.len())
+                .map_err(|why| ConfigError::invalid("--command-weights", why))?,
+            None => vec![1; commands.len()],
+        };
+        Mix::Custom { commands, weights }
+    };
+    Ok(Some(mix))
+}

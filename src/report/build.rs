@@ -1,0 +1,119 @@
+//! How a test's report is made from what the driver measured: counts, latencies per
+//! metric, command and cluster node, and the self-checks.
+
+use std::collections::BTreeMap;
+
+use super::checks::{self, Verdict};
+use super::{Batches, CommandReport, Counts, IntervalSummary, Latency, NodeReport, TestReport};
+use crate::config::RunConfig;
+use crate::drive::{Mode, RunOutcome};
+use crate::net::cluster::ClusterMap;
+use crate::record::{CommandRecord, Metric, Timing};
+
+impl TestReport {
+    /// Builds a test's report from what the driver measured.
+    pub fn build(
+        name: &str,
+        config: &RunConfig,
+        cluster: Option<&ClusterMap>,
+        outcome: &RunOutcome,
+        command_names: &[String],
+        intervals: Vec<IntervalSummary>,
+    ) -> Self {
+        let total = outcome.record.total();
+        let mut checks = checks::checks(config, outcome, &total);
+        let timing = config.plan.mode.timing();
+        let latency = latency_map(&total, timing);
+        let commands = if outcome.record.commands.len() > 1 {
+            outcome
+                .record
+                .commands
+                .iter()
+                .zip(command_names)
+                .map(|(rec, name)| CommandReport {
+                    command: name.clone(),
+                    counts: Counts::of(rec, 0),
+                    latency: latency_map(rec, timing),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let counts = Counts::of(&total, outcome.in_flight_at_end);
+        // Balanced reports get no accounting line, so closed-loop output keeps
+        // redis-benchmark's shape.
+        checks.extend(checks::accounting(&counts));
+        let valid = checks.iter().all(|c| c.verdict != Verdict::Fail) && counts.not_sent == 0;
+        let measured_secs = outcome.measured.as_secs_f64();
+        TestReport {
+            name: name.to_string(),
+            target_rate_per_sec: match config.plan.mode {
+                Mode::Open { rate_per_sec, .. } => Some(rate_per_sec),
+                Mode::Closed { .. } => None,
+            },
+            achieved_rate_per_sec: outcome.achieved_rate_per_sec,
+            throughput_per_sec: outcome.throughput_per_sec,
+            measured_secs,
+            counts,
+            latency,
+            commands,
+            checks,
+            valid,
+            stopped_early: outcome.stopped_early.clone(),
+            generator_cpu: outcome.thread_cpu.clone(),
+            intervals,
+            nodes: node_reports(cluster, &outcome.record),
+            batches: config.plan.mode.workers().map(|_| Batches {
+                writes: outcome.record.writes,
+                mean_requests_per_write: if outcome.record.writes == 0 {
+                    0.0
+                } else {
+                    total.sent as f64 / outcome.record.writes as f64
+                },
+            }),
+        }
+    }
+
+    /// The response-time summary (the latency of the test).
+    pub fn response(&self) -> Option<&Latency> {
+        self.latency.get(Metric::Response.name())
+    }
+}
+
+fn node_reports(cluster: Option<&ClusterMap>, record: &crate::record::Recorder) -> Vec<NodeReport> {
+    let Some(map) = cluster else {
+        return Vec::new();
+    };
+    let empty = crate::record::NodeRecord::default();
+    map.nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            let r = record.nodes.get(i).unwrap_or(&empty);
+            NodeReport {
+                node: node.to_string(),
+                sent: r.sent,
+                completed: r.completed,
+                errors: r.errors,
+                moved: r.moved,
+                ask: r.ask,
+                response: Latency::of(&r.response),
+            }
+        })
+        .collect()
+}
+
+/// The latency metrics of `rec` in a run of `timing`: response and service time always
+/// (one histogram in a plain closed loop), lag in open loop, queue wait in open loop (the
+/// wait for a free connection) and with `--workers` (the wait in the batch).
+fn latency_map(rec: &CommandRecord, timing: Timing) -> BTreeMap<String, Latency> {
+    Metric::ALL
+        .into_iter()
+        .filter_map(|metric| {
+            Some((
+                metric.name().to_string(),
+                Latency::of(rec.hist.of(metric, timing)?),
+            ))
+        })
+        .collect()
+}
