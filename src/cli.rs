@@ -13,7 +13,7 @@ use crate::drive::{ArrivalProcess, Pacing};
 use crate::units::{parse_count, parse_delay, parse_duration, parse_rate};
 use crate::workload::KeyPattern;
 
-/// tailrate: load generator and latency profiler for Redis-protocol servers.
+/// A load generator and latency profiler for Redis-protocol servers.
 ///
 /// Without --rate it is a closed-loop benchmark that takes redis-benchmark's flags and
 /// prints its formats. With --rate it sends at a fixed rate and times each request from
@@ -128,16 +128,27 @@ pub struct PlotArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
     /// Server hostname.
-    #[arg(short = 'h', default_value = "127.0.0.1", value_name = "HOST")]
+    #[arg(
+        help_heading = "Connection",
+        short = 'h',
+        default_value = "127.0.0.1",
+        value_name = "HOST"
+    )]
     pub host: String,
     /// Server port.
-    #[arg(short = 'p', default_value_t = 6379, value_name = "PORT")]
+    #[arg(
+        help_heading = "Connection",
+        short = 'p',
+        default_value_t = 6379,
+        value_name = "PORT"
+    )]
     pub port: u16,
     /// Server socket (overrides host and port).
-    #[arg(short = 's', value_name = "SOCKET")]
+    #[arg(help_heading = "Connection", short = 's', value_name = "SOCKET")]
     pub socket: Option<PathBuf>,
     /// Password for Redis AUTH (REDISCLI_AUTH in the environment is safer).
     #[arg(
+        help_heading = "Connection",
         short = 'a',
         value_name = "PASSWORD",
         env = "REDISCLI_AUTH",
@@ -145,192 +156,261 @@ pub struct RunArgs {
     )]
     pub password: Option<String>,
     /// ACL user for `AUTH user pass`; needs a password.
-    #[arg(long, value_name = "USER")]
+    #[arg(help_heading = "Connection", long, value_name = "USER")]
     pub user: Option<String>,
     /// Server URI: redis://[user:pass@]host[:port][/db], rediss://... (TLS) or unix:///path.
     // The brackets are the help text's, not links.
     #[allow(rustdoc::broken_intra_doc_links)]
-    #[arg(short = 'u', value_name = "URI")]
+    #[arg(help_heading = "Connection", short = 'u', value_name = "URI")]
     pub uri: Option<String>,
     /// Connect over TLS (a rediss:// URI implies it); the server's certificate is verified against --cacert or the system's roots.
-    #[arg(long)]
+    #[arg(help_heading = "TLS and cluster", long)]
     pub tls: bool,
     /// TLS: trust the CA certificates in this PEM file instead of the system's roots.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "TLS and cluster", long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
     /// TLS: client certificate (PEM, intermediates after it) for servers that ask for one (mutual TLS); needs --key.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "TLS and cluster", long, value_name = "FILE")]
     pub cert: Option<PathBuf>,
     /// TLS: private key (PEM: PKCS#8, RSA or EC) of --cert.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "TLS and cluster", long, value_name = "FILE")]
     pub key: Option<PathBuf>,
     /// TLS: server name to send (SNI) and to check the certificate against [default: the host].
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = "TLS and cluster", long, value_name = "NAME")]
     pub sni: Option<String>,
     /// TLS: do not verify the server's certificate; for tests only: the traffic is encrypted, but anyone in the path can pose as the server.
-    #[arg(long)]
+    #[arg(help_heading = "TLS and cluster", long)]
     pub insecure: bool,
     /// Number of parallel connections.
-    #[arg(short = 'c', default_value_t = 50, value_name = "CLIENTS")]
+    #[arg(
+        help_heading = "Closed loop (redis-benchmark)",
+        short = 'c',
+        default_value_t = 50,
+        value_name = "CLIENTS"
+    )]
     pub clients: usize,
     /// Total number of requests per test (closed loop).
-    #[arg(short = 'n', value_parser = parse_count, allow_hyphen_values = true, value_name = "REQUESTS")]
+    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'n', value_parser = parse_count, allow_hyphen_values = true, value_name = "REQUESTS")]
     pub requests: Option<u64>,
     /// Data size of SET/GET values in bytes.
-    #[arg(short = 'd', default_value_t = 3, value_name = "SIZE", conflicts_with_all = ["data_size_range", "data_size_list"])]
+    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'd', default_value_t = 3, value_name = "SIZE", conflicts_with_all = ["data_size_range", "data_size_list"])]
     pub data_size: usize,
     /// SELECT this database number.
-    #[arg(long, default_value_t = 0, value_name = "DB")]
+    #[arg(
+        help_heading = "Connection",
+        long,
+        default_value_t = 0,
+        value_name = "DB"
+    )]
     pub dbnum: u32,
     /// Start each session in RESP3 (HELLO 3).
-    #[arg(short = '3')]
+    #[arg(help_heading = "Connection", short = '3')]
     pub resp3: bool,
     /// OS threads to spread connections over.
-    #[arg(long, default_value_t = 1, value_name = "NUM")]
+    #[arg(
+        help_heading = "Closed loop (redis-benchmark)",
+        long,
+        default_value_t = 1,
+        value_name = "NUM"
+    )]
     pub threads: usize,
     /// Send CLIENT TRACKING on before starting.
-    #[arg(long = "enable-tracking")]
+    #[arg(
+        help_heading = "Closed loop (redis-benchmark)",
+        long = "enable-tracking"
+    )]
     pub enable_tracking: bool,
     /// Route requests over a Redis Cluster by key slot, following MOVED and ASK; each of
     /// the -c clients opens a connection to every master. Detected from the first node
     /// when not given; given, a node not in cluster mode is an error.
-    #[arg(long)]
+    #[arg(help_heading = "TLS and cluster", long)]
     pub cluster: bool,
     /// 1 = keep alive, 0 = reconnect for every request.
-    #[arg(short = 'k', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1), value_name = "BOOLEAN")]
+    #[arg(help_heading = "Connection", short = 'k', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1), value_name = "BOOLEAN")]
     pub keepalive: u8,
     /// Random keys in a keyspace of this size: `__rand_int__` becomes a 12-digit number below it.
-    #[arg(short = 'r', value_parser = parse_count, value_name = "KEYSPACELEN")]
+    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'r', value_parser = parse_count, value_name = "KEYSPACELEN")]
     pub keyspace: Option<u64>,
     /// Pipeline this many requests per connection (closed loop).
-    #[arg(short = 'P', default_value_t = 1, value_name = "NUMREQ")]
+    #[arg(
+        help_heading = "Closed loop (redis-benchmark)",
+        short = 'P',
+        default_value_t = 1,
+        value_name = "NUMREQ"
+    )]
     pub pipeline: u32,
     /// Closed loop: this many logical clients, each with one request in flight, dealt evenly over the -c connections; each connection batches its workers' requests (automatic pipelining).
-    #[arg(long, value_name = "W")]
+    #[arg(
+        help_heading = "Workers (many clients over few connections)",
+        long,
+        value_name = "W"
+    )]
     pub workers: Option<usize>,
     /// With --workers: a connection writes its waiting requests once this many wait [default: 100].
-    #[arg(long = "pipeline-size", value_name = "N")]
+    #[arg(
+        help_heading = "Workers (many clients over few connections)",
+        long = "pipeline-size",
+        value_name = "N"
+    )]
     pub pipeline_size: Option<usize>,
     /// With --workers: ...or once the oldest has waited this long, or when every worker of the connection waits: `50us`, `1ms`, `0` [default: 0].
-    #[arg(long = "pipeline-delay", value_parser = parse_delay, value_name = "DURATION")]
+    #[arg(help_heading = "Workers (many clients over few connections)", long = "pipeline-delay", value_parser = parse_delay, value_name = "DURATION")]
     pub pipeline_delay: Option<Duration>,
     /// Quiet: one line per test.
-    #[arg(short = 'q')]
+    #[arg(help_heading = "Output", short = 'q')]
     pub quiet: bool,
     /// Decimal places of latencies in the output (redis-benchmark's default is 3).
-    #[arg(long, value_name = "DIGITS")]
+    #[arg(help_heading = "Output", long, value_name = "DIGITS")]
     pub precision: Option<usize>,
     /// Output in CSV.
-    #[arg(long)]
+    #[arg(help_heading = "Output", long)]
     pub csv: bool,
     /// Loop: run the tests forever (until Ctrl+C).
-    #[arg(short = 'l')]
+    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'l')]
     pub loop_forever: bool,
     /// Only run this comma-separated list of tests.
-    #[arg(short = 't', value_name = "TESTS")]
+    #[arg(
+        help_heading = "Closed loop (redis-benchmark)",
+        short = 't',
+        value_name = "TESTS"
+    )]
     pub tests: Option<String>,
     /// Idle mode: open the connections and wait.
-    #[arg(short = 'I')]
+    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'I')]
     pub idle: bool,
     /// Read the last argument of the custom command from stdin.
-    #[arg(short = 'x')]
+    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'x')]
     pub stdin_last_arg: bool,
     /// Seed of every random choice (keys, values, arrivals); printed in reports.
-    #[arg(long, value_name = "SEED")]
+    #[arg(help_heading = "Workloads", long, value_name = "SEED")]
     pub seed: Option<u64>,
 
     /// Run for this long instead of a request count: `30s`, `2m`.
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(help_heading = "Open loop", long, value_parser = parse_duration, value_name = "DURATION")]
     pub duration: Option<Duration>,
     /// Open loop: send this many requests per second in total (`50000`, `50k`, `1.5M`).
-    #[arg(long, value_parser = parse_rate, allow_hyphen_values = true, value_name = "RATE")]
+    #[arg(help_heading = "Open loop", long, value_parser = parse_rate, allow_hyphen_values = true, value_name = "RATE")]
     pub rate: Option<f64>,
     /// Open-loop arrival process.
-    #[arg(long, value_enum, default_value_t = ArrivalProcess::Poisson)]
+    #[arg(help_heading = "Open loop", long, value_enum, default_value_t = ArrivalProcess::Poisson)]
     pub arrival: ArrivalProcess,
     /// Requests sent before measuring starts (sent, not recorded).
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(help_heading = "Open loop", long, value_parser = parse_duration, value_name = "DURATION")]
     pub warmup: Option<Duration>,
     /// Open-loop pacing: precision against CPU.
-    #[arg(long, value_enum, default_value_t = Pacing::Hybrid)]
+    #[arg(help_heading = "Open loop", long, value_enum, default_value_t = Pacing::Hybrid)]
     pub pacing: Pacing,
     /// Open loop: most requests in flight on one connection.
-    #[arg(long = "max-inflight", default_value_t = 64, value_name = "N")]
+    #[arg(
+        help_heading = "Open loop",
+        long = "max-inflight",
+        default_value_t = 64,
+        value_name = "N"
+    )]
     pub max_inflight: usize,
     /// Open loop: most requests waiting for a free connection before they are dropped as not sent.
-    #[arg(long = "max-backlog", default_value_t = 1_000_000, value_name = "N")]
+    #[arg(
+        help_heading = "Open loop",
+        long = "max-backlog",
+        default_value_t = 1_000_000,
+        value_name = "N"
+    )]
     pub max_backlog: usize,
     /// A request with no reply after this long is a timeout; its connection is reset.
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(help_heading = "Open loop", long, value_parser = parse_duration, value_name = "DURATION")]
     pub timeout: Option<Duration>,
     /// Give up connecting after this long.
-    #[arg(long = "connect-timeout", value_parser = parse_duration, default_value = "5s", value_name = "DURATION")]
+    #[arg(help_heading = "Connection", long = "connect-timeout", value_parser = parse_duration, default_value = "5s", value_name = "DURATION")]
     pub connect_timeout: Duration,
     /// Write the whole report as JSON to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Output", long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write an HdrHistogram interval log (.hlog) to this file.
-    #[arg(long = "hdr-log", value_name = "FILE")]
+    #[arg(help_heading = "Output", long = "hdr-log", value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
     /// Exit non-zero when a self-check fails.
-    #[arg(long)]
+    #[arg(help_heading = "Output", long)]
     pub strict: bool,
     /// Stop at the first error reply, like redis-benchmark.
-    #[arg(long = "exit-on-error")]
+    #[arg(help_heading = "Output", long = "exit-on-error")]
     pub exit_on_error: bool,
     /// With -P, time every reply of a batch to its last reply, as redis-benchmark does.
-    #[arg(long = "batch-latency")]
+    #[arg(help_heading = "Closed loop (redis-benchmark)", long = "batch-latency")]
     pub batch_latency: bool,
     /// Largest reply accepted before the connection is dropped as a protocol error.
-    #[arg(long = "max-reply-bytes", value_parser = parse_count, default_value = "536870912", value_name = "BYTES")]
+    #[arg(help_heading = "Workloads", long = "max-reply-bytes", value_parser = parse_count, default_value = "536870912", value_name = "BYTES")]
     pub max_reply_bytes: u64,
     /// Show no live progress line.
-    #[arg(long = "no-progress")]
+    #[arg(help_heading = "Output", long = "no-progress")]
     pub no_progress: bool,
 
     /// Key distribution over --keyspace for `__key__` and `__rand_int__`: zipf ranks keys (index 0 hottest), gaussian centres them (mean N/2, sd N/6), sequential walks them in order.
-    #[arg(long = "key-pattern", value_enum, value_name = "PATTERN")]
+    #[arg(
+        help_heading = "Workloads",
+        long = "key-pattern",
+        value_enum,
+        value_name = "PATTERN"
+    )]
     pub key_pattern: Option<KeyPattern>,
     /// Number of distinct keys (indices 0..N); alone it means uniform keys, like -r N.
-    #[arg(long = "keyspace", value_parser = parse_count, value_name = "N")]
+    #[arg(help_heading = "Workloads", long = "keyspace", value_parser = parse_count, value_name = "N")]
     pub keyspace_size: Option<u64>,
     /// Exponent s of --key-pattern zipf: the key of rank r gets weight 1/r^s [default: 1.0].
-    #[arg(long = "zipf-exponent", allow_hyphen_values = true, value_name = "S")]
+    #[arg(
+        help_heading = "Workloads",
+        long = "zipf-exponent",
+        allow_hyphen_values = true,
+        value_name = "S"
+    )]
     pub zipf_exponent: Option<f64>,
     /// Prefix of the keys `__key__` becomes [default: key:] (the default tests keep their own key names).
-    #[arg(long = "key-prefix", value_name = "PREFIX")]
+    #[arg(help_heading = "Workloads", long = "key-prefix", value_name = "PREFIX")]
     pub key_prefix: Option<String>,
     /// Make every `__key__` this many bytes: the prefix, then the key index zero-padded.
-    #[arg(long = "key-size", value_parser = parse_count, value_name = "BYTES")]
+    #[arg(help_heading = "Workloads", long = "key-size", value_parser = parse_count, value_name = "BYTES")]
     pub key_size: Option<u64>,
     /// Value sizes drawn uniformly from MIN to MAX bytes, inclusive: `32-1024`.
     #[arg(
+        help_heading = "Workloads",
         long = "data-size-range",
         value_name = "MIN-MAX",
         conflicts_with = "data_size_list"
     )]
     pub data_size_range: Option<String>,
     /// Value sizes drawn by weight, SIZE:WEIGHT,...: `32:7,1024:2,65536:1`.
-    #[arg(long = "data-size-list", value_name = "LIST")]
+    #[arg(
+        help_heading = "Workloads",
+        long = "data-size-list",
+        value_name = "LIST"
+    )]
     pub data_size_list: Option<String>,
     /// A SET/GET mix, memtier's spelling: `1:10` sends one `SET __key__ __data__` per ten `GET __key__`.
-    #[arg(long, value_name = "SET:GET")]
+    #[arg(help_heading = "Workloads", long, value_name = "SET:GET")]
     pub ratio: Option<String>,
     /// A SET/GET mix, go-redis's spelling: the fraction of requests that are GETs (`0.8`).
     #[arg(
+        help_heading = "Workloads",
         long = "read-ratio",
         allow_hyphen_values = true,
         value_name = "FRACTION"
     )]
     pub read_ratio: Option<f64>,
     /// A command of a custom mix, repeatable: `--command 'SET __key__ __data__'`; split on spaces ("..." groups); placeholders __key__, __data__, __rand_int__, __sha_N__.
-    #[arg(long = "command", value_name = "COMMAND")]
+    #[arg(help_heading = "Workloads", long = "command", value_name = "COMMAND")]
     pub mix_command: Vec<String>,
     /// Weights of the --command entries, in order: `1,10` (default: equal).
-    #[arg(long = "command-weights", value_name = "W,W,...")]
+    #[arg(
+        help_heading = "Workloads",
+        long = "command-weights",
+        value_name = "W,W,..."
+    )]
     pub command_weights: Option<String>,
     /// A Lua script to SCRIPT LOAD before the run, repeatable; `__sha_1__`, `__sha_2__`, ... in commands are their SHA1s, for EVALSHA.
-    #[arg(long = "script-load", value_name = "SCRIPT")]
+    #[arg(
+        help_heading = "Workloads",
+        long = "script-load",
+        value_name = "SCRIPT"
+    )]
     pub script_load: Vec<String>,
 
     /// A custom command to benchmark instead of the default tests.

@@ -5,6 +5,7 @@
 mod harness;
 
 mod allocations;
+mod cli;
 mod closed_loop;
 mod cluster;
 mod errors;

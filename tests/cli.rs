@@ -1,0 +1,104 @@
+//! The command line as a shell sees it: the version, completions and the man page.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use super::harness::tailrate_bin;
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = Command::new(tailrate_bin()).args(args).output().unwrap();
+    assert!(out.status.success(), "tailrate {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn version_names_the_package_version_and_the_git_revision_when_built_from_a_checkout() {
+    let version = stdout_of(&["--version"]);
+    let expected = format!("tailrate {}", env!("CARGO_PKG_VERSION"));
+    assert!(version.starts_with(&expected), "{version}");
+    let in_checkout = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    if let Some(rev) = in_checkout {
+        let rev = String::from_utf8_lossy(&rev.stdout).trim().to_string();
+        assert!(
+            version.contains(&format!("({rev})")),
+            "{version} lacks {rev}"
+        );
+    }
+}
+
+#[test]
+fn bash_completion_completes_a_long_flag_from_its_first_letters() {
+    let script = stdout_of(&["completions", "bash"]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tailrate.bash");
+    std::fs::write(&path, script).unwrap();
+    // What bash does on `tailrate --ra<TAB>`: call the completion function with the words.
+    let probe = format!(
+        "source {}; COMP_WORDS=(tailrate --ra); COMP_CWORD=1; COMP_LINE='tailrate --ra'; \
+         COMP_POINT=13; _tailrate tailrate --ra tailrate; echo \"${{COMPREPLY[*]}}\"",
+        path.display()
+    );
+    let out = Command::new("bash").args(["-c", &probe]).output().unwrap();
+    let words = String::from_utf8_lossy(&out.stdout);
+    let words: Vec<&str> = words.split_whitespace().collect();
+    assert!(words.contains(&"--rate"), "{words:?} {out:?}");
+    assert!(words.iter().all(|w| w.starts_with("--ra")), "{words:?}");
+}
+
+#[test]
+fn completions_exist_for_zsh_and_fish_and_unknown_shells_are_usage_errors() {
+    assert!(stdout_of(&["completions", "zsh"]).contains("#compdef tailrate"));
+    assert!(stdout_of(&["completions", "fish"]).contains("complete -c tailrate"));
+    let out = Command::new(tailrate_bin())
+        .args(["completions", "tcsh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+#[test]
+fn the_man_page_renders_with_man_and_documents_the_flags() {
+    let page = stdout_of(&["man"]);
+    assert!(
+        page.contains(".TH tailrate 1"),
+        "{}",
+        &page[..page.len().min(300)]
+    );
+    let mut man = Command::new("man")
+        .args(["-l", "-"])
+        .env("MANWIDTH", "100")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("man (Debian's man-db) renders the page");
+    man.stdin
+        .take()
+        .unwrap()
+        .write_all(page.as_bytes())
+        .unwrap();
+    let out = man.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = plain(&String::from_utf8_lossy(&out.stdout));
+    for needle in ["NAME", "SYNOPSIS", "--rate", "--max-inflight", "sweep"] {
+        assert!(text.contains(needle), "the rendered page lacks {needle}");
+    }
+}
+
+/// Terminal text without the overstrikes (`N\x08N` for bold) that man prints into a pipe.
+fn plain(text: &str) -> String {
+    let mut out: Vec<char> = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\u{8}' {
+            out.pop();
+        } else {
+            out.push(c);
+        }
+    }
+    out.into_iter().collect()
+}
