@@ -23,7 +23,8 @@ use crate::report::csv::Csv;
 use crate::report::hlog::HlogWriter;
 use crate::report::json::JsonFile;
 use crate::report::text::Text;
-use crate::report::{Exporter, RunReport, Settings};
+use crate::report::{Exporter, Header, RunReport, ServerFacts, Settings};
+use crate::workload::Test;
 
 /// How a run ended, for the exit code (decided in `main`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +49,36 @@ pub struct Io<'a> {
     pub stderr_is_terminal: bool,
 }
 
+/// Asks the server about itself ([`server_facts`]) and prints what it noted.
+pub(crate) fn probe(config: &RunConfig, stderr: &mut dyn Write) -> Result<ServerFacts> {
+    let server =
+        server_facts(config).with_context(|| format!("connecting to {}", config.plan.endpoint))?;
+    for note in &server.notes {
+        writeln!(stderr, "note: {note}")?;
+    }
+    Ok(server)
+}
+
+/// The one test a command of many runs measures: the first, with a note when no `-t`
+/// chose it (`doing` is what the command does with it: "sweeping", "tuning").
+pub(crate) fn single_test<'c>(
+    config: &'c RunConfig,
+    doing: &str,
+    stderr: &mut dyn Write,
+) -> Result<&'c Test> {
+    let tests = &config.plan.workload.tests;
+    let test = tests.first().context("the workload has no test")?;
+    if tests.len() > 1 {
+        writeln!(
+            stderr,
+            "note: no -t given: {doing} {}, the first default test (choose one with -t, or \
+             give a custom command)",
+            test.name
+        )?;
+    }
+    Ok(test)
+}
+
 /// Runs every test of `config` and exports the results.
 pub fn run(
     config: &RunConfig,
@@ -60,22 +91,19 @@ pub fn run(
         stderr,
         stderr_is_terminal,
     } = io;
-    let server =
-        server_facts(config).with_context(|| format!("connecting to {}", config.plan.endpoint))?;
-    for note in &server.notes {
-        writeln!(stderr, "note: {note}")?;
-    }
+    let server = probe(config, stderr)?;
     let cluster = server.cluster.clone();
     if config.idle {
         return idle(config, cancel, stderr);
     }
 
     let mut report = RunReport {
-        schema_version: crate::report::SCHEMA_VERSION,
-        tool: format!("tailrate {}", env!("CARGO_PKG_VERSION")),
-        command_line,
-        seed: config.plan.seed,
-        server,
+        header: Header::new(
+            crate::report::SCHEMA_VERSION,
+            command_line,
+            config.plan.seed,
+            server,
+        ),
         settings: Settings::of(config),
         tests: Vec::new(),
     };

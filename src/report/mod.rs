@@ -33,9 +33,10 @@ pub use latency::{Latency, decode_histogram, encode_histogram};
 /// Version of the JSON layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// A whole run: one report per test.
+/// What every report opens with: its layout version, the tool, the command line, the
+/// seed and the server.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct RunReport {
+pub struct Header {
     /// JSON layout version.
     pub schema_version: u32,
     /// `tailrate <version>`.
@@ -46,6 +47,32 @@ pub struct RunReport {
     pub seed: u64,
     /// What the server said about itself.
     pub server: ServerFacts,
+}
+
+impl Header {
+    /// The header of a report of layout `schema_version`, written by this build.
+    pub fn new(
+        schema_version: u32,
+        command_line: Vec<String>,
+        seed: u64,
+        server: ServerFacts,
+    ) -> Self {
+        Header {
+            schema_version,
+            tool: format!("tailrate {}", env!("CARGO_PKG_VERSION")),
+            command_line,
+            seed,
+            server,
+        }
+    }
+}
+
+/// A whole run: one report per test.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunReport {
+    /// What every report of tailrate opens with.
+    #[serde(flatten)]
+    pub header: Header,
     /// The run's settings.
     pub settings: Settings,
     /// One entry per test, in the order run.

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Latency, ServerFacts, Settings, TestReport};
+use super::{Header, Latency, Settings, TestReport};
 use crate::config::sweep::Slo;
 
 /// One objective at one step.
@@ -36,16 +36,9 @@ pub const SWEEP_SCHEMA_VERSION: u32 = 1;
 /// A whole sweep: every measurement in the order it ran, and the SLO result.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SweepReport {
-    /// JSON layout version ([`SWEEP_SCHEMA_VERSION`]).
-    pub schema_version: u32,
-    /// `tailrate <version>`.
-    pub tool: String,
-    /// The command line, with any password replaced by `***`.
-    pub command_line: Vec<String>,
-    /// Seed of every random choice.
-    pub seed: u64,
-    /// What the server said about itself.
-    pub server: ServerFacts,
+    /// What every report of tailrate opens with.
+    #[serde(flatten)]
+    pub header: Header,
     /// The settings of the open-loop steps (the target rate is each step's own).
     pub settings: Settings,
     /// The test swept (`GET`, or the custom command).

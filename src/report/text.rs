@@ -84,10 +84,10 @@ fn full(
     writeln!(out, "  {} parallel clients", s.clients)?;
     writeln!(out, "  {} bytes payload", s.data_size)?;
     writeln!(out, "  keep alive: {}", u8::from(s.keepalive))?;
-    if let Some(save) = &report.server.save {
+    if let Some(save) = &report.header.server.save {
         writeln!(out, "  host configuration \"save\": {save}")?;
     }
-    if let Some(aof) = &report.server.appendonly {
+    if let Some(aof) = &report.header.server.appendonly {
         writeln!(out, "  host configuration \"appendonly\": {aof}")?;
     }
     if s.threads > 1 {

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ServerFacts;
+use super::Header;
 
 /// Version of the tune JSON layout.
 pub const TUNE_SCHEMA_VERSION: u32 = 1;
@@ -62,16 +62,9 @@ pub struct Best {
 /// The whole search, as `--json` writes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneReport {
-    /// JSON layout version ([`TUNE_SCHEMA_VERSION`]).
-    pub schema_version: u32,
-    /// `tailrate <version>`.
-    pub tool: String,
-    /// The command line, with any password replaced by `***`.
-    pub command_line: Vec<String>,
-    /// Seed of every random choice.
-    pub seed: u64,
-    /// What the server said about itself.
-    pub server: ServerFacts,
+    /// What every report of tailrate opens with.
+    #[serde(flatten)]
+    pub header: Header,
     /// The test tuned.
     pub test: String,
     /// Connections of every trial (`-c`).

@@ -23,7 +23,7 @@ use crate::drive::{Cancel, Mode};
 use crate::report::hlog::HlogWriter;
 use crate::report::json::write_bytes_atomically;
 use crate::report::sweep::{self as model, Kind, Measurement, PlanRecord, SloResult, SweepReport};
-use crate::report::{Settings, plot};
+use crate::report::{Header, Settings, plot};
 use search::{Bisection, Bracket};
 
 /// File name of the sweep JSON inside `--out`.
@@ -48,34 +48,19 @@ pub fn run(
         stderr,
         stderr_is_terminal,
     } = io;
-    let server = app::server_facts(config)
-        .with_context(|| format!("connecting to {}", config.plan.endpoint))?;
-    for note in &server.notes {
-        writeln!(stderr, "note: {note}")?;
-    }
-    let test = config
-        .plan
-        .workload
-        .tests
-        .first()
-        .context("the workload has no test")?;
-    if config.plan.workload.tests.len() > 1 {
-        writeln!(
-            stderr,
-            "note: no -t given: sweeping {}, the first default test (choose one with -t, or give a custom command)",
-            test.name
-        )?;
-    }
+    let server = app::probe(config, stderr)?;
+    let test = app::single_test(config, "sweeping", stderr)?;
     let cluster = server.cluster.clone();
     let base = config.clone();
     let mut settings = Settings::of(&base);
     settings.target_rate_per_sec = None;
     let report = SweepReport {
-        schema_version: model::SWEEP_SCHEMA_VERSION,
-        tool: format!("tailrate {}", env!("CARGO_PKG_VERSION")),
-        command_line,
-        seed: config.plan.seed,
-        server,
+        header: Header::new(
+            model::SWEEP_SCHEMA_VERSION,
+            command_line,
+            config.plan.seed,
+            server,
+        ),
         settings,
         test: test.name.clone(),
         plan: PlanRecord {
@@ -118,8 +103,44 @@ pub fn run(
 }
 
 impl Campaign for Sweeper<'_> {
+    /// Every phase in order: calibration, coarse steps, SLO search, closed-loop points.
     fn run_all(&mut self) -> Result<(), Halt> {
-        self.sweep()
+        let rates: Vec<f64> = match self.plan.rates.clone() {
+            Rates::Absolute(v) => v,
+            Rates::OfClosedLoopMax(fractions) => {
+                let connections = self.base.plan.connections;
+                let max = self.measure(Kind::ClosedLoopMax, None, connections)?;
+                let throughput = max.report.throughput_per_sec;
+                writeln!(
+                    self.stdout,
+                    "closed-loop maximum with {connections} connections: {throughput:.0} req/s (100%)"
+                )?;
+                if throughput < 1.0 {
+                    return Err(Halt::Failed(format!(
+                        "the closed-loop run completed {throughput:.1} req/s; no rates to sweep"
+                    )));
+                }
+                let rates: Vec<f64> = fractions
+                    .iter()
+                    .map(|f| (f * throughput).round().max(1.0))
+                    .collect();
+                self.report.plan.rates_per_sec = rates.clone();
+                rates
+            }
+        };
+        self.coarse_steps(&rates)?;
+        if !self.plan.slos.is_empty() {
+            self.search()?;
+        }
+        for connections in self.plan.closed_loop_points.clone() {
+            let m = self.measure(Kind::ClosedLoop, None, connections)?;
+            let line = m.describe();
+            writeln!(
+                self.stdout,
+                "closed loop, {connections} connections: {line}"
+            )?;
+        }
+        Ok(())
     }
 
     fn mark_end(&mut self, complete: bool, interrupted: bool) {
@@ -127,12 +148,46 @@ impl Campaign for Sweeper<'_> {
         self.report.interrupted = interrupted;
     }
 
+    /// Writes sweep.json, then the CSV and the plots drawn from the JSON bytes just written.
     fn save_report(&self) -> Result<()> {
-        self.save()
+        let bytes =
+            serde_json::to_vec_pretty(&self.report).context("encoding the sweep as JSON")?;
+        let json_path = self.out.join(JSON_FILE);
+        write_bytes_atomically(&json_path, &bytes)
+            .with_context(|| format!("writing {}", json_path.display()))?;
+        let csv_path = self.out.join(CSV_FILE);
+        write_bytes_atomically(&csv_path, model::csv(&self.report).trim_end().as_bytes())
+            .with_context(|| format!("writing {}", csv_path.display()))?;
+        // Drawn from the parsed bytes, exactly as `tailrate plot` will read them back.
+        let saved = model::parse(&bytes)?;
+        for chart in plot::render_sweep(&saved)? {
+            let path = self.out.join(&chart.file_name);
+            write_bytes_atomically(&path, chart.svg.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        Ok(())
     }
 
     fn print_summary(&mut self) -> Result<()> {
-        self.summary()
+        if let Some(why) = &self
+            .report
+            .partial
+            .as_ref()
+            .map(|m| m.kind.describe(m.target_rate_per_sec, m.connections))
+        {
+            writeln!(
+                self.stdout,
+                "interrupted during {why}; its partial results are in {} under \"partial\"",
+                JSON_FILE
+            )?;
+        }
+        let files = plot::FILE_NAMES.join(", ");
+        writeln!(
+            self.stdout,
+            "wrote {JSON_FILE}, {CSV_FILE}, {files} and one .hlog per run into {}",
+            self.out.display()
+        )?;
+        Ok(())
     }
 }
 
@@ -178,46 +233,6 @@ struct Sweeper<'a> {
 }
 
 impl Sweeper<'_> {
-    /// Every phase in order: calibration, coarse steps, SLO search, closed-loop points.
-    fn sweep(&mut self) -> Result<(), Halt> {
-        let rates: Vec<f64> = match self.plan.rates.clone() {
-            Rates::Absolute(v) => v,
-            Rates::OfClosedLoopMax(fractions) => {
-                let connections = self.base.plan.connections;
-                let max = self.measure(Kind::ClosedLoopMax, None, connections)?;
-                let throughput = max.report.throughput_per_sec;
-                writeln!(
-                    self.stdout,
-                    "closed-loop maximum with {connections} connections: {throughput:.0} req/s (100%)"
-                )?;
-                if throughput < 1.0 {
-                    return Err(Halt::Failed(format!(
-                        "the closed-loop run completed {throughput:.1} req/s; no rates to sweep"
-                    )));
-                }
-                let rates: Vec<f64> = fractions
-                    .iter()
-                    .map(|f| (f * throughput).round().max(1.0))
-                    .collect();
-                self.report.plan.rates_per_sec = rates.clone();
-                rates
-            }
-        };
-        self.coarse_steps(&rates)?;
-        if !self.plan.slos.is_empty() {
-            self.search()?;
-        }
-        for connections in self.plan.closed_loop_points.clone() {
-            let m = self.measure(Kind::ClosedLoop, None, connections)?;
-            let line = m.describe();
-            writeln!(
-                self.stdout,
-                "closed loop, {connections} connections: {line}"
-            )?;
-        }
-        Ok(())
-    }
-
     fn coarse_steps(&mut self, rates: &[f64]) -> Result<(), Halt> {
         let connections = self.base.plan.connections;
         for (i, &rate) in rates.iter().enumerate() {
@@ -248,7 +263,7 @@ impl Sweeper<'_> {
                 if i + 1 < rates.len() {
                     writeln!(self.stdout, "stopping the steps: {why}")?;
                     self.report.stopped = Some(why);
-                    self.save()?;
+                    self.save_report()?;
                 }
                 break;
             }
@@ -334,7 +349,7 @@ impl Sweeper<'_> {
         }
         writeln!(self.stdout, "{}", result.summary)?;
         self.report.slo = Some(result);
-        self.save()?;
+        self.save_report()?;
         Ok(())
     }
 
@@ -434,7 +449,7 @@ impl Sweeper<'_> {
             }
             None => {
                 self.report.runs.push(m.clone());
-                self.save()?;
+                self.save_report()?;
                 Ok(m)
             }
         }
@@ -449,48 +464,6 @@ impl Sweeper<'_> {
             }
             std::thread::sleep((end - Instant::now()).min(Duration::from_millis(20)));
         }
-        Ok(())
-    }
-
-    /// Writes sweep.json, then the CSV and the plots drawn from the JSON bytes just written.
-    fn save(&self) -> Result<()> {
-        let bytes =
-            serde_json::to_vec_pretty(&self.report).context("encoding the sweep as JSON")?;
-        let json_path = self.out.join(JSON_FILE);
-        write_bytes_atomically(&json_path, &bytes)
-            .with_context(|| format!("writing {}", json_path.display()))?;
-        let csv_path = self.out.join(CSV_FILE);
-        write_bytes_atomically(&csv_path, model::csv(&self.report).trim_end().as_bytes())
-            .with_context(|| format!("writing {}", csv_path.display()))?;
-        // Drawn from the parsed bytes, exactly as `tailrate plot` will read them back.
-        let saved = model::parse(&bytes)?;
-        for chart in plot::render_sweep(&saved)? {
-            let path = self.out.join(&chart.file_name);
-            write_bytes_atomically(&path, chart.svg.as_bytes())
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
-        Ok(())
-    }
-
-    fn summary(&mut self) -> Result<()> {
-        if let Some(why) = &self
-            .report
-            .partial
-            .as_ref()
-            .map(|m| m.kind.describe(m.target_rate_per_sec, m.connections))
-        {
-            writeln!(
-                self.stdout,
-                "interrupted during {why}; its partial results are in {} under \"partial\"",
-                JSON_FILE
-            )?;
-        }
-        let files = plot::FILE_NAMES.join(", ");
-        writeln!(
-            self.stdout,
-            "wrote {JSON_FILE}, {CSV_FILE}, {files} and one .hlog per run into {}",
-            self.out.display()
-        )?;
         Ok(())
     }
 }

@@ -28,9 +28,9 @@ use anyhow::{Context, Result};
 use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::config::{RunConfig, TuneConfig};
 use crate::drive::{Cancel, Mode, Workers};
-use crate::report::TestReport;
 use crate::report::json::write_atomically;
 use crate::report::tune::{Best, Phase, TUNE_SCHEMA_VERSION, Trial, TuneReport};
+use crate::report::{Header, TestReport};
 
 pub mod search;
 
@@ -53,30 +53,14 @@ pub fn run(
         stderr_is_terminal,
     } = io;
     let config = &tune.base;
-    let server = app::server_facts(config)
-        .with_context(|| format!("connecting to {}", config.plan.endpoint))?;
-    for note in &server.notes {
-        writeln!(stderr, "note: {note}")?;
-    }
+    let server = app::probe(config, stderr)?;
     if server.cluster.is_some() {
         anyhow::bail!(
             "tailrate tune: {} is a Redis Cluster node, and --workers does not route over a cluster",
             config.plan.endpoint
         );
     }
-    let test = config
-        .plan
-        .workload
-        .tests
-        .first()
-        .context("the workload has no test")?;
-    if config.plan.workload.tests.len() > 1 {
-        writeln!(
-            stderr,
-            "note: no -t given: tuning {}, the first default test (choose one with -t, or give a custom command)",
-            test.name
-        )?;
-    }
+    let test = app::single_test(config, "tuning", stderr)?;
     let trial = tune.trial;
     let base = config.clone();
     let paste = paste_command(
@@ -90,11 +74,7 @@ pub fn run(
         confirm_runs: tune.confirm_runs,
         json: tune.json.clone(),
         report: TuneReport {
-            schema_version: TUNE_SCHEMA_VERSION,
-            tool: format!("tailrate {}", env!("CARGO_PKG_VERSION")),
-            command_line,
-            seed: config.plan.seed,
-            server,
+            header: Header::new(TUNE_SCHEMA_VERSION, command_line, config.plan.seed, server),
             test: test.name.clone(),
             connections: config.plan.connections,
             trial_secs: trial.as_secs_f64(),
@@ -115,8 +95,53 @@ pub fn run(
 }
 
 impl Campaign for Tuner<'_> {
+    /// Baseline, climb, re-measurement.
     fn run_all(&mut self) -> Result<(), Halt> {
-        self.search()
+        let (baseline, _) = self.trial(Phase::Baseline, None, "baseline")?;
+        self.report.baseline_per_sec = Some(baseline);
+        let space = self.space.clone();
+        let max_trials = self.max_trials;
+        let mut n = 0;
+        let tried = climb(&space, max_trials, |p| {
+            n += 1;
+            let label = format!("trial {n}/{max_trials}");
+            self.trial(Phase::Search, Some(space.settings(p)), &label)
+                .map(|(t, _)| t)
+        })?;
+
+        let candidates: Vec<Workers> = ranked(&tried)
+            .iter()
+            .take(CONFIRM_CANDIDATES)
+            .map(|&(p, _)| space.settings(p))
+            .collect();
+        // Rounds that take each candidate in turn: a change in the machine's load during
+        // the re-measurement then falls on every candidate alike.
+        let total = candidates.len() * self.confirm_runs;
+        let mut runs: Vec<Vec<f64>> = vec![Vec::with_capacity(self.confirm_runs); candidates.len()];
+        for round in 0..self.confirm_runs {
+            for (k, &w) in candidates.iter().enumerate() {
+                let label = format!("confirm {}/{total}", round * candidates.len() + k + 1);
+                runs[k].push(self.trial(Phase::Confirm, Some(w), &label)?.0);
+            }
+        }
+        let best = candidates
+            .into_iter()
+            .zip(runs)
+            .map(|(w, runs)| (w, median(&runs), runs))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((w, median, runs)) = best {
+            let mut command_line = self.paste.clone();
+            command_line.splice(1..1, workers_flags(&w));
+            self.report.best = Some(Best {
+                workers: w.count,
+                pipeline_size: w.pipeline_size,
+                pipeline_delay_ns: crate::record::nanos(w.pipeline_delay),
+                throughput_per_sec: median,
+                runs_per_sec: runs,
+                command_line,
+            });
+        }
+        Ok(())
     }
 
     fn mark_end(&mut self, complete: bool, interrupted: bool) {
@@ -125,11 +150,43 @@ impl Campaign for Tuner<'_> {
     }
 
     fn save_report(&self) -> Result<()> {
-        self.save()
+        if let Some(path) = &self.json {
+            write_atomically(path, &self.report)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        Ok(())
     }
 
     fn print_summary(&mut self) -> Result<()> {
-        self.summary()
+        let Some(best) = &self.report.best else {
+            writeln!(
+                self.stdout,
+                "no setting was re-measured; nothing to recommend"
+            )?;
+            return Ok(());
+        };
+        let runs: Vec<String> = best
+            .runs_per_sec
+            .iter()
+            .map(|r| format!("{r:.0}"))
+            .collect();
+        writeln!(
+            self.stdout,
+            "best: {:.0} req/s (median of {} runs: {})",
+            best.throughput_per_sec,
+            runs.len(),
+            runs.join(", ")
+        )?;
+        if let Some(baseline) = self.report.baseline_per_sec.filter(|&b| b > 0.0) {
+            writeln!(
+                self.stdout,
+                "  {:.1}x the plain closed loop on -c {} ({baseline:.0} req/s)",
+                best.throughput_per_sec / baseline,
+                self.report.connections
+            )?;
+        }
+        writeln!(self.stdout, "  {}", best.command_line.join(" "))?;
+        Ok(())
     }
 }
 
@@ -201,55 +258,6 @@ struct Tuner<'a> {
 }
 
 impl Tuner<'_> {
-    /// Baseline, climb, re-measurement.
-    fn search(&mut self) -> Result<(), Halt> {
-        let (baseline, _) = self.trial(Phase::Baseline, None, "baseline")?;
-        self.report.baseline_per_sec = Some(baseline);
-        let space = self.space.clone();
-        let max_trials = self.max_trials;
-        let mut n = 0;
-        let tried = climb(&space, max_trials, |p| {
-            n += 1;
-            let label = format!("trial {n}/{max_trials}");
-            self.trial(Phase::Search, Some(space.settings(p)), &label)
-                .map(|(t, _)| t)
-        })?;
-
-        let candidates: Vec<Workers> = ranked(&tried)
-            .iter()
-            .take(CONFIRM_CANDIDATES)
-            .map(|&(p, _)| space.settings(p))
-            .collect();
-        // Rounds that take each candidate in turn: a change in the machine's load during
-        // the re-measurement then falls on every candidate alike.
-        let total = candidates.len() * self.confirm_runs;
-        let mut runs: Vec<Vec<f64>> = vec![Vec::with_capacity(self.confirm_runs); candidates.len()];
-        for round in 0..self.confirm_runs {
-            for (k, &w) in candidates.iter().enumerate() {
-                let label = format!("confirm {}/{total}", round * candidates.len() + k + 1);
-                runs[k].push(self.trial(Phase::Confirm, Some(w), &label)?.0);
-            }
-        }
-        let best = candidates
-            .into_iter()
-            .zip(runs)
-            .map(|(w, runs)| (w, median(&runs), runs))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((w, median, runs)) = best {
-            let mut command_line = self.paste.clone();
-            command_line.splice(1..1, workers_flags(&w));
-            self.report.best = Some(Best {
-                workers: w.count,
-                pipeline_size: w.pipeline_size,
-                pipeline_delay_ns: crate::record::nanos(w.pipeline_delay),
-                throughput_per_sec: median,
-                runs_per_sec: runs,
-                command_line,
-            });
-        }
-        Ok(())
-    }
-
     /// Runs one trial, prints and saves it; returns its throughput and report.
     fn trial(
         &mut self,
@@ -290,7 +298,7 @@ impl Tuner<'_> {
         };
         self.print(label, &trial)?;
         self.report.trials.push(trial);
-        self.save()?;
+        self.save_report()?;
         match stopped_early {
             Some(reason) if reason == "interrupted" => Err(Halt::Interrupted),
             Some(reason) => Err(Halt::Failed(reason)),
@@ -324,46 +332,6 @@ impl Tuner<'_> {
         }
         writeln!(self.stdout)?;
         self.stdout.flush()?;
-        Ok(())
-    }
-
-    fn save(&self) -> Result<()> {
-        if let Some(path) = &self.json {
-            write_atomically(path, &self.report)
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
-        Ok(())
-    }
-
-    fn summary(&mut self) -> Result<()> {
-        let Some(best) = &self.report.best else {
-            writeln!(
-                self.stdout,
-                "no setting was re-measured; nothing to recommend"
-            )?;
-            return Ok(());
-        };
-        let runs: Vec<String> = best
-            .runs_per_sec
-            .iter()
-            .map(|r| format!("{r:.0}"))
-            .collect();
-        writeln!(
-            self.stdout,
-            "best: {:.0} req/s (median of {} runs: {})",
-            best.throughput_per_sec,
-            runs.len(),
-            runs.join(", ")
-        )?;
-        if let Some(baseline) = self.report.baseline_per_sec.filter(|&b| b > 0.0) {
-            writeln!(
-                self.stdout,
-                "  {:.1}x the plain closed loop on -c {} ({baseline:.0} req/s)",
-                best.throughput_per_sec / baseline,
-                self.report.connections
-            )?;
-        }
-        writeln!(self.stdout, "  {}", best.command_line.join(" "))?;
         Ok(())
     }
 }

@@ -224,6 +224,7 @@ fn chart_on<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
 
 fn subtitle(report: &SweepReport) -> String {
     let version = report
+        .header
         .server
         .version
         .as_deref()
@@ -236,7 +237,10 @@ fn subtitle(report: &SweepReport) -> String {
         .unwrap_or_default();
     format!(
         "{} on {}{version} · {} connections{arrival} · {} s steps",
-        report.test, report.server.endpoint, report.settings.clients, report.plan.duration_secs
+        report.test,
+        report.header.server.endpoint,
+        report.settings.clients,
+        report.plan.duration_secs
     )
 }
 
@@ -447,12 +451,16 @@ fn subtitle_of(inputs: &[(String, &SweepReport)]) -> String {
             .iter()
             .map(|(label, r)| {
                 let version = r
+                    .header
                     .server
                     .version
                     .as_deref()
                     .map(|v| format!(", redis {v}"))
                     .unwrap_or_default();
-                format!("{label}: {} on {}{version}", r.test, r.server.endpoint)
+                format!(
+                    "{label}: {} on {}{version}",
+                    r.test, r.header.server.endpoint
+                )
             })
             .collect::<Vec<_>>()
             .join("  vs  "),
