@@ -10,6 +10,7 @@ mod closed_loop;
 mod cluster;
 mod errors;
 mod open_loop;
+mod output;
 mod proxy;
 mod reliability;
 mod sweep;

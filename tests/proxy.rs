@@ -3,8 +3,8 @@
 //! without them, noting what it could not learn.
 //!
 //! `scripts/test` installs nutcracker (Debian package `nutcracker`). Outside CI a
-//! machine without it skips these tests with a message; in CI (`CI=true`) a missing
-//! nutcracker fails them.
+//! machine without it records these tests as skipped (`harness::skip`, listed by
+//! `scripts/test` after the run); in CI (`CI=true`) a missing nutcracker fails them.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -14,28 +14,20 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::harness::{
-    RedisServer, Reply, find_in_path, free_port, run_tailrate, run_tailrate_json, send_command,
+    RedisServer, Reply, free_port, require_tool, run_tailrate, run_tailrate_json, send_command,
 };
 
 /// How long [`Nutcracker::start`] waits for the proxy to answer a GET.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The `nutcracker` binary (Debian installs it in /usr/sbin); `None` means skip the
-/// test, which only happens outside CI.
+/// The `nutcracker` binary (Debian installs it in /usr/sbin). When it is missing, in CI
+/// (`CI=true`) this panics; elsewhere it records the running test as skipped
+/// ([`require_tool`]) and returns `None`, and the test returns.
 fn nutcracker_bin() -> Option<PathBuf> {
-    let found = find_in_path("nutcracker")
-        .or_else(|| Some(PathBuf::from("/usr/sbin/nutcracker")).filter(|p| p.is_file()));
-    if found.is_none() {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!(
-                "nutcracker is not installed: in CI, scripts/test installs it (ensure_nutcracker in scripts/lib.sh)"
-            );
-        }
-        eprintln!(
-            "SKIPPED: nutcracker (twemproxy) is not installed; run scripts/test or `apt-get install -y nutcracker`"
-        );
-    }
-    found
+    require_tool(
+        "nutcracker",
+        "run scripts/test (ensure_nutcracker in scripts/lib.sh) or `apt-get install -y nutcracker`",
+    )
 }
 
 /// A nutcracker child process on a free 127.0.0.1 port, in front of `servers`, with its

@@ -11,6 +11,10 @@
 //!
 //! `redis-server` is taken from `PATH` (or `/usr/bin/redis-server`);
 //! `scripts/test` installs it when missing.
+//!
+//! A test that cannot check what it is for on this machine (every attempt disturbed by
+//! the host, an external tool missing outside CI) does not pass in silence: it calls
+//! [`skip`], which puts it on record for `scripts/test` to list after the run.
 #![allow(dead_code)]
 
 pub mod cluster;
@@ -18,6 +22,7 @@ pub mod cluster;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fmt;
+use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -73,6 +78,71 @@ pub fn find_in_path(name: &str) -> Option<PathBuf> {
         .chain([PathBuf::from("/usr/bin"), PathBuf::from("/usr/local/bin")])
         .map(|dir| dir.join(name))
         .find(|candidate| candidate.is_file())
+}
+
+/// Environment variable naming the file [`skip`] appends to; `scripts/test` sets it and
+/// lists the file's lines after the run.
+pub const SKIP_LOG_ENV: &str = "TAILRATE_SKIP_LOG";
+
+/// Records that `test_name` could not check what it is for, and why: prints
+/// `SKIPPED: <test>: <reason>` on stderr and appends `<test>: <reason>` as one line to the
+/// file named by [`SKIP_LOG_ENV`] when it is set. The caller then returns, so the test
+/// passes (nextest has no run-time skip) but the skip is on record: nextest hides a
+/// passing test's stderr, the file is what makes it visible. Panics if the file cannot
+/// be written, so a skip is never lost.
+pub fn skip(test_name: &str, reason: &str) {
+    // One line per skip: the log is read line by line.
+    let reason = reason.replace('\n', " ");
+    eprintln!("SKIPPED: {test_name}: {reason}");
+    let Some(path) = std::env::var_os(SKIP_LOG_ENV) else {
+        return;
+    };
+    // One write of the whole line to a file opened for appending: tests in other
+    // processes may record at the same time, and their lines must not interleave.
+    let line = format!("{test_name}: {reason}\n");
+    let written = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        panic!(
+            "cannot record the skip of {test_name} in {SKIP_LOG_ENV}={}: {e}",
+            Path::new(&path).display()
+        );
+    }
+}
+
+/// The running test's name (`module::test`), for [`skip`]: libtest runs each test on a
+/// thread named after it, under `cargo test` and under nextest alike.
+pub fn this_test() -> String {
+    thread::current()
+        .name()
+        .unwrap_or("(unnamed test thread)")
+        .to_owned()
+}
+
+/// Whether the tests run in CI (`CI=true`, as GitHub Actions and most CI systems set it,
+/// or `CI=1`): there, a missing tool is a broken setup, not a reason to skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
+}
+
+/// An external tool a test needs (`name` on `PATH`, in `/usr/bin`, `/usr/local/bin` or
+/// `/usr/sbin`). When it is missing: in CI ([`in_ci`]) panics with `install` (how to get
+/// it), since `scripts/test` installs it there; elsewhere records a [`skip`] of the running
+/// test and returns `None`, and the caller returns.
+pub fn require_tool(name: &str, install: &str) -> Option<PathBuf> {
+    let found = find_in_path(name)
+        .or_else(|| Some(Path::new("/usr/sbin").join(name)).filter(|p| p.is_file()));
+    if found.is_none() {
+        let missing = format!("{name} is not installed; {install}");
+        if in_ci() {
+            panic!("{missing} (CI is set: a missing tool fails the test instead of skipping it)");
+        }
+        skip(&this_test(), &missing);
+    }
+    found
 }
 
 /// Path of `redis-server`; panics with install advice when it is missing.

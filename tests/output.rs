@@ -1,0 +1,368 @@
+//! Output shape: snapshots (insta, in `tests/snapshots/`) of what the real binary prints
+//! against a real redis-server: the text report, `-q`, the CSV header and rows, the
+//! JSON report's key set, a sweep's files, and the marks of an invalid run.
+//!
+//! A run's numbers differ from run to run, so each output goes through [`shape`] first:
+//! numbers become `[n]`, padding beside them one width, repeated lines of numbers one
+//! line; and where a self-check may pass or fail with the machine's load
+//! ([`hide_verdicts`]), what depends on its verdict is taken out. What is left changes
+//! only when the layout does: a renamed field, a new column, a lost section. The run
+//! that is invalid by construction ([`an_invalid_open_loop_is_flagged_in_text_quiet_and_csv`])
+//! keeps its verdicts, so the marks of an invalid run are pinned too.
+//!
+//! To accept an intended change of layout: `INSTA_UPDATE=always cargo test --test main
+//! output::` (or `cargo insta review`), then read the diff of the `.snap` files.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::harness::{RedisServer, assert_success, run_tailrate, run_tailrate_json};
+
+/// The placeholder for a number.
+const N: &str = "[n]";
+
+/// The closed loop every closed-loop snapshot runs: two tests, a fixed count, seeded.
+const CLOSED: &[&str] = &["-t", "set,get", "-n", "2000", "-c", "2", "--seed", "1"];
+
+/// The open loop every open-loop snapshot runs: Poisson arrivals (the default) at
+/// 2000/s for 500 ms, so 50 windows of 20 sends each and every self-check runs.
+const OPEN: &[&str] = &[
+    "-t",
+    "set,get",
+    "--rate",
+    "2000",
+    "--duration",
+    "500ms",
+    "--warmup",
+    "100ms",
+    "-c",
+    "2",
+    "--seed",
+    "1",
+];
+
+/// An open loop that is invalid whatever the machine does: each `DEBUG SLEEP 0.01` holds
+/// the one connection 10 ms, so at most ~100/s of the 1000/s asked for are sent and the
+/// achieved-rate check fails; the lag (a few ms at worst) stays far under half of a
+/// response time of about a second, and the generator idles.
+const INVALID: &[&str] = &[
+    "-c",
+    "1",
+    "--max-inflight",
+    "1",
+    "--rate",
+    "1000",
+    "--duration",
+    "300ms",
+    "--warmup",
+    "0s",
+    "--seed",
+    "1",
+    "DEBUG",
+    "SLEEP",
+    "0.01",
+];
+
+/// `-p PORT`, then `extra`, then `args` (which may end in a custom command).
+fn argv<'a>(port: &'a str, args: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec!["-p", port];
+    all.extend_from_slice(extra);
+    all.extend_from_slice(args);
+    all
+}
+
+/// Runs tailrate with `--no-progress` before `args`, asserts success, returns stdout.
+fn stdout_of(args: &[&str]) -> String {
+    let mut all = vec!["--no-progress"];
+    all.extend_from_slice(args);
+    assert_success(&run_tailrate(&all))
+}
+
+/// Whether `c` continues a word or a number, so that a digit after it is part of a name
+/// (`p99`, `p99.9`, `hdr_v2`) rather than a number of its own.
+fn continues_token(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '.'
+}
+
+/// `line` with every number (digits with optional decimal points and a sign: `2000`,
+/// `0.045`, `-0.00`, `127.0.0.1`) replaced by [`N`]; digits inside names stay.
+fn numbers_to_placeholders(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let starts_after_boundary = i == 0 || !continues_token(chars[i - 1]);
+        let signed =
+            matches!(chars[i], '+' | '-') && chars.get(i + 1).is_some_and(char::is_ascii_digit);
+        if starts_after_boundary && (chars[i].is_ascii_digit() || signed) {
+            i += 1;
+            // Digits, and a '.' only when a digit follows it (a sentence's full stop stays).
+            while i < chars.len()
+                && (chars[i].is_ascii_digit()
+                    || (chars[i] == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)))
+            {
+                i += 1;
+            }
+            out.push_str(N);
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Padding beside a number depends on the number's width: any run of two or more
+/// spaces next to [`N`] becomes exactly two (one-space gaps, which are prose, stay).
+fn squeeze_padding(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(pos) = rest.find(' ') {
+        let (before, from_space) = rest.split_at(pos);
+        out.push_str(before);
+        let spaces = from_space.len() - from_space.trim_start_matches(' ').len();
+        let after = &from_space[spaces..];
+        let beside_number = out.ends_with(N) || after.starts_with(N);
+        if spaces >= 2 && beside_number {
+            out.push_str("  ");
+        } else {
+            out.push_str(&from_space[..spaces]);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The shape of an output: each line without trailing blanks, numbers as [`N`], padding
+/// beside them squeezed ([`squeeze_padding`]); consecutive lines that are then equal and
+/// hold a number (a histogram's rows, whose count depends on the data) become one.
+fn shape(text: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let line = squeeze_padding(&numbers_to_placeholders(line.trim_end()));
+        if line.contains(N) && lines.last() == Some(&line) {
+            continue;
+        }
+        lines.push(line);
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+/// `text` without what depends on whether a self-check passed, for runs whose checks may
+/// go either way with the machine's load: verdicts become `[verdict]`, and the meaning
+/// line under a failed check, the text report's "THIS RUN IS INVALID" line, the `-q`
+/// and sweep lines' invalid marks and the CSV's `valid` value are taken out.
+fn hide_verdicts(text: &str) -> String {
+    let mut out = String::new();
+    let mut after_fail = false;
+    for line in text.lines() {
+        // The meaning line under a failed check is indented past the verdict.
+        if after_fail && line.starts_with("           ") && !line.trim_start().starts_with('[') {
+            after_fail = false;
+            continue;
+        }
+        after_fail = line.contains("[FAIL] ");
+        if line.trim() == "THIS RUN IS INVALID: see the failed checks above." {
+            continue;
+        }
+        let line = line
+            .replace("[pass] ", "[verdict] ")
+            .replace("[FAIL] ", "[verdict] ")
+            .replace(", INVALID: a self-check failed", "")
+            .replace("; a self-check failed", "")
+            .replace("\"true\"", "\"[valid]\"")
+            .replace("\"false\"", "\"[valid]\"");
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Every key path of `value`, sorted and without repeats: object keys joined by `.`,
+/// array elements as `[]` (`tests[].latency.response.p99_ns`); a path ends at a scalar,
+/// a null, an empty array (`notes[]`) or an empty object (`{}`).
+fn key_paths(value: &Value) -> String {
+    fn walk(value: &Value, path: &str, out: &mut BTreeSet<String>) {
+        match value {
+            Value::Object(map) if !map.is_empty() => {
+                for (key, v) in map {
+                    let path = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    walk(v, &path, out);
+                }
+            }
+            Value::Object(_) => {
+                out.insert(format!("{path}{{}}"));
+            }
+            Value::Array(items) if !items.is_empty() => {
+                for v in items {
+                    walk(v, &format!("{path}[]"), out);
+                }
+            }
+            Value::Array(_) => {
+                out.insert(format!("{path}[]"));
+            }
+            _ => {
+                out.insert(path.to_owned());
+            }
+        }
+    }
+    let mut paths = BTreeSet::new();
+    walk(value, "", &mut paths);
+    let mut out = paths.into_iter().collect::<Vec<_>>().join("\n");
+    out.push('\n');
+    out
+}
+
+#[test]
+fn shape_replaces_numbers_but_keeps_names_that_hold_digits() {
+    assert_eq!(
+        shape("  p99.9 at 127.0.0.1:6379 = -0.25% in 10ms, hdr_v2 ok.\n"),
+        "  p99.9 at [n]:[n] = [n]% in [n]ms, hdr_v2 ok.\n"
+    );
+    assert_eq!(
+        shape(r#""SET","21642.32","0.094","p99.9","""#),
+        r#""SET","[n]","[n]","p99.9","""#.to_owned() + "\n"
+    );
+    assert_eq!(shape("took 5. Then\n"), "took [n]. Then\n");
+}
+
+#[test]
+fn shape_squeezes_padding_beside_numbers_and_folds_repeated_rows() {
+    let table = "  header:  \n\
+                 \x20      0.093     0.022\n\
+                 \x20    1091.859    16.794\n\
+                 0.000% <= 0.022 milliseconds\n\
+                 50.000% <= 0.045 milliseconds\n\
+                 \n\
+                 \n\
+                 end\n";
+    assert_eq!(
+        shape(table),
+        "  header:\n  [n]  [n]\n[n]% <= [n] milliseconds\n\n\nend\n",
+        "blank lines without numbers are kept as they are"
+    );
+}
+
+#[test]
+fn hide_verdicts_leaves_the_same_text_for_a_pass_and_a_fail() {
+    let pass = "    [pass] schedule_lag: lag 1 ns\n    [pass] generator_cpu: 0%\n";
+    let fail = "    [FAIL] schedule_lag: lag 9 ns\n           the generator fell behind\n    \
+                [pass] generator_cpu: 0%\n  THIS RUN IS INVALID: see the failed checks above.\n";
+    assert_eq!(shape(&hide_verdicts(pass)), shape(&hide_verdicts(fail)));
+    assert_eq!(
+        hide_verdicts("GET: 1 rps (open loop at 2/s, INVALID: a self-check failed)\n"),
+        "GET: 1 rps (open loop at 2/s)\n"
+    );
+}
+
+#[test]
+fn text_report_of_a_closed_loop_keeps_its_shape() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let stdout = stdout_of(&argv(&port, CLOSED, &[]));
+    insta::assert_snapshot!("closed_loop_text", shape(&stdout));
+}
+
+#[test]
+fn text_report_of_an_open_loop_keeps_its_shape() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let stdout = stdout_of(&argv(&port, OPEN, &[]));
+    insta::assert_snapshot!("open_loop_text", shape(&hide_verdicts(&stdout)));
+}
+
+#[test]
+fn quiet_lines_of_a_closed_and_an_open_loop_keep_their_shape() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let closed = stdout_of(&argv(&port, CLOSED, &["-q"]));
+    let open = stdout_of(&argv(&port, OPEN, &["-q"]));
+    insta::assert_snapshot!("closed_loop_quiet", shape(&closed));
+    insta::assert_snapshot!("open_loop_quiet", shape(&hide_verdicts(&open)));
+}
+
+#[test]
+fn csv_header_and_rows_of_a_closed_and_an_open_loop_keep_their_shape() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let closed = stdout_of(&argv(&port, CLOSED, &["--csv"]));
+    let open = stdout_of(&argv(&port, OPEN, &["--csv"]));
+    insta::assert_snapshot!("closed_loop_csv", shape(&closed));
+    insta::assert_snapshot!("open_loop_csv", shape(&hide_verdicts(&open)));
+}
+
+#[test]
+fn json_reports_of_a_closed_and_an_open_loop_keep_their_key_sets() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let (_, closed) = run_tailrate_json(&argv(&port, CLOSED, &[]));
+    let (_, open) = run_tailrate_json(&argv(&port, OPEN, &[]));
+    insta::assert_snapshot!("closed_loop_json_keys", key_paths(&closed));
+    insta::assert_snapshot!("open_loop_json_keys", key_paths(&open));
+}
+
+#[test]
+fn an_invalid_open_loop_is_flagged_in_text_quiet_and_csv() {
+    let server = RedisServer::builder()
+        .arg("--enable-debug-command", "yes")
+        .start();
+    let port = server.port().to_string();
+    let (text, report) = run_tailrate_json(&argv(&port, INVALID, &[]));
+    let test = &report["tests"][0];
+    assert_eq!(test["valid"], false, "{}", test["checks"]);
+    let quiet = stdout_of(&argv(&port, INVALID, &["-q"]));
+    let csv = stdout_of(&argv(&port, INVALID, &["--csv"]));
+    insta::assert_snapshot!("invalid_open_loop_text", shape(&text));
+    insta::assert_snapshot!("invalid_open_loop_quiet", shape(&quiet));
+    insta::assert_snapshot!("invalid_open_loop_csv", shape(&csv));
+}
+
+#[test]
+fn a_sweep_keeps_its_lines_json_key_set_and_csv_shape() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let stdout = assert_success(&run_tailrate(&[
+        "sweep",
+        "-p",
+        &port,
+        "--no-progress",
+        "--seed",
+        "7",
+        "--out",
+        out,
+        "--rates",
+        "1k,2k",
+        "--duration",
+        "300ms",
+        "--warmup",
+        "0s",
+        "--settle",
+        "0s",
+        "-t",
+        "get",
+    ]));
+    let json: Value = serde_json::from_slice(&read(&dir.path().join("sweep.json"))).unwrap();
+    let csv = String::from_utf8(read(&dir.path().join("sweep.csv"))).unwrap();
+    insta::assert_snapshot!(
+        "sweep_stdout",
+        shape(&hide_verdicts(&stdout.replace(out, "[out]")))
+    );
+    insta::assert_snapshot!("sweep_json_keys", key_paths(&json));
+    insta::assert_snapshot!("sweep_csv", shape(&csv));
+}
+
+/// The bytes of `path`; panics naming it.
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
