@@ -24,6 +24,7 @@ use crate::workload::KeyPattern;
     version = env!("TAILRATE_VERSION"),
     disable_help_flag = true,
     args_conflicts_with_subcommands = true,
+    allow_negative_numbers = true,
     subcommand_negates_reqs = true,
     after_help = "Examples:\n  tailrate -t set,get -n 100000 -q\n  tailrate --rate 50k --duration 30s -t get\n  tailrate -n 1000 -r 100 SET k:__rand_int__ v"
 )]
@@ -90,10 +91,10 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DIR", default_value = "tailrate-out")]
     pub out: PathBuf,
     /// Pause between steps.
-    #[arg(long, value_parser = parse_duration, default_value = "1s", value_name = "DURATION")]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true, default_value = "1s", value_name = "DURATION")]
     pub settle: Duration,
     /// Stop once response-time p99 exceeds this.
-    #[arg(long = "stop-at", value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long = "stop-at", value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION")]
     pub stop_at: Option<Duration>,
     /// Resolution of the SLO search, as a fraction of the rate.
     #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
@@ -254,7 +255,7 @@ pub struct RunArgs {
     )]
     pub pipeline_size: Option<usize>,
     /// With --workers: ...or once the oldest has waited this long, or when every worker of the connection waits: `50us`, `1ms`, `0` [default: 0].
-    #[arg(help_heading = "Workers (many clients over few connections)", long = "pipeline-delay", value_parser = parse_delay, value_name = "DURATION")]
+    #[arg(help_heading = "Workers (many clients over few connections)", long = "pipeline-delay", value_parser = parse_delay, allow_hyphen_values = true, value_name = "DURATION")]
     pub pipeline_delay: Option<Duration>,
     /// Quiet: one line per test.
     #[arg(help_heading = "Output", short = 'q')]
@@ -286,7 +287,7 @@ pub struct RunArgs {
     pub seed: Option<u64>,
 
     /// Run for this long instead of a request count: `30s`, `2m`.
-    #[arg(help_heading = "Open loop", long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(help_heading = "Open loop", long, value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION")]
     pub duration: Option<Duration>,
     /// Open loop: send this many requests per second in total (`50000`, `50k`, `1.5M`).
     #[arg(help_heading = "Open loop", long, value_parser = parse_rate, allow_hyphen_values = true, value_name = "RATE")]
@@ -295,7 +296,7 @@ pub struct RunArgs {
     #[arg(help_heading = "Open loop", long, value_enum, default_value_t = ArrivalProcess::Poisson)]
     pub arrival: ArrivalProcess,
     /// Requests sent before measuring starts (sent, not recorded).
-    #[arg(help_heading = "Open loop", long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(help_heading = "Open loop", long, value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION")]
     pub warmup: Option<Duration>,
     /// Open-loop pacing: precision against CPU.
     #[arg(help_heading = "Open loop", long, value_enum, default_value_t = Pacing::Hybrid)]
@@ -317,10 +318,10 @@ pub struct RunArgs {
     )]
     pub max_backlog: usize,
     /// A request with no reply after this long is a timeout; its connection is reset.
-    #[arg(help_heading = "Open loop", long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(help_heading = "Open loop", long, value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION")]
     pub timeout: Option<Duration>,
     /// Give up connecting after this long.
-    #[arg(help_heading = "Connection", long = "connect-timeout", value_parser = parse_duration, default_value = "5s", value_name = "DURATION")]
+    #[arg(help_heading = "Connection", long = "connect-timeout", value_parser = parse_duration, allow_hyphen_values = true, default_value = "5s", value_name = "DURATION")]
     pub connect_timeout: Duration,
     /// Write the whole report as JSON to this file.
     #[arg(help_heading = "Output", long, value_name = "FILE")]

@@ -64,7 +64,9 @@ fn main() -> ExitCode {
         Err(e) => fail(&format!("{e:#}")),
     }
 }
-/// Prints clap's message as one line naming the flag (help and version print whole).
+/// Prints clap's message without its usage block, keeping what names the problem: the
+/// flag, the missing argument, the suggestion and the allowed values (help and version
+/// print whole).
 fn usage_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
@@ -74,15 +76,25 @@ fn usage_error(e: clap::Error) -> ExitCode {
             let _ = e.print();
             ExitCode::SUCCESS
         }
-        _ => {
-            let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            usage(first)
-        }
+        _ => usage(&clap_message(&e.render().to_string())),
+    }
+}
+
+/// clap's rendered error up to its usage block, as one line when it is one sentence and
+/// as `message: detail; detail` otherwise.
+fn clap_message(rendered: &str) -> String {
+    let mut parts = rendered
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"));
+    let first = parts.next().unwrap_or("invalid arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let rest: Vec<&str> = parts.collect();
+    match (first.strip_suffix(':'), rest.is_empty()) {
+        (_, true) => first.to_string(),
+        (Some(head), false) => format!("{head}: {}", rest.join(", ")),
+        (None, false) => format!("{first}; {}", rest.join("; ")),
     }
 }
 

@@ -102,3 +102,69 @@ fn plain(text: &str) -> String {
     }
     out.into_iter().collect()
 }
+
+/// Runs tailrate with `args` against a port nothing listens on and returns its exit code
+/// and standard error.
+fn usage_of(args: &[&str]) -> (Option<i32>, String) {
+    let port = super::harness::free_port().to_string();
+    // The port goes after a subcommand (which must come first) and before a custom command.
+    let at = usize::from(["sweep", "tune"].contains(&args[0]));
+    let mut argv = args.to_vec();
+    argv.splice(at..at, ["-p", port.as_str()]);
+    let out = Command::new(tailrate_bin()).args(&argv).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn usage_errors_keep_the_flag_the_suggestion_and_the_allowed_values() {
+    let cases: [(&[&str], &[&str]); 8] = [
+        (&["sweep"], &["--rates"]),
+        (
+            &["--duratoin", "1s"],
+            &["--duratoin", "similar argument", "--duration"],
+        ),
+        (&["--arrival", "foo"], &["--arrival", "constant, poisson"]),
+        (&["-c", "-1"], &["-c <CLIENTS>", "-1"]),
+        (&["-n", "-5"], &["-n <REQUESTS>"]),
+        (&["--duration", "-1s"], &["--duration", "-1s"]),
+        (&["--rate", "-3"], &["--rate", "-3"]),
+        (
+            &["sweep", "--rates", "1k", "--settle", "-1s"],
+            &["--settle"],
+        ),
+    ];
+    for (args, needles) in cases {
+        let (code, stderr) = usage_of(args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
+        for needle in needles {
+            assert!(stderr.contains(needle), "{args:?}: {stderr} lacks {needle}");
+        }
+    }
+}
+
+#[test]
+fn a_mistyped_subcommand_or_a_flag_after_the_command_is_a_usage_error_with_a_hint() {
+    let (code, stderr) = usage_of(&["swep", "--rates", "10k"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("tailrate sweep"), "{stderr}");
+    let (code, stderr) = usage_of(&["-n", "1000", "SET", "k", "v", "-q"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("-q comes after the custom command"),
+        "{stderr}"
+    );
+    // Negative numbers and upper-case words are a command's own arguments: they get as far
+    // as connecting (to a port nothing listens on: exit 1).
+    for args in [
+        &["-n", "10", "ZADD", "k", "-3", "m"][..],
+        &["-n", "10", "SWEP"][..],
+    ] {
+        let (code, stderr) = usage_of(args);
+        assert_eq!(code, Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("connecting"), "{args:?}: {stderr}");
+    }
+}

@@ -1,6 +1,8 @@
 //! The command line as reports keep it: every form of a typed password replaced by `***`.
 
-/// The command line with passwords replaced by `***`.
+/// The command line with passwords replaced by `***`: `-a PW`, `-aPW`, a password inside
+/// a run of short flags (`-qaPW`), and the password of a `-u` URI or of any word that is
+/// a URI with credentials.
 pub fn redact(argv: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(argv.len());
     let mut hide_next = false;
@@ -8,23 +10,52 @@ pub fn redact(argv: &[String]) -> Vec<String> {
         if hide_next {
             out.push("***".to_string());
             hide_next = false;
-        } else if arg == "-a" || arg == "-u" {
-            hide_next = arg == "-a";
-            out.push(arg.clone());
-            if arg == "-u" {
-                // The URI follows; redact it when we see it.
-                hide_next = false;
+            continue;
+        }
+        match password_in_short_flags(arg) {
+            Some(ShortFlags::ValueFollows) => {
+                hide_next = true;
+                out.push(arg.clone());
             }
-        } else if let Some(rest) = arg.strip_prefix("-a")
-            && !rest.is_empty()
-            && !arg.starts_with("--")
-        {
-            out.push("-a***".to_string());
-        } else {
-            out.push(redact_uri(arg));
+            Some(ShortFlags::ValueAt(at)) => out.push(format!("{}***", &arg[..at])),
+            None => out.push(redact_uri(arg)),
         }
     }
     out
+}
+
+/// Where `-a`'s value is in a run of short flags.
+enum ShortFlags {
+    /// The run ends with `a`: the password is the next word.
+    ValueFollows,
+    /// The password starts at this byte of the word.
+    ValueAt(usize),
+}
+
+/// Reads `word` as clap does when it is a run of short flags (`-qa`, `-qaPW`, `-c5`): each
+/// letter is a flag until one that takes a value, whose value is the rest of the word.
+/// `Some` when that flag is `-a`.
+fn password_in_short_flags(word: &str) -> Option<ShortFlags> {
+    use clap::CommandFactory;
+    let letters = word
+        .strip_prefix('-')
+        .filter(|rest| !rest.starts_with('-'))?;
+    let command = crate::cli::Args::command();
+    for (i, c) in letters.char_indices() {
+        let arg = command.get_arguments().find(|a| a.get_short() == Some(c))?;
+        if arg.get_action().takes_values() {
+            if c != 'a' {
+                return None;
+            }
+            let at = 1 + i + c.len_utf8();
+            return Some(if at == word.len() {
+                ShortFlags::ValueFollows
+            } else {
+                ShortFlags::ValueAt(at)
+            });
+        }
+    }
+    None
 }
 
 /// `redis://user:secret@host` becomes `redis://user:***@host`; other text is unchanged.
@@ -62,7 +93,11 @@ mod tests {
             "-u",
             "redis://bob:hunter2@h:1/0",
             "-ahunter2",
+            "-qahunter2",
+            "-qa",
+            "hunter2",
             "-q",
+            "-c5",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -70,5 +105,10 @@ mod tests {
         let joined = redact(&argv).join(" ");
         assert!(!joined.contains("hunter2"), "{joined}");
         assert!(joined.contains("redis://bob:***@h:1/0"), "{joined}");
+        assert!(
+            joined.contains("-qa***") && joined.contains("-qa ***"),
+            "{joined}"
+        );
+        assert!(joined.ends_with("-q -c5"), "{joined}");
     }
 }

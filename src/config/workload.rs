@@ -8,6 +8,80 @@ use crate::workload::{
     WorkloadSpec,
 };
 
+/// Subcommands a mistyped first word may have meant.
+const SUBCOMMANDS: [&str; 5] = ["sweep", "plot", "tune", "completions", "man"];
+
+/// Refuses a custom command that is a mistyped subcommand (`swep --rates 10k`) or that
+/// carries one of tailrate's own flags after it (`SET k v -q`): both would otherwise be
+/// sent to the server as a command.
+fn check_custom_command(words: &[String]) -> Result<(), ConfigError> {
+    let Some(first) = words.first() else {
+        return Ok(());
+    };
+    // Redis takes commands in any case; a lower-case word near a subcommand's name is
+    // far more often a mistyped subcommand than a command.
+    let lower_case = first.chars().all(|c| c.is_ascii_lowercase());
+    if let Some(meant) = SUBCOMMANDS.iter().find(|s| {
+        let most = if s.len() <= 4 { 1 } else { 2 };
+        lower_case && edit_distance(first, s) <= most
+    }) {
+        return Err(ConfigError::invalid(
+            "COMMAND",
+            format!(
+                "'{first}' would be sent to the server as a command; did you mean `tailrate \
+                 {meant}`? (a subcommand comes first: `tailrate {meant} -p PORT ...`; to send '{first}' to the server as \
+                 a command, give it in upper case)"
+            ),
+        ));
+    }
+    if let Some(flag) = words[1..].iter().find(|w| is_own_flag(w)) {
+        return Err(ConfigError::invalid(
+            "COMMAND",
+            format!(
+                "{flag} comes after the custom command '{first}', so it would be sent as one of \
+                 its arguments; give tailrate's flags before the command"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `word` is one of tailrate's own flags (`-q`, `--json`, `--json=x`), not a
+/// negative number or another argument a command may take.
+fn is_own_flag(word: &str) -> bool {
+    use clap::CommandFactory;
+    let command = crate::cli::Args::command();
+    if let Some(long) = word.strip_prefix("--") {
+        let name = long.split('=').next().unwrap_or(long);
+        return !name.is_empty() && command.get_arguments().any(|a| a.get_long() == Some(name));
+    }
+    let mut chars = word.chars();
+    match (chars.next(), chars.next(), chars.next()) {
+        (Some('-'), Some(c), None) if !c.is_ascii_digit() => {
+            command.get_arguments().any(|a| a.get_short() == Some(c))
+        }
+        _ => false,
+    }
+}
+
+/// Levenshtein distance; the words are a few letters long.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
 /// Checks the workload flags (tests, custom command, mixes, keys, values) against each
 /// other and parses them into what `Workload::build` needs.
 pub(super) fn workload_spec(
@@ -15,6 +89,7 @@ pub(super) fn workload_spec(
     stdin_arg: Option<Vec<u8>>,
 ) -> Result<WorkloadSpec, ConfigError> {
     let mix = mix_of(args)?;
+    check_custom_command(&args.command)?;
     let custom = (!args.command.is_empty()).then(|| CustomCommand {
         name: args.command.join(" "),
         argv: args.command.iter().map(|a| a.as_bytes().to_vec()).collect(),
