@@ -148,3 +148,55 @@ fn a_missing_database_fails_with_the_servers_reason() {
         "{text}"
     );
 }
+
+#[test]
+fn a_run_in_which_most_requests_get_an_error_reply_is_invalid_and_fails_with_strict() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let json_arg = json.to_str().unwrap();
+    let base = [
+        "-p",
+        port.as_str(),
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--json",
+        json_arg,
+    ];
+    let out = run_tailrate(&[&base[..], &["-q", "NOSUCHCMD"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let quiet = String::from_utf8_lossy(&out.stdout);
+    assert!(quiet.contains("INVALID: error_replies failed"), "{quiet}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let test = &report["tests"][0];
+    assert_eq!(test["valid"], false, "{test}");
+    let check = test["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "error_replies")
+        .unwrap_or_else(|| panic!("no error_replies check: {test}"));
+    assert_eq!(check["verdict"], "fail", "{check}");
+
+    let strict = run_tailrate(&[&base[..], &["-q", "--strict", "NOSUCHCMD"]].concat());
+    assert_eq!(strict.status.code(), Some(1), "{}", stderr(&strict));
+    // A few errors among many successes keep the run valid.
+    let mixed = run_tailrate(&[
+        "-p",
+        &port,
+        "-n",
+        "1000",
+        "-q",
+        "--command",
+        "GET k",
+        "--command",
+        "NOSUCHCMD",
+        "--command-weights",
+        "9,1",
+        "--strict",
+    ]);
+    assert_eq!(mixed.status.code(), Some(0), "{}", stderr(&mixed));
+}

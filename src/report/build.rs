@@ -43,6 +43,7 @@ impl TestReport {
         // Balanced reports get no accounting line, so closed-loop output keeps
         // redis-benchmark's shape.
         checks.extend(checks::accounting(&counts));
+        checks.extend(checks::error_replies(&counts));
         let valid = checks.iter().all(|c| c.verdict != Verdict::Fail) && counts.not_sent == 0;
         let measured_secs = outcome.measured.as_secs_f64();
         TestReport {
@@ -71,6 +72,22 @@ impl TestReport {
                     total.sent as f64 / outcome.record.writes as f64
                 },
             }),
+        }
+    }
+
+    /// "error_replies failed", "schedule_lag and generator_cpu failed", or why the run is
+    /// invalid without a failed check.
+    pub fn why_invalid(&self) -> String {
+        let names: Vec<&str> = self
+            .checks
+            .iter()
+            .filter(|c| c.verdict == Verdict::Fail)
+            .map(|c| c.name.as_str())
+            .collect();
+        match names.as_slice() {
+            [] => format!("{} requests not sent", self.counts.not_sent),
+            [one] => format!("{one} failed"),
+            [rest @ .., last] => format!("{} and {last} failed", rest.join(", ")),
         }
     }
 

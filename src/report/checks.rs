@@ -224,6 +224,33 @@ pub fn ks_exponential(samples: &[f64], rate: f64) -> f64 {
     d
 }
 
+/// Most requests a run may lose to error replies and timeouts and still report its
+/// latencies as the server's: past this the percentiles describe the few that succeeded.
+pub const MOST_FAILED_FRACTION: f64 = 0.5;
+
+/// A failed `error_replies` check when most requests ended in an error reply or a
+/// timeout; `None` otherwise (a run with a few errors keeps redis-benchmark's shape).
+pub fn error_replies(c: &Counts) -> Option<Check> {
+    let failed = c.errors + c.timeouts;
+    let ended = c.completed + failed;
+    if ended == 0 || (failed as f64) <= MOST_FAILED_FRACTION * ended as f64 {
+        return None;
+    }
+    Some(Check {
+        name: "error_replies".into(),
+        verdict: Verdict::Fail,
+        detail: format!(
+            "{failed} of {ended} requests ended in an error reply or a timeout ({:.1}%); bound: \
+             at most {:.0}%",
+            100.0 * failed as f64 / ended as f64,
+            100.0 * MOST_FAILED_FRACTION
+        ),
+        meaning: "the latencies describe only the requests that succeeded; see the errors \
+                  above for what the server said"
+            .into(),
+    })
+}
+
 /// A failed `accounting` check when the counts do not balance (`Counts::balanced`);
 /// `None` when every request is accounted for. A gap means the driver lost or
 /// double-counted requests, so no number of the test can be trusted. Balanced reports

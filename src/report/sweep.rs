@@ -192,7 +192,8 @@ impl Measurement {
             });
         }
         if !r.valid {
-            line.push_str("; a self-check failed");
+            line.push_str("; INVALID: ");
+            line.push_str(&r.why_invalid());
         }
         line
     }

@@ -51,12 +51,15 @@ fn quiet_line(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::R
             ms(service_p99 as f64, precision)
         )?;
         if !test.valid {
-            write!(out, ", INVALID: a self-check failed")?;
+            write!(out, ", INVALID: {}", test.why_invalid())?;
         }
         write!(out, ")")?;
     }
     if test.counts.errors > 0 {
         write!(out, " ({} errors)", test.counts.errors)?;
+    }
+    if !test.valid && test.target_rate_per_sec.is_none() {
+        write!(out, " (INVALID: {})", test.why_invalid())?;
     }
     writeln!(out)
 }
@@ -139,6 +142,9 @@ fn full(
     }
     if test.target_rate_per_sec.is_some() {
         open_loop_sections(out, test, precision)?;
+    } else if !test.valid {
+        // A closed loop prints redis-benchmark's sections; a failed check joins them.
+        check_lines(out, test)?;
     }
     if !test.nodes.is_empty() {
         writeln!(
@@ -278,6 +284,12 @@ fn open_loop_sections(out: &mut dyn Write, test: &TestReport, precision: usize) 
             ("queue wait", "queue_wait"),
         ],
     )?;
+    check_lines(out, test)
+}
+
+/// Every self-check with its verdict, the meaning of each failure, and the verdict on the
+/// whole run.
+fn check_lines(out: &mut dyn Write, test: &TestReport) -> io::Result<()> {
     writeln!(out, "  self-checks:")?;
     for check in &test.checks {
         let verdict = match check.verdict {
