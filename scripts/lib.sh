@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Shared helpers for scripts/test, scripts/bench-closed and friends.
+# Shared helpers for scripts/test, scripts/sweep and the benchmarks in bench/.
 # Source it from bash (`source "$(dirname "$0")/lib.sh"`); it sets no shell
 # options of its own.
 #

@@ -1,8 +1,8 @@
 /*
- * floor.h: what the floor clients (scripts/floor.c on epoll, scripts/floor-uring.c on
+ * floor.h: what the floor clients (bench/floor.c on epoll, bench/floor-uring.c on
  * io_uring) share: their flags, the batch of identical requests they write, the length
  * of the replies they count, connecting, and the line they print. Header-only, so that
- * each floor stays one `cc` command in scripts/bench-closed.
+ * each floor stays one `cc` command in bench/closed.
  */
 #ifndef FLOOR_H
 #define FLOOR_H

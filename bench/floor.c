@@ -1,6 +1,6 @@
 /*
  * floor: the least a closed-loop client can cost on this machine, for
- * scripts/bench-closed to set beside the real tools.
+ * bench/closed to set beside the real tools.
  *
  * C connections, each writing a batch of P identical requests in one send()
  * and reading the replies with one recv() per readiness event (level-triggered

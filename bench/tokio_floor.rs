@@ -1,7 +1,7 @@
 //! tokio_floor: the least a closed-loop client built the way tailrate is (one tokio
 //! task per connection on a current-thread runtime, a `LocalSet`, `try_write` and
-//! `read_buf`) costs on this machine, for `scripts/bench-closed` to set beside
-//! `scripts/floor.c` (the same client on raw epoll, in C) and tailrate itself.
+//! `read_buf`) costs on this machine, for `bench/closed` to set beside
+//! `bench/floor.c` (the same client on raw epoll, in C) and tailrate itself.
 //!
 //! The difference to floor.c is what tokio's task and reactor machinery costs; the
 //! difference to tailrate is what tailrate's own work costs (encoding, framing,
@@ -17,7 +17,7 @@
 //! code (about 180 cache lines of it, near tailrate's per-batch path), `loop` about
 //! 3,300 instructions in a loop of a few lines. The kernel work of each batch evicts
 //! much of the caches, so straight-line code costs more per instruction than a loop
-//! that stays in them (`scripts/bench-closed --footprint-probe`; README, "Closed loop
+//! that stays in them (`bench/closed --footprint-probe`; bench/README.md, "Closed loop
 //! beside redis-benchmark").
 
 use std::cell::Cell;

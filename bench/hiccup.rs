@@ -3,9 +3,9 @@
 //! 1 us (the time it was off the CPU: preempted, interrupted, or its vCPU descheduled).
 //! A request due at a random instant inside a gap of length g waits up to g for the
 //! thread to come back, so P(delay > x) = sum(max(g - x, 0)) / run time. Prints that
-//! distribution's p50/p99/p99.9 as `key=value` words for scripts/bench-open.
+//! distribution's p50/p99/p99.9 as `key=value` words for bench/open.
 //!
-//! Built by `rustc -O` in scripts/bench-open (no crate needed); a separate program so
+//! Built by `rustc -O` in bench/open (no crate needed); a separate program so
 //! it measures the platform, not tailrate.
 //!
 //! Usage: hiccup SECONDS

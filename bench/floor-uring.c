@@ -1,5 +1,5 @@
 /*
- * floor-uring: scripts/floor.c's client on io_uring, for scripts/bench-closed
+ * floor-uring: bench/floor.c's client on io_uring, for bench/closed
  * (--uring-floor) to set beside the epoll floor. It answers one question: would
  * an io_uring transport lower a client's CPU per request on this machine?
  *
