@@ -710,3 +710,54 @@ fn bad_sweep_input_exits_2_with_one_line_naming_the_flag() {
         );
     }
 }
+
+#[test]
+fn sweep_strict_exits_1_after_a_failed_check_and_the_csv_and_plot_mark_the_step() {
+    let server = RedisServer::builder()
+        .arg("--enable-debug-command", "yes")
+        .start();
+    let dir = tempfile::tempdir().unwrap();
+    // 2,000 requests a second at 1 ms each through one connection with one request in
+    // flight and room for 10 waiting: most are never sent, and the step is invalid.
+    let out = sweep(
+        &server,
+        dir.path(),
+        &[
+            "--rates",
+            "2k",
+            "--duration",
+            "500ms",
+            "--warmup",
+            "0s",
+            "--settle",
+            "0s",
+            "-c",
+            "1",
+            "--max-inflight",
+            "1",
+            "--max-backlog",
+            "10",
+            "--strict",
+            "DEBUG",
+            "SLEEP",
+            "0.001",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        super::harness::stderr_of(&out)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("INVALID: achieved_rate"), "{stdout}");
+    let csv = std::fs::read_to_string(dir.path().join("sweep.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",\"valid\""), "{csv}");
+    let step_rows: Vec<&str> = csv.lines().filter(|l| l.starts_with("\"step\"")).collect();
+    assert!(!step_rows.is_empty() && step_rows.iter().all(|l| l.ends_with(",\"false\"")));
+    let svg = std::fs::read_to_string(dir.path().join("latency-vs-rate.svg")).unwrap();
+    assert!(
+        svg.contains("invalid step (a self-check failed)"),
+        "no invalid mark"
+    );
+}

@@ -37,6 +37,8 @@ pub(crate) trait Campaign {
     fn save_report(&self) -> Result<()>;
     /// Prints the closing summary.
     fn print_summary(&mut self) -> Result<()>;
+    /// Whether `--strict` was given and a run of the campaign failed a self-check.
+    fn strict_and_invalid(&self) -> bool;
 }
 
 /// Runs `campaign` to its end and saves what it measured, also when it ends on an
@@ -45,7 +47,11 @@ pub(crate) fn run_campaign(campaign: &mut impl Campaign) -> Result<Status> {
     let status = match campaign.run_all() {
         Ok(()) => {
             campaign.mark_end(true, false);
-            Status::Completed
+            if campaign.strict_and_invalid() {
+                Status::Invalid
+            } else {
+                Status::Completed
+            }
         }
         Err(Halt::Interrupted) => {
             campaign.mark_end(false, true);

@@ -232,7 +232,7 @@ pub fn parse(bytes: &[u8]) -> Result<SweepReport, ParseError> {
 }
 
 /// The CSV header: one row per measurement, metric and percentile.
-pub const CSV_HEADER: &str = r#""kind","target_rps","connections","achieved_rps","throughput_rps","slo_met","metric","percentile","latency_ms""#;
+pub const CSV_HEADER: &str = r#""kind","target_rps","connections","achieved_rps","throughput_rps","slo_met","metric","percentile","latency_ms","valid""#;
 
 /// The percentiles of a CSV row, with the accessor of each.
 type Pick = fn(&Latency) -> f64;
@@ -267,12 +267,13 @@ pub fn csv(report: &SweepReport) -> String {
             for (name, value) in CSV_PERCENTILES {
                 let _ = writeln!(
                     out,
-                    "\"{}\",\"{target}\",\"{}\",\"{:.1}\",\"{:.1}\",\"{slo}\",\"{metric}\",\"{name}\",\"{:.6}\"",
+                    "\"{}\",\"{target}\",\"{}\",\"{:.1}\",\"{:.1}\",\"{slo}\",\"{metric}\",\"{name}\",\"{:.6}\",\"{}\"",
                     run.kind.name(),
                     run.connections,
                     run.report.achieved_rate_per_sec,
                     run.report.throughput_per_sec,
-                    value(latency) / 1e6
+                    value(latency) / 1e6,
+                    run.report.valid
                 );
             }
         }

@@ -148,6 +148,10 @@ impl Campaign for Sweeper<'_> {
         self.report.interrupted = interrupted;
     }
 
+    fn strict_and_invalid(&self) -> bool {
+        self.base.strict && self.report.runs.iter().any(|m| !m.report.valid)
+    }
+
     /// Writes sweep.json, then the CSV and the plots drawn from the JSON bytes just written.
     fn save_report(&self) -> Result<()> {
         let bytes =
@@ -292,8 +296,15 @@ impl Sweeper<'_> {
             None => return Ok(()),
             Some(Bracket::NonePassed { lowest }) => {
                 result.first_failing_per_sec = Some(lowest);
+                let passed_above = coarse.iter().any(|(_, met)| *met);
                 result.summary = format!(
-                    "no step met {objectives}: even {lowest:.0} req/s failed; try lower --rates"
+                    "no capacity at {objectives}: the lowest step, {lowest:.0} req/s, missed{}; \
+                     try lower --rates",
+                    if passed_above {
+                        " (a higher step passed: the server or the host is noisy at this rate)"
+                    } else {
+                        ""
+                    }
                 );
                 None
             }

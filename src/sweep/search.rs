@@ -87,26 +87,26 @@ pub fn saturation(
     }
 }
 
-/// Where the coarse steps leave the search: between the highest passing rate and the
-/// lowest failing rate above it (a noisy low step that failed below a passing one does
-/// not hide the boundary; the re-measurement guards the result).
+/// Where the coarse steps leave the search: below the lowest failing rate, between it
+/// and the highest passing rate under it. A step that failed bounds the capacity even
+/// when a higher one passed: the capacity is a rate that held, and that one did not.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Bracket {
-    /// No rate passed.
+    /// The lowest rate failed.
     NonePassed {
         /// The lowest rate.
         lowest: f64,
     },
-    /// No rate above the highest passing one failed: the capacity is at least `highest`.
+    /// No rate failed: the capacity is at least `highest`.
     AllPassed {
         /// The highest passing rate.
         highest: f64,
     },
-    /// `pass` met the SLOs, `fail` (the next failing rate above it) did not.
+    /// `fail` is the lowest failing rate, `pass` the highest passing rate below it.
     Between {
         /// Highest passing rate.
         pass: f64,
-        /// Lowest failing rate above `pass`.
+        /// Lowest failing rate.
         fail: f64,
     },
 }
@@ -114,12 +114,14 @@ pub enum Bracket {
 /// Brackets the SLO boundary from coarse `(rate, met)` results in increasing rate order.
 pub fn bracket(results: &[(f64, bool)]) -> Option<Bracket> {
     let first = results.first()?;
-    let Some(pass) = results.iter().rev().find(|(_, met)| *met).map(|(r, _)| *r) else {
-        return Some(Bracket::NonePassed { lowest: first.0 });
+    let Some(fail) = results.iter().find(|(_, met)| !met).map(|(r, _)| *r) else {
+        let highest = results.iter().map(|(r, _)| *r).fold(first.0, f64::max);
+        return Some(Bracket::AllPassed { highest });
     };
-    Some(match results.iter().find(|(r, met)| *r > pass && !met) {
-        Some((fail, _)) => Bracket::Between { pass, fail: *fail },
-        None => Bracket::AllPassed { highest: pass },
+    let below = results.iter().filter(|(r, met)| *met && *r < fail);
+    Some(match below.map(|(r, _)| *r).reduce(f64::max) {
+        Some(pass) => Bracket::Between { pass, fail },
+        None => Bracket::NonePassed { lowest: first.0 },
     })
 }
 
@@ -213,7 +215,7 @@ mod tests {
     }
 
     #[test]
-    fn the_bracket_is_the_highest_pass_and_the_first_failure_above_it() {
+    fn the_bracket_is_the_first_failure_and_the_highest_pass_below_it() {
         assert_eq!(bracket(&[]), None);
         assert_eq!(
             bracket(&[(1.0, true), (2.0, true), (3.0, false), (4.0, false)]),
@@ -222,17 +224,17 @@ mod tests {
                 fail: 3.0
             })
         );
-        // A noisy low step does not hide the boundary above a passing one.
+        // A failing low step bounds the capacity, whatever passed above it.
         assert_eq!(
             bracket(&[(1.0, false), (2.0, true), (3.0, false)]),
-            Some(Bracket::Between {
-                pass: 2.0,
-                fail: 3.0
-            })
+            Some(Bracket::NonePassed { lowest: 1.0 })
         );
         assert_eq!(
             bracket(&[(1.0, true), (2.0, false), (3.0, true)]),
-            Some(Bracket::AllPassed { highest: 3.0 })
+            Some(Bracket::Between {
+                pass: 1.0,
+                fail: 2.0
+            })
         );
         assert_eq!(
             bracket(&[(1.0, false), (2.0, false)]),

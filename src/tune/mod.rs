@@ -69,6 +69,7 @@ pub fn run(
         (!tune.trial_given).then_some(trial),
     );
     let mut tuner = Tuner {
+        any_invalid: false,
         space: Space::new(config.plan.connections, tune.max_workers),
         max_trials: tune.max_trials,
         confirm_runs: tune.confirm_runs,
@@ -147,6 +148,10 @@ impl Campaign for Tuner<'_> {
     fn mark_end(&mut self, complete: bool, interrupted: bool) {
         self.report.complete = complete;
         self.report.interrupted = interrupted;
+    }
+
+    fn strict_and_invalid(&self) -> bool {
+        self.base.strict && self.any_invalid
     }
 
     fn save_report(&self) -> Result<()> {
@@ -255,6 +260,8 @@ struct Tuner<'a> {
     stdout: &'a mut dyn Write,
     stderr: &'a mut dyn Write,
     stderr_is_terminal: bool,
+    /// A trial failed a self-check.
+    any_invalid: bool,
 }
 
 impl Tuner<'_> {
@@ -284,6 +291,7 @@ impl Tuner<'_> {
             None,
             Duration::ZERO,
         )?;
+        self.any_invalid |= !report.valid;
         let response = report.response();
         let trial = Trial {
             phase,

@@ -109,6 +109,13 @@ pub(super) fn latency_vs_rate(root: &Area<'_>, inputs: &[(String, &SweepReport)]
             let response = points("response");
             draw_line(&mut chart, response.clone(), color, 2, dashed)?;
             draw_markers(&mut chart, shape, response, color, 3)?;
+            // A step whose self-checks failed is ringed: its numbers are suspect.
+            let invalid = steps
+                .iter()
+                .filter(|(_, m)| !m.report.valid)
+                .filter_map(|(rate, m)| Some((*rate, log_ms(get(metric(m, "response")?))?)))
+                .collect();
+            draw_markers(&mut chart, Shape::Ring, invalid, ALERT, 6)?;
             if !overlay {
                 let capped = r.runs.iter().filter(|m| m.kind == Kind::RateCapped);
                 let points = capped
@@ -265,6 +272,18 @@ pub(super) fn latency_vs_rate(root: &Area<'_>, inputs: &[(String, &SweepReport)]
                 },
             ));
         }
+    }
+    if inputs
+        .iter()
+        .any(|(_, r)| open_steps(r).iter().any(|(_, m)| !m.report.valid))
+    {
+        entries.push((
+            "invalid step (a self-check failed)".into(),
+            Swatch::Marker {
+                color: ALERT,
+                shape: Shape::Ring,
+            },
+        ));
     }
     if !inputs[0].1.plan.slos.is_empty() {
         entries.push((
