@@ -123,6 +123,13 @@ pub struct PlotArgs {
     /// Directory for the SVG files.
     #[arg(long, value_name = "DIR", default_value = "tailrate-plots")]
     pub out: PathBuf,
+    /// Name of a sweep on an overlay, repeatable, one per SWEEP_JSON in order [default:
+    /// the file's stem, or its directory's name for sweep.json].
+    #[arg(long = "label", value_name = "NAME")]
+    pub labels: Vec<String>,
+    /// Text put before every chart's own title.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
 }
 
 /// Options of a single run: redis-benchmark's flags plus tailrate's own.

@@ -761,3 +761,69 @@ fn sweep_strict_exits_1_after_a_failed_check_and_the_csv_and_plot_mark_the_step(
         "no invalid mark"
     );
 }
+
+#[test]
+fn tailrate_plot_takes_labels_and_a_title_and_draws_every_sweeps_slo() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    short_sweep(&server, dir.path());
+    // Two sweeps saved as `sweep.json` in their own directories, with different SLOs.
+    let mut report = read_json(&dir.path().join("sweep.json"));
+    let mut paths = Vec::new();
+    for (name, bound_ns, text) in [
+        ("redis-a", 50_000_000, "p99<=50ms"),
+        ("redis-b", 20_000_000, "p99<=20ms"),
+    ] {
+        report["plan"]["slos"] =
+            serde_json::json!([{"text": text, "percentile": 99.0, "bound_ns": bound_ns}]);
+        let sub = dir.path().join(name);
+        std::fs::create_dir(&sub).unwrap();
+        let path = sub.join("sweep.json");
+        std::fs::write(&path, serde_json::to_vec(&report).unwrap()).unwrap();
+        paths.push(path);
+    }
+    let (a, b) = (paths[0].to_str().unwrap(), paths[1].to_str().unwrap());
+    let out = dir.path().join("plots");
+    let out_arg = out.to_str().unwrap();
+    assert_success(&run_tailrate(&["plot", a, b, "--out", out_arg]));
+    let labels = |file: &str| -> Vec<String> {
+        let svg = std::fs::read_to_string(out.join(file)).unwrap();
+        texts(&svg).into_iter().map(|t| t.2).collect()
+    };
+    let drawn = labels(plot::LATENCY_VS_RATE);
+    for wanted in ["redis-a", "redis-b", "SLO p99 ≤ 50.0 ms", "SLO p99 ≤ 20.0 ms"] {
+        assert!(
+            drawn.iter().any(|l| l == wanted),
+            "no {wanted:?} in {drawn:?}"
+        );
+    }
+    assert_success(&run_tailrate(&[
+        "plot",
+        a,
+        b,
+        "--out",
+        out_arg,
+        "--label",
+        "before",
+        "--label",
+        "after",
+        "--title",
+        "Redis 7 vs 8",
+    ]));
+    let drawn = labels(plot::LATENCY_VS_RATE);
+    for wanted in [
+        "before",
+        "after steps",
+        "Redis 7 vs 8: Response-time percentiles vs offered rate",
+    ] {
+        assert!(
+            drawn.iter().any(|l| l == wanted),
+            "no {wanted:?} in {drawn:?}"
+        );
+    }
+    let three = run_tailrate(&[
+        "plot", a, b, "--out", out_arg, "--label", "x", "--label", "y", "--label", "z",
+    ]);
+    assert_eq!(three.status.code(), Some(2), "{three:?}");
+    assert!(String::from_utf8_lossy(&three.stderr).contains("--label"));
+}

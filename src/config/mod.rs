@@ -51,6 +51,10 @@ pub struct PlotConfig {
     pub inputs: Vec<PathBuf>,
     /// Where the SVG files go (created and checked writable).
     pub out: PathBuf,
+    /// `--label`: the names of the first inputs on an overlay, in order.
+    pub labels: Vec<String>,
+    /// `--title`: put before every chart's own heading.
+    pub title: Option<String>,
 }
 
 impl Command {
@@ -63,9 +67,21 @@ impl Command {
             Some(cli::Command::Tune(tune)) => Command::Tune(Box::new(TuneConfig::from_args(tune)?)),
             Some(cli::Command::Plot(plot)) => {
                 sweep::check_out_dir(&plot.out)?;
+                if plot.labels.len() > plot.inputs.len() {
+                    return Err(ConfigError::invalid(
+                        "--label",
+                        format!(
+                            "{} labels for {} sweeps: give at most one per SWEEP_JSON, in order",
+                            plot.labels.len(),
+                            plot.inputs.len()
+                        ),
+                    ));
+                }
                 Command::Plot(PlotConfig {
                     inputs: plot.inputs.clone(),
                     out: plot.out.clone(),
+                    labels: plot.labels.clone(),
+                    title: plot.title.clone(),
                 })
             }
             Some(cli::Command::Completions { shell }) => Command::Completions(*shell),

@@ -164,7 +164,7 @@ impl Campaign for Sweeper<'_> {
             .with_context(|| format!("writing {}", csv_path.display()))?;
         // Drawn from the parsed bytes, exactly as `tailrate plot` will read them back.
         let saved = model::parse(&bytes)?;
-        for chart in plot::render_sweep(&saved)? {
+        for chart in plot::render_sweep(&saved, None)? {
             let path = self.out.join(&chart.file_name);
             write_bytes_atomically(&path, chart.svg.as_bytes())
                 .with_context(|| format!("writing {}", path.display()))?;
@@ -202,15 +202,16 @@ pub fn replot(args: &PlotConfig, out: &mut dyn Write) -> Result<()> {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
         let report = model::parse(&bytes)
             .with_context(|| format!("reading the sweep in {}", path.display()))?;
-        let label = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| path.display().to_string());
+        let label = args
+            .labels
+            .get(inputs.len())
+            .cloned()
+            .unwrap_or_else(|| default_label(path));
         inputs.push((label, report));
     }
     let charts = match inputs.as_slice() {
-        [(_, only)] => plot::render_sweep(only)?,
-        _ => plot::render_overlay(&inputs)?,
+        [(_, only)] => plot::render_sweep(only, args.title.as_deref())?,
+        _ => plot::render_overlay(&inputs, args.title.as_deref())?,
     };
     for chart in &charts {
         let path = args.out.join(&chart.file_name);
@@ -476,6 +477,21 @@ impl Sweeper<'_> {
             std::thread::sleep((end - Instant::now()).min(Duration::from_millis(20)));
         }
         Ok(())
+    }
+}
+
+/// A saved sweep's name on an overlay: its file's stem, or its directory's name for the
+/// `sweep.json` every sweep writes (`out/redis-7/sweep.json` is `redis-7`).
+fn default_label(path: &std::path::Path) -> String {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let dir = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|d| d.to_string_lossy().into_owned());
+    match (stem, dir) {
+        (Some(stem), Some(dir)) if stem == "sweep" => dir,
+        (Some(stem), _) => stem,
+        (None, _) => path.display().to_string(),
     }
 }
 

@@ -22,9 +22,13 @@ fn saturation_point(report: &SweepReport) -> Option<(f64, f64)> {
 }
 
 /// Achieved versus target rate, with y = x and the saturation point.
-pub(super) fn achieved_vs_target(root: &Area<'_>, inputs: &[(String, &SweepReport)]) -> DrawResult {
+pub(super) fn achieved_vs_target(
+    root: &Area<'_>,
+    title: Option<&str>,
+    inputs: &[(String, &SweepReport)],
+) -> DrawResult {
     let overlay = inputs.len() > 1;
-    let (plot, legend_area) = frame(root, "Achieved vs target rate", &subtitle_of(inputs))?;
+    let (plot, legend_area) = frame(root, title, "Achieved vs target rate", &subtitle_of(inputs))?;
     let mut max = 1.0f64;
     for (_, r) in inputs {
         for m in &r.runs {

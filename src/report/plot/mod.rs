@@ -98,16 +98,15 @@ pub struct PlotError {
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
-/// The four charts of one sweep.
-pub fn render_sweep(report: &SweepReport) -> Result<Vec<Chart>, PlotError> {
+/// The four charts of one sweep, with `title` before each chart's own heading.
+pub fn render_sweep(report: &SweepReport, title: Option<&str>) -> Result<Vec<Chart>, PlotError> {
+    let one = [(String::new(), report)];
     Ok(vec![
-        draw(LATENCY_VS_RATE, |a| {
-            rate::latency_vs_rate(a, &[(String::new(), report)])
-        })?,
-        draw(PERCENTILE_SPECTRUM, |a| time::spectrum(a, report))?,
-        draw(LATENCY_OVER_TIME, |a| time::over_time(a, report))?,
+        draw(LATENCY_VS_RATE, |a| rate::latency_vs_rate(a, title, &one))?,
+        draw(PERCENTILE_SPECTRUM, |a| time::spectrum(a, title, report))?,
+        draw(LATENCY_OVER_TIME, |a| time::over_time(a, title, report))?,
         draw(ACHIEVED_VS_TARGET, |a| {
-            achieved::achieved_vs_target(a, &[(String::new(), report)])
+            achieved::achieved_vs_target(a, title, &one)
         })?,
     ])
 }
@@ -115,7 +114,10 @@ pub fn render_sweep(report: &SweepReport) -> Result<Vec<Chart>, PlotError> {
 /// Several sweeps (labelled, e.g. by file stem) overlaid on the latency-vs-rate and
 /// achieved-vs-target charts; the spectrum and time charts are drawn once per sweep,
 /// named `<label>-percentile-spectrum.svg` and `<label>-latency-over-time.svg`.
-pub fn render_overlay(inputs: &[(String, SweepReport)]) -> Result<Vec<Chart>, PlotError> {
+pub fn render_overlay(
+    inputs: &[(String, SweepReport)],
+    title: Option<&str>,
+) -> Result<Vec<Chart>, PlotError> {
     let labels = distinct_labels(inputs.iter().map(|(l, _)| l.as_str()));
     let labelled: Vec<(String, &SweepReport)> = labels
         .iter()
@@ -123,9 +125,11 @@ pub fn render_overlay(inputs: &[(String, SweepReport)]) -> Result<Vec<Chart>, Pl
         .zip(inputs.iter().map(|(_, r)| r))
         .collect();
     let mut charts = vec![
-        draw(LATENCY_VS_RATE, |a| rate::latency_vs_rate(a, &labelled))?,
+        draw(LATENCY_VS_RATE, |a| {
+            rate::latency_vs_rate(a, title, &labelled)
+        })?,
         draw(ACHIEVED_VS_TARGET, |a| {
-            achieved::achieved_vs_target(a, &labelled)
+            achieved::achieved_vs_target(a, title, &labelled)
         })?,
     ];
     for (label, report) in &labelled {
@@ -140,10 +144,10 @@ pub fn render_overlay(inputs: &[(String, SweepReport)]) -> Result<Vec<Chart>, Pl
             })
             .collect();
         charts.push(draw(&format!("{stem}-{PERCENTILE_SPECTRUM}"), |a| {
-            time::spectrum(a, report)
+            time::spectrum(a, title, report)
         })?);
         charts.push(draw(&format!("{stem}-{LATENCY_OVER_TIME}"), |a| {
-            time::over_time(a, report)
+            time::over_time(a, title, report)
         })?);
     }
     Ok(charts)
@@ -185,13 +189,19 @@ fn draw(file: &str, body: impl FnOnce(&Area<'_>) -> DrawResult) -> Result<Chart,
 }
 
 /// Splits the canvas into the title block, the plot and the legend panel; draws the title.
+/// `title` is the user's (`tailrate plot --title`), put before the chart's own `heading`.
 fn frame<'a>(
     root: &Area<'a>,
-    title: &str,
+    title: Option<&str>,
+    heading: &str,
     subtitle: &str,
 ) -> Result<(Area<'a>, Area<'a>), Box<dyn std::error::Error>> {
     let (top, rest) = root.split_vertically(TITLE_HEIGHT);
-    top.draw_text(title, &bold(22), (14, 10))?;
+    let heading = match title {
+        Some(title) => format!("{title}: {heading}"),
+        None => heading.to_string(),
+    };
+    top.draw_text(&heading, &bold(22), (14, 10))?;
     top.draw_text(subtitle, &font(15).color(&RGBColor(90, 90, 90)), (14, 36))?;
     let (plot, legend) = rest.split_horizontally(SIZE.0 - LEGEND_WIDTH);
     Ok((plot, legend))

@@ -17,10 +17,15 @@ const LABEL_CHAR_PX: i32 = 7;
 const LABEL_LINE_PX: i32 = 13;
 
 /// Response-time percentiles versus offered rate.
-pub(super) fn latency_vs_rate(root: &Area<'_>, inputs: &[(String, &SweepReport)]) -> DrawResult {
+pub(super) fn latency_vs_rate(
+    root: &Area<'_>,
+    title: Option<&str>,
+    inputs: &[(String, &SweepReport)],
+) -> DrawResult {
     let overlay = inputs.len() > 1;
     let (plot, legend_area) = frame(
         root,
+        title,
         "Response-time percentiles vs offered rate",
         &subtitle_of(inputs),
     )?;
@@ -77,7 +82,14 @@ pub(super) fn latency_vs_rate(root: &Area<'_>, inputs: &[(String, &SweepReport)]
         .draw()?;
 
     let (y_lo, y_hi) = (axis.lo as f64, axis.hi as f64);
-    for (slo_index, slo) in inputs[0].1.plan.slos.iter().enumerate() {
+    // Every input's objectives, each drawn once.
+    let mut slos: Vec<&crate::config::sweep::Slo> = Vec::new();
+    for slo in inputs.iter().flat_map(|(_, r)| &r.plan.slos) {
+        if !slos.iter().any(|s| s.text == slo.text) {
+            slos.push(slo);
+        }
+    }
+    for (slo_index, slo) in slos.iter().enumerate() {
         let y = (slo.bound_ns as f64 / 1e6).log10();
         draw_line(&mut chart, vec![(0.0, y), (x_max, y)], INK, 1, true)?;
         let text = format!(
@@ -285,7 +297,7 @@ pub(super) fn latency_vs_rate(root: &Area<'_>, inputs: &[(String, &SweepReport)]
             },
         ));
     }
-    if !inputs[0].1.plan.slos.is_empty() {
+    if !slos.is_empty() {
         entries.push((
             "SLO".into(),
             Swatch::Line {

@@ -82,9 +82,10 @@ fn percentile_label(x: f64) -> String {
 }
 
 /// Latency by percentile, one curve per step.
-pub(super) fn spectrum(root: &Area<'_>, report: &SweepReport) -> DrawResult {
+pub(super) fn spectrum(root: &Area<'_>, title: Option<&str>, report: &SweepReport) -> DrawResult {
     let (plot, legend_area) = frame(
         root,
+        title,
         "Response time by percentile, one curve per step",
         &subtitle(report),
     )?;
@@ -145,9 +146,10 @@ pub(super) fn spectrum(root: &Area<'_>, report: &SweepReport) -> DrawResult {
 }
 
 /// p50, p99 and max of each interval over the whole sweep.
-pub(super) fn over_time(root: &Area<'_>, report: &SweepReport) -> DrawResult {
+pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepReport) -> DrawResult {
     let (plot, legend_area) = frame(
         root,
+        title,
         "Response time per interval over the sweep",
         &subtitle(report),
     )?;
