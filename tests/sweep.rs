@@ -791,7 +791,12 @@ fn tailrate_plot_takes_labels_and_a_title_and_draws_every_sweeps_slo() {
         texts(&svg).into_iter().map(|t| t.2).collect()
     };
     let drawn = labels(plot::LATENCY_VS_RATE);
-    for wanted in ["redis-a", "redis-b", "SLO p99 ≤ 50.0 ms", "SLO p99 ≤ 20.0 ms"] {
+    for wanted in [
+        "redis-a",
+        "redis-b",
+        "SLO p99 ≤ 50.0 ms",
+        "SLO p99 ≤ 20.0 ms",
+    ] {
         assert!(
             drawn.iter().any(|l| l == wanted),
             "no {wanted:?} in {drawn:?}"

@@ -55,6 +55,11 @@ impl TestReport {
             achieved_rate_per_sec: outcome.achieved_rate_per_sec,
             throughput_per_sec: outcome.throughput_per_sec,
             measured_secs,
+            started_at_unix_secs: outcome
+                .started_at
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs_f64(),
             counts,
             latency,
             commands,

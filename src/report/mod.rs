@@ -212,6 +212,8 @@ pub struct TestReport {
     pub throughput_per_sec: f64,
     /// Measured window in seconds (warm-up excluded).
     pub measured_secs: f64,
+    /// Wall-clock time the test started, seconds since the Unix epoch.
+    pub started_at_unix_secs: f64,
     /// How every request ended.
     pub counts: Counts,
     /// Latency of successful replies, by metric (`response`, `service`, `lag`, `queue_wait`).

@@ -137,8 +137,11 @@ fn full(
     if !test.counts.errors_by_kind.is_empty() {
         writeln!(out, "  errors by kind:")?;
         for (kind, n) in &test.counts.errors_by_kind {
-            writeln!(out, "    {kind}: {n}")?;
+            writeln!(out, "    {}: {n}", printable(kind))?;
         }
+    }
+    if !test.commands.is_empty() {
+        command_table(out, test, precision)?;
     }
     if test.target_rate_per_sec.is_some() {
         open_loop_sections(out, test, precision)?;
@@ -308,6 +311,63 @@ fn check_lines(out: &mut dyn Write, test: &TestReport) -> io::Result<()> {
     Ok(())
 }
 
+/// A mix's commands, one row each: throughput, errors and response-time percentiles (what
+/// memtier prints per command).
+fn command_table(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::Result<()> {
+    let width = test
+        .commands
+        .iter()
+        .map(|c| c.command.len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    writeln!(out, "  per command (response time, msec):")?;
+    writeln!(
+        out,
+        "    {:<width$} {:>12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "command", "requests/s", "errors", "avg", "p50", "p99", "p99.9", "max"
+    )?;
+    for c in &test.commands {
+        let share = if test.measured_secs > 0.0 {
+            c.counts.completed as f64 / test.measured_secs
+        } else {
+            0.0
+        };
+        let r = c.latency.get("response");
+        let get = |f: fn(&Latency) -> f64| ms(r.map_or(0.0, f), precision);
+        writeln!(
+            out,
+            "    {:<width$} {:>12.2} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            printable(&c.command),
+            share,
+            c.counts.errors,
+            get(|l| l.mean_ns),
+            get(|l| l.p50_ns as f64),
+            get(|l| l.p99_ns as f64),
+            get(|l| l.p99_9_ns as f64),
+            get(|l| l.max_ns as f64)
+        )?;
+    }
+    Ok(())
+}
+
+/// `text` with control characters escaped (`\u{1b}`), so what a server sent cannot move
+/// the cursor or recolour the terminal.
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// One row per `(label, metric key)` the test has: min, percentiles and max in msec.
 fn metric_table(
     out: &mut dyn Write,
@@ -337,4 +397,17 @@ fn metric_table(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_from_a_server_are_printed_escaped() {
+        assert_eq!(printable("ERR"), "ERR");
+        assert_eq!(printable("\u{1b}[31mERR"), "\\u{1b}[31mERR");
+        assert_eq!(printable("a\rb\nc"), "a\\rb\\nc");
+        assert_eq!(printable("ÉRR"), "ÉRR");
+    }
 }
