@@ -1,11 +1,10 @@
 //! Hand-off from whoever makes requests to the connections that write them. In open
-//! loop the scheduler turns due schedule offsets into arrivals and gives each to a
-//! connection with room (round-robin), or to a bounded backlog that connections drain
-//! as replies free room. Against a cluster, connections belong to nodes (slot
-//! `client * nodes + node`): an request goes to a connection of its key's node, and a
-//! closed-loop client's requests go to its own connection of that node. Requests keep
-//! their intended and handled times wherever they wait, so waiting is measured, never
-//! hidden.
+//! loop the scheduler offers each request it makes to a connection with room
+//! (round-robin), or to a bounded backlog that connections drain as replies free room.
+//! Against a cluster, connections belong to nodes (slot `client * nodes + node`): a
+//! request goes to a connection of its key's node, and a closed-loop client's requests
+//! go to its own connection of that node. Requests keep their intended and handled times
+//! wherever they wait, so waiting is measured, never hidden.
 
 use std::collections::VecDeque;
 
@@ -37,7 +36,8 @@ pub(crate) struct Dispatch {
     next: Vec<usize>,
     /// Connections given work since the last wake-up round.
     to_wake: Vec<usize>,
-    /// Closed loop: a connection that goes down keeps its pending requests (its client's) for when it is back.
+    /// Closed loop: a connection that goes down keeps its pending requests (its client's)
+    /// for when it is back.
     keep_pending: bool,
 }
 

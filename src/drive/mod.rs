@@ -2,20 +2,20 @@
 //!
 //! [`run`] spreads connections over OS threads, each a single-threaded tokio runtime
 //! (`thread`) whose tasks share one per-thread context (`ctx`). Every connection runs the
-//! same loop (`conn`), fed by what its [`feed`](self) says, chosen when it starts: in
-//! closed loop a connection claims up to `-P` requests, writes them in one batch and
-//! waits for every reply; with `--workers`, logical clients share each closed-loop
-//! connection and their requests are batched by the policy in `batch`; in open loop a
-//! scheduler task per thread (`scheduler`) turns the schedule into requests with computed
-//! intended times and hands them to connections with room, or to a bounded backlog
-//! (`dispatch`); against a cluster, requests are routed to a connection of their key's
-//! master (`route`). Replies are taken in order (`inflight`, `reply`), and each request's
-//! times become its recorded durations in one place (`request`), into the thread's
-//! interval [`Recorder`], which a tick task hands to the caller once per interval.
+//! same loop (`conn`), fed by the `feed` chosen when it starts: in closed loop it claims
+//! up to `-P` requests, writes them in one batch and waits for every reply; with
+//! `--workers`, logical clients share each closed-loop connection and their requests are
+//! batched by the policy in `batch`; in open loop a scheduler task per thread
+//! (`scheduler`) turns the schedule into requests with computed intended times and hands
+//! them to connections with room, or to a bounded backlog (`dispatch`); against a
+//! cluster, requests go to a connection of their key's master (`route`). Replies are
+//! taken in order (`inflight`, `reply`), and a request's times become the durations
+//! recorded in one place (`request`), into the thread's interval [`Recorder`], which a
+//! tick task hands to the caller once per interval.
 //!
-//! Imports among these files go one way: `thread` > `conn` > `feed`, `reply` >
-//! `scheduler` > `ctx` > `dispatch`, `route`, `batch`, `schedule` > `inflight` >
-//! `request`; `plan`, `shared` and `outcome` are leaves.
+//! The context sits above the pieces it ties together (`dispatch`, `route`, `batch`,
+//! `inflight`, `schedule`, `request`), which never import it; the tasks that use it
+//! (`conn` with its `feed` and `reply`, `scheduler`, `thread`) sit above it.
 
 mod batch;
 mod conn;

@@ -178,7 +178,8 @@ impl Test {
         true
     }
 
-    /// Appends one request of command `command` to `buf`, drawing its keys and values from `sampler`.
+    /// Appends one request of command `command` to `buf`, drawing its keys and values from
+    /// `sampler`.
     #[inline]
     pub fn write(&self, command: usize, buf: &mut bytes::BytesMut, sampler: &mut Sampler) {
         self.commands[command].write(

@@ -167,7 +167,8 @@ enum Piece {
 /// A pre-encoded request and where its per-request fields sit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
-    /// Command name in lower case (`set`), as `INFO commandstats` names it; mixes make names unique.
+    /// Command name in lower case (`set`), as `INFO commandstats` names it; mixes make names
+    /// unique.
     pub name: String,
     /// The static bytes, every digit field as zeros.
     bytes: Vec<u8>,
