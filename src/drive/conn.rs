@@ -43,6 +43,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
     let mut feed = Feed::new(&ctx, slot);
     let cap = ctx.plan.capacity();
     let limiter = ctx.shared.limiter.as_ref();
+    let timing = ctx.plan.mode.timing();
     let mut fifo = InFlightQueue::with_capacity(cap);
     // --batch-latency: replies of a closed-loop batch are recorded when its last one
     // arrives.
@@ -144,6 +145,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                         &mut fifo,
                         &mut deferred,
                         Instant::now(),
+                        timing,
                     );
                     feed.after_replies(&ctx, slot, answered, None);
                     if let Err(e) = taken {
@@ -186,7 +188,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                 ctx.spin.work.set(ctx.spin.work.get() + 1);
                 let received = Instant::now();
                 let (answered, taken) =
-                    reply::take_replies(&ctx, slot, c, &mut fifo, &mut deferred, received);
+                    reply::take_replies(&ctx, slot, c, &mut fifo, &mut deferred, received, timing);
                 feed.after_replies(&ctx, slot, answered, Some(received));
                 if let Err(e) = taken {
                     cold_path();

@@ -17,8 +17,9 @@ use crate::record::{Recorder, Timing};
 /// Replies held back by `--batch-latency`: (command, sent, received, how many).
 pub(crate) type Deferred = (u16, Instant, Instant, u32);
 
-/// Takes every whole reply from the read buffer and records it against its request.
-/// Returns how many requests were answered, and whether the bytes could be trusted.
+/// Takes every whole reply from the read buffer and records it against its request, with
+/// the times a run of `timing` records. Returns how many requests were answered, and
+/// whether the bytes could be trusted.
 pub(crate) fn take_replies(
     ctx: &Ctx,
     slot: usize,
@@ -26,9 +27,10 @@ pub(crate) fn take_replies(
     fifo: &mut InFlightQueue,
     deferred: &mut Vec<Deferred>,
     received: Instant,
+    timing: Timing,
 ) -> (usize, Result<(), NetError>) {
     let mut answered = 0usize;
-    let mut burst = ReplyBurst::new(received, ctx.plan.mode.timing());
+    let mut burst = ReplyBurst::new(received, timing);
     let result = (|| {
         loop {
             // Plain replies (not errors, not pushes) in bulk: the common case, and cheaper
