@@ -7,10 +7,11 @@
 //! "Full" means `--pipeline-size` requests, or every worker of the connection that can
 //! still send: then no reply can add to it, and waiting longer would only idle.
 //!
-//! This module decides *when* and *how many*; the connection loop (`conn.rs`) encodes,
-//! writes and times. The request time of each waiting request is kept, so a reply is
-//! timed from when its worker asked (the latency that worker sees, batching delay
-//! included), and the write's own time gives the service time.
+//! This module decides *when* and *how many*; the connection's feed (`feed.rs`) encodes
+//! and the connection loop (`conn.rs`) writes and times. The request time of each
+//! waiting request is kept, so a reply is timed from when its worker asked (the latency
+//! that worker sees, batching delay included), and the write's own time gives the
+//! service time.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -78,7 +79,8 @@ impl Batch {
         }
     }
 
-    /// Requests that make a full batch: `--pipeline-size`, or fewer when fewer workers can still send.
+    /// Requests that make a full batch: `--pipeline-size`, or fewer when fewer workers can
+    /// still send.
     fn full_at(&self) -> usize {
         self.size
             .min(self.workers - self.retired.min(self.workers))

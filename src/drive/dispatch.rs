@@ -1,87 +1,43 @@
 //! Hand-off from whoever makes requests to the connections that write them. In open
-//! loop the scheduler turns due schedule offsets into arrivals and gives each to a
-//! connection with room (round-robin), or to a bounded backlog that connections drain
-//! as replies free room. Against a cluster, connections belong to nodes (slot
-//! `client * nodes + node`): an arrival goes to a connection of its key's node, and a
-//! closed-loop client's requests go to its own connection of that node. Arrivals keep
-//! their intended and handled times wherever they wait, so waiting is measured, never
-//! hidden.
+//! loop the scheduler offers each request it makes to a connection with room
+//! (round-robin), or to a bounded backlog that connections drain as replies free room.
+//! Against a cluster, connections belong to nodes (slot `client * nodes + node`): a
+//! request goes to a connection of its key's node, and a closed-loop client's requests
+//! go to its own connection of that node. Requests keep their intended and handled times
+//! wherever they wait, so waiting is measured, never hidden.
 
 use std::collections::VecDeque;
-use std::rc::Rc;
-use std::time::Instant;
 
-use super::schedule::Pacing;
-use super::schedule::wait_until;
-use super::thread::Ctx;
+use super::request::Request;
 use crate::record::Recorder;
-
-/// A request the schedule (or a closed-loop client, or a redirect) produced.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Arrival {
-    /// When the schedule says it should go (computed); a closed-loop retry keeps its first send.
-    pub intended: Instant,
-    /// When the scheduler took it (one clock read per wake-up).
-    pub handled: Instant,
-    /// Which command of the test.
-    pub command: u16,
-    /// False during warm-up.
-    pub measured: bool,
-    /// Routed requests: the key index every key field holds (drawn when routed).
-    pub key: u64,
-    /// Closed loop against a cluster: the client that owns the request.
-    pub group: u32,
-    /// Redirects followed so far.
-    pub redirects: u8,
-    /// Send `ASKING` first (an `ASK` redirect).
-    pub asking: bool,
-    /// Already counted as sent and in flight: a redirected request sent again.
-    pub retry: bool,
-}
-
-impl Arrival {
-    /// A fresh request; key, group and redirect state are filled in by routing.
-    pub(crate) fn new(intended: Instant, handled: Instant, command: u16, measured: bool) -> Self {
-        Arrival {
-            intended,
-            handled,
-            command,
-            measured,
-            key: 0,
-            group: 0,
-            redirects: 0,
-            asking: false,
-            retry: false,
-        }
-    }
-}
 
 /// Per-connection hand-off state.
 #[derive(Debug, Default)]
 pub(crate) struct Slot {
     /// Given to this connection, not yet written.
-    pub pending: VecDeque<Arrival>,
+    pub pending: VecDeque<Request>,
     /// Pending plus written-and-unanswered.
     pub load: usize,
     /// Connected and accepting work.
     pub up: bool,
 }
 
-/// Where arrivals wait until a connection writes them.
+/// Where requests wait until a connection writes them.
 #[derive(Debug)]
 pub(crate) struct Dispatch {
     pub slots: Vec<Slot>,
     /// Nodes the slots are spread over (1 unless against a cluster).
     nodes: usize,
-    /// Per node: arrivals waiting for one of its connections to have room.
-    backlog: Vec<VecDeque<Arrival>>,
+    /// Per node: requests waiting for one of its connections to have room.
+    backlog: Vec<VecDeque<Request>>,
     cap: usize,
     max_backlog: usize,
-    /// Per node: the client whose connection gets the current wake-up's arrivals.
+    /// Per node: the client whose connection gets the current wake-up's requests.
     next: Vec<usize>,
     /// Connections given work since the last wake-up round.
     to_wake: Vec<usize>,
-    /// Closed loop: a connection that goes down keeps its pending requests (its client's) for when it is back.
+    /// Closed loop: a connection that goes down keeps its pending requests (its client's)
+    /// for when it is back.
     keep_pending: bool,
 }
 
@@ -117,7 +73,7 @@ impl Dispatch {
         self.slots.len() / self.nodes
     }
 
-    /// A new wake-up begins: its arrivals go to the next connection in turn.
+    /// A new wake-up begins: its requests go to the next connection in turn.
     pub(crate) fn begin_batch(&mut self) {
         let clients = self.clients().max(1);
         for next in &mut self.next {
@@ -125,21 +81,21 @@ impl Dispatch {
         }
     }
 
-    /// Gives `arrival` to the current connection of `node` if it has room, else to the
+    /// Gives `request` to the current connection of `node` if it has room, else to the
     /// next one with room, else to the node's backlog, else counts it as not sent.
     /// Returns whether it was taken.
     ///
-    /// Arrivals due at the same wake-up go to one connection (one write), and each
+    /// Requests due at the same wake-up go to one connection (one write), and each
     /// wake-up moves on to the next connection: at low rates that is one request per
     /// connection in turn; at high rates batches form by themselves, as many as were due.
-    pub(crate) fn offer(&mut self, arrival: Arrival, node: usize, rec: &mut Recorder) -> bool {
+    pub(crate) fn offer(&mut self, request: Request, node: usize, rec: &mut Recorder) -> bool {
         let clients = self.clients();
         for k in 0..clients {
             let client = (self.next[node] + k) % clients;
             let s = client * self.nodes + node;
             let slot = &mut self.slots[s];
             if slot.up && slot.load < self.cap {
-                slot.pending.push_back(arrival);
+                slot.pending.push_back(request);
                 slot.load += 1;
                 self.next[node] = client;
                 if !self.to_wake.contains(&s) {
@@ -149,19 +105,19 @@ impl Dispatch {
             }
         }
         if self.backlog[node].len() < self.max_backlog {
-            self.backlog[node].push_back(arrival);
+            self.backlog[node].push_back(request);
             return true;
         }
-        if arrival.measured {
-            rec.commands[arrival.command as usize].not_sent += 1;
+        if request.measured {
+            rec.commands[request.command as usize].not_sent += 1;
         }
         false
     }
 
-    /// Closed loop against a cluster: gives `arrival` to connection `slot`, whatever its load.
-    pub(crate) fn push_to(&mut self, slot: usize, arrival: Arrival) {
+    /// Closed loop against a cluster: gives `request` to connection `slot`, whatever its load.
+    pub(crate) fn push_to(&mut self, slot: usize, request: Request) {
         let s = &mut self.slots[slot];
-        s.pending.push_back(arrival);
+        s.pending.push_back(request);
         s.load += 1;
         if !self.to_wake.contains(&slot) {
             self.to_wake.push(slot);
@@ -174,15 +130,15 @@ impl Dispatch {
         let s = &mut self.slots[slot];
         s.load = s.load.saturating_sub(n);
         while s.up && s.load < self.cap {
-            let Some(arrival) = backlog.pop_front() else {
+            let Some(request) = backlog.pop_front() else {
                 break;
             };
-            s.pending.push_back(arrival);
+            s.pending.push_back(request);
             s.load += 1;
         }
     }
 
-    /// `slot` lost its connection: its unwritten arrivals go back to the front of the
+    /// `slot` lost its connection: its unwritten requests go back to the front of the
     /// node's backlog (open loop) or wait for it to come back (closed loop).
     pub(crate) fn slot_down(&mut self, slot: usize) {
         let backlog = &mut self.backlog[slot % self.nodes];
@@ -193,8 +149,8 @@ impl Dispatch {
             return;
         }
         s.load = 0;
-        while let Some(arrival) = s.pending.pop_back() {
-            backlog.push_front(arrival);
+        while let Some(request) = s.pending.pop_back() {
+            backlog.push_front(request);
         }
     }
 
@@ -215,103 +171,29 @@ impl Dispatch {
         self.backlog.iter().map(VecDeque::len).sum()
     }
 
-    /// The run is over: every arrival never written counts as not sent.
+    /// The run is over: every request never written counts as not sent.
     pub(crate) fn abandon(&mut self, rec: &mut Recorder) {
         let unsent = self
             .backlog
             .iter_mut()
             .flat_map(|b| b.drain(..))
             .chain(self.slots.iter_mut().flat_map(|s| s.pending.drain(..)));
-        for arrival in unsent {
-            if arrival.measured {
-                rec.commands[arrival.command as usize].not_sent += 1;
+        for request in unsent {
+            if request.measured {
+                rec.commands[request.command as usize].not_sent += 1;
             }
         }
-    }
-}
-
-/// Hands every arrival of the schedule that is due by `now` to a connection (or the
-/// backlog), as one batch taken at `now`: each one's lag is `now - intended`, and its
-/// latency still counts from `intended`. The scheduler calls it when it wakes; so does a
-/// connection that has just read the clock for a reply, so that on a busy thread due
-/// arrivals are taken between any two tasks rather than only when the scheduler's turn
-/// comes round (which, with many connections ready, can be tens of microseconds).
-pub(crate) fn hand_out(ctx: &Ctx, now: Instant) {
-    let mut schedule = ctx.schedule.borrow_mut();
-    let (Some(schedule), Some(end)) = (schedule.as_mut(), ctx.end) else {
-        return;
-    };
-    if ctx.shared.cancel.is_cancelled() {
-        ctx.next_due.set(None);
-        return;
-    }
-    let mut dispatch = ctx.dispatch.borrow_mut();
-    let mut rec = ctx.rec.borrow_mut();
-    let mut sampler = ctx.sampler.borrow_mut();
-    dispatch.begin_batch();
-    loop {
-        let intended = ctx.start + schedule.peek();
-        if intended >= end {
-            ctx.next_due.set(None);
-            break;
-        }
-        if intended > now {
-            ctx.next_due.set(Some(intended));
-            break;
-        }
-        schedule.advance();
-        let measured = intended >= ctx.measure_from;
-        let command = ctx.test.pick(&mut sampler);
-        if measured {
-            rec.commands[command].intended += 1;
-        }
-        let mut arrival = Arrival::new(intended, now, command as u16, measured);
-        let node = match &ctx.cluster {
-            Some(cluster) => {
-                arrival.key = ctx.test.draw_key(&mut sampler);
-                cluster.node_for(&ctx.test, command, arrival.key)
-            }
-            None => 0,
-        };
-        dispatch.offer(arrival, node, &mut rec);
-    }
-}
-
-/// Whether an arrival is due by `now` (a connection's check after each read: one compare).
-#[inline]
-pub(crate) fn due(ctx: &Ctx, now: Instant) -> bool {
-    ctx.next_due.get().is_some_and(|next| next <= now)
-}
-
-/// The open-loop scheduler of one thread: waits for the next intended time (as
-/// `pacing` says), hands out every due arrival in one batch, and wakes the connections
-/// that got work. Intended times come from the schedule only.
-pub(crate) async fn scheduler_loop(ctx: Rc<Ctx>, pacing: Pacing) {
-    let mut wakes = Vec::with_capacity(ctx.wake.len());
-    while let Some(next) = ctx.next_due.get() {
-        if ctx.shared.cancel.is_cancelled() {
-            break;
-        }
-        wait_until(next, pacing, &ctx.spin).await;
-        hand_out(&ctx, Instant::now());
-        ctx.dispatch.borrow_mut().take_wakes(&mut wakes);
-        for &slot in &wakes {
-            ctx.wake[slot].notify_one();
-        }
-    }
-    ctx.sending_done.set(true);
-    for wake in &ctx.wake {
-        wake.notify_one();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
-    fn arrival(measured: bool) -> Arrival {
+    fn request(measured: bool) -> Request {
         let now = Instant::now();
-        Arrival::new(now, now, 0, measured)
+        Request::new(now, now, 0, measured)
     }
 
     #[test]
@@ -319,10 +201,10 @@ mod tests {
         let mut d = Dispatch::new(3, 1, 4, 10, false);
         let mut rec = Recorder::new(1);
         d.begin_batch();
-        d.offer(arrival(true), 0, &mut rec);
-        d.offer(arrival(true), 0, &mut rec);
+        d.offer(request(true), 0, &mut rec);
+        d.offer(request(true), 0, &mut rec);
         d.begin_batch();
-        d.offer(arrival(true), 0, &mut rec);
+        d.offer(request(true), 0, &mut rec);
         let loads: Vec<usize> = d.slots.iter().map(|s| s.load).collect();
         assert_eq!(loads, [0, 2, 1]);
     }
@@ -332,7 +214,7 @@ mod tests {
         let mut d = Dispatch::new(2, 1, 1, 10, false);
         let mut rec = Recorder::new(1);
         for _ in 0..3 {
-            d.offer(arrival(true), 0, &mut rec);
+            d.offer(request(true), 0, &mut rec);
         }
         assert_eq!(d.slots[0].pending.len(), 1);
         assert_eq!(d.slots[1].pending.len(), 1);
@@ -352,9 +234,9 @@ mod tests {
         let mut d = Dispatch::new(1, 1, 1, 1, false);
         let mut rec = Recorder::new(1);
         for _ in 0..4 {
-            d.offer(arrival(true), 0, &mut rec);
+            d.offer(request(true), 0, &mut rec);
         }
-        d.offer(arrival(false), 0, &mut rec);
+        d.offer(request(false), 0, &mut rec);
         assert_eq!(rec.commands[0].not_sent, 2);
         d.abandon(&mut rec);
         assert_eq!(
@@ -367,10 +249,10 @@ mod tests {
     fn a_slot_that_goes_down_returns_its_pending_work() {
         let mut d = Dispatch::new(2, 1, 4, 10, false);
         let mut rec = Recorder::new(1);
-        d.offer(arrival(true), 0, &mut rec);
+        d.offer(request(true), 0, &mut rec);
         d.slot_down(0);
         assert_eq!(d.backlog_len(), 1);
-        d.offer(arrival(true), 0, &mut rec);
+        d.offer(request(true), 0, &mut rec);
         assert_eq!(d.slots[1].pending.len(), 1, "a down slot gets no work");
     }
 
@@ -380,7 +262,7 @@ mod tests {
         let mut d = Dispatch::new(6, 3, 1, 1, false);
         let mut rec = Recorder::new(1);
         for _ in 0..3 {
-            d.offer(arrival(true), 2, &mut rec);
+            d.offer(request(true), 2, &mut rec);
         }
         let loads: Vec<usize> = d.slots.iter().map(|s| s.load).collect();
         assert_eq!(
@@ -401,18 +283,8 @@ mod tests {
     #[test]
     fn a_closed_loop_connection_that_goes_down_keeps_its_clients_requests() {
         let mut d = Dispatch::new(2, 2, 4, 0, true);
-        d.push_to(1, arrival(true));
+        d.push_to(1, request(true));
         d.slot_down(1);
         assert_eq!((d.slots[1].pending.len(), d.backlog_len()), (1, 0));
-    }
-
-    #[test]
-    fn a_waiting_request_takes_56_bytes() {
-        // tests/reliability/timing.rs bounds a full backlog's memory with this size.
-        assert!(
-            std::mem::size_of::<Arrival>() <= 56,
-            "{}",
-            std::mem::size_of::<Arrival>()
-        );
     }
 }

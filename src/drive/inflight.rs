@@ -1,55 +1,43 @@
 //! The requests one connection has written and not yet had answered, oldest first.
 //!
-//! Kept as runs of identical requests (same command, flags and times): the `-P` requests
+//! Kept as bursts of alike requests (same command, flags and times): the `-P` requests
 //! of a closed-loop batch are one entry, so stamping, counting and answering a batch
-//! costs a few steps per batch instead of per request (that bookkeeping, per request,
-//! was about a third of the generator's user time at `-P 16`). Open-loop arrivals each
-//! have their own intended time and stay one request per run.
+//! costs a few steps per batch instead of per request (see bench/). Open-loop requests
+//! each have their own intended time and stay one request per burst.
 //!
-//! The runs are a `Vec` read from a moving head rather than a `VecDeque`: the runs in
-//! flight are then always one slice (stamping a write's runs walks a slice, not a pair
-//! of them), and the queue a closed loop empties every batch starts over with a `clear`.
+//! The bursts are a `Vec` read from a moving head rather than a `VecDeque`: the bursts
+//! in flight are then always one slice (stamping a write's bursts walks a slice, not a
+//! pair of them), and the queue a closed loop empties every batch starts over with a
+//! `clear`.
 
-use std::time::Instant;
+use super::request::InFlight;
 
-use super::dispatch::Arrival;
-
-/// A request written and not yet answered.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct InFlight {
-    /// What was sent, with its intended and handled times (kept to resend it after a redirect).
-    pub req: Arrival,
-    pub sent: Instant,
-    /// The `ASKING` written before an `ASK`-redirected request: its reply is not a result.
-    pub asking: bool,
-}
-
-/// `count` requests alike.
+/// `count` requests alike, written in one write.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Run {
+pub(crate) struct Burst {
     pub f: InFlight,
     pub count: u32,
 }
 
-/// One connection's unanswered requests, as runs.
+/// One connection's unanswered requests, as bursts.
 #[derive(Debug, Default)]
 pub(crate) struct InFlightQueue {
-    /// The runs from `head` on are in flight, oldest first; those before it are answered.
-    runs: Vec<Run>,
+    /// The bursts from `head` on are in flight, oldest first; those before it are answered.
+    bursts: Vec<Burst>,
     head: usize,
-    /// Requests in all runs.
+    /// Requests in all bursts.
     len: usize,
     /// Runs at the back pushed since the last write: they are stamped with that write's
-    /// time, and nothing is merged into a run already written.
+    /// time, and nothing is merged into a burst already written.
     unwritten: usize,
 }
 
 impl InFlightQueue {
-    /// An empty queue with room for `runs` runs in flight (and as many answered ones
+    /// An empty queue with room for `bursts` bursts in flight (and as many answered ones
     /// before they are dropped, so that a full queue never grows).
-    pub fn with_capacity(runs: usize) -> Self {
+    pub fn with_capacity(bursts: usize) -> Self {
         InFlightQueue {
-            runs: Vec::with_capacity(2 * runs + 1),
+            bursts: Vec::with_capacity(2 * bursts + 1),
             head: 0,
             len: 0,
             unwritten: 0,
@@ -70,7 +58,7 @@ impl InFlightQueue {
     /// The oldest request.
     #[inline]
     pub fn front(&self) -> Option<&InFlight> {
-        self.runs.get(self.head).map(|r| &r.f)
+        self.bursts.get(self.head).map(|r| &r.f)
     }
 
     /// Adds `count` requests like `f` at the back, to be written next.
@@ -81,23 +69,23 @@ impl InFlightQueue {
         }
         self.len += count as usize;
         if self.unwritten > 0
-            && let Some(back) = self.runs.last_mut()
+            && let Some(back) = self.bursts.last_mut()
             && back.f == f
         {
             back.count += count;
             return;
         }
-        self.runs.push(Run { f, count });
+        self.bursts.push(Burst { f, count });
         self.unwritten += 1;
     }
 
-    /// The runs pushed since the last write, to stamp with its time and count as sent.
-    pub fn unwritten_mut(&mut self) -> impl Iterator<Item = &mut Run> {
-        let start = self.runs.len() - self.unwritten;
-        self.runs[start..].iter_mut()
+    /// The bursts pushed since the last write, to stamp with its time and count as sent.
+    pub fn unwritten_mut(&mut self) -> impl Iterator<Item = &mut Burst> {
+        let start = self.bursts.len() - self.unwritten;
+        self.bursts[start..].iter_mut()
     }
 
-    /// The runs pushed since the last write have been written.
+    /// The bursts pushed since the last write have been written.
     pub fn mark_written(&mut self) {
         self.unwritten = 0;
     }
@@ -109,43 +97,43 @@ impl InFlightQueue {
         f
     }
 
-    /// Takes the oldest `n` requests (all, if fewer), calling `each` once per run with
+    /// Takes the oldest `n` requests (all, if fewer), calling `each` once per burst with
     /// the request and how many of it were taken.
     #[inline]
     pub fn take_front(&mut self, mut n: usize, mut each: impl FnMut(&InFlight, u32)) {
         while n > 0 {
-            let Some(run) = self.runs.get_mut(self.head) else {
+            let Some(burst) = self.bursts.get_mut(self.head) else {
                 break;
             };
-            let k = run.count.min(u32::try_from(n).unwrap_or(u32::MAX));
-            each(&run.f, k);
-            run.count -= k;
+            let k = burst.count.min(u32::try_from(n).unwrap_or(u32::MAX));
+            each(&burst.f, k);
+            burst.count -= k;
             n -= k as usize;
             self.len -= k as usize;
-            if run.count == 0 {
-                self.pop_run();
+            if burst.count == 0 {
+                self.pop_burst();
             }
         }
     }
 
-    /// Drops the oldest run, answered: all the answered runs at once when it was the last
-    /// one, or when they are as many as the runs in flight (a queue that never empties,
-    /// as an open loop's may not, then copies each run once more, at most).
+    /// Drops the oldest burst, answered: all the answered bursts at once when it was the last
+    /// one, or when they are as many as the bursts in flight (a queue that never empties,
+    /// as an open loop's may not, then copies each burst once more, at most).
     #[inline]
-    fn pop_run(&mut self) {
+    fn pop_burst(&mut self) {
         self.head += 1;
-        let in_flight = self.runs.len() - self.head;
+        let in_flight = self.bursts.len() - self.head;
         if in_flight == 0 {
-            self.runs.clear();
+            self.bursts.clear();
             self.head = 0;
         } else if self.head >= in_flight {
-            self.runs.drain(..self.head);
+            self.bursts.drain(..self.head);
             self.head = 0;
         }
         self.unwritten = self.unwritten.min(in_flight);
     }
 
-    /// Takes every request, a run at a time.
+    /// Takes every request, a burst at a time.
     pub fn drain(&mut self, each: impl FnMut(&InFlight, u32)) {
         self.take_front(self.len, each);
     }
@@ -155,17 +143,18 @@ impl InFlightQueue {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use std::time::Duration;
+    use crate::drive::request::Request;
+    use std::time::{Duration, Instant};
 
     fn req(command: u16, at: Instant) -> InFlight {
         InFlight {
-            req: Arrival::new(at, at, command, true),
+            req: Request::new(at, at, command, true),
             sent: at,
-            asking: false,
+            is_asking: false,
         }
     }
 
-    /// Every request taken, one (command, count) per run.
+    /// Every request taken, one (command, count) per burst.
     fn take(q: &mut InFlightQueue, n: usize) -> Vec<(u16, u32)> {
         let mut out = Vec::new();
         q.take_front(n, |f, k| out.push((f.req.command, k)));
@@ -179,10 +168,10 @@ mod tests {
         for _ in 0..16 {
             q.push(req(0, t), 1);
         }
-        assert_eq!((q.len(), q.runs.len() - q.head), (16, 1));
+        assert_eq!((q.len(), q.bursts.len() - q.head), (16, 1));
         q.push(req(1, t), 2);
         q.push(req(0, t), 1);
-        assert_eq!((q.len(), q.runs.len() - q.head), (19, 3));
+        assert_eq!((q.len(), q.bursts.len() - q.head), (19, 3));
         assert_eq!(take(&mut q, 100), vec![(0, 16), (1, 2), (0, 1)]);
         assert!(q.is_empty());
     }
@@ -209,7 +198,7 @@ mod tests {
         let mut q = InFlightQueue::with_capacity(4);
         q.push(req(0, t), 4);
         q.mark_written();
-        // Alike in every field, but written at another time: a run of its own, and the
+        // Alike in every field, but written at another time: a burst of its own, and the
         // only one stamped by the next write.
         q.push(req(0, t), 2);
         let later = t + Duration::from_micros(7);
@@ -244,7 +233,7 @@ mod tests {
     fn a_queue_that_never_empties_keeps_its_order_and_its_room() {
         let t = Instant::now();
         let mut q = InFlightQueue::with_capacity(4);
-        let room = q.runs.capacity();
+        let room = q.bursts.capacity();
         let mut next = 0u16;
         for _ in 0..3 {
             q.push(req(next, t), 1);
@@ -266,9 +255,9 @@ mod tests {
                 .all(|(i, &(command, k))| usize::from(command) == i && k == 1)
         );
         assert_eq!(
-            q.runs.capacity(),
+            q.bursts.capacity(),
             room,
-            "the answered runs were dropped before the queue had to grow"
+            "the answered bursts were dropped before the queue had to grow"
         );
     }
 }

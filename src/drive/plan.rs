@@ -55,7 +55,8 @@ impl Plan {
 /// Whether requests follow replies (closed) or a schedule (open).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Mode {
-    /// Each connection keeps `pipeline` requests in flight; the next batch goes when all replies are in.
+    /// Each connection keeps `pipeline` requests in flight; the next batch goes when all
+    /// replies are in.
     /// With `workers`, logical clients share the connections instead (automatic pipelining).
     Closed {
         /// Requests per batch (`-P`).

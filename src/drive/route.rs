@@ -1,7 +1,8 @@
 //! Cluster routing inside one generator thread: which master each request goes to,
 //! the thread's copy of the slot map (a `MOVED` updates it), following `MOVED` and
 //! `ASK` redirects, and the closed-loop clients whose requests are spread over one
-//! connection per master.
+//! connection per master. Handing a request to a connection is left to the
+//! dispatcher, and claiming a closed-loop client's batch to its connection's feed.
 //!
 //! A redirected request keeps its intended time, so its latency includes the detour;
 //! it is counted once as sent and once as answered, and its redirects are counted
@@ -9,9 +10,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use super::dispatch::Arrival;
-use super::plan::Mode;
-use super::thread::Ctx;
+use super::request::Request;
 use crate::net::Endpoint;
 use crate::net::cluster::{ClusterMap, NodeAddr, Redirect, UNOWNED};
 use crate::record::Recorder;
@@ -71,80 +70,47 @@ impl Cluster {
     }
 }
 
-/// Closed loop: when client `group`'s batch is finished, claims the next and routes each
-/// request to the client's connection of its key's master. Returns the requests claimed.
-pub(crate) fn refill(ctx: &Ctx, cluster: &Cluster, group: usize) -> usize {
-    if cluster.outstanding[group].get() > 0 {
-        return 0;
-    }
-    let Mode::Closed { pipeline, .. } = ctx.plan.mode else {
-        return 0;
-    };
-    let n = ctx.claim(pipeline as usize);
-    if n == 0 {
-        return 0;
-    }
-    let mut sampler = ctx.sampler.borrow_mut();
-    let mut rec = ctx.rec.borrow_mut();
-    let mut dispatch = ctx.dispatch.borrow_mut();
-    for _ in 0..n {
-        let command = ctx.test.pick(&mut sampler);
-        rec.commands[command].intended += 1;
-        // Closed loop has no plan: its times are the write's, set when it is written.
-        let mut arrival = Arrival::new(ctx.start, ctx.start, command as u16, true);
-        arrival.key = ctx.test.draw_key(&mut sampler);
-        arrival.group = group as u32;
-        let node = cluster.node_for(&ctx.test, command, arrival.key);
-        dispatch.push_to(group * cluster.len() + node, arrival);
-    }
-    cluster.outstanding[group].set(n as u32);
-    n
+/// A redirect to follow: the request to send again, and the master it goes to.
+pub(crate) struct Resend {
+    /// The request as it goes again: same times, one more redirect, flagged as a retry.
+    pub request: Request,
+    /// Index of the master the redirect points at.
+    pub to: usize,
 }
 
-/// An error reply `message` to `request`, sent on connection `slot`: when it is a
-/// redirect the request is sent again where it points, and `true` is returned. A
-/// redirect to a node outside the map, or past [`MAX_REDIRECTS`], is left to be counted
-/// as an error.
-pub(crate) fn follow(
-    ctx: &Ctx,
-    cluster: &Cluster,
-    slot: usize,
-    request: &Arrival,
-    message: &str,
-    rec: &mut Recorder,
-) -> bool {
-    let Some(redirect) = Redirect::parse(message) else {
-        return false;
-    };
-    let from = slot % cluster.len();
-    let node_record = rec.node(from);
-    if redirect.ask {
-        node_record.ask += 1;
-    } else {
-        node_record.moved += 1;
+impl Cluster {
+    /// An error reply `message` to `request`, sent on connection `slot`: when it is a
+    /// redirect it is counted (per node, per command) and a `MOVED` updates the slot map.
+    /// Returns what to send where, or `None` for an error to count as such: not a
+    /// redirect, one to a node outside the map, or one past [`MAX_REDIRECTS`].
+    pub(crate) fn follow(
+        &self,
+        slot: usize,
+        request: &Request,
+        message: &str,
+        rec: &mut Recorder,
+    ) -> Option<Resend> {
+        let redirect = Redirect::parse(message)?;
+        let node_record = rec.node(slot % self.len());
+        if redirect.ask {
+            node_record.ask += 1;
+        } else {
+            node_record.moved += 1;
+        }
+        rec.commands[request.command as usize].redirects += 1;
+        let to = self.nodes.iter().position(|n| *n == redirect.to)?;
+        if !redirect.ask {
+            self.owner.borrow_mut()[usize::from(redirect.slot)] = to as u16;
+        }
+        if request.redirects >= MAX_REDIRECTS {
+            return None;
+        }
+        let request = Request {
+            redirects: request.redirects + 1,
+            ask_first: redirect.ask,
+            retry: true,
+            ..*request
+        };
+        Some(Resend { request, to })
     }
-    rec.commands[request.command as usize].redirects += 1;
-    let Some(to) = cluster.nodes.iter().position(|n| *n == redirect.to) else {
-        return false;
-    };
-    if !redirect.ask {
-        cluster.owner.borrow_mut()[usize::from(redirect.slot)] = to as u16;
-    }
-    if request.redirects >= MAX_REDIRECTS {
-        return false;
-    }
-    let retry = Arrival {
-        redirects: request.redirects + 1,
-        asking: redirect.ask,
-        retry: true,
-        ..*request
-    };
-    let mut dispatch = ctx.dispatch.borrow_mut();
-    if matches!(ctx.plan.mode, Mode::Closed { .. }) {
-        dispatch.push_to(request.group as usize * cluster.len() + to, retry);
-    } else if !dispatch.offer(retry, to, rec) && request.measured {
-        // No room anywhere: counted as not sent by `offer`, so it is no longer in flight.
-        ctx.in_flight.set(ctx.in_flight.get() - 1);
-    }
-    true
 }

@@ -1,6 +1,7 @@
 //! One generator thread: a current-thread tokio runtime running its connections'
-//! loops, the open-loop scheduler, and the interval tick; and the gate that starts
-//! every thread at the same instant.
+//! loops, the open-loop scheduler and the interval tick over one shared [`Ctx`]; the
+//! gate that starts every thread at the same instant; and what the thread reports when
+//! it ends.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -10,17 +11,21 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
+use super::conn::connection_loop;
+use super::ctx::{Ctx, Dial, ThreadPlan};
 use super::dispatch::Dispatch;
+use super::outcome::{DriveError, Interval, SendCounts, ThreadCpu, ThreadOutcome};
 use super::plan::{Mode, Stop};
 use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
-use super::{DriveError, Interval, Shared, ThreadCpu, ThreadPlan};
-use crate::net::{Connection, Endpoint, Handshake};
+use super::scheduler::scheduler_loop;
+use super::shared::Shared;
+use crate::net::Connection;
 use crate::record::Recorder;
-use crate::resp::Limits;
 use crate::workload::{Sampler, Test};
 
-/// How long in-flight requests may still be answered after the schedule ends, when no `--timeout` is set.
+/// How long in-flight requests may still be answered after the schedule ends, when no
+/// `--timeout` is set.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// How long in-flight requests may still be answered after Ctrl+C.
 const CANCEL_GRACE: Duration = Duration::from_millis(250);
@@ -30,7 +35,8 @@ const SEND_WINDOW_MIN: Duration = Duration::from_millis(10);
 /// Sends a window should hold on average for the counts to be informative.
 const SEND_WINDOW_MEAN: f64 = 20.0;
 
-/// Starts every thread at once: each reports whether it connected; the caller opens the gate.
+/// Starts every thread at once: each reports whether it connected; the caller opens the
+/// gate.
 pub(crate) struct StartGate {
     state: Mutex<GateState>,
     changed: Condvar,
@@ -94,168 +100,12 @@ impl StartGate {
     }
 }
 
-/// What one thread measured.
-#[derive(Debug, Default)]
-pub(crate) struct ThreadOutcome {
-    pub in_flight_at_end: u64,
-    pub measured: Duration,
-    pub last_send_after_measure: Duration,
-    pub last_reply_after_measure: Duration,
-    pub cpu: ThreadCpu,
-    pub send_counts: SendCounts,
-}
-
-/// Measured sends of one thread counted per fixed window (open loop), preallocated for
-/// the whole run so counting allocates nothing.
-#[derive(Debug, Default, Clone)]
-pub struct SendCounts {
-    /// Window length.
-    pub window: Duration,
-    /// Sends written in each window from the end of warm-up.
-    pub counts: Vec<u32>,
-}
-
-/// State shared by the tasks of one thread (single-threaded: `Cell`/`RefCell`, no locks).
-pub(crate) struct Ctx {
-    pub plan: ThreadPlan,
-    pub test: Test,
-    pub shared: Arc<Shared>,
-    pub endpoint: Endpoint,
-    pub handshake: Handshake,
-    pub connect_timeout: Duration,
-    pub limits: Limits,
-    /// The run's start: every intended time is `start + offset`.
-    pub start: Instant,
-    /// Requests intended before this are warm-up: sent, not recorded.
-    pub measure_from: Instant,
-    /// No request is started at or after this.
-    pub end: Option<Instant>,
-    /// The current interval's records.
-    pub rec: RefCell<Recorder>,
-    /// Every per-request random choice (command, key, value).
-    pub sampler: RefCell<Sampler>,
-    /// Open loop: this thread's schedule (taken by [`super::dispatch::hand_out`]).
-    pub schedule: RefCell<Option<Schedule>>,
-    /// Open loop: when the schedule's next arrival is due; `None` once it has ended.
-    pub next_due: Cell<Option<Instant>>,
-    /// Open-loop hand-off from the scheduler to connections.
-    pub dispatch: RefCell<Dispatch>,
-    /// One wake-up per connection, for new work.
-    pub wake: Vec<Rc<Notify>>,
-    /// Scratch list of connections to wake (kept to reuse its memory).
-    pub woken: RefCell<Vec<usize>>,
-    /// Measured requests written and not yet answered.
-    pub in_flight: Cell<u64>,
-    /// When the last reply arrived.
-    pub last_reply: Cell<Instant>,
-    /// When the last measured request was written.
-    pub last_send: Cell<Instant>,
-    /// No new requests will be started.
-    pub sending_done: Cell<bool>,
-    /// Connection loops still running.
-    pub live: Cell<usize>,
-    /// Signalled when a connection loop ends.
-    pub finished: Notify,
-    /// Against a cluster: routing state; connection `slot` goes to master `slot % nodes`.
-    pub cluster: Option<Cluster>,
-    /// Work done and idle spinning, for the CPU self-check.
-    pub spin: SpinMeter,
-    /// Measured sends per window (open loop), for the Poisson check.
-    pub send_counts: RefCell<SendCounts>,
-}
-
-impl Ctx {
-    /// Requests one connection may have outstanding.
-    pub fn capacity(&self) -> usize {
-        match &self.plan.mode {
-            Mode::Closed {
-                workers: Some(w), ..
-            } => super::batch::most_workers_on_one(self.plan.all_connections, w.count),
-            Mode::Closed { pipeline, .. } => *pipeline as usize,
-            Mode::Open { max_inflight, .. } => *max_inflight,
-        }
-    }
-
-    /// Where connection `slot` connects (its master, against a cluster).
-    pub fn endpoint_of(&self, slot: usize) -> &Endpoint {
-        match &self.cluster {
-            Some(cluster) => &cluster.endpoints[slot % cluster.len()],
-            None => &self.endpoint,
-        }
-    }
-
-    /// Whether requests reach connections through [`Dispatch`] (open loop, or any loop
-    /// against a cluster) rather than being claimed by the connection itself.
-    pub fn routed(&self) -> bool {
-        self.cluster.is_some() || matches!(self.plan.mode, Mode::Open { .. })
-    }
-
-    /// Against a cluster, after the last request in flight ended with nothing left to
-    /// send: wakes every connection so idle ones see the run is over.
-    pub fn wake_all_if_done(&self) {
-        if self.cluster.is_some() && self.sending_done.get() && self.in_flight.get() == 0 {
-            for w in &self.wake {
-                w.notify_one();
-            }
-        }
-    }
-
-    /// The batch of local connection `slot` when requests come from `--workers`.
-    pub fn batch(&self, slot: usize) -> Option<super::batch::Batch> {
-        let workers = self.plan.mode.workers()?;
-        let connection = self.plan.index + slot * self.plan.threads;
-        Some(super::batch::Batch::new(
-            super::batch::workers_on(connection, self.plan.all_connections, workers.count),
-            workers,
-        ))
-    }
-
-    /// Closed loop: claims up to `want` requests; 0 when the run is over.
-    pub fn claim(&self, want: usize) -> usize {
-        self.claim_with(want, Instant::now)
-    }
-
-    /// [`Ctx::claim`] for a caller that has just read the clock (`now`).
-    pub fn claim_at(&self, want: usize, now: Instant) -> usize {
-        self.claim_with(want, || now)
-    }
-
-    fn claim_with(&self, want: usize, now: impl FnOnce() -> Instant) -> usize {
-        // The clock is read only when the run has an end time: with -n it would be one
-        // more clock read per batch for nothing.
-        if self.shared.cancel.is_cancelled() || self.end.is_some_and(|end| now() >= end) {
-            self.sending_done.set(true);
-            return 0;
-        }
-        let want = want as u64;
-        let taken = self.shared.remaining.fetch_update(
-            std::sync::atomic::Ordering::Relaxed,
-            std::sync::atomic::Ordering::Relaxed,
-            |left| (left > 0).then(|| left - left.min(want)),
-        );
-        match taken {
-            Ok(left) => left.min(want) as usize,
-            Err(_) => {
-                self.sending_done.set(true);
-                0
-            }
-        }
-    }
-}
-
 /// Runs one thread's share of the test; blocks until it ends.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the thread's whole inputs, passed once at spawn"
-)]
 pub(crate) fn thread_main(
     plan: ThreadPlan,
     test: &Test,
     sampler: Sampler,
-    endpoint: Endpoint,
-    handshake: Handshake,
-    connect_timeout: Duration,
-    limits: Limits,
+    dial: Dial,
     shared: Arc<Shared>,
     gate: Arc<StartGate>,
     tx: Sender<Interval>,
@@ -268,23 +118,16 @@ pub(crate) fn thread_main(
     let test = test.clone();
     local.block_on(&runtime, async move {
         // Against a cluster each client has a connection to every master: slot k * nodes + n.
-        let endpoints: Vec<Endpoint> = match &plan.cluster {
+        let endpoints: Vec<_> = match &plan.cluster {
             Some(map) => (0..map.nodes.len())
-                .map(|n| map.endpoint(n, &endpoint))
+                .map(|n| map.endpoint(n, &dial.endpoint))
                 .collect(),
-            None => vec![endpoint.clone()],
+            None => vec![dial.endpoint.clone()],
         };
         let mut conns = Vec::with_capacity(plan.connections * endpoints.len());
         let mut failure = None;
         for slot in 0..plan.connections * endpoints.len() {
-            match Connection::open(
-                &endpoints[slot % endpoints.len()],
-                &handshake,
-                connect_timeout,
-                limits,
-            )
-            .await
-            {
+            match dial.open(&endpoints[slot % endpoints.len()]).await {
                 Ok(c) => conns.push(c),
                 Err(e) => {
                     failure = Some(e);
@@ -299,20 +142,7 @@ pub(crate) fn thread_main(
         let Some(start) = start else {
             return Ok(ThreadOutcome::default());
         };
-        Ok(drive_thread(
-            plan,
-            test,
-            sampler,
-            endpoint,
-            handshake,
-            connect_timeout,
-            limits,
-            shared,
-            tx,
-            conns,
-            start,
-        )
-        .await)
+        Ok(drive_thread(plan, test, sampler, dial, shared, tx, conns, start).await)
     })
 }
 
@@ -324,10 +154,7 @@ async fn drive_thread(
     plan: ThreadPlan,
     test: Test,
     sampler: Sampler,
-    endpoint: Endpoint,
-    handshake: Handshake,
-    connect_timeout: Duration,
-    limits: Limits,
+    dial: Dial,
     shared: Arc<Shared>,
     tx: Sender<Interval>,
     conns: Vec<Connection>,
@@ -341,24 +168,14 @@ async fn drive_thread(
     };
     let n_connections = conns.len();
     let n_commands = test.commands.len();
-    let (max_backlog, cap) = match &plan.mode {
-        Mode::Open {
-            max_backlog,
-            max_inflight,
-            ..
-        } => (*max_backlog, *max_inflight),
-        Mode::Closed {
-            workers: Some(w), ..
-        } => (
-            0,
-            super::batch::most_workers_on_one(plan.all_connections, w.count),
-        ),
-        Mode::Closed { pipeline, .. } => (0, *pipeline as usize),
+    let max_backlog = match &plan.mode {
+        Mode::Open { max_backlog, .. } => *max_backlog,
+        Mode::Closed { .. } => 0,
     };
     let cluster = plan
         .cluster
         .as_ref()
-        .map(|map| Cluster::new(map, &endpoint, plan.connections));
+        .map(|map| Cluster::new(map, &dial.endpoint, plan.connections));
     let schedule = match plan.mode {
         Mode::Open {
             rate_per_sec,
@@ -383,7 +200,7 @@ async fn drive_thread(
         dispatch: RefCell::new(Dispatch::new(
             n_connections,
             nodes,
-            cap,
+            plan.capacity(),
             max_backlog,
             !is_open,
         )),
@@ -404,10 +221,7 @@ async fn drive_thread(
         plan,
         test,
         shared,
-        endpoint,
-        handshake,
-        connect_timeout,
-        limits,
+        dial,
         start,
         measure_from,
         end,
@@ -416,10 +230,10 @@ async fn drive_thread(
 
     let tick = tokio::task::spawn_local(tick_loop(ctx.clone(), tx.clone()));
     for (slot, conn) in conns.into_iter().enumerate() {
-        tokio::task::spawn_local(super::conn::connection_loop(ctx.clone(), slot, conn));
+        tokio::task::spawn_local(connection_loop(ctx.clone(), slot, conn));
     }
     if let Mode::Open { pacing, .. } = ctx.plan.mode {
-        tokio::task::spawn_local(super::dispatch::scheduler_loop(ctx.clone(), pacing));
+        tokio::task::spawn_local(scheduler_loop(ctx.clone(), pacing));
     }
 
     // Wait for every connection loop, but not past a hard deadline: a server that never
@@ -449,7 +263,7 @@ async fn drive_thread(
     tick.abort();
     let ended = Instant::now();
 
-    // Arrivals never written are "not sent"; the final partial interval is flushed.
+    // Requests never written are "not sent"; the final partial interval is flushed.
     {
         let mut rec = ctx.rec.borrow_mut();
         ctx.dispatch.borrow_mut().abandon(&mut rec);

@@ -100,7 +100,8 @@ impl ClusterMap {
         self.owner.iter().filter(|&&o| o == UNOWNED).count()
     }
 
-    /// The endpoint of master `node`, reached the way `seed` was (plain TCP or the same TLS settings).
+    /// The endpoint of master `node`, reached the way `seed` was (plain TCP or the same TLS
+    /// settings).
     pub fn endpoint(&self, node: usize, seed: &Endpoint) -> Endpoint {
         let NodeAddr { host, port } = self.nodes[node].clone();
         match seed {
@@ -275,7 +276,8 @@ pub struct Redirect {
 }
 
 impl Redirect {
-    /// Reads `MOVED 3999 127.0.0.1:6381` or `ASK 3999 127.0.0.1:6381`; `None` for any other message.
+    /// Reads `MOVED 3999 127.0.0.1:6381` or `ASK 3999 127.0.0.1:6381`; `None` for any other
+    /// message.
     pub fn parse(message: &str) -> Option<Redirect> {
         let mut words = message.split_ascii_whitespace();
         let ask = match words.next()? {

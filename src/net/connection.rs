@@ -282,8 +282,8 @@ impl Connection {
     /// what the socket takes now (one `send`) and returns `None` when that was all (the
     /// write buffer is then cleared), else how many bytes went, for
     /// [`send_rest`](Self::send_rest). No future: the hot path's write is nearly always
-    /// done at once, and awaiting an async send cost 60-90 instructions per batch of
-    /// state machine around one system call.
+    /// done at once, and an async send would wrap that one system call in a state machine
+    /// polled every batch (see bench/).
     #[inline]
     pub fn try_send(&mut self, prepared: Option<&[u8]>) -> Result<Option<usize>, NetError> {
         debug_assert!(
@@ -345,8 +345,8 @@ impl Connection {
     }
 
     /// [`read_some`](Self::read_some) as a poll function, which the connection loop's own
-    /// poll inlines: awaiting `read_some` there polled a future of its own twice a batch
-    /// (once to wait, once to read), 44 instructions of state machine per batch.
+    /// poll inlines: awaiting `read_some` there would poll a future of its own twice a
+    /// batch, once to wait and once to read (see bench/).
     #[inline(always)]
     pub fn poll_read_some(&mut self, cx: &mut Context<'_>) -> Poll<Result<usize, NetError>> {
         let free = self.rbuf.free_space();
@@ -491,9 +491,9 @@ impl Connection {
 /// `try_io` (so a full socket clears its write readiness, as `try_write` would). The
 /// system call is rustix's own rather than glibc's `send`: tailrate is multi-threaded
 /// (the signal watcher, the generator threads), and in such a process glibc wraps every
-/// `send` in the thread-cancellation bookkeeping of a cancellation point, two atomic
-/// updates of the thread's cancel state and 58 instructions a call, counted with
-/// callgrind, for a cancellation tailrate never uses.
+/// `send` in the thread-cancellation bookkeeping of a cancellation point (two atomic
+/// updates of the thread's cancel state per call; see bench/), for a cancellation
+/// tailrate never uses.
 #[inline]
 fn try_send<S: TryIo>(s: &S, bytes: &[u8]) -> io::Result<usize> {
     s.try_io_as(tokio::io::Interest::WRITABLE, || {

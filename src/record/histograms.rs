@@ -2,6 +2,7 @@
 //! model, which of them a run keeps apart ([`Timing`]), and one set per command.
 
 use std::sync::LazyLock;
+use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
@@ -197,4 +198,10 @@ impl Histograms {
             }
         }
     }
+}
+
+/// Nanoseconds in a duration, saturating (a u64 of nanoseconds lasts 584 years).
+#[inline]
+pub fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }

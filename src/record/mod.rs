@@ -8,10 +8,8 @@
 
 mod histograms;
 mod recorder;
-mod reply;
 
 pub use histograms::{
-    HIGHEST_NS, Histograms, LOWEST_NS, Metric, SIGNIFICANT_DIGITS, Timing, new_histogram,
+    HIGHEST_NS, Histograms, LOWEST_NS, Metric, SIGNIFICANT_DIGITS, Timing, nanos, new_histogram,
 };
 pub use recorder::{CommandRecord, NodeRecord, Recorder, ReplyTimes};
-pub use reply::{ReplyRun, nanos};

@@ -268,11 +268,8 @@ pub struct ReplyTimes {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use std::cell::RefCell;
-    use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::record::ReplyRun;
 
     #[test]
     fn values_beyond_three_seconds_are_kept() {
@@ -337,44 +334,6 @@ mod tests {
     }
 
     #[test]
-    fn a_run_records_each_reply_with_its_own_times() {
-        let t0 = Instant::now();
-        let at = |us: u64| t0 + Duration::from_micros(us);
-        let (rec, expected) = (
-            RefCell::new(Recorder::new(2)),
-            RefCell::new(Recorder::new(2)),
-        );
-        let mut run = ReplyRun::new(at(100), Timing::Open);
-        // Three replies to one batch, one of another command, then one of a later batch.
-        for (command, intended, handled, sent) in [
-            (0, 10, 20, 30),
-            (0, 10, 20, 30),
-            (0, 10, 20, 30),
-            (1, 10, 20, 30),
-            (0, 40, 40, 50),
-        ] {
-            run.add(&rec, command, at(intended), at(handled), at(sent), 1);
-            let times = ReplyTimes {
-                response_ns: (100 - intended) * 1000,
-                service_ns: Some((100 - sent) * 1000),
-                lag_ns: Some((handled - intended) * 1000),
-                queue_wait_ns: Some((sent - handled) * 1000),
-            };
-            expected.borrow_mut().record_reply(command, &times);
-        }
-        run.flush(&rec);
-        run.flush(&rec);
-        let (rec, expected) = (rec.into_inner(), expected.into_inner());
-        for (a, b) in rec.commands.iter().zip(&expected.commands) {
-            assert_eq!(a.completed, b.completed);
-            for metric in Metric::ALL {
-                assert_eq!(a.hist.get(metric), b.hist.get(metric), "{metric:?}");
-            }
-        }
-        assert_eq!(rec.completed(), 5);
-    }
-
-    #[test]
     fn histograms_are_made_for_the_times_a_run_has_and_on_first_use() {
         let open = Histograms::for_timing(Timing::Open);
         assert!(open.service.is_some() && open.lag.is_some() && open.queue_wait.is_some());
@@ -408,54 +367,5 @@ mod tests {
             "empty histograms added make none"
         );
         assert_eq!(hist.get(Metric::Service).len(), 0);
-    }
-
-    #[test]
-    fn a_closed_loop_run_records_only_the_response_time_and_reports_it_as_service_time() {
-        let t0 = Instant::now();
-        let at = |us: u64| t0 + Duration::from_micros(us);
-        let rec = RefCell::new(Recorder::new(1));
-        let mut run = ReplyRun::new(at(100), Timing::Closed);
-        run.add(&rec, 0, at(40), at(40), at(40), 3);
-        run.flush(&rec);
-        let hist = &rec.borrow().commands[0].hist;
-        assert_eq!(
-            (hist.response.len(), hist.response.max()),
-            (3, hist.response.highest_equivalent(60_000))
-        );
-        for metric in [Metric::Service, Metric::Lag, Metric::QueueWait] {
-            assert!(hist.get(metric).is_empty());
-        }
-        assert!(
-            hist.service.is_none() && hist.lag.is_none() && hist.queue_wait.is_none(),
-            "nothing made for times a closed loop has not"
-        );
-        let of = |metric, timing| hist.of(metric, timing).map(Histogram::len);
-        assert_eq!(
-            of(Metric::Service, Timing::Closed),
-            Some(3),
-            "closed: service is the response histogram"
-        );
-        assert_eq!(
-            (
-                of(Metric::Lag, Timing::Closed),
-                of(Metric::QueueWait, Timing::Closed)
-            ),
-            (None, None)
-        );
-        assert_eq!(
-            (
-                of(Metric::Service, Timing::Workers),
-                of(Metric::QueueWait, Timing::Workers)
-            ),
-            (Some(0), Some(0))
-        );
-        assert_eq!(
-            (
-                of(Metric::Lag, Timing::Workers),
-                of(Metric::Lag, Timing::Open)
-            ),
-            (None, Some(0))
-        );
     }
 }

@@ -209,21 +209,6 @@ pub fn dispersion_z(counts: &[u64]) -> Option<(f64, usize, f64)> {
     Some((z, k, mean))
 }
 
-/// Kolmogorov-Smirnov statistic of `samples` against the exponential with `rate`.
-pub fn ks_exponential(samples: &[f64], rate: f64) -> f64 {
-    let mut sorted: Vec<f64> = samples.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len() as f64;
-    let mut d: f64 = 0.0;
-    for (i, &x) in sorted.iter().enumerate() {
-        let cdf = 1.0 - (-rate * x).exp();
-        let below = i as f64 / n;
-        let above = (i + 1) as f64 / n;
-        d = d.max((cdf - below).abs()).max((above - cdf).abs());
-    }
-    d
-}
-
 /// Most requests a run may lose to error replies and timeouts and still report its
 /// latencies as the server's: past this the percentiles describe the few that succeeded.
 pub const MOST_FAILED_FRACTION: f64 = 0.5;
@@ -331,7 +316,7 @@ mod tests {
     #[test]
     fn ks_rejects_constant_gaps_as_exponential() {
         let samples = vec![100.0; 1000];
-        let d = ks_exponential(&samples, 0.01);
+        let d = crate::drive::schedule::ks_exponential(&samples, 0.01);
         assert!(d > 0.3, "D {d}");
     }
 

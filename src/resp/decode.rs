@@ -166,9 +166,10 @@ impl Framer {
     /// `buf` must start with the bytes given to the previous calls, unchanged.
     #[inline]
     pub fn resume(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<Frame>, DecodeError> {
-        // Most replies are one whole `+`, `:` or `$` scalar: frame those in a few instructions,
-        // inline (the general path took ~120 instructions per reply, a sizeable part of a
-        // pipelined run's user CPU). Anything else, incomplete or invalid goes the general way.
+        // Most replies are one whole `+`, `:` or `$` scalar: frame those inline, by a
+        // shortcut far cheaper than the general path, which would be a sizeable part of a
+        // pipelined run's user CPU (see bench/). Anything else, incomplete or invalid goes
+        // the general way.
         if self.pos == 0
             && self.top_remaining == 1
             && let Some(frame) = common_scalar(buf, limits)
@@ -184,14 +185,14 @@ impl Framer {
     /// would frame, none of it an error. It stops at the first reply the shortcut does not
     /// take (another type, incomplete, invalid, over a limit), for `resume` to frame, and
     /// takes nothing while a reply is half framed. Hand-written for speed: this is the
-    /// per-reply path of a pipelined run, and it keeps no state per reply (`resume` for
-    /// each reply of a `-P 16` batch cost ~85 instructions per reply, the shortcut ~40).
+    /// per-reply path of a pipelined run, and it keeps no state per reply, which makes it
+    /// cheaper than a call of `resume` per reply (see bench/).
     ///
     /// A reply byte for byte like the run's first is taken by comparing the two, not by
     /// framing it again: framing a scalar reads its own bytes and nothing else, so equal
     /// bytes frame equally. Every reply to a fixed request (a `GET` of one key, a `SET`)
     /// is such a copy, and all the copies buffered behind the first are compared in one
-    /// go (~10 instructions a reply at `-P 16`, ~20 one by one).
+    /// go, cheaper than one by one (see bench/).
     #[inline]
     pub fn scalar_run(&self, buf: &[u8], max: usize, limits: &Limits) -> (usize, usize) {
         if self.pos != 0 || self.top_remaining != 1 {
@@ -221,9 +222,8 @@ impl Framer {
                 first = buf.get(..frame.len);
                 // Every whole copy buffered after the first at once: when each byte equals
                 // the one a reply length before it, each reply equals the one before it.
-                // One `memcmp` of the run (~40 instructions for a `-P 16` batch of GET
-                // replies) instead of a compare per reply; on a mismatch the replies are
-                // taken one by one below.
+                // One `memcmp` of the run instead of a compare per reply; on a mismatch the
+                // replies are taken one by one below.
                 // (Most often the buffer holds them all, and no division is needed.)
                 let copies = match max {
                     0..=2 => 0,

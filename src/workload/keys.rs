@@ -300,7 +300,8 @@ mod tests {
             KeyPattern::Gaussian,
         ] {
             for n in [1u64, 2, 7, 50] {
-                // Zipf at s = 1 over 50 keys gives the last key 1/(50 H) = 0.45%: 200k draws reach it.
+                // Zipf at s = 1 over 50 keys gives the last key 1/(50 H) = 0.45%: 200k draws
+                // reach it.
                 let c = counts(&KeyDist::new(pattern, n, 1.0).unwrap(), 200_000, 3);
                 assert!(
                     c.iter().all(|&x| x > 0),

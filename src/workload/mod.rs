@@ -149,9 +149,9 @@ impl Test {
     /// The bytes of `n` requests of a test that sends one fixed request (one command,
     /// nothing drawn per request: `GET key:__rand_int__` without `-r`), as a slice of the
     /// test's prepared copies: a closed-loop batch is written from them as they are,
-    /// without a copy into the connection's buffer (that copy, into lines gone cold since
-    /// the connection's last batch, was 5% of the user time at `-P 16` in `perf`). `None`
-    /// for any other test, and for more than the copies held ([`write_fixed`](Self::write_fixed) then).
+    /// without a copy into the connection's buffer (a copy into cache lines gone cold since
+    /// the connection's last batch; see bench/). `None` for any other test, and for more
+    /// than the copies held ([`write_fixed`](Self::write_fixed) then).
     #[inline]
     pub fn fixed_batch(&self, n: usize) -> Option<&[u8]> {
         let r = self.repeated.as_ref()?;
@@ -178,7 +178,8 @@ impl Test {
         true
     }
 
-    /// Appends one request of command `command` to `buf`, drawing its keys and values from `sampler`.
+    /// Appends one request of command `command` to `buf`, drawing its keys and values from
+    /// `sampler`.
     #[inline]
     pub fn write(&self, command: usize, buf: &mut bytes::BytesMut, sampler: &mut Sampler) {
         self.commands[command].write(

@@ -1,0 +1,186 @@
+//! The per-thread context: what one generator thread's tasks (its connection loops, the
+//! open-loop scheduler, the interval tick) share, and the few operations on it that
+//! several of them need: claiming closed-loop requests and waking connections.
+//!
+//! It sits above the pieces it ties together: the dispatcher, cluster routing, the
+//! batching policy and the schedule do not see it; the code that holds a [`Ctx`] hands
+//! them what they need.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+
+use super::batch;
+use super::dispatch::Dispatch;
+use super::outcome::SendCounts;
+use super::plan::{Mode, Stop};
+use super::route::Cluster;
+use super::schedule::{Schedule, SpinMeter};
+use super::shared::Shared;
+use crate::net::cluster::ClusterMap;
+use crate::net::{Connection, Endpoint, Handshake, NetError};
+use crate::record::Recorder;
+use crate::resp::Limits;
+use crate::workload::{Sampler, Test};
+
+/// What one thread needs to know, copied from the plan.
+#[derive(Debug, Clone)]
+pub(crate) struct ThreadPlan {
+    pub index: usize,
+    pub threads: usize,
+    pub connections: usize,
+    /// Connections over every thread (this thread's are `index`, `index + threads`, ...).
+    pub all_connections: usize,
+    pub mode: Mode,
+    pub stop: Stop,
+    pub warmup: Duration,
+    pub interval: Duration,
+    pub timeout: Option<Duration>,
+    pub reconnect_each_request: bool,
+    pub exit_on_error: bool,
+    pub batch_latency: bool,
+    pub seed: u64,
+    /// Against a cluster: its layout at the start.
+    pub cluster: Option<Arc<ClusterMap>>,
+}
+
+impl ThreadPlan {
+    /// Requests one connection may have outstanding.
+    pub(crate) fn capacity(&self) -> usize {
+        match &self.mode {
+            Mode::Closed {
+                workers: Some(w), ..
+            } => batch::most_workers_on_one(self.all_connections, w.count),
+            Mode::Closed { pipeline, .. } => *pipeline as usize,
+            Mode::Open { max_inflight, .. } => *max_inflight,
+        }
+    }
+}
+
+/// How this thread opens a connection: the same at the start and on every reconnect.
+#[derive(Debug, Clone)]
+pub(crate) struct Dial {
+    /// The server, or against a cluster the node the layout was read from.
+    pub endpoint: Endpoint,
+    pub handshake: Handshake,
+    pub connect_timeout: Duration,
+    pub limits: Limits,
+}
+
+impl Dial {
+    /// Opens a connection to `endpoint` and runs the handshake.
+    pub(crate) async fn open(&self, endpoint: &Endpoint) -> Result<Connection, NetError> {
+        Connection::open(endpoint, &self.handshake, self.connect_timeout, self.limits).await
+    }
+}
+
+/// State shared by the tasks of one thread (single-threaded: `Cell`/`RefCell`, no locks).
+pub(crate) struct Ctx {
+    pub plan: ThreadPlan,
+    pub test: Test,
+    pub shared: Arc<Shared>,
+    pub dial: Dial,
+    /// The run's start: every intended time is `start + offset`.
+    pub start: Instant,
+    /// Requests intended before this are warm-up: sent, not recorded.
+    pub measure_from: Instant,
+    /// No request is started at or after this.
+    pub end: Option<Instant>,
+    /// The current interval's records.
+    pub rec: RefCell<Recorder>,
+    /// Every per-request random choice (command, key, value).
+    pub sampler: RefCell<Sampler>,
+    /// Open loop: this thread's schedule (taken by the scheduler's hand-out).
+    pub schedule: RefCell<Option<Schedule>>,
+    /// Open loop: when the schedule's next request is due; `None` once it has ended.
+    pub next_due: Cell<Option<Instant>>,
+    /// Hand-off of requests to connections (open loop, or any loop against a cluster).
+    pub dispatch: RefCell<Dispatch>,
+    /// One wake-up per connection, for new work.
+    pub wake: Vec<Rc<Notify>>,
+    /// Scratch list of connections to wake (kept to reuse its memory).
+    pub woken: RefCell<Vec<usize>>,
+    /// Measured requests written and not yet answered.
+    pub in_flight: Cell<u64>,
+    /// When the last reply arrived.
+    pub last_reply: Cell<Instant>,
+    /// When the last measured request was written.
+    pub last_send: Cell<Instant>,
+    /// No new requests will be started.
+    pub sending_done: Cell<bool>,
+    /// Connection loops still running.
+    pub live: Cell<usize>,
+    /// Signalled when a connection loop ends.
+    pub finished: Notify,
+    /// Against a cluster: routing state; connection `slot` goes to master `slot % nodes`.
+    pub cluster: Option<Cluster>,
+    /// Work done and idle spinning, for the CPU self-check.
+    pub spin: SpinMeter,
+    /// Measured sends per window (open loop), for the Poisson check.
+    pub send_counts: RefCell<SendCounts>,
+}
+
+impl Ctx {
+    /// Where connection `slot` connects (its master, against a cluster).
+    pub(crate) fn endpoint_of(&self, slot: usize) -> &Endpoint {
+        match &self.cluster {
+            Some(cluster) => &cluster.endpoints[slot % cluster.len()],
+            None => &self.dial.endpoint,
+        }
+    }
+
+    /// Wakes the connections the dispatcher gave work since the last call.
+    pub(crate) fn wake_given(&self) {
+        let mut woken = std::mem::take(&mut *self.woken.borrow_mut());
+        self.dispatch.borrow_mut().take_wakes(&mut woken);
+        for &s in &woken {
+            self.wake[s].notify_one();
+        }
+        *self.woken.borrow_mut() = woken;
+    }
+
+    /// Against a cluster, after the last request in flight ended with nothing left to
+    /// send: wakes every connection so idle ones see the run is over.
+    pub(crate) fn wake_all_if_done(&self) {
+        if self.cluster.is_some() && self.sending_done.get() && self.in_flight.get() == 0 {
+            for w in &self.wake {
+                w.notify_one();
+            }
+        }
+    }
+
+    /// Closed loop: claims up to `want` requests; 0 when the run is over.
+    pub(crate) fn claim(&self, want: usize) -> usize {
+        self.claim_with(want, Instant::now)
+    }
+
+    /// [`Ctx::claim`] for a caller that has just read the clock (`now`).
+    pub(crate) fn claim_at(&self, want: usize, now: Instant) -> usize {
+        self.claim_with(want, || now)
+    }
+
+    fn claim_with(&self, want: usize, now: impl FnOnce() -> Instant) -> usize {
+        // The clock is read only when the run has an end time: with -n it would be one
+        // more clock read per batch for nothing.
+        if self.shared.cancel.is_cancelled() || self.end.is_some_and(|end| now() >= end) {
+            self.sending_done.set(true);
+            return 0;
+        }
+        let want = want as u64;
+        let taken = self.shared.remaining.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |left| (left > 0).then(|| left - left.min(want)),
+        );
+        match taken {
+            Ok(left) => left.min(want) as usize,
+            Err(_) => {
+                self.sending_done.set(true);
+                0
+            }
+        }
+    }
+}

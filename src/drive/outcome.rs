@@ -1,0 +1,154 @@
+//! What a run hands back: each interval's records as it ends, and, when the run is over,
+//! the merged [`RunOutcome`] with what every thread measured; and the errors that stop a
+//! run before it measures anything.
+
+use std::time::{Duration, SystemTime};
+
+use crate::net::NetError;
+use crate::record::Recorder;
+
+/// One interval's records from one thread.
+#[derive(Debug, Clone)]
+pub struct Interval {
+    /// Thread that recorded it.
+    pub thread: usize,
+    /// Start, as an offset from the run's start.
+    pub start: Duration,
+    /// Length.
+    pub length: Duration,
+    /// What was recorded in it.
+    pub record: Recorder,
+    /// Requests waiting client-side for a connection at the interval's end (open loop).
+    pub backlog: usize,
+}
+
+/// What a run measured, merged over threads.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// Every interval added together.
+    pub record: Recorder,
+    /// Wall-clock time at the start (for logs).
+    pub started_at: SystemTime,
+    /// Measured window: closed loop from start to the last reply; open loop from the end
+    /// of warm-up to the end of the schedule.
+    pub measured: Duration,
+    /// Requests written but not answered when the run ended.
+    pub in_flight_at_end: u64,
+    /// Achieved send rate over the measured window (requests written per second).
+    pub achieved_rate_per_sec: f64,
+    /// Successful replies per second: over the measured window in closed loop; in open
+    /// loop over the window stretched to the last send or reply, whichever came later.
+    pub throughput_per_sec: f64,
+    /// Measured sends per window, per thread (open loop; the Poisson check).
+    pub send_counts: Vec<SendCounts>,
+    /// CPU seconds each generator thread used, against its wall time.
+    pub thread_cpu: Vec<ThreadCpu>,
+    /// The run ended because of this (exit-on-error, a connection given up, Ctrl+C).
+    pub stopped_early: Option<String>,
+}
+
+/// CPU used by one generator thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ThreadCpu {
+    /// User plus system CPU seconds.
+    pub cpu_secs: f64,
+    /// Of those, seconds spent spinning while nothing else had work (spin pacing).
+    pub idle_spin_secs: f64,
+    /// Wall seconds the thread ran the workload.
+    pub wall_secs: f64,
+}
+
+/// Errors that stop a run before it measures anything.
+#[derive(Debug, thiserror::Error)]
+pub enum DriveError {
+    /// A connection could not be opened at the start.
+    #[error(transparent)]
+    Connect(#[from] NetError),
+    /// The tokio runtime or a thread could not start.
+    #[error("could not start generator thread: {0}")]
+    Runtime(std::io::Error),
+}
+
+impl RunOutcome {
+    /// What the threads measured, with `record` the sum of every interval they sent;
+    /// `open_loop` says which window the rates are over.
+    pub(crate) fn merge(
+        outcomes: Vec<ThreadOutcome>,
+        record: Recorder,
+        open_loop: bool,
+        started_at: SystemTime,
+        stopped_early: Option<String>,
+    ) -> RunOutcome {
+        let mut in_flight_at_end = 0;
+        let mut measured = Duration::ZERO;
+        let mut last_send = Duration::ZERO;
+        let mut last_reply = Duration::ZERO;
+        let mut thread_cpu = Vec::new();
+        let mut send_counts = Vec::new();
+        for o in outcomes {
+            in_flight_at_end += o.in_flight_at_end;
+            measured = measured.max(o.measured);
+            last_send = last_send.max(o.last_send_after_measure);
+            last_reply = last_reply.max(o.last_reply_after_measure);
+            thread_cpu.push(o.cpu);
+            send_counts.push(o.send_counts);
+        }
+        let total_sent: u64 = record.commands.iter().map(|c| c.sent).sum();
+        // A generator that falls behind sends its last request late: stretch the window to
+        // the last send so the achieved rate shows it.
+        let window = if open_loop {
+            measured.max(last_send)
+        } else {
+            measured
+        };
+        let achieved_rate_per_sec = if window.is_zero() {
+            0.0
+        } else {
+            total_sent as f64 / window.as_secs_f64()
+        };
+        // Replies that arrive after the schedule ended still count, over the time they took.
+        let reply_window = if open_loop {
+            window.max(last_reply)
+        } else {
+            measured
+        };
+        let completed: u64 = record.commands.iter().map(|c| c.completed).sum();
+        let throughput_per_sec = if reply_window.is_zero() {
+            0.0
+        } else {
+            completed as f64 / reply_window.as_secs_f64()
+        };
+        RunOutcome {
+            record,
+            started_at,
+            measured,
+            in_flight_at_end,
+            achieved_rate_per_sec,
+            throughput_per_sec,
+            send_counts,
+            thread_cpu,
+            stopped_early,
+        }
+    }
+}
+
+/// What one thread measured.
+#[derive(Debug, Default)]
+pub(crate) struct ThreadOutcome {
+    pub in_flight_at_end: u64,
+    pub measured: Duration,
+    pub last_send_after_measure: Duration,
+    pub last_reply_after_measure: Duration,
+    pub cpu: ThreadCpu,
+    pub send_counts: SendCounts,
+}
+
+/// Measured sends of one thread counted per fixed window (open loop), preallocated for
+/// the whole run so counting allocates nothing.
+#[derive(Debug, Default, Clone)]
+pub struct SendCounts {
+    /// Window length.
+    pub window: Duration,
+    /// Sends written in each window from the end of warm-up.
+    pub counts: Vec<u32>,
+}

@@ -1,0 +1,261 @@
+//! What a connection does with what comes back: takes every whole reply from its read
+//! buffer and records it against its request (in order, oldest first), follows cluster
+//! redirects, and ends every request in flight when the connection fails or times out.
+//! The times are turned into durations by `request::reply_times` only.
+
+use std::hint::cold_path;
+use std::time::Instant;
+
+use super::ctx::Ctx;
+use super::inflight::InFlightQueue;
+use super::plan::Mode;
+use super::request::{InFlight, ReplyBurst, reply_times};
+use super::route::{Cluster, Resend};
+use crate::net::{Connection, Incoming, NetError};
+use crate::record::{Recorder, Timing};
+
+/// Replies held back by `--batch-latency`: (command, sent, received, how many).
+pub(crate) type Deferred = (u16, Instant, Instant, u32);
+
+/// Takes every whole reply from the read buffer and records it against its request, with
+/// the times a run of `timing` records. Returns how many requests were answered, and
+/// whether the bytes could be trusted.
+pub(crate) fn take_replies(
+    ctx: &Ctx,
+    slot: usize,
+    c: &mut Connection,
+    fifo: &mut InFlightQueue,
+    deferred: &mut Vec<Deferred>,
+    received: Instant,
+    timing: Timing,
+) -> (usize, Result<(), NetError>) {
+    let mut answered = 0usize;
+    let mut burst = ReplyBurst::new(received, timing);
+    let result = (|| {
+        loop {
+            // Plain replies (not errors, not pushes) in bulk: the common case, and cheaper
+            // per reply than going through `next_reply`.
+            let plain = c.take_plain_replies(fifo.len());
+            fifo.take_front(plain, |f, count| {
+                // The reply to ASKING: the request after it tells how the redirect went.
+                if !f.is_asking {
+                    answered += count as usize;
+                    complete(ctx, slot, f, count, Incoming::Ok, deferred, &mut burst);
+                }
+            });
+            let Some(incoming) = c.next_reply()? else {
+                break;
+            };
+            // An error reply, a push, or a reply nobody asked for: plain replies went above.
+            cold_path();
+            if incoming == Incoming::Push {
+                continue;
+            }
+            let Some(f) = fifo.pop_front() else {
+                return Err(c.unsolicited());
+            };
+            if f.is_asking {
+                // The reply to ASKING: the request after it tells how the redirect went.
+                continue;
+            }
+            answered += 1;
+            complete(ctx, slot, &f, 1, incoming, deferred, &mut burst);
+        }
+        Ok(())
+    })();
+    burst.flush(&ctx.rec);
+    if answered > 0 {
+        ctx.last_reply.set(received);
+    }
+    // Replies are held back only with --batch-latency: checked here, so other runs make
+    // no call.
+    if fifo.is_empty() && !deferred.is_empty() {
+        flush_deferred(ctx, deferred, received);
+    }
+    (answered, result)
+}
+
+/// Records every held-back reply, each timed from its send to `until` (the batch's last
+/// reply). Plain closed loop only: the response time is all there is.
+pub(crate) fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Instant) {
+    let mut rec = ctx.rec.borrow_mut();
+    for (command, sent, _, count) in deferred.drain(..) {
+        let times = reply_times(Timing::Closed, sent, sent, sent, until);
+        rec.record_replies(usize::from(command), &times, count.into());
+    }
+}
+
+/// Records `count` answered requests alike (a success into `burst`, recorded when the
+/// burst ends), or sends one again where a cluster redirect points (an error reply is
+/// always one request). Always inlined: once per burst of replies, and the bulk path's
+/// `Incoming::Ok` then folds away. What only a cluster, an error reply or
+/// `--batch-latency` needs is kept out of line, off the per-batch path.
+#[inline(always)]
+fn complete(
+    ctx: &Ctx,
+    slot: usize,
+    f: &InFlight,
+    count: u32,
+    incoming: Incoming,
+    deferred: &mut Vec<Deferred>,
+    burst: &mut ReplyBurst,
+) {
+    let req = &f.req;
+    if let Some(cluster) = &ctx.cluster
+        && complete_on_cluster(ctx, cluster, slot, f, count, &incoming, burst.received())
+    {
+        return;
+    }
+    if !req.measured {
+        cold_path();
+        return;
+    }
+    ctx.in_flight.set(ctx.in_flight.get() - u64::from(count));
+    ctx.wake_all_if_done();
+    match incoming {
+        Incoming::Error { kind, message } => count_error(ctx, req.command, count, &kind, &message),
+        Incoming::Ok | Incoming::Push => {
+            if ctx.plan.batch_latency {
+                cold_path();
+                deferred.push((req.command, f.sent, burst.received(), count));
+                return;
+            }
+            burst.add(&ctx.rec, f, count);
+        }
+    }
+}
+
+/// Against a cluster: follows a `MOVED` or `ASK` redirect (true: the request was sent
+/// again and is not answered yet), or counts the reply against its node and its client's
+/// batch.
+#[cold]
+#[inline(never)]
+fn complete_on_cluster(
+    ctx: &Ctx,
+    cluster: &Cluster,
+    slot: usize,
+    f: &InFlight,
+    count: u32,
+    incoming: &Incoming,
+    received: Instant,
+) -> bool {
+    let req = &f.req;
+    let mut rec = ctx.rec.borrow_mut();
+    if let Incoming::Error { kind, message } = incoming
+        && (kind == "MOVED" || kind == "ASK")
+        && let Some(resend) = cluster.follow(slot, req, message, &mut rec)
+    {
+        send_again(ctx, cluster, resend, &mut rec);
+        return true;
+    }
+    if !matches!(ctx.plan.mode, Mode::Open { .. }) {
+        batch_members_done(ctx, cluster, req.group as usize, count);
+    }
+    if req.measured {
+        let node = rec.node(slot % cluster.len());
+        match incoming {
+            Incoming::Error { .. } => node.errors += u64::from(count),
+            Incoming::Ok | Incoming::Push => {
+                node.completed += u64::from(count);
+                let times = reply_times(
+                    ctx.plan.mode.timing(),
+                    req.intended,
+                    req.handled,
+                    f.sent,
+                    received,
+                );
+                node.response
+                    .saturating_record_n(times.response_ns.max(1), count.into());
+            }
+        }
+    }
+    false
+}
+
+/// Hands a redirected request to a connection of the master it was sent to: in closed
+/// loop its client's, in open loop any with room, else the backlog.
+fn send_again(ctx: &Ctx, cluster: &Cluster, resend: Resend, rec: &mut Recorder) {
+    let Resend { request, to } = resend;
+    let mut dispatch = ctx.dispatch.borrow_mut();
+    if matches!(ctx.plan.mode, Mode::Closed { .. }) {
+        dispatch.push_to(request.group as usize * cluster.len() + to, request);
+    } else if !dispatch.offer(request, to, rec) && request.measured {
+        // No room anywhere: counted as not sent by `offer`, so it is no longer in flight.
+        ctx.in_flight.set(ctx.in_flight.get() - 1);
+    }
+}
+
+/// An error reply to a request of `command`, counted by its kind; with `-e` it ends the
+/// run.
+#[cold]
+#[inline(never)]
+fn count_error(ctx: &Ctx, command: u16, count: u32, kind: &str, message: &str) {
+    ctx.rec.borrow_mut().commands[command as usize].count_error(kind, count.into());
+    if ctx.plan.exit_on_error {
+        ctx.shared
+            .stop(format!("error reply from the server: {message}"));
+    }
+}
+
+/// Closed loop against a cluster: `count` requests of client `group`'s batch ended; the
+/// last wakes the client's first connection, which starts the next batch.
+fn batch_members_done(ctx: &Ctx, cluster: &Cluster, group: usize, count: u32) {
+    let outstanding = &cluster.outstanding[group];
+    outstanding.set(outstanding.get().saturating_sub(count));
+    if outstanding.get() == 0 {
+        ctx.wake[group * cluster.len()].notify_one();
+    }
+}
+
+/// The connection failed: every request in flight on it ends as an error of `e`'s kind.
+///
+/// A protocol error (bytes that are not RESP, a reply over the limits, a reply nobody
+/// asked for, a push on a RESP2 connection) also ends the run, with `e` as the reason:
+/// the byte stream cannot be trusted, so later numbers would be suspect, and when no
+/// request was in flight the reason is the only trace of the fault. Closes and resets
+/// do not end it: a killed or restarted connection is a fault the open loop measures.
+pub(crate) fn fail(ctx: &Ctx, slot: usize, fifo: &mut InFlightQueue, e: &NetError) {
+    if matches!(e, NetError::Protocol { .. } | NetError::Unsolicited { .. }) {
+        ctx.shared.stop(e.to_string());
+    }
+    end_in_flight(ctx, slot, fifo, e.kind(), false);
+}
+
+/// The connection failed or timed out: every request in flight on it ends as `kind`
+/// (or as a timeout), and the slot takes no work until it reconnects.
+pub(crate) fn end_in_flight(
+    ctx: &Ctx,
+    slot: usize,
+    fifo: &mut InFlightQueue,
+    kind: &str,
+    timeout: bool,
+) {
+    let mut rec = ctx.rec.borrow_mut();
+    fifo.drain(|f, count| {
+        let req = f.req;
+        if f.is_asking {
+            return;
+        }
+        if let Some(cluster) = &ctx.cluster {
+            if !matches!(ctx.plan.mode, Mode::Open { .. }) {
+                batch_members_done(ctx, cluster, req.group as usize, count);
+            }
+            if req.measured {
+                rec.node(slot % cluster.len()).errors += u64::from(count);
+            }
+        }
+        if !req.measured {
+            return;
+        }
+        ctx.in_flight.set(ctx.in_flight.get() - u64::from(count));
+        let record = &mut rec.commands[req.command as usize];
+        if timeout {
+            record.timeouts += u64::from(count);
+        } else {
+            record.count_error(kind, count.into());
+        }
+    });
+    drop(rec);
+    ctx.dispatch.borrow_mut().slot_down(slot);
+    ctx.wake_all_if_done();
+}

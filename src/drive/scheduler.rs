@@ -1,0 +1,86 @@
+//! The open-loop scheduler of one thread: turns the schedule's due offsets into requests
+//! with computed intended times and offers them to the dispatcher, one batch per
+//! wake-up. Intended times come from the schedule only (`start + offset`); the one clock
+//! read per wake-up is each request's handled time.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use super::ctx::Ctx;
+use super::request::Request;
+use super::schedule::{Pacing, wait_until};
+
+/// Hands every request of the schedule that is due by `now` to a connection (or the
+/// backlog), as one batch taken at `now`: each one's lag is `now - intended`, and its
+/// latency still counts from `intended`. The scheduler calls it when it wakes; so does a
+/// connection that has just read the clock for a reply, so that on a busy thread due
+/// requests are taken between any two tasks rather than only when the scheduler's turn
+/// comes round (which, with many connections ready, can be tens of microseconds).
+pub(crate) fn hand_out(ctx: &Ctx, now: Instant) {
+    let mut schedule = ctx.schedule.borrow_mut();
+    let (Some(schedule), Some(end)) = (schedule.as_mut(), ctx.end) else {
+        return;
+    };
+    if ctx.shared.cancel.is_cancelled() {
+        ctx.next_due.set(None);
+        return;
+    }
+    let mut dispatch = ctx.dispatch.borrow_mut();
+    let mut rec = ctx.rec.borrow_mut();
+    let mut sampler = ctx.sampler.borrow_mut();
+    dispatch.begin_batch();
+    loop {
+        let intended = ctx.start + schedule.peek();
+        if intended >= end {
+            ctx.next_due.set(None);
+            break;
+        }
+        if intended > now {
+            ctx.next_due.set(Some(intended));
+            break;
+        }
+        schedule.advance();
+        let measured = intended >= ctx.measure_from;
+        let command = ctx.test.pick(&mut sampler);
+        if measured {
+            rec.commands[command].intended += 1;
+        }
+        let mut request = Request::new(intended, now, command as u16, measured);
+        let node = match &ctx.cluster {
+            Some(cluster) => {
+                request.key = ctx.test.draw_key(&mut sampler);
+                cluster.node_for(&ctx.test, command, request.key)
+            }
+            None => 0,
+        };
+        dispatch.offer(request, node, &mut rec);
+    }
+}
+
+/// Whether a request is due by `now` (a connection's check after each read: one compare).
+#[inline]
+pub(crate) fn due(ctx: &Ctx, now: Instant) -> bool {
+    ctx.next_due.get().is_some_and(|next| next <= now)
+}
+
+/// The open-loop scheduler of one thread: waits for the next intended time (as
+/// `pacing` says), hands out every due request in one batch, and wakes the connections
+/// that got work. Intended times come from the schedule only.
+pub(crate) async fn scheduler_loop(ctx: Rc<Ctx>, pacing: Pacing) {
+    let mut wakes = Vec::with_capacity(ctx.wake.len());
+    while let Some(next) = ctx.next_due.get() {
+        if ctx.shared.cancel.is_cancelled() {
+            break;
+        }
+        wait_until(next, pacing, &ctx.spin).await;
+        hand_out(&ctx, Instant::now());
+        ctx.dispatch.borrow_mut().take_wakes(&mut wakes);
+        for &slot in &wakes {
+            ctx.wake[slot].notify_one();
+        }
+    }
+    ctx.sending_done.set(true);
+    for wake in &ctx.wake {
+        wake.notify_one();
+    }
+}

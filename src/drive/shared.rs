@@ -1,0 +1,119 @@
+//! What every thread of one run shares: the request to stop, the count of closed-loop
+//! requests left to claim, the rate cap's limiter, and spare interval recorders.
+//! Everything here is `Sync`; what one thread's tasks share lives in `ctx`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::plan::{Mode, Plan, Stop};
+use crate::record::Recorder;
+
+/// A request to stop, shared by whoever may ask (Ctrl+C, an error reply) and the run.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// A new, untriggered cancel flag.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Asks the run to stop; what was measured is kept.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    /// Whether stopping was asked.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// State shared by every thread of one run.
+pub(crate) struct Shared {
+    /// Closed loop with `-n`: requests not yet claimed.
+    pub remaining: AtomicU64,
+    /// Set by Ctrl+C, exit-on-error, or a fatal connection failure.
+    pub cancel: Cancel,
+    /// Why the run stopped early, first reason wins.
+    pub stop_reason: std::sync::Mutex<Option<String>>,
+    /// Closed loop held to a rate: every batch waits for this limiter first.
+    pub limiter: Option<governor::DefaultDirectRateLimiter>,
+    /// Emptied interval recorders, handed back for the threads' next intervals.
+    pub spares: std::sync::Mutex<Vec<Recorder>>,
+}
+
+impl Shared {
+    /// The shared state of a run of `plan`, stopped by `cancel`.
+    pub(crate) fn new(plan: &Plan, cancel: &Cancel) -> Self {
+        Shared {
+            remaining: AtomicU64::new(match plan.stop {
+                Stop::Requests(n) => n,
+                Stop::After(_) => u64::MAX,
+            }),
+            cancel: cancel.clone(),
+            stop_reason: std::sync::Mutex::new(None),
+            limiter: match plan.mode {
+                Mode::Closed {
+                    pipeline,
+                    rate_cap_per_sec: Some(rate),
+                    ..
+                } if rate > 0.0 => {
+                    // tokio's timer wakes on a 1 ms wheel: let 2 ms of tokens gather so the
+                    // connections woken together at a tick can go together; the average holds.
+                    let burst = (rate * 0.002)
+                        .ceil()
+                        .max(f64::from(pipeline.max(1)))
+                        .min(f64::from(u32::MAX)) as u32;
+                    let burst =
+                        std::num::NonZeroU32::new(burst).unwrap_or(std::num::NonZeroU32::MIN);
+                    governor::Quota::with_period(Duration::from_secs_f64(1.0 / rate))
+                        .map(|q| governor::RateLimiter::direct(q.allow_burst(burst)))
+                }
+                _ => None,
+            },
+            spares: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Why the run stopped early, if it did: the first reason given, or an interrupt.
+    pub(crate) fn stopped_early(&self) -> Option<String> {
+        self.stop_reason
+            .lock()
+            .ok()
+            .and_then(|s| s.clone())
+            .or_else(|| {
+                self.cancel
+                    .is_cancelled()
+                    .then(|| "interrupted".to_string())
+            })
+    }
+
+    /// Asks every thread to stop, keeping `reason` unless an earlier one was given.
+    pub(crate) fn stop(&self, reason: String) {
+        if let Ok(mut slot) = self.stop_reason.lock()
+            && slot.is_none()
+        {
+            *slot = Some(reason);
+        }
+        self.cancel.cancel();
+    }
+
+    /// An emptied recorder from an earlier interval, if one is free.
+    pub(crate) fn take_spare(&self) -> Option<Recorder> {
+        self.spares.lock().ok()?.pop()
+    }
+
+    /// Empties `record` and keeps it, up to `keep` spares, for a later interval. A fresh
+    /// recorder's histogram counts are zeroed memory the kernel maps page by page on first
+    /// touch, every interval; emptying a used one clears only the histograms that hold
+    /// anything, which a closed loop feels (see bench/).
+    pub(crate) fn give_back(&self, mut record: Recorder, keep: usize) {
+        if self.spares.lock().is_ok_and(|spares| spares.len() >= keep) {
+            return;
+        }
+        record.reset();
+        if let Ok(mut spares) = self.spares.lock() {
+            spares.push(record);
+        }
+    }
+}
