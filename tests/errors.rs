@@ -200,3 +200,44 @@ fn a_run_in_which_most_requests_get_an_error_reply_is_invalid_and_fails_with_str
     ]);
     assert_eq!(mixed.status.code(), Some(0), "{}", stderr(&mixed));
 }
+
+#[test]
+fn error_texts_are_shown_once_per_kind_and_the_kinds_are_bounded() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    // Every reply a new error kind: E1, E2, ...
+    let script = "local n = redis.call('INCR', KEYS[1]) return redis.error_reply('E' .. n .. ' \
+                  text\\27[31m')";
+    let out = run_tailrate(&[
+        "-p",
+        &port,
+        "-n",
+        "500",
+        "-c",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+        "EVAL",
+        script,
+        "1",
+        "counter",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let counts = &report["tests"][0]["counts"];
+    let kinds = counts["errors_by_kind"].as_object().unwrap();
+    assert!(kinds.len() <= 65, "{} kinds", kinds.len());
+    let total: u64 = kinds.values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(total, 500);
+    assert!(kinds["other"].as_u64().unwrap() >= 500 - 64, "{kinds:?}");
+    assert_eq!(counts["error_examples"]["E1"], "E1 text\u{1b}[31m");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The escape the server sent is printed escaped, never raw.
+    assert!(text.contains("E1: 1 (first: E1 text\\u{1b}[31m)"), "{text}");
+    assert!(
+        !text.contains('\u{1b}'),
+        "a raw escape reached the terminal"
+    );
+}

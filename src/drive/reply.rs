@@ -190,7 +190,7 @@ fn send_again(ctx: &Ctx, cluster: &Cluster, resend: Resend, rec: &mut Recorder) 
 #[cold]
 #[inline(never)]
 fn count_error(ctx: &Ctx, command: u16, count: u32, kind: &str, message: &str) {
-    ctx.rec.borrow_mut().commands[command as usize].count_error(kind, count.into());
+    ctx.rec.borrow_mut().commands[command as usize].count_error(kind, message, count.into());
     if ctx.plan.exit_on_error {
         ctx.shared
             .stop(format!("error reply from the server: {message}"));
@@ -252,7 +252,7 @@ pub(crate) fn end_in_flight(
         if timeout {
             record.timeouts += u64::from(count);
         } else {
-            record.count_error(kind, count.into());
+            record.count_error(kind, kind, count.into());
         }
     });
     drop(rec);

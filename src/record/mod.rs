@@ -12,4 +12,6 @@ mod recorder;
 pub use histograms::{
     HIGHEST_NS, Histograms, LOWEST_NS, Metric, SIGNIFICANT_DIGITS, Timing, nanos, new_histogram,
 };
-pub use recorder::{CommandRecord, NodeRecord, Recorder, ReplyTimes};
+pub use recorder::{
+    CommandRecord, MAX_ERROR_KINDS, NodeRecord, OTHER_ERRORS, Recorder, ReplyTimes,
+};

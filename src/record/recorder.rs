@@ -7,6 +7,11 @@ use hdrhistogram::Histogram;
 
 use super::histograms::{Histograms, LOWEST_NS, Metric, Timing, new_histogram};
 
+/// Most error kinds a record keeps apart; the rest are counted as [`OTHER_ERRORS`].
+pub const MAX_ERROR_KINDS: usize = 64;
+/// The kind under which errors past [`MAX_ERROR_KINDS`] kinds are counted.
+pub const OTHER_ERRORS: &str = "other";
+
 /// How every request of one command ended, and its latencies.
 #[derive(Debug, Clone)]
 pub struct CommandRecord {
@@ -20,6 +25,8 @@ pub struct CommandRecord {
     pub completed: u64,
     /// Error replies and failed requests, by kind (`ERR`, `WRONGTYPE`, `connection_reset`...).
     pub errors: BTreeMap<String, u64>,
+    /// The first message of each kind in `errors`, as the server sent it.
+    pub error_examples: BTreeMap<String, String>,
     /// Requests that got no reply within `--timeout`.
     pub timeouts: u64,
     /// Requests dropped because the client backlog was full.
@@ -45,6 +52,7 @@ impl CommandRecord {
             sent: 0,
             completed: 0,
             errors: BTreeMap::new(),
+            error_examples: BTreeMap::new(),
             timeouts: 0,
             not_sent: 0,
             redirects: 0,
@@ -52,16 +60,25 @@ impl CommandRecord {
     }
 
     /// Counts one error of `kind`.
-    pub fn count_error(&mut self, kind: &str, n: u64) {
+    pub fn count_error(&mut self, kind: &str, message: &str, n: u64) {
         if n == 0 {
             return;
         }
-        match self.errors.get_mut(kind) {
-            Some(count) => *count += n,
-            None => {
-                self.errors.insert(kind.to_string(), n);
-            }
+        if let Some(count) = self.errors.get_mut(kind) {
+            *count += n;
+            return;
         }
+        // A server may send a new error text each time: past MAX_ERROR_KINDS they are
+        // counted together, so memory and the report stay bounded.
+        let kind = if self.errors.len() < MAX_ERROR_KINDS {
+            kind
+        } else {
+            OTHER_ERRORS
+        };
+        *self.errors.entry(kind.to_string()).or_insert(0) += n;
+        self.error_examples
+            .entry(kind.to_string())
+            .or_insert_with(|| message.to_string());
     }
 
     /// Total errors of every kind.
@@ -76,7 +93,8 @@ impl CommandRecord {
         self.sent += other.sent;
         self.completed += other.completed;
         for (kind, n) in &other.errors {
-            self.count_error(kind, *n);
+            let example = other.error_examples.get(kind).map_or("", String::as_str);
+            self.count_error(kind, example, *n);
         }
         self.timeouts += other.timeouts;
         self.not_sent += other.not_sent;
@@ -87,6 +105,7 @@ impl CommandRecord {
     pub fn reset(&mut self) {
         self.hist.reset();
         self.errors.clear();
+        self.error_examples.clear();
         self.intended = 0;
         self.sent = 0;
         self.completed = 0;
@@ -306,7 +325,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        b.commands[0].count_error("ERR", 2);
+        b.commands[0].count_error("ERR", "ERR no", 2);
         a.add(&b);
         assert_eq!(a.commands[0].completed, 2);
         assert_eq!(a.commands[0].hist.response.len(), 2);

@@ -288,8 +288,11 @@ pub struct Counts {
     pub completed: u64,
     /// Error replies and failed requests.
     pub errors: u64,
-    /// Errors by kind.
+    /// Errors by kind (the first word of the reply; at most 64 kinds, then `other`).
     pub errors_by_kind: BTreeMap<String, u64>,
+    /// The first error text of each kind, as the server sent it.
+    #[serde(default)]
+    pub error_examples: BTreeMap<String, String>,
     /// Requests with no reply within `--timeout`.
     pub timeouts: u64,
     /// Requests dropped by a full backlog or never written before the end.
@@ -309,6 +312,7 @@ impl Counts {
             completed: rec.completed,
             errors: rec.error_total(),
             errors_by_kind: rec.errors.clone(),
+            error_examples: rec.error_examples.clone(),
             timeouts: rec.timeouts,
             not_sent: rec.not_sent,
             in_flight_at_end,

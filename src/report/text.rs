@@ -56,7 +56,13 @@ fn quiet_line(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::R
         write!(out, ")")?;
     }
     if test.counts.errors > 0 {
-        write!(out, " ({} errors)", test.counts.errors)?;
+        write!(out, " ({} errors", test.counts.errors)?;
+        // The most frequent kind's first text, as redis-benchmark shows the server's error.
+        let most = test.counts.errors_by_kind.iter().max_by_key(|(_, n)| **n);
+        if let Some(first) = most.and_then(|(kind, _)| test.counts.error_examples.get(kind)) {
+            write!(out, ", e.g. {}", printable(first))?;
+        }
+        write!(out, ")")?;
     }
     if !test.valid && test.target_rate_per_sec.is_none() {
         write!(out, " (INVALID: {})", test.why_invalid())?;
@@ -137,7 +143,15 @@ fn full(
     if !test.counts.errors_by_kind.is_empty() {
         writeln!(out, "  errors by kind:")?;
         for (kind, n) in &test.counts.errors_by_kind {
-            writeln!(out, "    {}: {n}", printable(kind))?;
+            match test.counts.error_examples.get(kind).filter(|m| *m != kind) {
+                Some(first) => writeln!(
+                    out,
+                    "    {}: {n} (first: {})",
+                    printable(kind),
+                    printable(first)
+                )?,
+                None => writeln!(out, "    {}: {n}", printable(kind))?,
+            }
         }
     }
     if !test.commands.is_empty() {
