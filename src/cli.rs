@@ -24,7 +24,6 @@ use crate::workload::KeyPattern;
     version = env!("TAILRATE_VERSION"),
     disable_help_flag = true,
     args_conflicts_with_subcommands = true,
-    allow_negative_numbers = true,
     subcommand_negates_reqs = true,
     after_help = "Examples:\n  tailrate -t set,get -n 100000 -q\n  tailrate --rate 50k --duration 30s -t get\n  tailrate -n 1000 -r 100 SET k:__rand_int__ v"
 )]
@@ -65,13 +64,28 @@ pub enum Command {
 #[derive(Debug, clap::Args)]
 pub struct TuneArgs {
     /// Most search trials (the baseline and the re-measurements come on top).
-    #[arg(long = "max-trials", default_value_t = 30, value_name = "N")]
+    #[arg(
+        long = "max-trials",
+        default_value_t = 30,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub max_trials: usize,
     /// Runs of each of the two best settings after the search; the highest median is reported.
-    #[arg(long = "confirm-runs", default_value_t = 3, value_name = "N")]
+    #[arg(
+        long = "confirm-runs",
+        default_value_t = 3,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub confirm_runs: usize,
     /// Most workers tried (the search starts at 16 per connection).
-    #[arg(long = "max-workers", default_value_t = 4096, value_name = "N")]
+    #[arg(
+        long = "max-workers",
+        default_value_t = 4096,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub max_workers: usize,
     /// Options of each trial's run (--json FILE writes the whole search).
     #[command(flatten)]
@@ -97,13 +111,19 @@ pub struct SweepArgs {
     #[arg(long = "stop-at", value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION")]
     pub stop_at: Option<Duration>,
     /// Resolution of the SLO search, as a fraction of the rate.
-    #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
+    #[arg(
+        long,
+        default_value_t = 0.02,
+        value_name = "FRACTION",
+        allow_negative_numbers = true
+    )]
     pub resolution: f64,
     /// Closed-loop connection counts to run beside the open-loop steps: `1,10,50`.
     #[arg(
         long = "closed-loop-points",
         value_delimiter = ',',
-        value_name = "CONNS"
+        value_name = "CONNS",
+        allow_negative_numbers = true
     )]
     pub closed_loop_points: Vec<usize>,
     /// Also run, at every step's rate, a closed loop held to that rate (what rate-limited closed-loop tools report).
@@ -148,7 +168,8 @@ pub struct RunArgs {
         help_heading = "Connection",
         short = 'p',
         default_value_t = 6379,
-        value_name = "PORT"
+        value_name = "PORT",
+        allow_negative_numbers = true
     )]
     pub port: u16,
     /// Server socket (overrides host and port).
@@ -194,21 +215,23 @@ pub struct RunArgs {
         help_heading = "Closed loop (redis-benchmark)",
         short = 'c',
         default_value_t = 50,
-        value_name = "CLIENTS"
+        value_name = "CLIENTS",
+        allow_negative_numbers = true
     )]
     pub clients: usize,
     /// Total number of requests per test (closed loop).
     #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'n', value_parser = parse_count, allow_hyphen_values = true, value_name = "REQUESTS")]
     pub requests: Option<u64>,
     /// Data size of SET/GET values in bytes.
-    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'd', default_value_t = 3, value_name = "SIZE", conflicts_with_all = ["data_size_range", "data_size_list"])]
+    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'd', default_value_t = 3, value_name = "SIZE", conflicts_with_all = ["data_size_range", "data_size_list"], allow_negative_numbers = true)]
     pub data_size: usize,
     /// SELECT this database number.
     #[arg(
         help_heading = "Connection",
         long,
         default_value_t = 0,
-        value_name = "DB"
+        value_name = "DB",
+        allow_negative_numbers = true
     )]
     pub dbnum: u32,
     /// Start each session in RESP3 (HELLO 3).
@@ -219,7 +242,8 @@ pub struct RunArgs {
         help_heading = "Closed loop (redis-benchmark)",
         long,
         default_value_t = 1,
-        value_name = "NUM"
+        value_name = "NUM",
+        allow_negative_numbers = true
     )]
     pub threads: usize,
     /// Send CLIENT TRACKING on before starting.
@@ -234,31 +258,34 @@ pub struct RunArgs {
     #[arg(help_heading = "TLS and cluster", long)]
     pub cluster: bool,
     /// 1 = keep alive, 0 = reconnect for every request.
-    #[arg(help_heading = "Connection", short = 'k', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1), value_name = "BOOLEAN")]
+    #[arg(help_heading = "Connection", short = 'k', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1), value_name = "BOOLEAN", allow_negative_numbers = true)]
     pub keepalive: u8,
     /// Random keys in a keyspace of this size: `__rand_int__` becomes a 12-digit number below it.
-    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'r', value_parser = parse_count, value_name = "KEYSPACELEN")]
+    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'r', value_parser = parse_count, value_name = "KEYSPACELEN", allow_negative_numbers = true)]
     pub keyspace: Option<u64>,
     /// Pipeline this many requests per connection (closed loop).
     #[arg(
         help_heading = "Closed loop (redis-benchmark)",
         short = 'P',
         default_value_t = 1,
-        value_name = "NUMREQ"
+        value_name = "NUMREQ",
+        allow_negative_numbers = true
     )]
     pub pipeline: u32,
     /// Closed loop: this many logical clients, each with one request in flight, dealt evenly over the -c connections; each connection batches its workers' requests (automatic pipelining).
     #[arg(
         help_heading = "Workers (many clients over few connections)",
         long,
-        value_name = "W"
+        value_name = "W",
+        allow_negative_numbers = true
     )]
     pub workers: Option<usize>,
     /// With --workers: a connection writes its waiting requests once this many wait [default: 100].
     #[arg(
         help_heading = "Workers (many clients over few connections)",
         long = "pipeline-size",
-        value_name = "N"
+        value_name = "N",
+        allow_negative_numbers = true
     )]
     pub pipeline_size: Option<usize>,
     /// With --workers: ...or once the oldest has waited this long, or when every worker of the connection waits: `50us`, `1ms`, `0` [default: 0].
@@ -268,7 +295,12 @@ pub struct RunArgs {
     #[arg(help_heading = "Output", short = 'q')]
     pub quiet: bool,
     /// Decimal places of latencies in the output (redis-benchmark's default is 3).
-    #[arg(help_heading = "Output", long, value_name = "DIGITS")]
+    #[arg(
+        help_heading = "Output",
+        long,
+        value_name = "DIGITS",
+        allow_negative_numbers = true
+    )]
     pub precision: Option<usize>,
     /// Output in CSV.
     #[arg(help_heading = "Output", long)]
@@ -290,7 +322,12 @@ pub struct RunArgs {
     #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'x')]
     pub stdin_last_arg: bool,
     /// Seed of every random choice (keys, values, arrivals); printed in reports.
-    #[arg(help_heading = "Workloads", long, value_name = "SEED")]
+    #[arg(
+        help_heading = "Workloads",
+        long,
+        value_name = "SEED",
+        allow_negative_numbers = true
+    )]
     pub seed: Option<u64>,
 
     /// Run for this long instead of a request count: `30s`, `2m`.
@@ -313,7 +350,8 @@ pub struct RunArgs {
         help_heading = "Open loop",
         long = "max-inflight",
         default_value_t = 64,
-        value_name = "N"
+        value_name = "N",
+        allow_negative_numbers = true
     )]
     pub max_inflight: usize,
     /// Open loop: most requests waiting for a free connection before they are dropped as not sent.
@@ -321,7 +359,8 @@ pub struct RunArgs {
         help_heading = "Open loop",
         long = "max-backlog",
         default_value_t = 1_000_000,
-        value_name = "N"
+        value_name = "N",
+        allow_negative_numbers = true
     )]
     pub max_backlog: usize,
     /// A request with no reply after this long is a timeout; its connection is reset.
@@ -346,7 +385,7 @@ pub struct RunArgs {
     #[arg(help_heading = "Closed loop (redis-benchmark)", long = "batch-latency")]
     pub batch_latency: bool,
     /// Largest reply accepted before the connection is dropped as a protocol error.
-    #[arg(help_heading = "Workloads", long = "max-reply-bytes", value_parser = parse_count, default_value = "536870912", value_name = "BYTES")]
+    #[arg(help_heading = "Workloads", long = "max-reply-bytes", value_parser = parse_count, default_value = "536870912", value_name = "BYTES", allow_negative_numbers = true)]
     pub max_reply_bytes: u64,
     /// Show no live progress line.
     #[arg(help_heading = "Output", long = "no-progress")]
@@ -361,7 +400,7 @@ pub struct RunArgs {
     )]
     pub key_pattern: Option<KeyPattern>,
     /// Number of distinct keys (indices 0..N); alone it means uniform keys, like -r N.
-    #[arg(help_heading = "Workloads", long = "keyspace", value_parser = parse_count, value_name = "N")]
+    #[arg(help_heading = "Workloads", long = "keyspace", value_parser = parse_count, value_name = "N", allow_negative_numbers = true)]
     pub keyspace_size: Option<u64>,
     /// Exponent s of --key-pattern zipf: the key of rank r gets weight 1/r^s [default: 1.0].
     #[arg(
@@ -375,7 +414,7 @@ pub struct RunArgs {
     #[arg(help_heading = "Workloads", long = "key-prefix", value_name = "PREFIX")]
     pub key_prefix: Option<String>,
     /// Make every `__key__` this many bytes: the prefix, then the key index zero-padded.
-    #[arg(help_heading = "Workloads", long = "key-size", value_parser = parse_count, value_name = "BYTES")]
+    #[arg(help_heading = "Workloads", long = "key-size", value_parser = parse_count, value_name = "BYTES", allow_negative_numbers = true)]
     pub key_size: Option<u64>,
     /// Value sizes drawn uniformly from MIN to MAX bytes, inclusive: `32-1024`.
     #[arg(

@@ -188,6 +188,9 @@ impl Measurement {
             line.push_str(match (v.met, v.valid) {
                 (true, _) => "; SLO met",
                 (false, true) => "; SLO missed",
+                (false, false) if v.checks.iter().all(|c| c.met) => {
+                    "; objectives held but sends fell short of the schedule"
+                }
                 (false, false) => "; SLO missed (rate not achieved or requests not sent)",
             });
         }

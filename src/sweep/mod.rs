@@ -278,7 +278,27 @@ impl Sweeper<'_> {
 
     /// Bisects between the last passing and first failing coarse rate, then re-measures.
     fn search(&mut self) -> Result<(), Halt> {
-        let coarse: Vec<(f64, bool)> = self.open_results(|k| k == Kind::Step);
+        // Steps whose sends fell short while the objectives held are left out: they
+        // neither pass nor bound the capacity.
+        let coarse: Vec<(f64, bool)> = self
+            .report
+            .runs
+            .iter()
+            .filter(|m| m.kind == Kind::Step)
+            .filter(|m| {
+                !m.slo
+                    .as_ref()
+                    .is_some_and(|v| search::inconclusive(&m.report, v))
+            })
+            .filter_map(|m| {
+                Some((
+                    m.target_rate_per_sec?,
+                    m.slo.as_ref().is_some_and(|v| v.met),
+                ))
+            })
+            .collect();
+        let mut coarse = coarse;
+        coarse.sort_by(|a, b| a.0.total_cmp(&b.0));
         let slos = self.plan.slos.clone();
         let mut result = SloResult {
             slos: slos.clone(),

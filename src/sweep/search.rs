@@ -43,6 +43,18 @@ pub fn judge(report: &TestReport, slos: &[Slo]) -> SloVerdict {
     }
 }
 
+/// Whether a step says nothing either way about the objectives: they held, but its
+/// sends fell short of the schedule by more than [`SEND_TOLERANCE`] without the server
+/// being past saturation (a generator stall on a busy host). Such a step neither passes
+/// nor bounds the capacity.
+pub fn inconclusive(report: &TestReport, verdict: &SloVerdict) -> bool {
+    !verdict.met
+        && verdict.checks.iter().all(|c| c.met)
+        && report.counts.not_sent == 0
+        && report.counts.completed > 0
+        && achieved_fraction(report) >= SATURATION_FRACTION
+}
+
 /// The achieved rate (requests written per second, over a window stretched to the last
 /// send) as a fraction of the rate the schedule planned in the measured window
 /// (intended / measured seconds). A server past saturation fills every connection's
