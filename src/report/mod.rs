@@ -212,7 +212,9 @@ pub struct TestReport {
     pub throughput_per_sec: f64,
     /// Measured window in seconds (warm-up excluded).
     pub measured_secs: f64,
-    /// Wall-clock time the test started, seconds since the Unix epoch.
+    /// Wall-clock time the test started, seconds since the Unix epoch (0 in reports
+    /// written before it was recorded).
+    #[serde(default)]
     pub started_at_unix_secs: f64,
     /// How every request ended.
     pub counts: Counts,

@@ -290,7 +290,7 @@ pub(super) fn latency_vs_rate(
         .any(|(_, r)| open_steps(r).iter().any(|(_, m)| !m.report.valid))
     {
         entries.push((
-            "invalid step (a self-check failed)".into(),
+            "invalid step (check failed)".into(),
             Swatch::Marker {
                 color: ALERT,
                 shape: Shape::Ring,
