@@ -202,6 +202,27 @@ impl Measurement {
     }
 }
 
+/// A step whose achieved rate is below this fraction of its target is past saturation.
+pub const SATURATION_FRACTION: f64 = 0.95;
+
+/// The achieved rate (requests written per second, over a window stretched to the last
+/// send) as a fraction of the rate the schedule planned in the measured window
+/// (intended / measured seconds). A server past saturation fills every connection's
+/// in-flight cap, sends go late or never, and this falls. Against the schedule's own
+/// count rather than the nominal target, so a Poisson schedule's count noise
+/// (1/sqrt(n), 4.5% at 500 requests) is not mistaken for saturation.
+pub fn achieved_fraction(report: &TestReport) -> f64 {
+    let c = &report.counts;
+    if c.intended > 0 && report.measured_secs > 0.0 {
+        report.achieved_rate_per_sec / (c.intended as f64 / report.measured_secs)
+    } else {
+        match report.target_rate_per_sec {
+            Some(target) if target > 0.0 => report.achieved_rate_per_sec / target,
+            _ => 1.0,
+        }
+    }
+}
+
 /// Why a file is not a sweep this version reads.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {

@@ -4,10 +4,8 @@
 
 use crate::config::sweep::Slo;
 use crate::report::TestReport;
+pub use crate::report::sweep::{SATURATION_FRACTION, achieved_fraction};
 use crate::report::sweep::{SloCheck, SloVerdict};
-
-/// A step whose achieved rate is below this fraction of its target is past saturation.
-pub const SATURATION_FRACTION: f64 = 0.95;
 
 /// Largest shortfall of the achieved rate against the planned rate for a step to be valid.
 pub const SEND_TOLERANCE: f64 = crate::report::checks::RATE_TOLERANCE;
@@ -53,24 +51,6 @@ pub fn inconclusive(report: &TestReport, verdict: &SloVerdict) -> bool {
         && report.counts.not_sent == 0
         && report.counts.completed > 0
         && achieved_fraction(report) >= SATURATION_FRACTION
-}
-
-/// The achieved rate (requests written per second, over a window stretched to the last
-/// send) as a fraction of the rate the schedule planned in the measured window
-/// (intended / measured seconds). A server past saturation fills every connection's
-/// in-flight cap, sends go late or never, and this falls. Against the schedule's own
-/// count rather than the nominal target, so a Poisson schedule's count noise
-/// (1/sqrt(n), 4.5% at 500 requests) is not mistaken for saturation.
-pub fn achieved_fraction(report: &TestReport) -> f64 {
-    let c = &report.counts;
-    if c.intended > 0 && report.measured_secs > 0.0 {
-        report.achieved_rate_per_sec / (c.intended as f64 / report.measured_secs)
-    } else {
-        match report.target_rate_per_sec {
-            Some(target) if target > 0.0 => report.achieved_rate_per_sec / target,
-            _ => 1.0,
-        }
-    }
 }
 
 /// Why the sweep should stop after a step at `target` that achieved the fraction

@@ -9,8 +9,7 @@ use super::{
     Shape, Swatch, draw_line, draw_markers, font, frame, legend, open_steps, rate_label,
     subtitle_of,
 };
-use crate::report::sweep::{Kind, SweepReport};
-use crate::sweep::search::{SATURATION_FRACTION, achieved_fraction};
+use crate::report::sweep::{Kind, SATURATION_FRACTION, SweepReport, achieved_fraction};
 
 /// The first coarse step, by rate, that achieved under [`SATURATION_FRACTION`] of its planned rate.
 fn saturation_point(report: &SweepReport) -> Option<(f64, f64)> {
