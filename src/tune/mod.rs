@@ -28,7 +28,8 @@ use anyhow::{Context, Result};
 use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::config::{RunConfig, TuneConfig};
 use crate::drive::{Cancel, Mode, Workers};
-use crate::report::json::write_atomically;
+use crate::output;
+use crate::report::json;
 use crate::report::tune::{Best, Phase, TUNE_SCHEMA_VERSION, Trial, TuneReport};
 use crate::report::{Header, TestReport};
 
@@ -151,8 +152,7 @@ impl Campaign for Tuner<'_> {
 
     fn save_report(&self) -> Result<()> {
         if let Some(path) = &self.json {
-            write_atomically(path, &self.report)
-                .with_context(|| format!("writing {}", path.display()))?;
+            output::write_file(path, &json::to_bytes(&self.report)?).context("writing --json")?;
         }
         Ok(())
     }
