@@ -73,7 +73,8 @@ pub struct TuneArgs {
     /// Most workers tried (the search starts at 16 per connection).
     #[arg(long = "max-workers", default_value_t = 4096, value_name = "N")]
     pub max_workers: usize,
-    /// Options of each trial's run (--json FILE writes the whole search).
+    /// Options of each trial's run (--json FILE writes the whole search; --json - prints it
+    /// at the end instead of the trial lines).
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -323,10 +324,12 @@ pub struct RunArgs {
     /// Give up connecting after this long.
     #[arg(help_heading = "Connection", long = "connect-timeout", value_parser = parse_duration, allow_hyphen_values = true, default_value = "5s", value_name = "DURATION")]
     pub connect_timeout: Duration,
-    /// Write the whole report as JSON to this file.
+    /// Write the whole report as JSON to this file, rewritten after every test; `-` prints
+    /// it on standard output when the run ends, instead of the text or CSV report.
     #[arg(help_heading = "Output", long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write an HdrHistogram interval log (.hlog) to this file.
+    /// Write an HdrHistogram interval log (.hlog) to this file; `-` prints it on standard
+    /// output as the run goes, instead of the text or CSV report.
     #[arg(help_heading = "Output", long = "hdr-log", value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
     /// Exit non-zero when a self-check fails.

@@ -305,3 +305,94 @@ fn devices_stay_devices_and_a_full_device_fails_the_run_naming_the_flag_and_path
             .is_char_device()
     );
 }
+
+#[test]
+fn json_dash_prints_one_document_on_stdout_in_place_of_the_text_and_csv_report() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    for extra in [&["--json", "-"][..], &["--json", "-", "--csv"][..]] {
+        let out = run(&with(&closed(&port), extra));
+        let stdout = assert_success(&out);
+        let report = json_of(stdout.as_bytes());
+        assert_eq!(report["tests"].as_array().unwrap().len(), 2, "{extra:?}");
+    }
+}
+
+#[test]
+fn hdr_log_dash_prints_the_log_alone_on_stdout() {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = run(&with(
+        &closed(&port),
+        &["--hdr-log", "-", "--json", json.to_str().unwrap()],
+    ));
+    let stdout = assert_success(&out);
+    assert!(stdout.starts_with('#'), "{stdout}");
+    assert!(!stdout.contains("requests per second"), "{stdout}");
+    let mut intervals = 0;
+    for entry in IntervalLogIterator::new(stdout.as_bytes()) {
+        if let LogEntry::Interval(_) = entry.unwrap_or_else(|e| panic!("{e:?} in:\n{stdout}")) {
+            intervals += 1;
+        }
+    }
+    assert!(intervals >= 2, "{stdout}");
+    assert!(stdout.contains("Tag=GET.response") && stdout.contains("Tag=SET.response"));
+    assert_eq!(
+        json_of(&fs::read(&json).unwrap())["tests"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn tune_json_dash_prints_the_search_once_in_place_of_its_lines() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let out = run_tailrate_with_timeout(
+        &[
+            "tune",
+            "-p",
+            &port,
+            "-t",
+            "get",
+            "-c",
+            "2",
+            "--duration",
+            "200ms",
+            "--max-trials",
+            "2",
+            "--confirm-runs",
+            "1",
+            "--no-progress",
+            "--json",
+            "-",
+        ],
+        Duration::from_secs(60),
+    );
+    let stdout = assert_success(&out);
+    let report = json_of(stdout.as_bytes());
+    assert!(!report["trials"].as_array().unwrap().is_empty(), "{stdout}");
+    assert_eq!(report["complete"], true);
+}
+
+#[test]
+fn help_says_what_a_dash_does_for_json_and_hdr_log() {
+    let help = assert_success(&run_tailrate(&["--help"]));
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for flag in ["--json <FILE>", "--hdr-log <FILE>"] {
+        let (_, after) = help
+            .split_once(flag)
+            .unwrap_or_else(|| panic!("{flag}: {help}"));
+        let text = &after[..after.find(" --").unwrap_or(after.len())];
+        assert!(
+            text.contains("`-` prints it on standard output")
+                && text.contains("instead of the text or CSV report"),
+            "{flag}: {text}"
+        );
+    }
+}

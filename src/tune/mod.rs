@@ -17,8 +17,9 @@
 //! The search itself is pure and lives in [`search`]; this file runs its trials, prints
 //! and saves them. Trials print as they end; the end prints the best setting as a
 //! command line to paste. `--json FILE` holds the whole search, rewritten after every
-//! trial.
+//! trial; `--json -` prints it once, at the end, in place of those lines.
 
+use std::cell::RefCell;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -69,7 +70,16 @@ pub fn run(
         tune.custom_words,
         (!tune.trial_given).then_some(trial),
     );
+    // `--json -` has standard output to itself: the trial lines and the summary would mix in.
+    let mut no_text = std::io::sink();
+    let (stdout, json_out): (&mut dyn Write, &mut dyn Write) =
+        if tune.json.as_deref().is_some_and(output::is_stdout) {
+            (&mut no_text, stdout)
+        } else {
+            (stdout, &mut no_text)
+        };
     let mut tuner = Tuner {
+        json_out: RefCell::new(json_out),
         space: Space::new(config.plan.connections, tune.max_workers),
         max_trials: tune.max_trials,
         confirm_runs: tune.confirm_runs,
@@ -152,7 +162,8 @@ impl Campaign for Tuner<'_> {
 
     fn save_report(&self) -> Result<()> {
         if let Some(path) = &self.json {
-            output::write_file(path, &json::to_bytes(&self.report)?).context("writing --json")?;
+            let mut out = self.json_out.borrow_mut();
+            json::write("--json", path, &self.report, &mut **out).context("writing results")?;
         }
         Ok(())
     }
@@ -247,6 +258,8 @@ struct Tuner<'a> {
     max_trials: usize,
     confirm_runs: usize,
     json: Option<PathBuf>,
+    /// Standard output when `--json -` (the report's save needs it behind `&self`).
+    json_out: RefCell<&'a mut dyn Write>,
     report: TuneReport,
     base: RunConfig,
     /// The command line of a direct run, without the workers flags.
@@ -298,7 +311,11 @@ impl Tuner<'_> {
         };
         self.print(label, &trial)?;
         self.report.trials.push(trial);
-        self.save_report()?;
+        // A file is rewritten after every trial; a stream (`-`, a device, a FIFO) gets the
+        // whole search once, when it ends.
+        if self.json.as_deref().is_some_and(output::is_file) {
+            self.save_report()?;
+        }
         match stopped_early {
             Some(reason) if reason == "interrupted" => Err(Halt::Interrupted),
             Some(reason) => Err(Halt::Failed(reason)),
