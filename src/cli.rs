@@ -88,7 +88,8 @@ pub struct SweepArgs {
     /// Service-level objective, repeatable: `p99<=1ms`, `p99.9<=5ms`.
     #[arg(long, value_name = "SLO")]
     pub slo: Vec<String>,
-    /// Directory for the sweep JSON, CSV, .hlog files and SVG plots.
+    /// Directory for the sweep JSON, CSV, .hlog files and SVG plots (a directory, so never
+    /// `-`).
     #[arg(long, value_name = "DIR", default_value = "tailrate-out")]
     pub out: PathBuf,
     /// Pause between steps.
@@ -121,7 +122,7 @@ pub struct PlotArgs {
     /// Sweep JSON files written by `tailrate sweep`; two or more are overlaid.
     #[arg(required = true, value_name = "SWEEP_JSON")]
     pub inputs: Vec<PathBuf>,
-    /// Directory for the SVG files.
+    /// Directory for the SVG files (a directory, so never `-`).
     #[arg(long, value_name = "DIR", default_value = "tailrate-plots")]
     pub out: PathBuf,
 }

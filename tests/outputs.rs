@@ -396,3 +396,73 @@ fn help_says_what_a_dash_does_for_json_and_hdr_log() {
         );
     }
 }
+
+#[test]
+fn an_output_path_that_cannot_be_written_fails_before_the_first_request_naming_flag_and_path() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("FILE");
+    fs::write(&file, b"").unwrap();
+    let a_dir = dir.path().join("a-dir");
+    fs::create_dir(&a_dir).unwrap();
+    let missing = dir.path().join("missing/r.json");
+    let under_file = file.join("r.json");
+    let cases: [(&str, &Path, &str); 6] = [
+        ("--json", &missing, "does not exist"),
+        ("--json", &under_file, "is a file, not a directory"),
+        ("--json", &a_dir, "is a directory"),
+        ("--hdr-log", &missing, "does not exist"),
+        ("--hdr-log", &under_file, "is a file, not a directory"),
+        ("--hdr-log", &a_dir, "is a directory"),
+    ];
+    for (flag, path, why) in cases {
+        for mode in [
+            &["-n", "2000"][..],
+            &["--rate", "1000", "--duration", "1s"][..],
+        ] {
+            let args = with(
+                &["-p", &port, "-t", "get", "-q", "--no-progress"].map(String::from),
+                &[mode, &[flag, path.to_str().unwrap()]].concat(),
+            );
+            let out = run(&args);
+            let err = stderr_of(&out);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+            assert!(
+                err.contains(flag) && err.contains(path.to_str().unwrap()) && err.contains(why),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    // tune's --json is checked the same way, before its first trial.
+    let out = run_tailrate(&[
+        "tune",
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "--json",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("--json"), "{}", stderr_of(&out));
+    assert_eq!(
+        server.commandstats().get("get"),
+        None,
+        "a request was sent before the path was checked"
+    );
+    // Nothing was left behind: no temporary file beside any of the targets.
+    assert_eq!(names(dir.path()), ["FILE", "a-dir"]);
+    assert!(names(&a_dir).is_empty());
+}
+
+#[test]
+fn out_dash_is_refused_for_sweep_and_plot_since_out_is_a_directory() {
+    super::harness::assert_usage_error(
+        &["sweep", "--rates", "1k", "--out", "-"],
+        &["--out", "directory"],
+    );
+    super::harness::assert_usage_error(&["plot", "x.json", "--out", "-"], &["--out", "directory"]);
+    assert!(!Path::new("-").exists());
+}

@@ -58,10 +58,12 @@ impl Command {
     pub fn from_args(args: &cli::Args, stdin: &mut dyn Read) -> Result<Self, ConfigError> {
         Ok(match &args.subcommand {
             Some(cli::Command::Sweep(sweep)) => {
+                refuse_stdout_dir(&sweep.out)?;
                 Command::Sweep(Box::new(SweepConfig::from_args(sweep)?))
             }
             Some(cli::Command::Tune(tune)) => Command::Tune(Box::new(TuneConfig::from_args(tune)?)),
             Some(cli::Command::Plot(plot)) => {
+                refuse_stdout_dir(&plot.out)?;
                 sweep::check_out_dir(&plot.out)?;
                 Command::Plot(PlotConfig {
                     inputs: plot.inputs.clone(),
@@ -93,6 +95,18 @@ impl Command {
             Command::Plot(_) | Command::Completions(_) | Command::Man => None,
         }
     }
+}
+
+/// `--out -`: a directory of several files has no standard-output form.
+fn refuse_stdout_dir(out: &std::path::Path) -> Result<(), ConfigError> {
+    if crate::output::is_stdout(out) {
+        return Err(ConfigError::Output {
+            flag: "--out",
+            path: out.to_path_buf(),
+            why: "a directory for several files cannot be standard output; give a directory".into(),
+        });
+    }
+    Ok(())
 }
 
 /// A flag, or a combination of flags, that cannot run.
@@ -128,6 +142,16 @@ pub enum ConfigError {
     /// A tune flag cannot run.
     #[error(transparent)]
     Tune(#[from] TuneError),
+    /// An output cannot be written where it was asked to go; checked before anything runs.
+    #[error("{flag} {}: {why}", .path.display())]
+    Output {
+        /// The flag (`--json`, `--hdr-log`, `--out`).
+        flag: &'static str,
+        /// The path as typed.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
     /// Standard input could not be read for `-x`.
     #[error("reading the last argument from stdin (-x): {0}")]
     Stdin(std::io::Error),
