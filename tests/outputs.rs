@@ -466,3 +466,55 @@ fn out_dash_is_refused_for_sweep_and_plot_since_out_is_a_directory() {
     super::harness::assert_usage_error(&["plot", "x.json", "--out", "-"], &["--out", "directory"]);
     assert!(!Path::new("-").exists());
 }
+
+#[test]
+fn two_outputs_on_one_path_are_refused_naming_both_flags() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("x");
+    let x_again = dir.path().join(".").join("x");
+    let x_str = x.to_str().unwrap();
+    let cases = [
+        [x_str, x_str],
+        [x_str, x_again.to_str().unwrap()],
+        ["-", "-"],
+    ];
+    for [json, hlog] in cases {
+        let needles = ["--json", "--hdr-log", "both write to"];
+        super::harness::assert_usage_error(
+            &[
+                "-p",
+                &port,
+                "-t",
+                "get",
+                "-n",
+                "100",
+                "--json",
+                json,
+                "--hdr-log",
+                hlog,
+            ],
+            &needles,
+        );
+    }
+    // An existing file reached by two names, one of them a link, is one place too.
+    fs::write(&x, b"").unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&x, &link).unwrap();
+    super::harness::assert_usage_error(
+        &[
+            "-p",
+            &port,
+            "-n",
+            "100",
+            "--json",
+            link.to_str().unwrap(),
+            "--hdr-log",
+            x_str,
+        ],
+        &["--json", "--hdr-log"],
+    );
+    assert_eq!(fs::read(&x).unwrap(), b"", "the file was written");
+    assert_eq!(server.commandstats().get("get"), None);
+}

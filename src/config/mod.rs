@@ -152,6 +152,16 @@ pub enum ConfigError {
         /// What is wrong with it.
         why: String,
     },
+    /// Two outputs asked for one place, where one would overwrite or garble the other.
+    #[error("{a} and {b} both write to {place}: give each its own file")]
+    SameOutput {
+        /// The first flag.
+        a: &'static str,
+        /// The second flag.
+        b: &'static str,
+        /// The path as typed for `a`.
+        place: String,
+    },
     /// Standard input could not be read for `-x`.
     #[error("reading the last argument from stdin (-x): {0}")]
     Stdin(std::io::Error),

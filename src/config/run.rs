@@ -220,6 +220,19 @@ impl RunConfig {
 /// Checks `--json` and `--hdr-log` before anything runs, so a path that cannot be
 /// written fails the command at once instead of losing a finished run.
 fn check_outputs(args: &RunArgs) -> Result<(), ConfigError> {
+    if let (Some(json), Some(hdr_log)) = (&args.json, &args.hdr_log)
+        && output::same_place(json, hdr_log)
+    {
+        return Err(ConfigError::SameOutput {
+            a: "--json",
+            b: "--hdr-log",
+            place: if output::is_stdout(json) {
+                "standard output (-)".into()
+            } else {
+                json.display().to_string()
+            },
+        });
+    }
     for (flag, path) in [("--json", &args.json), ("--hdr-log", &args.hdr_log)] {
         if let Some(path) = path {
             output::check(path).map_err(|why| ConfigError::Output {
