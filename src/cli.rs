@@ -87,7 +87,8 @@ pub struct TuneArgs {
         allow_negative_numbers = true
     )]
     pub max_workers: usize,
-    /// Options of each trial's run (--json FILE writes the whole search).
+    /// Options of each trial's run (--json FILE writes the whole search; --json - prints it
+    /// at the end instead of the trial lines).
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -101,7 +102,8 @@ pub struct SweepArgs {
     /// Service-level objective, repeatable: `p99<=1ms`, `p99.9<=5ms`.
     #[arg(long, value_name = "SLO")]
     pub slo: Vec<String>,
-    /// Directory for the sweep JSON, CSV, .hlog files and SVG plots.
+    /// Directory for the sweep JSON, CSV, .hlog files and SVG plots (a directory, so never
+    /// `-`).
     #[arg(long, value_name = "DIR", default_value = "tailrate-out")]
     pub out: PathBuf,
     /// Pause between steps.
@@ -140,7 +142,7 @@ pub struct PlotArgs {
     /// Sweep JSON files written by `tailrate sweep`; two or more are overlaid.
     #[arg(required = true, value_name = "SWEEP_JSON")]
     pub inputs: Vec<PathBuf>,
-    /// Directory for the SVG files.
+    /// Directory for the SVG files (a directory, so never `-`).
     #[arg(long, value_name = "DIR", default_value = "tailrate-plots")]
     pub out: PathBuf,
     /// Name of a sweep on an overlay, repeatable, one per SWEEP_JSON in order [default:
@@ -369,10 +371,12 @@ pub struct RunArgs {
     /// Give up connecting after this long.
     #[arg(help_heading = "Connection", long = "connect-timeout", value_parser = parse_duration, allow_hyphen_values = true, default_value = "5s", value_name = "DURATION")]
     pub connect_timeout: Duration,
-    /// Write the whole report as JSON to this file.
+    /// Write the whole report as JSON to this file, rewritten after every test; `-` prints
+    /// it on standard output when the run ends, instead of the text or CSV report.
     #[arg(help_heading = "Output", long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write an HdrHistogram interval log (.hlog) to this file.
+    /// Write an HdrHistogram interval log (.hlog) to this file; `-` prints it on standard
+    /// output as the run goes, instead of the text or CSV report.
     #[arg(help_heading = "Output", long = "hdr-log", value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
     /// Exit non-zero when a self-check fails.

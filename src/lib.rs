@@ -17,12 +17,15 @@
 //! - [`record`]: histograms per command and metric, counts, interval records.
 //! - [`resp`]: pure RESP2/RESP3 codec: encode commands, frame and parse replies.
 //! - [`units`]: parsing of rates, durations and sizes typed by users.
+//! - [`output`]: where an output goes and how it is written (atomically to a file,
+//!   directly to a device or a FIFO), and the check of its path before a run.
 
 pub mod app;
 pub mod cli;
 pub mod config;
 pub mod drive;
 pub mod net;
+pub mod output;
 pub mod progress;
 pub mod record;
 pub mod report;

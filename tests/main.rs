@@ -11,6 +11,7 @@ mod cluster;
 mod errors;
 mod open_loop;
 mod output;
+mod outputs;
 mod proxy;
 mod reliability;
 mod sweep;

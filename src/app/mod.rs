@@ -19,6 +19,7 @@ pub use probe::server_facts;
 use crate::config::RunConfig;
 use crate::drive::Cancel;
 use crate::net::Connection;
+use crate::output::is_stdout;
 use crate::report::csv::Csv;
 use crate::report::hlog::HlogWriter;
 use crate::report::json::JsonFile;
@@ -107,8 +108,15 @@ pub fn run(
         settings: Settings::of(config),
         tests: Vec::new(),
     };
+    let to_stdout = |path: &Option<std::path::PathBuf>| path.as_deref().is_some_and(is_stdout);
+    let (json_to_stdout, hlog_to_stdout) = (
+        to_stdout(&config.output.json),
+        to_stdout(&config.output.hdr_log),
+    );
     let mut exporters: Vec<Box<dyn Exporter>> = Vec::new();
-    if config.output.csv {
+    // An output given `-` has standard output to itself: a text or CSV report would mix in.
+    if json_to_stdout || hlog_to_stdout {
+    } else if config.output.csv {
         exporters.push(Box::new(Csv::default()));
     } else {
         exporters.push(Box::new(Text {
@@ -121,20 +129,25 @@ pub fn run(
     }
     let started = SystemTime::now();
     let run_start = std::time::Instant::now();
-    let mut hlog = match &config.output.hdr_log {
-        Some(path) => Some(
-            HlogWriter::create(
-                path,
-                started,
-                &format!(
-                    "tailrate {} seed {}",
-                    env!("CARGO_PKG_VERSION"),
-                    config.plan.seed
-                ),
-            )
-            .with_context(|| format!("creating --hdr-log file {}", path.display()))?,
-        ),
-        None => None,
+    let comment = format!(
+        "tailrate {} seed {}",
+        env!("CARGO_PKG_VERSION"),
+        config.plan.seed
+    );
+    let mut no_report = std::io::sink();
+    let (stdout, mut hlog): (&mut dyn Write, _) = match &config.output.hdr_log {
+        Some(_) if hlog_to_stdout => {
+            let name = "standard output".to_string();
+            let log = HlogWriter::to_writer(Box::new(stdout), name, started, &comment)
+                .context("writing --hdr-log")?;
+            (&mut no_report, Some(log))
+        }
+        Some(path) => {
+            let log = HlogWriter::create(path, started, &comment)
+                .with_context(|| format!("creating --hdr-log file {}", path.display()))?;
+            (stdout, Some(log))
+        }
+        None => (stdout, None),
     };
 
     let mut status = Status::Completed;

@@ -62,10 +62,12 @@ impl Command {
     pub fn from_args(args: &cli::Args, stdin: &mut dyn Read) -> Result<Self, ConfigError> {
         Ok(match &args.subcommand {
             Some(cli::Command::Sweep(sweep)) => {
+                refuse_stdout_dir(&sweep.out)?;
                 Command::Sweep(Box::new(SweepConfig::from_args(sweep)?))
             }
             Some(cli::Command::Tune(tune)) => Command::Tune(Box::new(TuneConfig::from_args(tune)?)),
             Some(cli::Command::Plot(plot)) => {
+                refuse_stdout_dir(&plot.out)?;
                 sweep::check_out_dir(&plot.out)?;
                 if plot.labels.len() > plot.inputs.len() {
                     return Err(ConfigError::invalid(
@@ -111,6 +113,18 @@ impl Command {
     }
 }
 
+/// `--out -`: a directory of several files has no standard-output form.
+fn refuse_stdout_dir(out: &std::path::Path) -> Result<(), ConfigError> {
+    if crate::output::is_stdout(out) {
+        return Err(ConfigError::Output {
+            flag: "--out",
+            path: out.to_path_buf(),
+            why: "a directory for several files cannot be standard output; give a directory".into(),
+        });
+    }
+    Ok(())
+}
+
 /// A flag, or a combination of flags, that cannot run.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -144,6 +158,26 @@ pub enum ConfigError {
     /// A tune flag cannot run.
     #[error(transparent)]
     Tune(#[from] TuneError),
+    /// An output cannot be written where it was asked to go; checked before anything runs.
+    #[error("{flag} {}: {why}", .path.display())]
+    Output {
+        /// The flag (`--json`, `--hdr-log`, `--out`).
+        flag: &'static str,
+        /// The path as typed.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// Two outputs asked for one place, where one would overwrite or garble the other.
+    #[error("{a} and {b} both write to {place}: give each its own file")]
+    SameOutput {
+        /// The first flag.
+        a: &'static str,
+        /// The second flag.
+        b: &'static str,
+        /// The path as typed for `a`.
+        place: String,
+    },
     /// Standard input could not be read for `-x`.
     #[error("reading the last argument from stdin (-x): {0}")]
     Stdin(std::io::Error),

@@ -10,6 +10,7 @@ use super::workers::workers_of;
 use super::workload::workload_spec;
 use crate::cli::RunArgs;
 use crate::drive::{Mode, Plan, Stop};
+use crate::output;
 use crate::resp::Limits;
 use crate::workload;
 
@@ -170,6 +171,8 @@ impl RunConfig {
             ));
         }
         let workload = workload::Workload::build(workload_spec(args, stdin_arg)?, seed)?;
+        // Last, as it touches the file system: every other flag is right by now.
+        check_outputs(args)?;
 
         let plan = Plan {
             endpoint,
@@ -212,6 +215,34 @@ impl RunConfig {
     pub fn is_open_loop(&self) -> bool {
         self.plan.is_open_loop()
     }
+}
+
+/// Checks `--json` and `--hdr-log` before anything runs, so a path that cannot be
+/// written fails the command at once instead of losing a finished run.
+fn check_outputs(args: &RunArgs) -> Result<(), ConfigError> {
+    if let (Some(json), Some(hdr_log)) = (&args.json, &args.hdr_log)
+        && output::same_place(json, hdr_log)
+    {
+        return Err(ConfigError::SameOutput {
+            a: "--json",
+            b: "--hdr-log",
+            place: if output::is_stdout(json) {
+                "standard output (-)".into()
+            } else {
+                json.display().to_string()
+            },
+        });
+    }
+    for (flag, path) in [("--json", &args.json), ("--hdr-log", &args.hdr_log)] {
+        if let Some(path) = path {
+            output::check(path).map_err(|why| ConfigError::Output {
+                flag,
+                path: path.clone(),
+                why,
+            })?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

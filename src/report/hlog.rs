@@ -12,16 +12,34 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 
 /// An open interval log.
-pub struct HlogWriter {
-    file: BufWriter<File>,
+pub struct HlogWriter<'a> {
+    file: BufWriter<Box<dyn Write + 'a>>,
+    /// Where the log goes, for errors: its path, or "standard output".
+    name: String,
     serializer: V2DeflateSerializer,
     line: Vec<u8>,
 }
 
-impl HlogWriter {
-    /// Creates the log and writes its header; values are nanoseconds, `Interval_Max` in milliseconds.
+impl HlogWriter<'static> {
+    /// Creates the log file at `path` and writes its header. Written in place, a line at
+    /// a time, so an interrupted run keeps its log: a link is followed, a device or a
+    /// FIFO is opened as it is.
     pub fn create(path: &Path, started: SystemTime, comment: &str) -> io::Result<Self> {
-        let mut file = BufWriter::new(File::create(path)?);
+        let file = File::create(path)?;
+        HlogWriter::to_writer(Box::new(file), path.display().to_string(), started, comment)
+    }
+}
+
+impl<'a> HlogWriter<'a> {
+    /// Starts a log on `out` (standard output for `--hdr-log -`), called `name` in errors,
+    /// and writes its header; values are nanoseconds, `Interval_Max` in milliseconds.
+    pub fn to_writer(
+        out: Box<dyn Write + 'a>,
+        name: String,
+        started: SystemTime,
+        comment: &str,
+    ) -> io::Result<Self> {
+        let mut file = BufWriter::new(out);
         let start_secs = started
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
@@ -37,6 +55,7 @@ impl HlogWriter {
         file.flush()?;
         Ok(HlogWriter {
             file,
+            name,
             serializer: V2DeflateSerializer::new(),
             line: Vec::new(),
         })
@@ -60,8 +79,10 @@ impl HlogWriter {
                 .write_histogram(histogram, start, length, Tag::new(&sanitize(tag)))
                 .map_err(io::Error::other)?;
         }
-        self.file.write_all(&self.line)?;
-        self.file.flush()
+        self.file
+            .write_all(&self.line)
+            .and_then(|()| self.file.flush())
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.name)))
     }
 }
 

@@ -1,56 +1,68 @@
-//! JSON files: the whole report, rewritten after every test so an interruption loses
-//! nothing already measured. Every file is written to a temporary name beside the
-//! target and renamed over it, so a reader never sees half a file.
+//! JSON files: the whole report. A file is rewritten after every test so an interruption
+//! loses nothing already measured; standard output (`--json -`), a device or a FIFO get
+//! the report once, when the run ends, so a reader sees one document. How each target
+//! is written (atomically, or directly) is [`crate::output`]'s.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{Exporter, RunReport, TestReport};
+use crate::output;
 
-/// Writes `value` as pretty JSON to `path` atomically (temporary file, then rename).
-pub fn write_atomically(path: &Path, value: &impl serde::Serialize) -> io::Result<()> {
-    let bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
-    write_bytes_atomically(path, &bytes)
+/// `value` as pretty JSON with a final newline.
+pub fn to_bytes(value: &impl serde::Serialize) -> io::Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    Ok(bytes)
 }
 
-/// Writes `bytes` to `path` atomically (temporary file in the same directory, then rename).
-pub fn write_bytes_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.write_all(b"\n")?;
-        file.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
+/// Writes `value` as JSON to `path`, or to `stdout` when `path` is `-`; the error names
+/// `flag` and the path.
+pub fn write(
+    flag: &str,
+    path: &std::path::Path,
+    value: &impl serde::Serialize,
+    stdout: &mut dyn Write,
+) -> io::Result<()> {
+    let written = to_bytes(value).and_then(|bytes| {
+        if output::is_stdout(path) {
+            stdout.write_all(&bytes)?;
+            stdout.flush()
+        } else {
+            output::write_file(path, &bytes)
+        }
+    });
+    written.map_err(|e| {
+        let place = if output::is_stdout(path) {
+            "standard output: ".to_string()
+        } else {
+            String::new()
+        };
+        io::Error::new(e.kind(), format!("{flag} {place}{e}"))
+    })
 }
 
-/// Rewrites the JSON file after every test.
+/// The `--json` exporter: rewrites a file after every test, writes a stream at the end.
 pub struct JsonFile {
-    /// Target path.
+    /// Target path (`-`: standard output).
     pub path: PathBuf,
 }
 
 impl Exporter for JsonFile {
     fn test_done(
         &mut self,
-        _out: &mut dyn Write,
+        out: &mut dyn Write,
         report: &RunReport,
         _test: &TestReport,
     ) -> io::Result<()> {
-        write_atomically(&self.path, report)
+        if output::is_file(&self.path) {
+            write("--json", &self.path, report, out)?;
+        }
+        Ok(())
     }
 
-    fn run_done(&mut self, _out: &mut dyn Write, report: &RunReport) -> io::Result<()> {
-        write_atomically(&self.path, report)
+    fn run_done(&mut self, out: &mut dyn Write, report: &RunReport) -> io::Result<()> {
+        write("--json", &self.path, report, out)
     }
 }
 
@@ -60,11 +72,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn atomic_write_leaves_only_the_target() {
+    fn a_file_is_rewritten_whole_and_only_the_target_remains() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.json");
-        write_atomically(&path, &serde_json::json!({"a": 1})).unwrap();
-        write_atomically(&path, &serde_json::json!({"a": 2})).unwrap();
+        let mut out = Vec::new();
+        write("--json", &path, &serde_json::json!({"a": 1}), &mut out).unwrap();
+        write("--json", &path, &serde_json::json!({"a": 2}), &mut out).unwrap();
         let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
@@ -72,5 +85,26 @@ mod tests {
         assert_eq!(names.len(), 1);
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         assert_eq!(v["a"], 2);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn a_dash_writes_to_the_given_stdout_and_a_failure_names_flag_and_path() {
+        let mut out = Vec::new();
+        write(
+            "--json",
+            "-".as_ref(),
+            &serde_json::json!({"a": 1}),
+            &mut out,
+        )
+        .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["a"], 1);
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone/r.json");
+        let e = write("--json", &gone, &1, &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--json ") && e.contains("gone/r.json"), "{e}");
     }
 }

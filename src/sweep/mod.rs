@@ -20,8 +20,8 @@ use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::config::sweep::{Rates, SweepPlan};
 use crate::config::{PlotConfig, RunConfig, SweepConfig};
 use crate::drive::{Cancel, Mode};
+use crate::output;
 use crate::report::hlog::HlogWriter;
-use crate::report::json::write_bytes_atomically;
 use crate::report::sweep::{self as model, Kind, Measurement, PlanRecord, SloResult, SweepReport};
 use crate::report::{Header, Settings, plot};
 use search::{Bisection, Bracket};
@@ -156,18 +156,13 @@ impl Campaign for Sweeper<'_> {
     fn save_report(&self) -> Result<()> {
         let bytes =
             serde_json::to_vec_pretty(&self.report).context("encoding the sweep as JSON")?;
-        let json_path = self.out.join(JSON_FILE);
-        write_bytes_atomically(&json_path, &bytes)
-            .with_context(|| format!("writing {}", json_path.display()))?;
-        let csv_path = self.out.join(CSV_FILE);
-        write_bytes_atomically(&csv_path, model::csv(&self.report).trim_end().as_bytes())
-            .with_context(|| format!("writing {}", csv_path.display()))?;
+        write_out(&self.out.join(JSON_FILE), &bytes)?;
+        let csv = model::csv(&self.report);
+        write_out(&self.out.join(CSV_FILE), csv.trim_end().as_bytes())?;
         // Drawn from the parsed bytes, exactly as `tailrate plot` will read them back.
         let saved = model::parse(&bytes)?;
         for chart in plot::render_sweep(&saved, None)? {
-            let path = self.out.join(&chart.file_name);
-            write_bytes_atomically(&path, chart.svg.as_bytes())
-                .with_context(|| format!("writing {}", path.display()))?;
+            write_out(&self.out.join(&chart.file_name), chart.svg.as_bytes())?;
         }
         Ok(())
     }
@@ -215,11 +210,19 @@ pub fn replot(args: &PlotConfig, out: &mut dyn Write) -> Result<()> {
     };
     for chart in &charts {
         let path = args.out.join(&chart.file_name);
-        write_bytes_atomically(&path, chart.svg.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
+        write_out(&path, chart.svg.as_bytes())?;
         writeln!(out, "wrote {}", path.display())?;
     }
     Ok(())
+}
+
+/// Writes one file of `--out` (`bytes` and a final newline) through [`output::write_file`]:
+/// atomically, unless the name there is a device or a FIFO.
+fn write_out(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    let mut whole = Vec::with_capacity(bytes.len() + 1);
+    whole.extend_from_slice(bytes);
+    whole.push(b'\n');
+    output::write_file(path, &whole).context("writing into --out")
 }
 
 struct Sweeper<'a> {

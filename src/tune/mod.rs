@@ -17,8 +17,9 @@
 //! The search itself is pure and lives in [`search`]; this file runs its trials, prints
 //! and saves them. Trials print as they end; the end prints the best setting as a
 //! command line to paste. `--json FILE` holds the whole search, rewritten after every
-//! trial.
+//! trial; `--json -` prints it once, at the end, in place of those lines.
 
+use std::cell::RefCell;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,7 +29,8 @@ use anyhow::{Context, Result};
 use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::config::{RunConfig, TuneConfig};
 use crate::drive::{Cancel, Mode, Workers};
-use crate::report::json::write_atomically;
+use crate::output;
+use crate::report::json;
 use crate::report::tune::{Best, Phase, TUNE_SCHEMA_VERSION, Trial, TuneReport};
 use crate::report::{Header, TestReport};
 
@@ -68,8 +70,17 @@ pub fn run(
         tune.custom_words,
         (!tune.trial_given).then_some(trial),
     );
+    // `--json -` has standard output to itself: the trial lines and the summary would mix in.
+    let mut no_text = std::io::sink();
+    let (stdout, json_out): (&mut dyn Write, &mut dyn Write) =
+        if tune.json.as_deref().is_some_and(output::is_stdout) {
+            (&mut no_text, stdout)
+        } else {
+            (stdout, &mut no_text)
+        };
     let mut tuner = Tuner {
         any_invalid: false,
+        json_out: RefCell::new(json_out),
         space: Space::new(config.plan.connections, tune.max_workers),
         max_trials: tune.max_trials,
         confirm_runs: tune.confirm_runs,
@@ -156,8 +167,8 @@ impl Campaign for Tuner<'_> {
 
     fn save_report(&self) -> Result<()> {
         if let Some(path) = &self.json {
-            write_atomically(path, &self.report)
-                .with_context(|| format!("writing {}", path.display()))?;
+            let mut out = self.json_out.borrow_mut();
+            json::write("--json", path, &self.report, &mut **out).context("writing results")?;
         }
         Ok(())
     }
@@ -252,6 +263,8 @@ struct Tuner<'a> {
     max_trials: usize,
     confirm_runs: usize,
     json: Option<PathBuf>,
+    /// Standard output when `--json -` (the report's save needs it behind `&self`).
+    json_out: RefCell<&'a mut dyn Write>,
     report: TuneReport,
     base: RunConfig,
     /// The command line of a direct run, without the workers flags.
@@ -306,7 +319,11 @@ impl Tuner<'_> {
         };
         self.print(label, &trial)?;
         self.report.trials.push(trial);
-        self.save_report()?;
+        // A file is rewritten after every trial; a stream (`-`, a device, a FIFO) gets the
+        // whole search once, when it ends.
+        if self.json.as_deref().is_some_and(output::is_file) {
+            self.save_report()?;
+        }
         match stopped_early {
             Some(reason) if reason == "interrupted" => Err(Halt::Interrupted),
             Some(reason) => Err(Halt::Failed(reason)),

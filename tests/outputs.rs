@@ -1,0 +1,520 @@
+//! Where outputs go (issue 26, "Outputs"): a regular file is replaced atomically, a
+//! link is written through and kept, a device or a FIFO is written directly and stays
+//! what it was, `-` is standard output; every path is checked before the first request,
+//! two outputs never share one; and the `.hlog` is one HdrHistogram's own Java tools read.
+//!
+//! The device cases run in a private mount namespace (`unshare -m`, a tmpfs over `/dev`
+//! with its own `null` and `full`), so a broken writer replaces those nodes, never the
+//! machine's.
+
+use std::fs;
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::harness::{
+    RedisServer, assert_success, run_tailrate, run_tailrate_with_timeout, run_with_timeout, skip,
+    stderr_of, tailrate_bin, this_test,
+};
+
+/// A short closed loop of two tests: the JSON of each is written after it.
+fn closed(port: &str) -> Vec<String> {
+    [
+        "-p",
+        port,
+        "-t",
+        "get,set",
+        "-n",
+        "500",
+        "-c",
+        "2",
+        "-q",
+        "--no-progress",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn with(base: &[String], extra: &[&str]) -> Vec<String> {
+    let mut v = base.to_vec();
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+fn run(args: &[String]) -> std::process::Output {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_tailrate(&refs)
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn is_symlink(path: &Path) -> bool {
+    fs::symlink_metadata(path).unwrap().file_type().is_symlink()
+}
+
+fn json_of(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap_or_else(|e| {
+        panic!(
+            "not one JSON document ({e}):\n{}",
+            String::from_utf8_lossy(bytes)
+        )
+    })
+}
+
+#[test]
+fn json_and_hdr_log_through_a_symlink_write_the_file_it_names_and_keep_the_link() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real");
+    fs::create_dir(&real).unwrap();
+    fs::write(real.join("r.json"), b"old").unwrap();
+    let json = dir.path().join("r.json");
+    let hlog = dir.path().join("r.hlog");
+    std::os::unix::fs::symlink("real/r.json", &json).unwrap();
+    // A dangling link: the file it names is made.
+    std::os::unix::fs::symlink("real/r.hlog", &hlog).unwrap();
+    let port = server.port().to_string();
+    let out = run(&with(
+        &closed(&port),
+        &[
+            "--json",
+            json.to_str().unwrap(),
+            "--hdr-log",
+            hlog.to_str().unwrap(),
+        ],
+    ));
+    assert_success(&out);
+    assert!(
+        is_symlink(&json) && is_symlink(&hlog),
+        "a link was replaced"
+    );
+    let report = json_of(&fs::read(real.join("r.json")).unwrap());
+    assert_eq!(report["tests"].as_array().unwrap().len(), 2);
+    assert!(
+        fs::read_to_string(real.join("r.hlog"))
+            .unwrap()
+            .contains("GET.response")
+    );
+    assert_eq!(names(dir.path()), ["r.hlog", "r.json", "real"]);
+    assert_eq!(names(&real), ["r.hlog", "r.json"]);
+}
+
+#[test]
+fn a_fifo_gets_one_json_document_at_the_end_and_stays_a_fifo() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("r.json");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo failed");
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::read(&fifo).unwrap())
+    };
+    let port = server.port().to_string();
+    let out = run(&with(&closed(&port), &["--json", fifo.to_str().unwrap()]));
+    // Unblocks the reader if tailrate never opened the FIFO (then it reads nothing).
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo);
+    }
+    let read = reader.join().unwrap();
+    assert_success(&out);
+    assert!(
+        fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(),
+        "the FIFO was replaced by a file"
+    );
+    // One document (two would not parse as one), holding both tests: written once, at the end.
+    let report = json_of(&read);
+    assert_eq!(report["tests"].as_array().unwrap().len(), 2);
+    assert_eq!(names(dir.path()), ["r.json"]);
+}
+
+#[test]
+fn sweep_and_plot_files_that_are_links_are_written_through_and_kept() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let kept = dir.path().join("kept");
+    fs::create_dir_all(&out).unwrap();
+    fs::create_dir_all(&kept).unwrap();
+    for name in ["sweep.json", "sweep.csv", "latency-vs-rate.svg"] {
+        std::os::unix::fs::symlink(kept.join(name), out.join(name)).unwrap();
+    }
+    let port = server.port().to_string();
+    let swept = run_tailrate_with_timeout(
+        &[
+            "sweep",
+            "-p",
+            &port,
+            "-t",
+            "get",
+            "-c",
+            "2",
+            "--rates",
+            "1k",
+            "--duration",
+            "300ms",
+            "--warmup",
+            "0s",
+            "--settle",
+            "0s",
+            "--seed",
+            "3",
+            "--no-progress",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert_success(&swept);
+    for name in ["sweep.json", "sweep.csv", "latency-vs-rate.svg"] {
+        assert!(is_symlink(&out.join(name)), "{name}: the link was replaced");
+        assert!(
+            !fs::read(kept.join(name)).unwrap().is_empty(),
+            "{name} is empty"
+        );
+    }
+    json_of(&fs::read(kept.join("sweep.json")).unwrap());
+
+    let plots = dir.path().join("plots");
+    fs::create_dir_all(&plots).unwrap();
+    let svg = dir.path().join("kept/replotted.svg");
+    std::os::unix::fs::symlink(&svg, plots.join("latency-vs-rate.svg")).unwrap();
+    assert_success(&run_tailrate(&[
+        "plot",
+        out.join("sweep.json").to_str().unwrap(),
+        "--out",
+        plots.to_str().unwrap(),
+    ]));
+    assert!(is_symlink(&plots.join("latency-vs-rate.svg")));
+    assert!(fs::read_to_string(&svg).unwrap().contains("<svg"));
+    assert!(
+        names(&out).iter().all(|n| !n.contains(".tmp-")),
+        "{:?}",
+        names(&out)
+    );
+}
+
+/// Runs `script` with `sh` in a private mount namespace whose `/dev` is a fresh tmpfs
+/// holding only `null` (1,3) and `full` (1,7) and a `stdout` link to `/proc/self/fd/1`;
+/// `None` (after recording a skip) when this machine cannot (not root, no `unshare`).
+fn in_private_dev(script: &str) -> Option<std::process::Output> {
+    let probe = Command::new("unshare")
+        .args(["-m", "sh", "-c", "mount -t tmpfs tailrate-dev /dev"])
+        .output();
+    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
+        let why = match probe {
+            Ok(o) => stderr_of(&o),
+            Err(e) => e.to_string(),
+        };
+        skip(
+            &this_test(),
+            &format!("cannot mount a private /dev (needs root and unshare -m): {why}"),
+        );
+        return None;
+    }
+    let setup = "set -u; mount -t tmpfs tailrate-dev /dev && \
+                 mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/full c 1 7 && \
+                 ln -s /proc/self/fd/1 /dev/stdout || exit 99\n";
+    let mut cmd = Command::new("unshare");
+    cmd.args(["-m", "sh", "-c", &format!("{setup}{script}")]);
+    cmd.env("T", tailrate_bin());
+    let out = run_with_timeout(cmd, Duration::from_secs(120));
+    assert_ne!(
+        out.status.code(),
+        Some(99),
+        "setting up /dev: {}",
+        stderr_of(&out)
+    );
+    Some(out)
+}
+
+/// The value of `key=` on the line that starts with it.
+fn field<'a>(text: &'a str, key: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}=")))
+        .unwrap_or_else(|| panic!("no {key}= in:\n{text}"))
+}
+
+#[test]
+fn devices_stay_devices_and_a_full_device_fails_the_run_naming_the_flag_and_path() {
+    let server = RedisServer::start();
+    let p = server.port();
+    let run = format!("\"$T\" -p {p} -t get -n 1000 -q --no-progress");
+    let script = format!(
+        "{run} --json /dev/null >/dev/null 2>&1; echo \"json_null=$?\"
+         {run} --hdr-log /dev/null >/dev/null 2>&1; echo \"hlog_null=$?\"
+         stat -c 'null_type=%F' /dev/null
+         err=$({run} --json /dev/full 2>&1 >/dev/null); echo \"json_full=$? $err\"
+         err=$({run} --hdr-log /dev/full 2>&1 >/dev/null); echo \"hlog_full=$? $err\"
+         stat -c 'full_type=%F' /dev/full
+         n=$({run} --json /dev/stdout 2>/dev/null | grep -c schema_version); echo \"json_stdout=$n\"
+         stat -c 'stdout_type=%F' /dev/stdout
+         echo \"dev=$(ls -A /dev | tr '\\n' ' ')\"
+        "
+    );
+    let Some(out) = in_private_dev(&script) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let text = format!("{text}{}", stderr_of(&out));
+    assert_eq!(field(&text, "json_null"), "0", "{text}");
+    assert_eq!(field(&text, "hlog_null"), "0", "{text}");
+    assert_eq!(
+        field(&text, "null_type"),
+        "character special file",
+        "{text}"
+    );
+    assert_eq!(
+        field(&text, "full_type"),
+        "character special file",
+        "{text}"
+    );
+    assert_eq!(field(&text, "stdout_type"), "symbolic link", "{text}");
+    // Written through the link into the pipe: one document beside the -q lines.
+    assert_eq!(field(&text, "json_stdout"), "1", "{text}");
+    for (key, flag) in [("json_full", "--json"), ("hlog_full", "--hdr-log")] {
+        let line = field(&text, key);
+        assert!(line.starts_with("1 "), "{key}: exit 1 expected: {line}");
+        assert!(
+            line.contains(flag) && line.contains("/dev/full") && line.contains("No space"),
+            "{key}: {line}"
+        );
+    }
+    // No temporary file was left beside a device.
+    assert_eq!(field(&text, "dev").trim(), "full null stdout", "{text}");
+    // The machine's own /dev/null was never touched.
+    assert!(
+        fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+}
+
+#[test]
+fn json_dash_prints_one_document_on_stdout_in_place_of_the_text_and_csv_report() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    for extra in [&["--json", "-"][..], &["--json", "-", "--csv"][..]] {
+        let out = run(&with(&closed(&port), extra));
+        let stdout = assert_success(&out);
+        let report = json_of(stdout.as_bytes());
+        assert_eq!(report["tests"].as_array().unwrap().len(), 2, "{extra:?}");
+    }
+}
+
+#[test]
+fn hdr_log_dash_prints_the_log_alone_on_stdout() {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = run(&with(
+        &closed(&port),
+        &["--hdr-log", "-", "--json", json.to_str().unwrap()],
+    ));
+    let stdout = assert_success(&out);
+    assert!(stdout.starts_with('#'), "{stdout}");
+    assert!(!stdout.contains("requests per second"), "{stdout}");
+    let mut intervals = 0;
+    for entry in IntervalLogIterator::new(stdout.as_bytes()) {
+        if let LogEntry::Interval(_) = entry.unwrap_or_else(|e| panic!("{e:?} in:\n{stdout}")) {
+            intervals += 1;
+        }
+    }
+    assert!(intervals >= 2, "{stdout}");
+    assert!(stdout.contains("Tag=GET.response") && stdout.contains("Tag=SET.response"));
+    assert_eq!(
+        json_of(&fs::read(&json).unwrap())["tests"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn tune_json_dash_prints_the_search_once_in_place_of_its_lines() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let out = run_tailrate_with_timeout(
+        &[
+            "tune",
+            "-p",
+            &port,
+            "-t",
+            "get",
+            "-c",
+            "2",
+            "--duration",
+            "200ms",
+            "--max-trials",
+            "2",
+            "--confirm-runs",
+            "1",
+            "--no-progress",
+            "--json",
+            "-",
+        ],
+        Duration::from_secs(60),
+    );
+    let stdout = assert_success(&out);
+    let report = json_of(stdout.as_bytes());
+    assert!(!report["trials"].as_array().unwrap().is_empty(), "{stdout}");
+    assert_eq!(report["complete"], true);
+}
+
+#[test]
+fn help_says_what_a_dash_does_for_json_and_hdr_log() {
+    let help = assert_success(&run_tailrate(&["--help"]));
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for flag in ["--json <FILE>", "--hdr-log <FILE>"] {
+        let (_, after) = help
+            .split_once(flag)
+            .unwrap_or_else(|| panic!("{flag}: {help}"));
+        let text = &after[..after.find(" --").unwrap_or(after.len())];
+        assert!(
+            text.contains("`-` prints it on standard output")
+                && text.contains("instead of the text or CSV report"),
+            "{flag}: {text}"
+        );
+    }
+}
+
+#[test]
+fn an_output_path_that_cannot_be_written_fails_before_the_first_request_naming_flag_and_path() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("FILE");
+    fs::write(&file, b"").unwrap();
+    let a_dir = dir.path().join("a-dir");
+    fs::create_dir(&a_dir).unwrap();
+    let missing = dir.path().join("missing/r.json");
+    let under_file = file.join("r.json");
+    let cases: [(&str, &Path, &str); 6] = [
+        ("--json", &missing, "does not exist"),
+        ("--json", &under_file, "is a file, not a directory"),
+        ("--json", &a_dir, "is a directory"),
+        ("--hdr-log", &missing, "does not exist"),
+        ("--hdr-log", &under_file, "is a file, not a directory"),
+        ("--hdr-log", &a_dir, "is a directory"),
+    ];
+    for (flag, path, why) in cases {
+        for mode in [
+            &["-n", "2000"][..],
+            &["--rate", "1000", "--duration", "1s"][..],
+        ] {
+            let args = with(
+                &["-p", &port, "-t", "get", "-q", "--no-progress"].map(String::from),
+                &[mode, &[flag, path.to_str().unwrap()]].concat(),
+            );
+            let out = run(&args);
+            let err = stderr_of(&out);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+            assert!(
+                err.contains(flag) && err.contains(path.to_str().unwrap()) && err.contains(why),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    // tune's --json is checked the same way, before its first trial.
+    let out = run_tailrate(&[
+        "tune",
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "--json",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("--json"), "{}", stderr_of(&out));
+    assert_eq!(
+        server.commandstats().get("get"),
+        None,
+        "a request was sent before the path was checked"
+    );
+    // Nothing was left behind: no temporary file beside any of the targets.
+    assert_eq!(names(dir.path()), ["FILE", "a-dir"]);
+    assert!(names(&a_dir).is_empty());
+}
+
+#[test]
+fn out_dash_is_refused_for_sweep_and_plot_since_out_is_a_directory() {
+    super::harness::assert_usage_error(
+        &["sweep", "--rates", "1k", "--out", "-"],
+        &["--out", "directory"],
+    );
+    super::harness::assert_usage_error(&["plot", "x.json", "--out", "-"], &["--out", "directory"]);
+    assert!(!Path::new("-").exists());
+}
+
+#[test]
+fn two_outputs_on_one_path_are_refused_naming_both_flags() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("x");
+    let x_again = dir.path().join(".").join("x");
+    let x_str = x.to_str().unwrap();
+    let cases = [
+        [x_str, x_str],
+        [x_str, x_again.to_str().unwrap()],
+        ["-", "-"],
+    ];
+    for [json, hlog] in cases {
+        let needles = ["--json", "--hdr-log", "both write to"];
+        super::harness::assert_usage_error(
+            &[
+                "-p",
+                &port,
+                "-t",
+                "get",
+                "-n",
+                "100",
+                "--json",
+                json,
+                "--hdr-log",
+                hlog,
+            ],
+            &needles,
+        );
+    }
+    // An existing file reached by two names, one of them a link, is one place too.
+    fs::write(&x, b"").unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&x, &link).unwrap();
+    super::harness::assert_usage_error(
+        &[
+            "-p",
+            &port,
+            "-n",
+            "100",
+            "--json",
+            link.to_str().unwrap(),
+            "--hdr-log",
+            x_str,
+        ],
+        &["--json", "--hdr-log"],
+    );
+    assert_eq!(fs::read(&x).unwrap(), b"", "the file was written");
+    assert_eq!(server.commandstats().get("get"), None);
+}
