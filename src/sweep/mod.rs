@@ -8,7 +8,10 @@
 //! by [`crate::report::plot`] from the JSON bytes just written, so `tailrate plot`
 //! redraws them byte for byte.
 
+mod replot;
 pub mod search;
+
+pub use replot::replot;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -18,7 +21,7 @@ use anyhow::{Context, Result};
 
 use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::config::sweep::{Rates, SweepPlan};
-use crate::config::{PlotConfig, RunConfig, SweepConfig};
+use crate::config::{RunConfig, SweepConfig};
 use crate::drive::{Cancel, Mode};
 use crate::output;
 use crate::report::hlog::HlogWriter;
@@ -190,35 +193,9 @@ impl Campaign for Sweeper<'_> {
     }
 }
 
-/// Re-renders the plots of one saved sweep, or overlays several, into `--out`.
-pub fn replot(args: &PlotConfig, out: &mut dyn Write) -> Result<()> {
-    let mut inputs = Vec::with_capacity(args.inputs.len());
-    for path in &args.inputs {
-        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let report = model::parse(&bytes)
-            .with_context(|| format!("reading the sweep in {}", path.display()))?;
-        let label = args
-            .labels
-            .get(inputs.len())
-            .cloned()
-            .unwrap_or_else(|| default_label(path));
-        inputs.push((label, report));
-    }
-    let charts = match inputs.as_slice() {
-        [(_, only)] => plot::render_sweep(only, args.title.as_deref())?,
-        _ => plot::render_overlay(&inputs, args.title.as_deref())?,
-    };
-    for chart in &charts {
-        let path = args.out.join(&chart.file_name);
-        write_out(&path, chart.svg.as_bytes())?;
-        writeln!(out, "wrote {}", path.display())?;
-    }
-    Ok(())
-}
-
 /// Writes one file of `--out` (`bytes` and a final newline) through [`output::write_file`]:
 /// atomically, unless the name there is a device or a FIFO.
-fn write_out(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_out(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     let mut whole = Vec::with_capacity(bytes.len() + 1);
     whole.extend_from_slice(bytes);
     whole.push(b'\n');
@@ -500,21 +477,6 @@ impl Sweeper<'_> {
             std::thread::sleep((end - Instant::now()).min(Duration::from_millis(20)));
         }
         Ok(())
-    }
-}
-
-/// A saved sweep's name on an overlay: its file's stem, or its directory's name for the
-/// `sweep.json` every sweep writes (`out/redis-7/sweep.json` is `redis-7`).
-fn default_label(path: &std::path::Path) -> String {
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
-    let dir = path
-        .parent()
-        .and_then(|p| p.file_name())
-        .map(|d| d.to_string_lossy().into_owned());
-    match (stem, dir) {
-        (Some(stem), Some(dir)) if stem == "sweep" => dir,
-        (Some(stem), _) => stem,
-        (None, _) => path.display().to_string(),
     }
 }
 

@@ -1,0 +1,51 @@
+//! `tailrate plot`: redraws saved sweeps, one alone or several overlaid, into `--out`.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+
+use super::write_out;
+use crate::config::PlotConfig;
+use crate::report::plot;
+use crate::report::sweep as model;
+
+/// Re-renders the plots of one saved sweep, or overlays several, into `--out`.
+pub fn replot(args: &PlotConfig, out: &mut dyn Write) -> Result<()> {
+    let mut inputs = Vec::with_capacity(args.inputs.len());
+    for path in &args.inputs {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let report = model::parse(&bytes)
+            .with_context(|| format!("reading the sweep in {}", path.display()))?;
+        let label = args
+            .labels
+            .get(inputs.len())
+            .cloned()
+            .unwrap_or_else(|| default_label(path));
+        inputs.push((label, report));
+    }
+    let charts = match inputs.as_slice() {
+        [(_, only)] => plot::render_sweep(only, args.title.as_deref())?,
+        _ => plot::render_overlay(&inputs, args.title.as_deref())?,
+    };
+    for chart in &charts {
+        let path = args.out.join(&chart.file_name);
+        write_out(&path, chart.svg.as_bytes())?;
+        writeln!(out, "wrote {}", path.display())?;
+    }
+    Ok(())
+}
+
+/// A saved sweep's name on an overlay: its file's stem, or its directory's name for the
+/// `sweep.json` every sweep writes (`out/redis-7/sweep.json` is `redis-7`).
+fn default_label(path: &std::path::Path) -> String {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let dir = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|d| d.to_string_lossy().into_owned());
+    match (stem, dir) {
+        (Some(stem), Some(dir)) if stem == "sweep" => dir,
+        (Some(stem), _) => stem,
+        (None, _) => path.display().to_string(),
+    }
+}
