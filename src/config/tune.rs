@@ -174,7 +174,8 @@ fn check_args(args: &TuneArgs) -> Result<(), TuneError> {
     Ok(())
 }
 
-/// The run flags to build the base [`RunConfig`] from: trials are timed, [`DEFAULT_TRIAL`] unless `--duration` says.
+/// The run flags to build the base [`RunConfig`] from: trials are timed,
+/// [`DEFAULT_TRIAL`] unless `--duration` says.
 fn base_run_args(args: &TuneArgs) -> RunArgs {
     let mut run = args.run.clone();
     run.duration.get_or_insert(DEFAULT_TRIAL);

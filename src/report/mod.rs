@@ -279,7 +279,8 @@ pub struct CommandReport {
     pub latency: BTreeMap<String, Latency>,
 }
 
-/// Where every request ended: `intended = completed + errors + timeouts + not_sent + in_flight_at_end`.
+/// Where every request ended:
+/// `intended = completed + errors + timeouts + not_sent + in_flight_at_end`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Counts {
     /// Requests planned (open loop) or started (closed loop).
