@@ -9,6 +9,7 @@
 #   ensure_cmd BIN PKG              install Debian package PKG unless BIN exists
 #   ensure_redis                    redis-server, redis-cli, redis-benchmark
 #   ensure_nutcracker               nutcracker (twemproxy), for tests/proxy.rs
+#   ensure_hdrhistogram_java        java and HdrHistogram's jar, for tests/outputs.rs
 #   free_port                       print a free TCP port on 127.0.0.1
 #   start_redis PORT [ARGS...]      start redis-server in the background,
 #                                   wait for PING, print its pid
@@ -100,6 +101,22 @@ ensure_nutcracker() {
     fi
     command -v nutcracker >/dev/null 2>&1 || [[ -x /usr/sbin/nutcracker ]] ||
         die "nutcracker still missing after installing package nutcracker"
+}
+
+# Makes sure HdrHistogram's Java library (Debian package libhdrhistogram-java,
+# /usr/share/java/hdrhistogram.jar) and a java to run it (default-jre-headless)
+# exist: tests/outputs.rs reads a run's .hlog with its HistogramLogProcessor.
+HDRHISTOGRAM_JAR=/usr/share/java/hdrhistogram.jar
+ensure_hdrhistogram_java() {
+    local pkgs=()
+    command -v java >/dev/null 2>&1 || pkgs+=(default-jre-headless)
+    [[ -f $HDRHISTOGRAM_JAR ]] || pkgs+=(libhdrhistogram-java)
+    if [[ ${#pkgs[@]} -gt 0 ]]; then
+        apt_install "${pkgs[@]}"
+    fi
+    command -v java >/dev/null 2>&1 || die "java still missing after installing ${pkgs[*]}"
+    [[ -f $HDRHISTOGRAM_JAR ]] ||
+        die "$HDRHISTOGRAM_JAR still missing after installing ${pkgs[*]}"
 }
 
 # Prints a TCP port that is free on 127.0.0.1 right now.

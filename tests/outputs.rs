@@ -518,3 +518,207 @@ fn two_outputs_on_one_path_are_refused_naming_both_flags() {
     assert_eq!(fs::read(&x).unwrap(), b"", "the file was written");
     assert_eq!(server.commandstats().get("get"), None);
 }
+
+/// HdrHistogram's Java library as Debian installs it (`libhdrhistogram-java`).
+const HDRHISTOGRAM_JAR: &str = "/usr/share/java/hdrhistogram.jar";
+
+/// `java` and HdrHistogram's jar; `None` (after recording a skip) when either is missing
+/// outside CI, a panic in CI, where `scripts/test` installs both.
+fn java_and_jar() -> Option<std::path::PathBuf> {
+    let java = super::harness::require_tool(
+        "java",
+        "run scripts/test (or `apt-get install -y default-jre-headless`)",
+    )?;
+    if !Path::new(HDRHISTOGRAM_JAR).is_file() {
+        let missing = format!(
+            "{HDRHISTOGRAM_JAR} is missing; run scripts/test (or `apt-get install -y libhdrhistogram-java`)"
+        );
+        if super::harness::in_ci() {
+            panic!("{missing} (CI is set: a missing tool fails the test)");
+        }
+        skip(&this_test(), &missing);
+        return None;
+    }
+    Some(java)
+}
+
+/// Runs `HistogramLogProcessor -i hlog -o out -csv [extra]`; returns each interval row's
+/// (end time, count) from its interval file, after checking it exited 0.
+fn log_processor(java: &Path, hlog: &Path, extra: &[&str]) -> Vec<(f64, u64)> {
+    let out = hlog.with_extension(format!("processed{}", extra.len()));
+    let mut cmd = Command::new(java);
+    cmd.args([
+        "-cp",
+        HDRHISTOGRAM_JAR,
+        "org.HdrHistogram.HistogramLogProcessor",
+        "-i",
+    ])
+    .arg(hlog)
+    .arg("-o")
+    .arg(&out)
+    .arg("-csv")
+    .args(extra);
+    let ran = run_with_timeout(cmd, Duration::from_secs(60));
+    let err = stderr_of(&ran);
+    assert!(
+        ran.status.success() && !err.contains("Exception"),
+        "{extra:?}: {err}"
+    );
+    let text = fs::read_to_string(&out).unwrap();
+    text.lines()
+        .skip_while(|l| !l.starts_with("\"Timestamp\""))
+        .skip(1)
+        .map(|row| {
+            let cols: Vec<&str> = row.split(',').collect();
+            (cols[0].parse().unwrap(), cols[1].parse().unwrap())
+        })
+        .collect()
+}
+
+/// Each interval line of `tag` (`None`: the untagged series) in the log: (end time, count).
+fn hlog_series(bytes: &[u8], tag: Option<&str>) -> Vec<(f64, u64)> {
+    use base64::Engine;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    IntervalLogIterator::new(bytes)
+        .filter_map(|entry| match entry.unwrap() {
+            LogEntry::Interval(i) if i.tag().map(|t| t.as_str()) == tag => Some(i),
+            _ => None,
+        })
+        .map(|i| {
+            let raw = base64::engine::general_purpose::STANDARD
+                .decode(i.encoded_histogram())
+                .unwrap();
+            let h: hdrhistogram::Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+                .deserialize(&mut raw.as_slice())
+                .unwrap();
+            ((i.start_timestamp() + i.duration()).as_secs_f64(), h.len())
+        })
+        .collect()
+}
+
+/// The Java tool's rows against the log's own lines: the same count on every line, at
+/// the same time (it prints each interval's end, to the millisecond).
+fn assert_same_rows(java: &[(f64, u64)], file: &[(f64, u64)], what: &str) {
+    let counts = |rows: &[(f64, u64)]| rows.iter().map(|r| r.1).collect::<Vec<_>>();
+    assert_eq!(
+        counts(java),
+        counts(file),
+        "{what}: counts per interval, Java vs the file"
+    );
+    for (j, f) in java.iter().zip(file) {
+        assert!(
+            (j.0 - f.0).abs() < 0.0015,
+            "{what}: interval ending at {} read as {}",
+            f.0,
+            j.0
+        );
+    }
+}
+
+#[test]
+fn hdrhistograms_java_log_processor_reads_the_hlog_and_its_untagged_series_is_every_reply() {
+    let Some(java) = java_and_jar() else {
+        return;
+    };
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let hlog = dir.path().join("run.hlog");
+    let out = run_tailrate(&[
+        "-p",
+        &port,
+        "-t",
+        "get,set",
+        "--rate",
+        "2000",
+        "--duration",
+        "2s",
+        "--seed",
+        "5",
+        "-q",
+        "--no-progress",
+        "--json",
+        json.to_str().unwrap(),
+        "--hdr-log",
+        hlog.to_str().unwrap(),
+    ]);
+    assert_success(&out);
+    let report = json_of(&fs::read(&json).unwrap());
+    let completed = |test: &Value| test["counts"]["completed"].as_u64().unwrap();
+    let tests = report["tests"].as_array().unwrap();
+    let all: u64 = tests.iter().map(completed).sum();
+    let bytes = fs::read(&hlog).unwrap();
+
+    // No flags: the untagged series, every command's response time together.
+    let rows = log_processor(&java, &hlog, &[]);
+    let untagged = hlog_series(&bytes, None);
+    assert_same_rows(&rows, &untagged, "untagged");
+    let total: u64 = rows.iter().map(|r| r.1).sum();
+    assert_eq!(
+        total, all,
+        "the untagged series against the JSON's completed requests"
+    );
+    assert!(
+        (7200..=8800).contains(&total),
+        "{total} replies at 2000/s, 2 s for each of 2 tests"
+    );
+
+    // The tagged series are still there, each one test's replies.
+    for test in tests {
+        let tag = format!("{}.response", test["name"].as_str().unwrap());
+        let rows = log_processor(&java, &hlog, &["-tag", &tag]);
+        assert_same_rows(&rows, &hlog_series(&bytes, Some(&tag)), &tag);
+        assert_eq!(
+            rows.iter().map(|r| r.1).sum::<u64>(),
+            completed(test),
+            "{tag}"
+        );
+    }
+}
+
+#[test]
+fn a_sweep_steps_hlog_is_read_by_hdrhistograms_java_log_processor_too() {
+    let Some(java) = java_and_jar() else {
+        return;
+    };
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let swept = run_tailrate_with_timeout(
+        &[
+            "sweep",
+            "-p",
+            &port,
+            "-t",
+            "get",
+            "-c",
+            "2",
+            "--rates",
+            "1k",
+            "--duration",
+            "500ms",
+            "--warmup",
+            "0s",
+            "--settle",
+            "0s",
+            "--seed",
+            "3",
+            "--no-progress",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert_success(&swept);
+    let report = json_of(&fs::read(dir.path().join("sweep.json")).unwrap());
+    let step = &report["runs"][0];
+    let hlog = dir.path().join(step["hlog"].as_str().unwrap());
+    let rows = log_processor(&java, &hlog, &[]);
+    assert_same_rows(&rows, &hlog_series(&fs::read(&hlog).unwrap(), None), "step");
+    let total: u64 = rows.iter().map(|r| r.1).sum();
+    assert_eq!(
+        total,
+        step["report"]["counts"]["completed"].as_u64().unwrap()
+    );
+}

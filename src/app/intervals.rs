@@ -9,8 +9,10 @@ use crate::record::{CommandRecord, Histograms, Metric, Recorder, Timing};
 use crate::report::IntervalSummary;
 use crate::report::hlog::HlogWriter;
 
-/// One interval's histograms into the log: the test's, and each command's when it has
-/// several; a metric the run does not have (or that is empty) is left out.
+/// One interval's histograms into the log: untagged, every command's response time
+/// together (the series HdrHistogram's tools read by default, written also when empty);
+/// then tagged, the test's, and each command's when it has several, leaving out a metric
+/// the run does not have or that is empty.
 pub(super) fn write_hlog(
     log: &mut HlogWriter,
     test: &str,
@@ -21,6 +23,7 @@ pub(super) fn write_hlog(
     record: &Recorder,
 ) -> std::io::Result<()> {
     let total = record.total();
+    log.write_untagged(start, length, &total.hist.response)?;
     let mut write = |tag: &str, hist: &Histograms| {
         for metric in Metric::ALL {
             if let Some(h) = hist.of(metric, timing).filter(|h| !h.is_empty()) {

@@ -1,15 +1,28 @@
-//! HdrHistogram interval logs (`.hlog`, the V2 log format that HdrHistogram's own
-//! tools read): one line per interval, command and metric, tagged `TEST.metric`.
-//! Lines are appended as intervals end, so an interrupted run keeps its log.
+//! HdrHistogram interval logs (`.hlog`, the V2 log format), written as HdrHistogram's
+//! own Java `HistogramLogWriter` writes them so its tools (`HistogramLogProcessor`) and
+//! the Rust crate's `IntervalLogIterator` read them without flags: the header once (a
+//! comment, the format version, StartTime and BaseTime, the legend), then one line per
+//! interval and series. The untagged series, the one the tools read by default, is every
+//! command's response time together; the tagged series, `TEST.metric` and
+//! `TEST.COMMAND.metric`, sit beside it. Lines are appended as intervals end, so an
+//! interrupted run keeps its log.
 
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use base64::Engine;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::V2DeflateSerializer;
-use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+
+/// The log format version HdrHistogram's Java writer puts in its header.
+pub const FORMAT_VERSION: &str = "1.3";
+
+/// Values are nanoseconds; `Interval_Max` is divided by this, so it reads in milliseconds
+/// (the Java writer's default ratio, and what its processor divides by).
+const MAX_VALUE_DIVISOR: f64 = 1e6;
 
 /// An open interval log.
 pub struct HlogWriter<'a> {
@@ -17,7 +30,10 @@ pub struct HlogWriter<'a> {
     /// Where the log goes, for errors: its path, or "standard output".
     name: String,
     serializer: V2DeflateSerializer,
-    line: Vec<u8>,
+    /// One histogram, compressed.
+    encoded: Vec<u8>,
+    /// One line of the log.
+    line: String,
 }
 
 impl HlogWriter<'static> {
@@ -32,7 +48,8 @@ impl HlogWriter<'static> {
 
 impl<'a> HlogWriter<'a> {
     /// Starts a log on `out` (standard output for `--hdr-log -`), called `name` in errors,
-    /// and writes its header; values are nanoseconds, `Interval_Max` in milliseconds.
+    /// and writes its header. Interval start times are seconds after `started`, which is
+    /// both StartTime and BaseTime.
     pub fn to_writer(
         out: Box<dyn Write + 'a>,
         name: String,
@@ -44,24 +61,35 @@ impl<'a> HlogWriter<'a> {
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs_f64();
+        let date = humantime::format_rfc3339_millis(started);
         writeln!(file, "#{comment}")?;
         writeln!(file, "#[Histogram values are in nanoseconds]")?;
-        writeln!(file, "#[StartTime: {start_secs:.3} (seconds since epoch)]")?;
-        writeln!(file, "#[MaxValueDivisor: 1000000.000]")?;
+        writeln!(file, "#[Histogram log format version {FORMAT_VERSION}]")?;
+        writeln!(
+            file,
+            "#[StartTime: {start_secs:.3} (seconds since epoch), {date}]"
+        )?;
+        // With BaseTime given, readers take the intervals' times as offsets from it
+        // rather than guess (the Java reader's guess is "more than a year before StartTime").
+        writeln!(file, "#[BaseTime: {start_secs:.3} (seconds since epoch)]")?;
+        writeln!(file, "#[MaxValueDivisor: {MAX_VALUE_DIVISOR:.3}]")?;
         writeln!(
             file,
             "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
         )?;
-        file.flush()?;
+        file.flush()
+            .map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
         Ok(HlogWriter {
             file,
             name,
             serializer: V2DeflateSerializer::new(),
-            line: Vec::new(),
+            encoded: Vec::new(),
+            line: String::new(),
         })
     }
 
-    /// Appends one interval's histogram; `start` is the offset from the log's StartTime.
+    /// Appends one interval's histogram of the series `tag` (letters, digits, `.`, `-`
+    /// and `_` are kept, anything else becomes `_`); `start` is the offset from StartTime.
     pub fn write(
         &mut self,
         tag: &str,
@@ -69,18 +97,48 @@ impl<'a> HlogWriter<'a> {
         length: Duration,
         histogram: &Histogram<u64>,
     ) -> io::Result<()> {
+        self.write_line(Some(&sanitize(tag)), start, length, histogram)
+    }
+
+    /// Appends one interval's histogram of the untagged series, the one HdrHistogram's
+    /// tools read when given no tag.
+    pub fn write_untagged(
+        &mut self,
+        start: Duration,
+        length: Duration,
+        histogram: &Histogram<u64>,
+    ) -> io::Result<()> {
+        self.write_line(None, start, length, histogram)
+    }
+
+    /// `[Tag=TAG,]START,LENGTH,MAX,BASE64`: the line the Java writer and the crate's
+    /// `IntervalLogWriter` write, seconds with three decimals.
+    fn write_line(
+        &mut self,
+        tag: Option<&str>,
+        start: Duration,
+        length: Duration,
+        histogram: &Histogram<u64>,
+    ) -> io::Result<()> {
+        self.encoded.clear();
+        self.serializer
+            .serialize(histogram, &mut self.encoded)
+            .map_err(|e| io::Error::other(format!("{}: {e:?}", self.name)))?;
         self.line.clear();
-        {
-            // A builder with no headers writes nothing but the histogram lines we ask for.
-            let mut writer = IntervalLogWriterBuilder::new()
-                .with_max_value_divisor(1e6)
-                .begin_log_with(&mut self.line, &mut self.serializer)?;
-            writer
-                .write_histogram(histogram, start, length, Tag::new(&sanitize(tag)))
-                .map_err(io::Error::other)?;
+        if let Some(tag) = tag {
+            let _ = write!(self.line, "Tag={tag},");
         }
+        let _ = write!(
+            self.line,
+            "{:.3},{:.3},{:.3},",
+            start.as_secs_f64(),
+            length.as_secs_f64(),
+            histogram.max() as f64 / MAX_VALUE_DIVISOR
+        );
+        base64::engine::general_purpose::STANDARD.encode_string(&self.encoded, &mut self.line);
+        self.line.push('\n');
         self.file
-            .write_all(&self.line)
+            .write_all(self.line.as_bytes())
             .and_then(|()| self.file.flush())
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.name)))
     }
@@ -145,5 +203,57 @@ mod tests {
         );
         assert_eq!(hist.duration(), Duration::from_secs(1));
         assert!((hist.max() - 1.5).abs() < 0.01, "max in ms: {}", hist.max());
+    }
+
+    #[test]
+    fn the_header_is_written_once_and_untagged_lines_sit_beside_tagged_ones() {
+        let mut out = Vec::new();
+        let started = UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+        let mut h = crate::record::new_histogram();
+        h.record(2_000_000).unwrap();
+        {
+            let sink = Box::new(&mut out);
+            let mut log = HlogWriter::to_writer(sink, "x".into(), started, "tailrate").unwrap();
+            let second = Duration::from_secs(1);
+            log.write_untagged(Duration::ZERO, second, &h).unwrap();
+            log.write("GET.response", Duration::ZERO, second, &h)
+                .unwrap();
+            log.write_untagged(second, second, &h).unwrap();
+        }
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[..7],
+            [
+                "#tailrate",
+                "#[Histogram values are in nanoseconds]",
+                "#[Histogram log format version 1.3]",
+                "#[StartTime: 1700000000.123 (seconds since epoch), 2023-11-14T22:13:20.123Z]",
+                "#[BaseTime: 1700000000.123 (seconds since epoch)]",
+                "#[MaxValueDivisor: 1000000.000]",
+                "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"",
+            ]
+        );
+        assert!(
+            lines[7].starts_with("0.000,1.000,2.001,HISTF"),
+            "{}",
+            lines[7]
+        );
+        assert!(lines[8].starts_with("Tag=GET.response,0.000,1.000,2.001,"));
+        assert!(lines[9].starts_with("1.000,1.000,2.001,"));
+        assert_eq!(lines.len(), 10);
+        let entries: Vec<_> = IntervalLogIterator::new(text.as_bytes())
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(matches!(entries[0], LogEntry::StartTime(t) if t.as_millis() == 1_700_000_000_123));
+        assert!(matches!(entries[1], LogEntry::BaseTime(_)));
+        let tags: Vec<Option<&str>> = entries[2..]
+            .iter()
+            .map(|e| match e {
+                LogEntry::Interval(i) => i.tag().map(|t| t.as_str()),
+                _ => Some("not an interval"),
+            })
+            .collect();
+        assert_eq!(tags, [None, Some("GET.response"), None]);
     }
 }
