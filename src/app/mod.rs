@@ -1,6 +1,6 @@
-//! Orchestration: ask the server about itself ([`probe`]), run each test ([`measure`]),
+//! Orchestration: ask the server about itself (`probe`), run each test (`measure`),
 //! and export every report after each test. Commands of many runs (`sweep`, `tune`)
-//! share the frame in [`campaign`]. Errors get their context here (`anyhow`).
+//! share the frame in `campaign`. Errors get their context here (`anyhow`).
 
 mod campaign;
 mod intervals;

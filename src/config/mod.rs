@@ -2,9 +2,9 @@
 //! validated [`Command`], with every check across flags done here, once, and errors that
 //! name the flag ([`ConfigError`]). Nothing below this module reads `cli`.
 //!
-//! One file per concern: [`run`] (a single run: the driver's plan, outputs, exit policy),
-//! [`endpoint`] (where and how to connect, TLS), [`workload`] (tests, keys, values,
-//! mixes), [`workers`] (`--workers` batching), [`sweep`] and [`tune`] (their own flags on
+//! One file per concern: `run` (a single run: the driver's plan, outputs, exit policy),
+//! `endpoint` (where and how to connect, TLS), `workload` (tests, keys, values,
+//! mixes), `workers` (`--workers` batching), [`sweep`] and [`tune`] (their own flags on
 //! top of a run's), and [`redact`] (the command line as reports keep it).
 
 mod endpoint;

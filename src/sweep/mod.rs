@@ -2,8 +2,9 @@
 //! closed-loop points, early stop past saturation, and the export after every step
 //! (`sweep.json`, `sweep.csv`, a `.hlog` per run, the SVG plots).
 //!
-//! Flags are checked in [`spec`], decisions (SLO verdicts, saturation, bisection) are
-//! pure functions in [`search`], the saved model is [`model`]; this file only runs the
+//! Flags are checked in [`crate::config::sweep`], decisions (SLO verdicts, saturation,
+//! bisection) are pure functions in [`search`], the saved model is
+//! [`crate::report::sweep`]; this file only runs the
 //! measurements through [`app::measure`] in order and writes the files. Plots are drawn
 //! by [`crate::report::plot`] from the JSON bytes just written, so `tailrate plot`
 //! redraws them byte for byte.
