@@ -9,12 +9,14 @@ fn main() {
         None => env!("CARGO_PKG_VERSION").to_string(),
     };
     println!("cargo:rustc-env=TAILRATE_VERSION={version}");
-    // A commit moves the branch HEAD points at; a checkout changes HEAD itself.
+    // A commit moves the branch HEAD points at; a checkout changes HEAD itself. Their
+    // paths come from git, so a worktree (whose .git is a file) is watched too.
     println!("cargo:rerun-if-changed=build.rs");
-    if let Ok(head) = std::fs::read_to_string(".git/HEAD") {
-        println!("cargo:rerun-if-changed=.git/HEAD");
-        if let Some(branch) = head.trim().strip_prefix("ref: ") {
-            println!("cargo:rerun-if-changed=.git/{branch}");
+    let mut watched = vec!["HEAD".to_string()];
+    watched.extend(git(&["symbolic-ref", "-q", "HEAD"]));
+    for name in watched {
+        if let Some(path) = git(&["rev-parse", "--git-path", &name]) {
+            println!("cargo:rerun-if-changed={path}");
         }
     }
 }
