@@ -20,6 +20,7 @@ use super::plan::{Mode, Stop};
 use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
 use super::shared::Shared;
+use super::window::{Latest, SendTimes};
 use crate::net::cluster::ClusterMap;
 use crate::net::{Connection, Endpoint, Handshake, NetError};
 use crate::record::Recorder;
@@ -106,9 +107,9 @@ pub(crate) struct Ctx {
     /// Measured requests written and not yet answered.
     pub in_flight: Cell<u64>,
     /// When the last reply arrived.
-    pub last_reply: Cell<Instant>,
-    /// When the last measured request was written.
-    pub last_send: Cell<Instant>,
+    pub last_reply: Latest,
+    /// When measured requests were first and last written.
+    pub last_send: SendTimes,
     /// No new requests will be started.
     pub sending_done: Cell<bool>,
     /// Connection loops still running.

@@ -14,7 +14,7 @@
 //! tick task hands to the caller once per interval.
 //!
 //! The context sits above the pieces it ties together (`dispatch`, `route`, `batch`,
-//! `inflight`, `schedule`, `request`), which never import it; the tasks that use it
+//! `inflight`, `schedule`, `request`, `window`), which never import it; the tasks that use it
 //! (`conn` with its `feed` and `reply`, `scheduler`, `thread`) sit above it.
 
 mod batch;
@@ -32,6 +32,7 @@ pub mod schedule;
 mod scheduler;
 mod shared;
 mod thread;
+mod window;
 
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -136,6 +137,7 @@ pub fn run(
     Ok(RunOutcome::merge(
         outcomes,
         totals,
+        shared.window_start(),
         plan.is_open_loop(),
         started_at,
         stopped_early,

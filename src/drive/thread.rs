@@ -20,6 +20,7 @@ use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
 use super::scheduler::scheduler_loop;
 use super::shared::Shared;
+use super::window::{Latest, SendTimes};
 use crate::net::Connection;
 use crate::record::Recorder;
 use crate::workload::{Sampler, Test};
@@ -195,6 +196,13 @@ async fn drive_thread(
         _ => None,
     };
     let nodes = cluster.as_ref().map_or(1, Cluster::len);
+    // The measured window starts at the end of warm-up in open loop (every thread
+    // computes the same instant), at the run's first send in closed loop (offered by
+    // each thread's first write, see `SendTimes`).
+    if is_open {
+        shared.offer_window_start(measure_from);
+    }
+    let offer_first_send = (!is_open).then(|| shared.clone());
     let ctx = Rc::new(Ctx {
         sampler: RefCell::new(sampler),
         dispatch: RefCell::new(Dispatch::new(
@@ -211,8 +219,8 @@ async fn drive_thread(
         woken: RefCell::new(Vec::with_capacity(n_connections)),
         rec: RefCell::new(Recorder::for_timing(n_commands, plan.mode.timing())),
         in_flight: Cell::new(0),
-        last_reply: Cell::new(start),
-        last_send: Cell::new(measure_from),
+        last_reply: Latest::default(),
+        last_send: SendTimes::new(offer_first_send),
         sending_done: Cell::new(false),
         live: Cell::new(n_connections),
         finished: Notify::new(),
@@ -279,28 +287,21 @@ async fn drive_thread(
         backlog: 0,
     });
 
-    let measured = if is_open {
-        let stop = match (cancel_seen, ctx.end) {
+    let window_end = if is_open {
+        Some(match (cancel_seen, ctx.end) {
             (Some(seen), Some(end)) => seen.min(end),
             (_, Some(end)) => end,
             (seen, None) => seen.unwrap_or(ended),
-        };
-        stop.saturating_duration_since(ctx.measure_from)
+        })
     } else {
-        ctx.last_reply.get().saturating_duration_since(ctx.start)
+        ctx.last_reply.get()
     };
     let cpu_secs = thread_cpu_secs() - cpu_before;
     ThreadOutcome {
         in_flight_at_end: ctx.in_flight.get(),
-        measured,
-        last_send_after_measure: ctx
-            .last_send
-            .get()
-            .saturating_duration_since(ctx.measure_from),
-        last_reply_after_measure: ctx
-            .last_reply
-            .get()
-            .saturating_duration_since(ctx.measure_from),
+        window_end,
+        last_send: ctx.last_send.last(),
+        last_reply: ctx.last_reply.get(),
         cpu: ThreadCpu {
             cpu_secs,
             idle_spin_secs: ctx.spin.idle.get().as_secs_f64(),
