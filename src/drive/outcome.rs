@@ -8,14 +8,30 @@ use crate::net::NetError;
 use crate::record::Recorder;
 
 /// One interval's records from one thread.
+///
+/// The intervals of a run are `index * L .. (index + 1) * L` on the measured window's
+/// clock (from the end of warm-up in open loop, from the run's first send in closed
+/// loop), alike on every thread; a reply is in the interval its `received` time falls in,
+/// and an open loop's replies after the schedule's end in its last. Each thread sends
+/// every index from 0 to its last once, in order. Only the window's end says how long
+/// the last interval is: [`RunOutcome::measured`].
 #[derive(Debug, Clone)]
 pub struct Interval {
     /// Thread that recorded it.
     pub thread: usize,
-    /// Start, as an offset from the run's start.
+    /// Which interval of the window.
+    pub index: u32,
+    /// The measured window's start, which `start` counts from.
+    pub origin: Instant,
+    /// Start, from the measured window's start: `index` intervals.
     pub start: Duration,
-    /// Length.
+    /// Length: the interval length, or for a thread's last the part of it that the
+    /// thread knows the window reaches into.
     pub length: Duration,
+    /// How far the window was known to reach, from its start, when this was sent: an
+    /// interval that ends before it is whole (a later one holds a reply or the schedule
+    /// ran past it).
+    pub reached: Duration,
     /// What was recorded in it.
     pub record: Recorder,
     /// Requests waiting client-side for a connection at the interval's end (open loop).

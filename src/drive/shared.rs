@@ -1,6 +1,6 @@
 //! What every thread of one run shares: the request to stop, the count of closed-loop
 //! requests left to claim, the rate cap's limiter, spare interval recorders, and the
-//! start of the measured window.
+//! start of the measured window, the instant every thread's interval clock counts from.
 //! Everything here is `Sync`; what one thread's tasks share lives in `ctx`.
 
 use std::sync::Arc;
@@ -86,7 +86,10 @@ impl Shared {
     ///
     /// An open loop's window starts at the end of warm-up, which every thread computes
     /// alike; a closed loop's at the run's first send, which each thread offers when it
-    /// first writes.
+    /// first writes. A thread reads the start when its interval clock needs it (its first
+    /// reply, each interval's end), well after the other threads' first writes: each
+    /// writes right after its clock read, so only a thread preempted between the two
+    /// could still move the start earlier, and then by that preemption.
     pub(crate) fn offer_window_start(&self, at: Instant) {
         let ns = crate::record::nanos(at.saturating_duration_since(self.epoch));
         self.window_start_ns.fetch_min(ns, Ordering::Relaxed);
