@@ -9,6 +9,7 @@ mod cli;
 mod closed_loop;
 mod cluster;
 mod errors;
+mod intervals;
 mod open_loop;
 mod output;
 mod outputs;

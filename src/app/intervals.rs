@@ -1,8 +1,9 @@
 //! The interval stream of a run: each thread's interval records merged into one per
-//! interval, summarised for the report and written to the `.hlog`.
+//! interval of the measured window, summarised for the report and written to the
+//! `.hlog`.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::drive::Interval;
 use crate::record::{CommandRecord, Histograms, Metric, Recorder, Timing};
@@ -75,47 +76,71 @@ pub(super) fn summary(start: Duration, length: Duration, record: &Recorder) -> I
     }
 }
 
-/// Adds the intervals of every thread that share a start into one.
+/// Adds up the threads' intervals of each index into one and emits the run's intervals
+/// in order, each once it is whole: every thread has sent its part, and the measured
+/// window is known to reach past its end. What the window's end leaves open (its last
+/// interval and anything after it) is emitted by [`IntervalMerger::flush`], once the
+/// window's end is known: so the emitted intervals tile the window exactly, and hold
+/// everything the threads sent.
 pub(super) struct IntervalMerger {
     threads: usize,
-    pending: BTreeMap<Duration, (Duration, Recorder, usize)>,
+    length: Duration,
+    /// Intervals not yet emitted, by index: how many threads sent theirs, and their sum.
+    pending: BTreeMap<u32, (usize, Recorder)>,
+    /// The next index to emit; every earlier one was.
+    next: u32,
+    /// How far the measured window is known to reach (the furthest any thread said).
+    reached: Duration,
+    /// The measured window's start (the earliest any thread said), once one was sent.
+    pub(super) origin: Option<Instant>,
     pub(super) summaries: Vec<IntervalSummary>,
     /// Emptied records of emitted intervals, reused for the next (see [`IntervalMerger::recycle`]).
     spares: Vec<Recorder>,
 }
 
 impl IntervalMerger {
-    pub(super) fn new(threads: usize) -> Self {
+    /// A merger of `threads` threads' intervals of `length`.
+    pub(super) fn new(threads: usize, length: Duration) -> Self {
         IntervalMerger {
             threads: threads.max(1),
+            length: length.max(Duration::from_nanos(1)),
             pending: BTreeMap::new(),
+            next: 0,
+            reached: Duration::ZERO,
+            origin: None,
             summaries: Vec::new(),
             spares: Vec::new(),
         }
     }
 
-    /// Adds `iv`; returns the intervals every thread has now reported.
+    /// Adds `iv`; returns the intervals now whole, in order, as (start, length, record).
     pub(super) fn push(&mut self, iv: &Interval) -> Vec<(Duration, Duration, Recorder)> {
+        self.origin = Some(self.origin.map_or(iv.origin, |o| o.min(iv.origin)));
+        self.reached = self.reached.max(iv.reached);
+        // A thread sends each index once, in order, and an index is emitted only after
+        // every thread sent it: nothing comes for an emitted one. Were it to, it is kept
+        // in the next, so that the intervals still add up to the run.
+        let index = iv.index.max(self.next);
         let spares = &mut self.spares;
         let entry = self
             .pending
-            .entry(iv.start)
-            .or_insert_with(|| (iv.length, spares.pop().unwrap_or_default(), 0));
-        entry.0 = entry.0.max(iv.length);
+            .entry(index)
+            .or_insert_with(|| (0, spares.pop().unwrap_or_default()));
+        entry.0 += 1;
         entry.1.add(&iv.record);
-        entry.2 += 1;
-        if entry.2 < self.threads {
-            return Vec::new();
+        let mut done = Vec::new();
+        // Whole: every thread sent it and the window reaches past its end, so it is not
+        // the window's last (whose length only the window's end says).
+        while let Some(&(sent, _)) = self.pending.get(&self.next)
+            && sent >= self.threads
+            && self.length * (self.next + 1) < self.reached
+        {
+            if let Some((_, record)) = self.pending.remove(&self.next) {
+                done.push((self.length * self.next, self.length, record));
+            }
+            self.next += 1;
         }
-        let done: Vec<Duration> = self
-            .pending
-            .iter()
-            .filter(|(_, (_, _, n))| *n >= self.threads)
-            .map(|(k, _)| *k)
-            .collect();
-        done.into_iter()
-            .filter_map(|k| self.pending.remove(&k).map(|(len, rec, _)| (k, len, rec)))
-            .collect()
+        done
     }
 
     /// Keeps an emitted interval's record, emptied, for a later interval: allocating a
@@ -128,11 +153,122 @@ impl IntervalMerger {
         }
     }
 
-    /// Everything left, complete or not.
-    pub(super) fn flush(&mut self) -> Vec<(Duration, Duration, Recorder)> {
-        std::mem::take(&mut self.pending)
-            .into_iter()
-            .map(|(k, (len, rec, _))| (k, len, rec))
+    /// The intervals not emitted yet, once the run is over and its measured window was
+    /// `measured` long: every one up to the window's last (empty where no thread sent
+    /// one), the last ending at the window's end and holding whatever came after it (an
+    /// open loop's drain goes there on each thread already).
+    pub(super) fn flush(&mut self, measured: Duration) -> Vec<(Duration, Duration, Recorder)> {
+        let length_ns = crate::record::nanos(self.length);
+        let window_last = crate::record::nanos(measured).saturating_sub(1) / length_ns;
+        let mut last = u32::try_from(window_last).unwrap_or(u32::MAX);
+        if self.next > last && !self.pending.is_empty() {
+            // Not reached (see `push`), but kept rather than lost if it were.
+            last = self.next;
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        let mut tail = pending.split_off(&last.saturating_add(1));
+        let last_entry = pending
+            .entry(last)
+            .or_insert_with(|| (0, Recorder::default()));
+        for (_, (_, record)) in std::mem::take(&mut tail) {
+            last_entry.1.add(&record);
+        }
+        let mut done = Vec::new();
+        for index in self.next..=last {
+            let record = pending.remove(&index).map(|(_, r)| r).unwrap_or_default();
+            let start = self.length * index;
+            let length = if index < last {
+                self.length
+            } else {
+                measured.saturating_sub(start)
+            };
+            done.push((start, length, record));
+        }
+        self.next = last.saturating_add(1);
+        done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(
+        thread: usize,
+        index: u32,
+        reached_ms: u64,
+        completed: u64,
+        origin: Instant,
+    ) -> Interval {
+        let mut record = Recorder::new(1);
+        record.commands[0].completed = completed;
+        let length = Duration::from_secs(1);
+        Interval {
+            thread,
+            index,
+            origin,
+            start: length * index,
+            length,
+            reached: Duration::from_millis(reached_ms),
+            record,
+            backlog: 0,
+        }
+    }
+
+    fn shape(out: &[(Duration, Duration, Recorder)]) -> Vec<(u64, u64, u64)> {
+        out.iter()
+            .map(|(s, l, r)| (s.as_millis() as u64, l.as_millis() as u64, r.completed()))
             .collect()
+    }
+
+    #[test]
+    fn an_interval_is_emitted_once_every_thread_sent_it_and_the_window_passed_it() {
+        let t0 = Instant::now();
+        let mut m = IntervalMerger::new(2, Duration::from_secs(1));
+        assert!(m.push(&interval(0, 0, 1001, 10, t0)).is_empty());
+        assert_eq!(
+            shape(&m.push(&interval(1, 0, 1002, 20, t0))),
+            [(0, 1000, 30)]
+        );
+        // Both sent 1, but no thread knows the window goes past 2 s: it may be the last.
+        assert!(m.push(&interval(0, 1, 1900, 1, t0)).is_empty());
+        assert!(m.push(&interval(1, 1, 1900, 2, t0)).is_empty());
+        assert_eq!(
+            shape(&m.flush(Duration::from_millis(1900))),
+            [(1000, 900, 3)]
+        );
+    }
+
+    #[test]
+    fn the_flush_ends_the_last_interval_at_the_window_end_and_keeps_what_came_after() {
+        let t0 = Instant::now();
+        let mut m = IntervalMerger::new(2, Duration::from_secs(1));
+        m.push(&interval(0, 0, 1500, 5, t0));
+        m.push(&interval(1, 0, 1500, 5, t0));
+        // Thread 0 moved on past the window's end (its tick), with a timeout counted there.
+        m.push(&interval(0, 1, 1500, 4, t0));
+        m.push(&interval(0, 2, 1500, 1, t0));
+        m.push(&interval(1, 1, 1500, 6, t0));
+        // Thread 1 never reached index 3; nobody sent 3.
+        let out = m.flush(Duration::from_millis(1500));
+        assert_eq!(shape(&out), [(1000, 500, 11)]);
+        // Gaps are filled: a window of 3.5 s whose middle nobody sent.
+        let mut m = IntervalMerger::new(1, Duration::from_secs(1));
+        assert_eq!(shape(&m.push(&interval(0, 0, 2000, 1, t0))), [(0, 1000, 1)]);
+        assert_eq!(
+            shape(&m.flush(Duration::from_millis(3500))),
+            [(1000, 1000, 0), (2000, 1000, 0), (3000, 500, 0)]
+        );
+    }
+
+    #[test]
+    fn a_window_of_whole_intervals_ends_with_a_whole_one() {
+        let t0 = Instant::now();
+        let mut m = IntervalMerger::new(1, Duration::from_secs(1));
+        assert_eq!(shape(&m.push(&interval(0, 0, 1000, 1, t0))), []);
+        assert_eq!(shape(&m.push(&interval(0, 1, 2000, 2, t0))), [(0, 1000, 1)]);
+        assert_eq!(shape(&m.flush(Duration::from_secs(2))), [(1000, 1000, 2)]);
+        let mut empty = IntervalMerger::new(1, Duration::from_secs(1));
+        assert_eq!(shape(&empty.flush(Duration::ZERO)), [(0, 0, 0)]);
     }
 }

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -18,7 +18,7 @@ use crate::report::hlog::HlogWriter;
 
 /// Runs test `index` of `config` once and builds its report; also returns why it
 /// stopped early, if it did. Progress goes to `stderr` when it is a terminal; intervals
-/// go to `hlog`, offset by `log_offset` from the log's start.
+/// go to `hlog`, whose start was `log_offset` before this call.
 #[expect(
     clippy::too_many_arguments,
     reason = "a test, where it runs, and its three sinks"
@@ -45,18 +45,24 @@ pub fn measure(
         target,
         config.plan.threads,
     );
-    let mut merger = IntervalMerger::new(config.plan.threads);
+    let mut merger = IntervalMerger::new(config.plan.threads, drive::interval_length(&config.plan));
+    // Intervals count from the measured window's start; the log counts from its own, at
+    // `log_offset` before now.
+    let called = Instant::now();
     let command_names: Vec<String> = test.commands.iter().map(|c| c.name.clone()).collect();
     let mut hlog_error = None;
     let mut emit =
         |merger: &mut IntervalMerger, start: Duration, length: Duration, record: Recorder| {
+            let window_offset = merger
+                .origin
+                .map_or(Duration::ZERO, |o| o.saturating_duration_since(called));
             if let Some(log) = hlog.as_deref_mut()
                 && let Err(e) = write_hlog(
                     log,
                     &test.name,
                     &command_names,
                     config.plan.mode.timing(),
-                    log_offset + start,
+                    log_offset + window_offset + start,
                     length,
                     &record,
                 )
@@ -77,7 +83,7 @@ pub fn measure(
     };
     progress.finish();
     let outcome = outcome.with_context(|| format!("running {}", test.name))?;
-    for (start, length, record) in merger.flush() {
+    for (start, length, record) in merger.flush(outcome.measured) {
         emit(&mut merger, start, length, record);
     }
     if let Some(e) = hlog_error {

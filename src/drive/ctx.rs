@@ -1,25 +1,29 @@
 //! The per-thread context: what one generator thread's tasks (its connection loops, the
 //! open-loop scheduler, the interval tick) share, and the few operations on it that
-//! several of them need: claiming closed-loop requests and waking connections.
+//! several of them need: claiming closed-loop requests, waking connections, and moving
+//! the interval records on at each interval's end (the [`IntervalClock`]).
 //!
 //! It sits above the pieces it ties together: the dispatcher, cluster routing, the
 //! batching policy and the schedule do not see it; the code that holds a [`Ctx`] hands
 //! them what they need.
 
 use std::cell::{Cell, RefCell};
+use std::hint::cold_path;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
 use super::batch;
 use super::dispatch::Dispatch;
-use super::outcome::SendCounts;
+use super::outcome::{Interval, SendCounts};
 use super::plan::{Mode, Stop};
 use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
 use super::shared::Shared;
+use super::window::{IntervalClock, Latest, SendTimes};
 use crate::net::cluster::ClusterMap;
 use crate::net::{Connection, Endpoint, Handshake, NetError};
 use crate::record::Recorder;
@@ -89,8 +93,12 @@ pub(crate) struct Ctx {
     pub measure_from: Instant,
     /// No request is started at or after this.
     pub end: Option<Instant>,
-    /// The current interval's records.
+    /// The current interval's records (which interval: `intervals`).
     pub rec: RefCell<Recorder>,
+    /// Which interval of the measured window `rec` is for, and when it ends.
+    pub intervals: IntervalClock,
+    /// Where ended intervals go.
+    pub tx: Sender<Interval>,
     /// Every per-request random choice (command, key, value).
     pub sampler: RefCell<Sampler>,
     /// Open loop: this thread's schedule (taken by the scheduler's hand-out).
@@ -106,9 +114,9 @@ pub(crate) struct Ctx {
     /// Measured requests written and not yet answered.
     pub in_flight: Cell<u64>,
     /// When the last reply arrived.
-    pub last_reply: Cell<Instant>,
-    /// When the last measured request was written.
-    pub last_send: Cell<Instant>,
+    pub last_reply: Latest,
+    /// When measured requests were first and last written.
+    pub last_send: SendTimes,
     /// No new requests will be started.
     pub sending_done: Cell<bool>,
     /// Connection loops still running.
@@ -182,5 +190,103 @@ impl Ctx {
                 0
             }
         }
+    }
+}
+
+impl Ctx {
+    /// The measured window's start, once known: [`Shared::window_start`].
+    pub(crate) fn window_start(&self) -> Option<Instant> {
+        self.shared.window_start()
+    }
+
+    /// Before the replies of a read at `received` are recorded: moves the records on to
+    /// the interval `received` falls in (see [`IntervalClock`]). One compare per read,
+    /// with the read's own time.
+    #[inline]
+    pub(crate) fn reply_at(&self, received: Instant) {
+        if self.intervals.is_past(received) {
+            cold_path();
+            self.advance_intervals(received);
+        }
+    }
+
+    /// Sends every interval that ended by `t` (an empty one for each that nothing was
+    /// recorded in) and records on into the one `t` falls in, or the window's last.
+    #[inline(never)]
+    pub(crate) fn advance_intervals(&self, t: Instant) {
+        // A closed loop before its first send (a reply nobody asked for): no clock yet.
+        let Some(start) = self.window_start() else {
+            return;
+        };
+        for index in self.intervals.advance(start, t) {
+            let fresh = self.shared.take_spare().unwrap_or_else(|| {
+                Recorder::for_timing(self.test.commands.len(), self.plan.mode.timing())
+            });
+            let record = std::mem::replace(&mut *self.rec.borrow_mut(), fresh);
+            let length = self.intervals.length;
+            self.send_interval(start, index, length, self.reached(start, t), record);
+        }
+    }
+
+    /// An open loop's window ends at `end` (or earlier, if it was said so before): the
+    /// records stay in the interval `end` falls in from then on.
+    pub(crate) fn end_window(&self, end: Instant) {
+        if let Some(start) = self.window_start() {
+            self.intervals.end_window(start, end);
+        }
+    }
+
+    /// At the thread's end: moves the records on to the last interval this thread knows
+    /// the window has (`window_end`: where its share of the window ended) and sends it;
+    /// `rec` is left empty.
+    pub(crate) fn finish_intervals(&self, window_end: Option<Instant>) {
+        let start = self.window_start().unwrap_or(self.start);
+        if let Some(end) = window_end {
+            if matches!(self.plan.mode, Mode::Open { .. }) {
+                self.end_window(end);
+            }
+            self.advance_intervals(end);
+        }
+        let index = self.intervals.index();
+        let record = std::mem::replace(
+            &mut *self.rec.borrow_mut(),
+            Recorder::new(self.test.commands.len()),
+        );
+        let reached = window_end.map_or(Duration::ZERO, |end| end.saturating_duration_since(start));
+        let from = self.intervals.length * index;
+        let length = reached.saturating_sub(from).min(self.intervals.length);
+        self.send_interval(start, index, length, reached, record);
+    }
+
+    /// How far the measured window is known to reach at `t`, from its `start`: an open
+    /// loop's up to `t` (or its end), a closed loop's up to its last reply so far.
+    fn reached(&self, start: Instant, t: Instant) -> Duration {
+        let to = match self.plan.mode {
+            Mode::Open { .. } => Some(self.intervals.window_end().map_or(t, |e| e.min(t))),
+            Mode::Closed { .. } => self.last_reply.get(),
+        };
+        to.map_or(Duration::ZERO, |to| to.saturating_duration_since(start))
+    }
+
+    fn send_interval(
+        &self,
+        origin: Instant,
+        index: u32,
+        length: Duration,
+        reached: Duration,
+        record: Recorder,
+    ) {
+        let backlog = self.dispatch.borrow().backlog_len();
+        // The receiver is gone only when the run is being torn down: nothing to keep.
+        let _ = self.tx.send(Interval {
+            thread: self.plan.index,
+            index,
+            origin,
+            start: self.intervals.length * index,
+            length,
+            reached,
+            record,
+            backlog,
+        });
     }
 }

@@ -10,12 +10,14 @@
 //! them to connections with room, or to a bounded backlog (`dispatch`); against a
 //! cluster, requests go to a connection of their key's master (`route`). Replies are
 //! taken in order (`inflight`, `reply`), and a request's times become the durations
-//! recorded in one place (`request`), into the thread's interval [`Recorder`], which a
-//! tick task hands to the caller once per interval.
+//! recorded in one place (`request`), into the thread's interval [`Recorder`]. The
+//! thread's interval clock (`window`) says which interval of the measured window those
+//! records are for: a read past an interval's end, or the tick when none comes, hands
+//! the interval to the caller.
 //!
 //! The context sits above the pieces it ties together (`dispatch`, `route`, `batch`,
-//! `inflight`, `schedule`, `request`), which never import it; the tasks that use it
-//! (`conn` with its `feed` and `reply`, `scheduler`, `thread`) sit above it.
+//! `inflight`, `schedule`, `request`, `window`), which never import it; the tasks that
+//! use it (`conn` with its `feed` and `reply`, `scheduler`, `thread`) sit above it.
 
 mod batch;
 mod conn;
@@ -32,6 +34,7 @@ pub mod schedule;
 mod scheduler;
 mod shared;
 mod thread;
+mod window;
 
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -51,7 +54,18 @@ use crate::net::cluster::ClusterMap;
 use crate::record::Recorder;
 use crate::workload::{Sampler, Test};
 
-/// Runs one test as `plan` says; `on_interval` sees every interval as it ends.
+/// The length of a run's intervals: a second in open loop, a quarter second in closed
+/// loop (whose runs are often short).
+pub fn interval_length(plan: &Plan) -> Duration {
+    if plan.is_open_loop() {
+        Duration::from_secs(1)
+    } else {
+        Duration::from_millis(250)
+    }
+}
+
+/// Runs one test as `plan` says; `on_interval` sees every interval of every thread as
+/// the thread sends it (see [`Interval`]).
 pub fn run(
     plan: &Plan,
     cluster: Option<&Arc<ClusterMap>>,
@@ -62,11 +76,7 @@ pub fn run(
 ) -> Result<RunOutcome, DriveError> {
     let threads = plan.threads.max(1);
     let shared = Arc::new(Shared::new(plan, cancel));
-    let interval = if plan.is_open_loop() {
-        Duration::from_secs(1)
-    } else {
-        Duration::from_millis(250)
-    };
+    let interval = interval_length(plan);
     let gate = Arc::new(StartGate::new(threads));
     let (tx, rx) = mpsc::channel::<Interval>();
     let started_at = SystemTime::now();
@@ -136,6 +146,7 @@ pub fn run(
     Ok(RunOutcome::merge(
         outcomes,
         totals,
+        shared.window_start(),
         plan.is_open_loop(),
         started_at,
         stopped_early,

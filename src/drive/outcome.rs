@@ -2,20 +2,36 @@
 //! the merged [`RunOutcome`] with what every thread measured; and the errors that stop a
 //! run before it measures anything.
 
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::net::NetError;
 use crate::record::Recorder;
 
 /// One interval's records from one thread.
+///
+/// The intervals of a run are `index * L .. (index + 1) * L` on the measured window's
+/// clock (from the end of warm-up in open loop, from the run's first send in closed
+/// loop), alike on every thread; a reply is in the interval its `received` time falls in,
+/// and an open loop's replies after the schedule's end in its last. Each thread sends
+/// every index from 0 to its last once, in order. Only the window's end says how long
+/// the last interval is: [`RunOutcome::measured`].
 #[derive(Debug, Clone)]
 pub struct Interval {
     /// Thread that recorded it.
     pub thread: usize,
-    /// Start, as an offset from the run's start.
+    /// Which interval of the window.
+    pub index: u32,
+    /// The measured window's start, which `start` counts from.
+    pub origin: Instant,
+    /// Start, from the measured window's start: `index` intervals.
     pub start: Duration,
-    /// Length.
+    /// Length: the interval length, or for a thread's last the part of it that the
+    /// thread knows the window reaches into.
     pub length: Duration,
+    /// How far the window was known to reach, from its start, when this was sent: an
+    /// interval that ends before it is whole (a later one holds a reply or the schedule
+    /// ran past it).
+    pub reached: Duration,
     /// What was recorded in it.
     pub record: Recorder,
     /// Requests waiting client-side for a connection at the interval's end (open loop).
@@ -29,8 +45,8 @@ pub struct RunOutcome {
     pub record: Recorder,
     /// Wall-clock time at the start (for logs).
     pub started_at: SystemTime,
-    /// Measured window: closed loop from start to the last reply; open loop from the end
-    /// of warm-up to the end of the schedule.
+    /// Measured window: closed loop from the first send to the last reply; open loop
+    /// from the end of warm-up to the end of the schedule (or where it was stopped).
     pub measured: Duration,
     /// Requests written but not answered when the run ended.
     pub in_flight_at_end: u64,
@@ -70,11 +86,13 @@ pub enum DriveError {
 }
 
 impl RunOutcome {
-    /// What the threads measured, with `record` the sum of every interval they sent;
-    /// `open_loop` says which window the rates are over.
+    /// What the threads measured, with `record` the sum of every interval they sent and
+    /// `window_start` the measured window's start (`None`: nothing was sent); `open_loop`
+    /// says which window the rates are over.
     pub(crate) fn merge(
         outcomes: Vec<ThreadOutcome>,
         record: Recorder,
+        window_start: Option<Instant>,
         open_loop: bool,
         started_at: SystemTime,
         stopped_early: Option<String>,
@@ -85,11 +103,16 @@ impl RunOutcome {
         let mut last_reply = Duration::ZERO;
         let mut thread_cpu = Vec::new();
         let mut send_counts = Vec::new();
+        let after_start = |t: Option<Instant>| match (window_start, t) {
+            (Some(start), Some(t)) => t.saturating_duration_since(start),
+            _ => Duration::ZERO,
+        };
         for o in outcomes {
             in_flight_at_end += o.in_flight_at_end;
-            measured = measured.max(o.measured);
-            last_send = last_send.max(o.last_send_after_measure);
-            last_reply = last_reply.max(o.last_reply_after_measure);
+            // The window ends where the last thread's share of it did.
+            measured = measured.max(after_start(o.window_end));
+            last_send = last_send.max(after_start(o.last_send));
+            last_reply = last_reply.max(after_start(o.last_reply));
             thread_cpu.push(o.cpu);
             send_counts.push(o.send_counts);
         }
@@ -136,9 +159,13 @@ impl RunOutcome {
 #[derive(Debug, Default)]
 pub(crate) struct ThreadOutcome {
     pub in_flight_at_end: u64,
-    pub measured: Duration,
-    pub last_send_after_measure: Duration,
-    pub last_reply_after_measure: Duration,
+    /// Where this thread's share of the measured window ended: an open loop's end of
+    /// schedule (or where it saw the run stopped), a closed loop's last reply.
+    pub window_end: Option<Instant>,
+    /// Its last write of measured requests.
+    pub last_send: Option<Instant>,
+    /// Its last reply.
+    pub last_reply: Option<Instant>,
     pub cpu: ThreadCpu,
     pub send_counts: SendCounts,
 }

@@ -29,6 +29,9 @@ pub(crate) fn take_replies(
     received: Instant,
     timing: Timing,
 ) -> (usize, Result<(), NetError>) {
+    // A reply belongs to the interval its `received` time falls in: the records move
+    // on first when this read is past the current interval's end (see `IntervalClock`).
+    ctx.reply_at(received);
     let mut answered = 0usize;
     let mut burst = ReplyBurst::new(received, timing);
     let result = (|| {

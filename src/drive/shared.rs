@@ -1,10 +1,11 @@
 //! What every thread of one run shares: the request to stop, the count of closed-loop
-//! requests left to claim, the rate cap's limiter, and spare interval recorders.
+//! requests left to claim, the rate cap's limiter, spare interval recorders, and the
+//! start of the measured window, the instant every thread's interval clock counts from.
 //! Everything here is `Sync`; what one thread's tasks share lives in `ctx`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::plan::{Mode, Plan, Stop};
 use crate::record::Recorder;
@@ -40,6 +41,10 @@ pub(crate) struct Shared {
     pub limiter: Option<governor::DefaultDirectRateLimiter>,
     /// Emptied interval recorders, handed back for the threads' next intervals.
     pub spares: std::sync::Mutex<Vec<Recorder>>,
+    /// Earlier than any request of the run: what [`Shared::window_start`] counts from.
+    epoch: Instant,
+    /// The measured window's start, in nanoseconds after `epoch` (`u64::MAX`: not yet).
+    window_start_ns: AtomicU64,
 }
 
 impl Shared {
@@ -72,6 +77,29 @@ impl Shared {
                 _ => None,
             },
             spares: std::sync::Mutex::new(Vec::new()),
+            epoch: Instant::now(),
+            window_start_ns: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// Offers `at` as the measured window's start; the earliest offer is the start.
+    ///
+    /// An open loop's window starts at the end of warm-up, which every thread computes
+    /// alike; a closed loop's at the run's first send, which each thread offers when it
+    /// first writes. A thread reads the start when its interval clock needs it (its first
+    /// reply, each interval's end), well after the other threads' first writes: each
+    /// writes right after its clock read, so only a thread preempted between the two
+    /// could still move the start earlier, and then by that preemption.
+    pub(crate) fn offer_window_start(&self, at: Instant) {
+        let ns = crate::record::nanos(at.saturating_duration_since(self.epoch));
+        self.window_start_ns.fetch_min(ns, Ordering::Relaxed);
+    }
+
+    /// The measured window's start, once one was offered.
+    pub(crate) fn window_start(&self) -> Option<Instant> {
+        match self.window_start_ns.load(Ordering::Relaxed) {
+            u64::MAX => None,
+            ns => Some(self.epoch + Duration::from_nanos(ns)),
         }
     }
 

@@ -20,6 +20,7 @@ use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
 use super::scheduler::scheduler_loop;
 use super::shared::Shared;
+use super::window::{IntervalClock, Latest, SendTimes};
 use crate::net::Connection;
 use crate::record::Recorder;
 use crate::workload::{Sampler, Test};
@@ -195,6 +196,20 @@ async fn drive_thread(
         _ => None,
     };
     let nodes = cluster.as_ref().map_or(1, Cluster::len);
+    // The measured window starts at the end of warm-up in open loop (every thread
+    // computes the same instant), at the run's first send in closed loop (offered by
+    // each thread's first write, see `SendTimes`).
+    let intervals = if is_open {
+        shared.offer_window_start(measure_from);
+        IntervalClock::new(plan.interval, measure_from + plan.interval)
+    } else {
+        // No reply of this thread comes before now: its first looks the start up.
+        IntervalClock::new(plan.interval, Instant::now())
+    };
+    if let (true, Some(end)) = (is_open, end) {
+        intervals.end_window(measure_from, end);
+    }
+    let offer_first_send = (!is_open).then(|| shared.clone());
     let ctx = Rc::new(Ctx {
         sampler: RefCell::new(sampler),
         dispatch: RefCell::new(Dispatch::new(
@@ -210,9 +225,11 @@ async fn drive_thread(
         wake: (0..n_connections).map(|_| Rc::new(Notify::new())).collect(),
         woken: RefCell::new(Vec::with_capacity(n_connections)),
         rec: RefCell::new(Recorder::for_timing(n_commands, plan.mode.timing())),
+        intervals,
+        tx,
         in_flight: Cell::new(0),
-        last_reply: Cell::new(start),
-        last_send: Cell::new(measure_from),
+        last_reply: Latest::default(),
+        last_send: SendTimes::new(offer_first_send),
         sending_done: Cell::new(false),
         live: Cell::new(n_connections),
         finished: Notify::new(),
@@ -228,7 +245,7 @@ async fn drive_thread(
     });
     let cpu_before = thread_cpu_secs();
 
-    let tick = tokio::task::spawn_local(tick_loop(ctx.clone(), tx.clone()));
+    let tick = tokio::task::spawn_local(tick_loop(ctx.clone()));
     for (slot, conn) in conns.into_iter().enumerate() {
         tokio::task::spawn_local(connection_loop(ctx.clone(), slot, conn));
     }
@@ -247,6 +264,10 @@ async fn drive_thread(
         let _ = tokio::time::timeout(Duration::from_millis(20), ctx.finished.notified()).await;
         let now = Instant::now();
         if ctx.shared.cancel.is_cancelled() {
+            if cancel_seen.is_none() && is_open {
+                // An open loop's window ends where this thread saw it stopped.
+                ctx.end_window(now);
+            }
             let seen = *cancel_seen.get_or_insert(now);
             ctx.sending_done.set(true);
             for w in &ctx.wake {
@@ -263,44 +284,28 @@ async fn drive_thread(
     tick.abort();
     let ended = Instant::now();
 
-    // Requests never written are "not sent"; the final partial interval is flushed.
+    // Requests never written are "not sent"; the window's last interval is sent.
     {
         let mut rec = ctx.rec.borrow_mut();
         ctx.dispatch.borrow_mut().abandon(&mut rec);
     }
-    let last_tick =
-        ctx.start + ctx.plan.interval * interval_index(ctx.start, ended, ctx.plan.interval);
-    let record = std::mem::replace(&mut *ctx.rec.borrow_mut(), Recorder::new(n_commands));
-    let _ = tx.send(Interval {
-        thread: ctx.plan.index,
-        start: last_tick - ctx.start,
-        length: ended.saturating_duration_since(last_tick),
-        record,
-        backlog: 0,
-    });
-
-    let measured = if is_open {
-        let stop = match (cancel_seen, ctx.end) {
+    let window_end = if is_open {
+        Some(match (cancel_seen, ctx.end) {
             (Some(seen), Some(end)) => seen.min(end),
             (_, Some(end)) => end,
             (seen, None) => seen.unwrap_or(ended),
-        };
-        stop.saturating_duration_since(ctx.measure_from)
+        })
     } else {
-        ctx.last_reply.get().saturating_duration_since(ctx.start)
+        ctx.last_reply.get()
     };
+    ctx.finish_intervals(window_end);
+
     let cpu_secs = thread_cpu_secs() - cpu_before;
     ThreadOutcome {
         in_flight_at_end: ctx.in_flight.get(),
-        measured,
-        last_send_after_measure: ctx
-            .last_send
-            .get()
-            .saturating_duration_since(ctx.measure_from),
-        last_reply_after_measure: ctx
-            .last_reply
-            .get()
-            .saturating_duration_since(ctx.measure_from),
+        window_end,
+        last_send: ctx.last_send.last(),
+        last_reply: ctx.last_reply.get(),
         cpu: ThreadCpu {
             cpu_secs,
             idle_spin_secs: ctx.spin.idle.get().as_secs_f64(),
@@ -327,34 +332,19 @@ fn send_counts_for(plan: &ThreadPlan) -> SendCounts {
     }
 }
 
-fn interval_index(start: Instant, now: Instant, interval: Duration) -> u32 {
-    (now.saturating_duration_since(start).as_nanos() / interval.as_nanos().max(1)) as u32
-}
-
-/// Hands the current interval's records to the caller at every interval boundary.
-async fn tick_loop(ctx: Rc<Ctx>, tx: Sender<Interval>) {
-    let mut k: u32 = 1;
-    loop {
-        tokio::time::sleep_until((ctx.start + ctx.plan.interval * k).into()).await;
-        let fresh = ctx.shared.take_spare().unwrap_or_else(|| {
-            Recorder::for_timing(ctx.test.commands.len(), ctx.plan.mode.timing())
-        });
-        let record = std::mem::replace(&mut *ctx.rec.borrow_mut(), fresh);
-        let start = ctx.plan.interval * (k - 1);
-        let backlog = ctx.dispatch.borrow().backlog_len();
-        if tx
-            .send(Interval {
-                thread: ctx.plan.index,
-                start,
-                length: ctx.plan.interval,
-                record,
-                backlog,
-            })
-            .is_err()
-        {
-            return;
+/// Moves the interval records on at each interval's end when no reply did (an idle or
+/// stalled thread still sends every interval, on time), until the window's last.
+async fn tick_loop(ctx: Rc<Ctx>) {
+    while let Some(ends) = ctx.intervals.current_end() {
+        if ctx.window_start().is_some() {
+            tokio::time::sleep_until(ends.into()).await;
+        } else {
+            // A closed loop before its first send: no clock to wait on yet.
+            tokio::time::sleep(ctx.intervals.length).await;
         }
-        k += 1;
+        // The tick's own clock read, once per interval: it only decides when to move
+        // on; what each interval holds is decided by the replies' times.
+        ctx.advance_intervals(Instant::now());
     }
 }
 
