@@ -79,6 +79,26 @@ pub enum NetError {
         /// Where.
         endpoint: String,
     },
+    /// A plain connection was closed at its first command by a port that answers a TLS
+    /// handshake. Fix: add `--tls`.
+    #[error(
+        "{endpoint} closed the connection: this port speaks TLS: add --tls (and --cacert \
+         with the server's CA, or --insecure for tests)"
+    )]
+    SpeaksTls {
+        /// Where.
+        endpoint: String,
+    },
+    /// A `--tls` handshake got no answer from a port that answers plain RESP. Fix: drop
+    /// `--tls`, or give the server's TLS port.
+    #[error(
+        "could not connect to {endpoint}: this port does not speak TLS (it answers plain \
+         RESP): drop --tls, or give the server's tls-port with -p"
+    )]
+    NotTls {
+        /// Where.
+        endpoint: String,
+    },
     /// The server turned the connection away: its first words were an error reply, and
     /// then it closed the connection, or said them before any request was sent (Redis
     /// does both for `max number of clients reached`, and in protected mode).
@@ -98,7 +118,10 @@ impl NetError {
             NetError::Connect { cause, .. } if cause.kind() == io::ErrorKind::ConnectionRefused => {
                 "connect_refused"
             }
-            NetError::Connect { .. } | NetError::ConnectTimeout { .. } => "connect_failed",
+            NetError::Connect { .. }
+            | NetError::ConnectTimeout { .. }
+            | NetError::SpeaksTls { .. }
+            | NetError::NotTls { .. } => "connect_failed",
             NetError::Handshake { .. } => "handshake_refused",
             NetError::Closed { .. } => "connection_closed",
             NetError::Io { .. } => "connection_reset",
@@ -182,30 +205,48 @@ impl Connection {
         limits: Limits,
     ) -> Result<Self, NetError> {
         let name = endpoint.to_string();
+        let failed = |cause| NetError::Connect {
+            endpoint: name.clone(),
+            cause,
+        };
         let connecting = async {
             match endpoint {
                 Endpoint::Tcp { host, port } => {
-                    let stream = TcpStream::connect((host.as_str(), *port)).await?;
+                    let stream = TcpStream::connect((host.as_str(), *port))
+                        .await
+                        .map_err(failed)?;
                     // Requests are written whole, one batch per write: Nagle would only delay them.
-                    stream.set_nodelay(true)?;
+                    stream.set_nodelay(true).map_err(failed)?;
                     Ok(Stream::Tcp(stream))
                 }
-                Endpoint::Unix(path) => UnixStream::connect(path).await.map(Stream::Unix),
+                Endpoint::Unix(path) => UnixStream::connect(path)
+                    .await
+                    .map(Stream::Unix)
+                    .map_err(failed),
                 Endpoint::Tls { host, port, tls } => {
-                    let stream = TcpStream::connect((host.as_str(), *port)).await?;
-                    stream.set_nodelay(true)?;
-                    tls.connect(stream).await.map(|s| Stream::Tls(Box::new(s)))
+                    let stream = TcpStream::connect((host.as_str(), *port))
+                        .await
+                        .map_err(failed)?;
+                    stream.set_nodelay(true).map_err(failed)?;
+                    let handshake = tls.connect(stream);
+                    // A plain server answers a ClientHello with silence (Redis waits for the
+                    // end of an inline command): after a while with no answer, a plain PING
+                    // on a connection of its own tells that apart from a slow TLS server.
+                    let plain = async {
+                        tokio::time::sleep(PLAIN_CHECK_AFTER).await;
+                        super::tls::answers_plain_resp(host, *port, timeout).await
+                    };
+                    tokio::select! {
+                        biased;
+                        done = handshake => done.map(|s| Stream::Tls(Box::new(s))).map_err(failed),
+                        true = plain => Err(NetError::NotTls { endpoint: name.clone() }),
+                    }
                 }
             }
         };
         let stream = match tokio::time::timeout(timeout, connecting).await {
             Ok(Ok(stream)) => stream,
-            Ok(Err(source)) => {
-                return Err(NetError::Connect {
-                    endpoint: name,
-                    cause: source,
-                });
-            }
+            Ok(Err(e)) => return Err(e),
             Err(_) => {
                 return Err(NetError::ConnectTimeout {
                     endpoint: name,
@@ -224,7 +265,8 @@ impl Connection {
             heard: Heard::Nothing,
         };
         match tokio::time::timeout(timeout, conn.handshake(handshake)).await {
-            Ok(result) => result?,
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(closed_or_tls(endpoint, e, timeout).await),
             Err(_) => {
                 return Err(NetError::ConnectTimeout {
                     endpoint: conn.endpoint,
@@ -585,6 +627,35 @@ impl Connection {
         if let Ok(Some((reply, _))) = resp::parse(self.rbuf.unread(), &self.limits) {
             self.hear(reply.error_message());
         }
+    }
+}
+
+/// How long a `--tls` handshake waits for an answer before it checks whether the port
+/// answers plain RESP instead. Far longer than a TLS server takes to answer a ClientHello
+/// on a network tailrate benchmarks over.
+const PLAIN_CHECK_AFTER: Duration = Duration::from_millis(250);
+
+/// `e`, the failure of a plain TCP connection's first command, or [`NetError::SpeaksTls`]
+/// when the server closed it and its port answers a TLS handshake (a TLS port closes a
+/// connection that speaks plain RESP, as a proxy closes one whose command it refuses).
+pub async fn closed_or_tls(endpoint: &Endpoint, e: NetError, timeout: Duration) -> NetError {
+    let closed = match &e {
+        NetError::Closed { .. } => true,
+        NetError::Io { cause, .. } => matches!(
+            cause.kind(),
+            io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe
+        ),
+        _ => false,
+    };
+    match endpoint {
+        Endpoint::Tcp { host, port }
+            if closed && super::tls::speaks_tls(host, *port, timeout).await =>
+        {
+            NetError::SpeaksTls {
+                endpoint: endpoint.to_string(),
+            }
+        }
+        _ => e,
     }
 }
 
