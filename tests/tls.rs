@@ -50,7 +50,33 @@ impl Pki {
             ExtendedKeyUsagePurpose::ServerAuth,
             None,
         );
+        // Server certificates marked as a CA, as `openssl req -x509` makes them: one
+        // self-signed, one signed by the test CA.
+        pki.marked_ca("self-signed-ca", None);
+        pki.marked_ca("server-marked-ca", Some(&ca));
         pki
+    }
+
+    /// A server certificate for localhost and 127.0.0.1 with basicConstraints CA:TRUE.
+    fn marked_ca(&self, name: &str, ca: Option<&Issuer<'static, KeyPair>>) {
+        let mut params =
+            CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "localhost");
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+            KeyUsagePurpose::KeyCertSign,
+        ];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        let key = KeyPair::generate().unwrap();
+        let cert = match ca {
+            Some(issuer) => params.signed_by(&key, issuer).unwrap(),
+            None => params.self_signed(&key).unwrap(),
+        };
+        self.write(name, &cert, &key);
     }
 
     /// `NAME.pem` (the certificate) or `NAME.key` inside the directory.
@@ -347,9 +373,39 @@ fn a_certificate_the_client_cannot_verify_is_refused_with_rustls_reason() {
             "not valid for name \"elsewhere.example\"",
         ],
     );
-    // TLS to the plain port: redis-server waits for the end of an inline command that
-    // never comes, so the handshake times out.
+    assert_eq!(server.commandstats().get("get"), None);
+}
+
+#[test]
+fn a_plain_client_at_a_tls_port_is_told_to_add_tls() {
+    let pki = Pki::new();
+    let (server, port) = tls_server(&pki, "server", "no");
+    // The TLS port resets a connection that speaks plain RESP, as twemproxy closes one
+    // whose command it refuses: the port is asked which it is. Without a handshake (the
+    // first command is the probe's CONFIG GET) and with one (AUTH), closed and open loop.
+    for extra in [
+        &["-n", "100"][..],
+        &["-a", "secret", "-n", "100"][..],
+        &["--rate", "100", "--duration", "1s"][..],
+    ] {
+        let mut args = vec!["-p", port.as_str(), "-t", "get", "-q"];
+        args.extend_from_slice(extra);
+        assert_run_fails(&args, &["this port speaks TLS: add --tls"]);
+        let out = run_tailrate(&args);
+        assert!(!stderr(&out).contains("twemproxy"), "{}", stderr(&out));
+    }
+    assert_eq!(server.commandstats().get("get"), None);
+}
+
+#[test]
+fn tls_at_a_plain_port_is_told_at_once_that_the_port_does_not_speak_tls() {
+    let pki = Pki::new();
+    let (server, _) = tls_server(&pki, "server", "no");
+    // redis-server reads the ClientHello as the start of an inline command and waits for
+    // its end: the handshake gets no answer, and a plain PING on a second connection does.
     let plain = server.port().to_string();
+    let ca = pki.arg("ca.pem");
+    let started = std::time::Instant::now();
     assert_run_fails(
         &[
             "-p",
@@ -358,15 +414,54 @@ fn a_certificate_the_client_cannot_verify_is_refused_with_rustls_reason() {
             "--cacert",
             &ca,
             "--connect-timeout",
-            "1s",
+            "20s",
             "-n",
             "100",
             "-t",
             "get",
         ],
-        &["--connect-timeout"],
+        &["this port does not speak TLS", "drop --tls"],
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "told within seconds, not after --connect-timeout: {:?}",
+        started.elapsed()
     );
     assert_eq!(server.commandstats().get("get"), None);
+}
+
+#[test]
+fn a_server_certificate_marked_as_a_ca_is_explained_in_words() {
+    let pki = Pki::new();
+    // The server's own self-signed certificate given as --cacert.
+    let (_server, port) = tls_server(&pki, "self-signed-ca", "no");
+    let own = pki.arg("self-signed-ca.pem");
+    let args = [
+        "-p", &port, "--tls", "--cacert", &own, "-n", "10", "-t", "get",
+    ];
+    assert_run_fails(
+        &args,
+        &[
+            "--cacert",
+            "self-signed-ca.pem is the server's own certificate, not the CA that signed it",
+            "CA:TRUE",
+            "--insecure",
+        ],
+    );
+    let text = stderr(&run_tailrate(&args));
+    assert!(!text.contains("OtherError"), "{text}");
+    // A CA signed it, and the server uses it though it is marked as a CA.
+    let (_server, port) = tls_server(&pki, "server-marked-ca", "no");
+    let ca = pki.arg("ca.pem");
+    let args = [
+        "-p", &port, "--tls", "--cacert", &ca, "-n", "10", "-t", "get",
+    ];
+    assert_run_fails(
+        &args,
+        &["the server's certificate is marked as a CA", "CA:TRUE"],
+    );
+    let text = stderr(&run_tailrate(&args));
+    assert!(!text.contains("OtherError"), "{text}");
 }
 
 #[test]

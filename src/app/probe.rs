@@ -40,6 +40,11 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
                     break;
                 }
                 Ok(Err(e)) if closed_by_peer(&e) => {
+                    // A TLS port closes a plain connection just as twemproxy closes one
+                    // whose command it refuses: ask the port which it is.
+                    if let e @ NetError::SpeaksTls { .. } = crate::net::closed_or_tls(&config.plan.endpoint, e, config.plan.connect_timeout).await {
+                        return Err(e.into());
+                    }
                     facts.notes.push(format!(
                         "the server refused CONFIG GET {key} (it closed the connection, as twemproxy does); its persistence settings are not reported"
                     ));
@@ -64,6 +69,9 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
             }
             Ok(Ok(_)) | Err(_) => facts.notes.push("the server did not answer INFO server; its version is not reported".into()),
             Ok(Err(e)) if closed_by_peer(&e) => {
+                if let e @ NetError::SpeaksTls { .. } = crate::net::closed_or_tls(&config.plan.endpoint, e, config.plan.connect_timeout).await {
+                    return Err(e.into());
+                }
                 facts.notes.push("the server refused INFO server (it closed the connection, as twemproxy does); its version is not reported".into());
                 conn = Connection::open(&config.plan.endpoint, &config.plan.handshake, config.plan.connect_timeout, config.plan.limits).await?;
             }

@@ -218,7 +218,7 @@ fn batch_members_done(ctx: &Ctx, cluster: &Cluster, group: usize, count: u32) {
 /// request was in flight the reason is the only trace of the fault. Closes and resets
 /// do not end it: a killed or restarted connection is a fault the open loop measures.
 pub(crate) fn fail(ctx: &Ctx, slot: usize, fifo: &mut InFlightQueue, e: &NetError) {
-    if matches!(e, NetError::Protocol { .. } | NetError::Unsolicited { .. }) {
+    if e.ends_run() {
         ctx.shared.stop(e.to_string());
     }
     end_in_flight(ctx, slot, fifo, e.kind(), false);

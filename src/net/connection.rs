@@ -8,6 +8,7 @@
 //! both system calls are rustix's, not glibc's: see `try_send`.
 
 use std::io;
+use std::os::fd::AsFd;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
@@ -78,6 +79,36 @@ pub enum NetError {
         /// Where.
         endpoint: String,
     },
+    /// A plain connection was closed at its first command by a port that answers a TLS
+    /// handshake. Fix: add `--tls`.
+    #[error(
+        "{endpoint} closed the connection: this port speaks TLS: add --tls (and --cacert \
+         with the server's CA, or --insecure for tests)"
+    )]
+    SpeaksTls {
+        /// Where.
+        endpoint: String,
+    },
+    /// A `--tls` handshake got no answer from a port that answers plain RESP. Fix: drop
+    /// `--tls`, or give the server's TLS port.
+    #[error(
+        "could not connect to {endpoint}: this port does not speak TLS (it answers plain \
+         RESP): drop --tls, or give the server's tls-port with -p"
+    )]
+    NotTls {
+        /// Where.
+        endpoint: String,
+    },
+    /// The server turned the connection away: its first words were an error reply, and
+    /// then it closed the connection, or said them before any request was sent (Redis
+    /// does both for `max number of clients reached`, and in protected mode).
+    #[error("{endpoint} turned the connection away: {said}")]
+    TurnedAway {
+        /// Where.
+        endpoint: String,
+        /// The server's error reply, control characters escaped.
+        said: String,
+    },
 }
 
 impl NetError {
@@ -87,12 +118,26 @@ impl NetError {
             NetError::Connect { cause, .. } if cause.kind() == io::ErrorKind::ConnectionRefused => {
                 "connect_refused"
             }
-            NetError::Connect { .. } | NetError::ConnectTimeout { .. } => "connect_failed",
+            NetError::Connect { .. }
+            | NetError::ConnectTimeout { .. }
+            | NetError::SpeaksTls { .. }
+            | NetError::NotTls { .. } => "connect_failed",
             NetError::Handshake { .. } => "handshake_refused",
             NetError::Closed { .. } => "connection_closed",
             NetError::Io { .. } => "connection_reset",
             NetError::Protocol { .. } | NetError::Unsolicited { .. } => "protocol_error",
+            NetError::TurnedAway { .. } => "connection_turned_away",
         }
+    }
+
+    /// Whether the failure ends the run: the bytes of a protocol error cannot be trusted,
+    /// and a server that turns connections away gives the run fewer than it asked for
+    /// (its words are the reason). Closes and resets do not: the open loop measures them.
+    pub fn ends_run(&self) -> bool {
+        matches!(
+            self,
+            NetError::Protocol { .. } | NetError::Unsolicited { .. } | NetError::TurnedAway { .. }
+        )
     }
 }
 
@@ -131,6 +176,24 @@ pub struct Connection {
     /// How far the reply at the front of `rbuf` has been framed, so a reply that
     /// arrives over many reads is tokenized once.
     framer: Framer,
+    /// What the server has said so far, to tell a connection it turned away from one it
+    /// served: see [`Heard`].
+    heard: Heard,
+}
+
+/// What a connection has heard from the server since it opened. A server that turns a
+/// connection away (Redis at `maxclients`) writes one error reply at once and closes:
+/// a connection whose only reply so far is an error, and which then fails, or whose
+/// error came with no request waiting, was turned away, and that error is the reason.
+#[derive(Debug, Default)]
+enum Heard {
+    /// No reply yet.
+    #[default]
+    Nothing,
+    /// One reply, an error: its text (shortened, control characters escaped).
+    OneError(String),
+    /// A reply that is not an error, or more than one: the server served the connection.
+    Served,
 }
 
 impl Connection {
@@ -142,30 +205,48 @@ impl Connection {
         limits: Limits,
     ) -> Result<Self, NetError> {
         let name = endpoint.to_string();
+        let failed = |cause| NetError::Connect {
+            endpoint: name.clone(),
+            cause,
+        };
         let connecting = async {
             match endpoint {
                 Endpoint::Tcp { host, port } => {
-                    let stream = TcpStream::connect((host.as_str(), *port)).await?;
+                    let stream = TcpStream::connect((host.as_str(), *port))
+                        .await
+                        .map_err(failed)?;
                     // Requests are written whole, one batch per write: Nagle would only delay them.
-                    stream.set_nodelay(true)?;
+                    stream.set_nodelay(true).map_err(failed)?;
                     Ok(Stream::Tcp(stream))
                 }
-                Endpoint::Unix(path) => UnixStream::connect(path).await.map(Stream::Unix),
+                Endpoint::Unix(path) => UnixStream::connect(path)
+                    .await
+                    .map(Stream::Unix)
+                    .map_err(failed),
                 Endpoint::Tls { host, port, tls } => {
-                    let stream = TcpStream::connect((host.as_str(), *port)).await?;
-                    stream.set_nodelay(true)?;
-                    tls.connect(stream).await.map(|s| Stream::Tls(Box::new(s)))
+                    let stream = TcpStream::connect((host.as_str(), *port))
+                        .await
+                        .map_err(failed)?;
+                    stream.set_nodelay(true).map_err(failed)?;
+                    let handshake = tls.connect(stream);
+                    // A plain server answers a ClientHello with silence (Redis waits for the
+                    // end of an inline command): after a while with no answer, a plain PING
+                    // on a connection of its own tells that apart from a slow TLS server.
+                    let plain = async {
+                        tokio::time::sleep(PLAIN_CHECK_AFTER).await;
+                        super::tls::answers_plain_resp(host, *port, timeout).await
+                    };
+                    tokio::select! {
+                        biased;
+                        done = handshake => done.map(|s| Stream::Tls(Box::new(s))).map_err(failed),
+                        true = plain => Err(NetError::NotTls { endpoint: name.clone() }),
+                    }
                 }
             }
         };
         let stream = match tokio::time::timeout(timeout, connecting).await {
             Ok(Ok(stream)) => stream,
-            Ok(Err(source)) => {
-                return Err(NetError::Connect {
-                    endpoint: name,
-                    cause: source,
-                });
-            }
+            Ok(Err(e)) => return Err(e),
             Err(_) => {
                 return Err(NetError::ConnectTimeout {
                     endpoint: name,
@@ -181,9 +262,11 @@ impl Connection {
             endpoint: name,
             resp3: handshake.resp3,
             framer: Framer::new(),
+            heard: Heard::Nothing,
         };
         match tokio::time::timeout(timeout, conn.handshake(handshake)).await {
-            Ok(result) => result?,
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(closed_or_tls(endpoint, e, timeout).await),
             Err(_) => {
                 return Err(NetError::ConnectTimeout {
                     endpoint: conn.endpoint,
@@ -227,6 +310,14 @@ impl Connection {
     async fn expect_ok(&mut self, argv: &[&[u8]], what: &str) -> Result<Reply, NetError> {
         let reply = self.call(argv).await?;
         if reply.is_error() {
+            // The first reply of the connection, an error: a server turning the
+            // connection away closes it at once, one refusing the command does not.
+            if matches!(self.heard, Heard::OneError(_))
+                && let Ok(Err(e)) =
+                    tokio::time::timeout(CLOSE_AFTER_REFUSAL, self.read_some()).await
+            {
+                return Err(e);
+            }
             return Err(NetError::Handshake {
                 endpoint: self.endpoint.clone(),
                 command: what.to_string(),
@@ -248,6 +339,7 @@ impl Connection {
                 Ok(Some((Reply::Push(_), used))) => self.rbuf.take(used),
                 Ok(Some((reply, used))) => {
                     self.rbuf.take(used);
+                    self.hear(reply.error_message());
                     return Ok(reply);
                 }
                 Ok(None) => {
@@ -307,10 +399,7 @@ impl Connection {
             Err(source) => {
                 std::hint::cold_path();
                 self.wbuf.clear();
-                Err(NetError::Io {
-                    endpoint: self.endpoint.clone(),
-                    cause: source,
-                })
+                Err(self.lost(Some(source)))
             }
         }
     }
@@ -333,10 +422,7 @@ impl Connection {
             },
         };
         self.wbuf.clear();
-        result.map_err(|source| NetError::Io {
-            endpoint: self.endpoint.clone(),
-            cause: source,
-        })
+        result.map_err(|source| self.lost(Some(source)))
     }
 
     /// Reads what the socket has (one `read`); an orderly close is [`NetError::Closed`].
@@ -363,16 +449,11 @@ impl Connection {
             Ok(n) if n > 0 => Ok(n),
             Ok(_) => {
                 std::hint::cold_path();
-                Err(NetError::Closed {
-                    endpoint: self.endpoint.clone(),
-                })
+                Err(self.lost(None))
             }
             Err(source) => {
                 std::hint::cold_path();
-                Err(NetError::Io {
-                    endpoint: self.endpoint.clone(),
-                    cause: source,
-                })
+                Err(self.lost(Some(source)))
             }
         })
     }
@@ -398,10 +479,11 @@ impl Connection {
             FrameKind::Error | FrameKind::BulkError => {
                 let bytes = &self.rbuf.unread()[..frame.len];
                 let kind = String::from_utf8_lossy(resp::error_kind(bytes)).into_owned();
-                let message = String::from_utf8_lossy(error_text(bytes))
+                let message: String = String::from_utf8_lossy(error_text(bytes))
                     .chars()
                     .take(200)
                     .collect();
+                self.hear(Some(&message));
                 Incoming::Error { kind, message }
             }
             // RESP2 has no push type, and Redis never sends one to a RESP2 connection
@@ -409,7 +491,10 @@ impl Connection {
             // it could hide a reply and shift every later reply onto the wrong request.
             FrameKind::Push if !self.resp3 => return Err(self.push_in_resp2()),
             FrameKind::Push => Incoming::Push,
-            _ => Incoming::Ok,
+            _ => {
+                self.heard = Heard::Served;
+                Incoming::Ok
+            }
         };
         self.take(frame.len);
         Ok(Some(incoming))
@@ -447,6 +532,10 @@ impl Connection {
             self.take(frame.len);
             n += 1;
         }
+        // Checked before written: once served (nearly always), nothing is written here.
+        if n > 0 && !matches!(self.heard, Heard::Served) {
+            self.heard = Heard::Served;
+        }
         n
     }
 
@@ -479,12 +568,117 @@ impl Connection {
         }
     }
 
-    /// An error for a reply that arrived with no request waiting.
+    /// An error for a reply that arrived with no request waiting: the server turned the
+    /// connection away when that reply is an error and the first it sent.
     pub fn unsolicited(&self) -> NetError {
-        NetError::Unsolicited {
-            endpoint: self.endpoint.clone(),
+        match &self.heard {
+            Heard::OneError(said) => NetError::TurnedAway {
+                endpoint: self.endpoint.clone(),
+                said: said.clone(),
+            },
+            Heard::Nothing | Heard::Served => NetError::Unsolicited {
+                endpoint: self.endpoint.clone(),
+            },
         }
     }
+
+    /// Notes a reply the server sent (`error`: its message, when it is an error).
+    fn hear(&mut self, error: Option<&str>) {
+        self.heard = match (&self.heard, error) {
+            (Heard::Nothing, Some(message)) => Heard::OneError(shown(message)),
+            _ => Heard::Served,
+        };
+    }
+
+    /// The error for a connection that closed (`cause` `None`) or failed: turned away
+    /// when the server's only reply was an error. A write can fail before any reply was
+    /// read (over a Unix socket a closed peer fails the next write at once): what the
+    /// server said before it closed is then still in the socket, and is read first.
+    #[cold]
+    fn lost(&mut self, cause: Option<io::Error>) -> NetError {
+        if cause.is_some() && matches!(self.heard, Heard::Nothing) {
+            self.read_last_words();
+        }
+        let endpoint = self.endpoint.clone();
+        match (&self.heard, cause) {
+            (Heard::OneError(said), _) => NetError::TurnedAway {
+                endpoint,
+                said: said.clone(),
+            },
+            (_, None) => NetError::Closed { endpoint },
+            (_, Some(cause)) => NetError::Io { endpoint, cause },
+        }
+    }
+
+    /// Reads what a failed plain socket still holds (without waiting) and notes its first
+    /// reply, when it is whole. Only while nothing was heard: the bytes are then the
+    /// server's first words. TLS records are not decrypted here.
+    fn read_last_words(&mut self) {
+        let fd = match &self.stream {
+            Stream::Tcp(s) => s.as_fd(),
+            Stream::Unix(s) => s.as_fd(),
+            Stream::Tls(_) => return,
+        };
+        if let Ok((n, _)) =
+            rustix::net::recv(fd, self.rbuf.free_space(), rustix::net::RecvFlags::DONTWAIT)
+        {
+            self.rbuf.filled(n);
+        }
+        if let Ok(Some((reply, _))) = resp::parse(self.rbuf.unread(), &self.limits) {
+            self.hear(reply.error_message());
+        }
+    }
+}
+
+/// How long a `--tls` handshake waits for an answer before it checks whether the port
+/// answers plain RESP instead. Far longer than a TLS server takes to answer a ClientHello
+/// on a network tailrate benchmarks over.
+const PLAIN_CHECK_AFTER: Duration = Duration::from_millis(250);
+
+/// `e`, the failure of a plain TCP connection's first command, or [`NetError::SpeaksTls`]
+/// when the server closed it and its port answers a TLS handshake (a TLS port closes a
+/// connection that speaks plain RESP, as a proxy closes one whose command it refuses).
+pub async fn closed_or_tls(endpoint: &Endpoint, e: NetError, timeout: Duration) -> NetError {
+    let closed = match &e {
+        NetError::Closed { .. } => true,
+        NetError::Io { cause, .. } => matches!(
+            cause.kind(),
+            io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe
+        ),
+        _ => false,
+    };
+    match endpoint {
+        Endpoint::Tcp { host, port }
+            if closed && super::tls::speaks_tls(host, *port, timeout).await =>
+        {
+            NetError::SpeaksTls {
+                endpoint: endpoint.to_string(),
+            }
+        }
+        _ => e,
+    }
+}
+
+/// How long a handshake whose first reply was an error waits to see whether the server
+/// closes the connection (it turned it away) or keeps it (it refused the command).
+const CLOSE_AFTER_REFUSAL: Duration = Duration::from_millis(100);
+
+/// Most characters of a server's error reply kept for a message.
+const SHOWN_CHARS: usize = 200;
+
+/// A server's words for a message: shortened, control characters escaped (`\u{1b}`), so
+/// they cannot move the cursor or recolour the terminal.
+fn shown(text: &str) -> String {
+    text.chars()
+        .take(SHOWN_CHARS)
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// One `send(2)` of `bytes` on a socket tokio has registered, made through tokio's

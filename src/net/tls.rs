@@ -7,18 +7,30 @@
 //! connection shares one `Arc<ClientConfig>` (and its session-resumption cache).
 //! Which flags may go together is `config.rs`'s business; reading and writing the
 //! encrypted stream is `connection.rs`'s.
+//!
+//! A refused handshake is explained in words where rustls gives only webpki's code (a
+//! server certificate given as `--cacert`, one marked as a CA), and two small probes
+//! tell a port's protocol apart for the messages when a client speaks the wrong one:
+//! [`speaks_tls`] (a plain connection closed at once) and [`answers_plain_resp`] (a
+//! `--tls` handshake with no answer).
 
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use std::time::Duration;
+
+use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, OtherError, RootCertStore,
+    SignatureScheme,
+};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use tokio::io::BufReader;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
@@ -158,7 +170,21 @@ impl TlsSettings {
                     &provider,
                 ))))
         } else {
-            builder.with_root_certificates(roots(opts.cacert)?)
+            let (roots, given) = roots(opts.cacert)?;
+            let webpki =
+                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
+                    .build()
+                    .map_err(|e| TlsError::Setup(rustls::Error::General(e.to_string())))?;
+            match opts.cacert {
+                Some(path) => builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(CaFileVerifier {
+                        webpki,
+                        given,
+                        path: path.to_path_buf(),
+                    })),
+                None => builder.with_webpki_verifier(webpki),
+            }
         };
         let config = match (opts.cert, opts.key) {
             (Some(cert), Some(key)) => {
@@ -198,14 +224,103 @@ impl TlsSettings {
     }
 
     /// Runs the TLS handshake on a connected socket. A refusal is an error whose
-    /// message starts "TLS handshake failed: " and goes on with rustls's reason.
+    /// message starts "TLS handshake failed: " and goes on with the reason: rustls's,
+    /// or in words where rustls names only a code (see [`explain`]).
     pub(crate) async fn connect(&self, tcp: TcpStream) -> io::Result<TlsStream> {
         let io = BufReader::with_capacity(SOCKET_READ_BUFFER, tcp);
         TlsConnector::from(Arc::clone(&self.config))
             .connect(self.server_name.clone(), io)
             .await
-            .map_err(|e| io::Error::new(e.kind(), format!("TLS handshake failed: {e}")))
+            .map_err(|e| io::Error::new(e.kind(), format!("TLS handshake failed: {}", explain(&e))))
     }
+}
+
+/// A refused handshake's reason. rustls shows a certificate refusal that webpki names
+/// only by a code as that code (`Other(OtherError(CaUsedAsEndEntity))`): those known
+/// here are said in words.
+fn explain(e: &io::Error) -> String {
+    let Some(rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(cause)))) = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    else {
+        return e.to_string();
+    };
+    if let Some(own) = cause.downcast_ref::<ServerCertAsCa>() {
+        return own.to_string();
+    }
+    match in_words(cause.as_ref()) {
+        Some(words) => format!(
+            "invalid peer certificate: the server's certificate {words}; the server needs a \
+             certificate signed by a CA (or use --insecure, for tests)"
+        ),
+        None => e.to_string(),
+    }
+}
+
+/// What webpki's code for a refused certificate means, as what the certificate is, for the
+/// codes rustls shows only as a code.
+fn in_words(cause: &(dyn std::error::Error + Send + Sync)) -> Option<&'static str> {
+    match format!("{cause:?}").as_str() {
+        "CaUsedAsEndEntity" => Some(
+            "is marked as a CA: basicConstraints CA:TRUE, which `openssl req -x509` sets by \
+             default, and a CA certificate may not serve as a server's own",
+        ),
+        _ => None,
+    }
+}
+
+/// Whether the server at `host:port` answers a TLS ClientHello with a TLS record (a
+/// ServerHello or an alert) within `timeout`: for the message when a plain connection
+/// is closed at its first command, as a TLS port closes one that speaks plain RESP.
+pub async fn speaks_tls(host: &str, port: u16, timeout: Duration) -> bool {
+    let hello = || -> Option<Vec<u8>> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = ClientConfig::builder_with_provider(Arc::clone(&provider))
+            .with_safe_default_protocol_versions()
+            .ok()?
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
+            .with_no_client_auth();
+        let name = ServerName::try_from(host.to_string())
+            .or_else(|_| ServerName::try_from("localhost"))
+            .ok()?;
+        let mut client = rustls::ClientConnection::new(Arc::new(config), name).ok()?;
+        let mut bytes = Vec::new();
+        client.write_tls(&mut bytes).ok()?;
+        Some(bytes)
+    };
+    let Some(hello) = hello() else {
+        return false;
+    };
+    let answer = async {
+        let mut tcp = TcpStream::connect((host, port)).await?;
+        tcp.write_all(&hello).await?;
+        let mut head = [0u8; 3];
+        tcp.read_exact(&mut head).await?;
+        io::Result::Ok(head)
+    };
+    // A TLS record: handshake (22) or alert (21), then a major version of 3.
+    matches!(
+        tokio::time::timeout(timeout, answer).await,
+        Ok(Ok([21 | 22, 3, _]))
+    )
+}
+
+/// Whether the server at `host:port` answers a plain `PING` with a RESP reply (`+PONG`,
+/// or an error such as `-NOAUTH`) within `timeout`: for a `--tls` handshake that gets
+/// no answer, as a plain port gives none (Redis waits for the end of a line).
+pub async fn answers_plain_resp(host: &str, port: u16, timeout: Duration) -> bool {
+    let answer = async {
+        let mut tcp = TcpStream::connect((host, port)).await?;
+        tcp.write_all(b"*1\r\n$4\r\nPING\r\n").await?;
+        let mut first = [0u8; 1];
+        tcp.read_exact(&mut first).await?;
+        io::Result::Ok(first[0])
+    };
+    matches!(
+        tokio::time::timeout(timeout, answer).await,
+        Ok(Ok(b'+' | b'-'))
+    )
 }
 
 impl fmt::Debug for TlsSettings {
@@ -227,17 +342,22 @@ impl PartialEq for TlsSettings {
 
 impl Eq for TlsSettings {}
 
-/// The CAs to trust: `--cacert`'s, else the system's.
-fn roots(cacert: Option<&Path>) -> Result<RootCertStore, TlsError> {
+/// The CAs to trust: `--cacert`'s, else the system's; and `--cacert`'s certificates as
+/// given.
+fn roots(cacert: Option<&Path>) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), TlsError> {
     let mut roots = RootCertStore::empty();
+    let mut given = Vec::new();
     match cacert {
         Some(path) => {
-            for cert in read_certs("--cacert", path)? {
-                roots.add(cert).map_err(|source| TlsError::Rejected {
-                    flag: "--cacert",
-                    path: path.to_path_buf(),
-                    source,
-                })?;
+            given = read_certs("--cacert", path)?;
+            for cert in &given {
+                roots
+                    .add(cert.clone())
+                    .map_err(|source| TlsError::Rejected {
+                        flag: "--cacert",
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
             }
         }
         None => {
@@ -254,7 +374,88 @@ fn roots(cacert: Option<&Path>) -> Result<RootCertStore, TlsError> {
             }
         }
     }
-    Ok(roots)
+    Ok((roots, given))
+}
+
+/// `--cacert`: webpki's verification, and a refusal in words when the certificate the
+/// server presents is one of `--cacert`'s own (the server's certificate given as its CA).
+#[derive(Debug)]
+struct CaFileVerifier {
+    webpki: Arc<WebPkiServerVerifier>,
+    given: Vec<CertificateDer<'static>>,
+    path: PathBuf,
+}
+
+/// The refusal of a server certificate that `--cacert` holds itself.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "--cacert {} is the server's own certificate, not the CA that signed it (it {reason}); \
+     give --cacert the certificate of the CA that signed the server's, or use --insecure \
+     for tests",
+    path.display()
+)]
+struct ServerCertAsCa {
+    path: PathBuf,
+    /// rustls's reason, as it gives it.
+    reason: String,
+}
+
+impl ServerCertVerifier for CaFileVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.webpki
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+            .map_err(|e| {
+                if !self.given.iter().any(|c| c.as_ref() == end_entity.as_ref()) {
+                    return e;
+                }
+                let reason = match &e {
+                    rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(
+                        cause,
+                    ))) => in_words(cause.as_ref())
+                        .map_or_else(|| format!("is refused: {cause:?}"), str::to_string),
+                    other => format!("is refused: {other}"),
+                };
+                rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(
+                    ServerCertAsCa {
+                        path: self.path.clone(),
+                        reason,
+                    },
+                ))))
+            })
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
+
+    fn root_hint_subjects(&self) -> Option<&[rustls::DistinguishedName]> {
+        self.webpki.root_hint_subjects()
+    }
 }
 
 fn read(flag: &'static str, path: &Path) -> Result<Vec<u8>, TlsError> {

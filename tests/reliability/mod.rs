@@ -426,3 +426,4 @@ mod exits;
 mod faults;
 mod hostile;
 mod timing;
+mod turned_away;
