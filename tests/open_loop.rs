@@ -342,6 +342,12 @@ mod timing {
     /// to that much longer. `rtt` is the run's own service-time p90 (so a loaded machine
     /// widens the bound by what it measurably costs). Each measured percentile must lie
     /// in [x_q(S) - 5 ms, x_q(S + 10 ms) + drain + 5 ms].
+    ///
+    /// A GET on loopback takes ~0.1 ms, so the backlog drains in ~15 ms. When the host is
+    /// so loaded that the run's own service p90 puts the drain over [`MAX_DRAIN_MS`]
+    /// (seen in CI: 1.9 ms, a 187 ms drain), the stalls are no longer the only thing
+    /// shaping the tail and the bound says little: such a run is repeated (at most
+    /// [`STALL_ATTEMPTS`] times) and, if every run was that slow, recorded as skipped.
     #[test]
     fn open_loop_percentiles_match_the_stall_pattern_and_closed_loop_hides_it() {
         let server = RedisServer::builder().arg("--hz", "100").start();
@@ -354,43 +360,65 @@ mod timing {
             Duration::from_millis(3300),
         ];
 
-        let json = dir.path().join("open.json");
-        let start = Instant::now();
-        let child = spawn_json(
-            &[
-                "-p",
-                &port,
-                "--rate",
-                "2000",
-                "--arrival",
-                "constant",
-                "--duration",
-                "4s",
-                "--warmup",
-                "500ms",
-                "-c",
-                "8",
-                "--max-inflight",
-                "1",
-                "-t",
-                "get",
-            ],
-            &json,
-        );
-        pause_at(server.addr(), start, offsets.clone(), 200)
-            .join()
-            .unwrap();
-        let open = finish(child, &json);
-        assert_balanced(&open);
-        assert_eq!(open["counts"]["not_sent"], 0);
-
+        let (rate, connections) = (2000.0, 8.0);
+        let mut open = None;
+        let mut slowest_rtt_ms = 0.0f64;
+        for attempt in 1..=STALL_ATTEMPTS {
+            let json = dir.path().join(format!("open-{attempt}.json"));
+            let start = Instant::now();
+            let child = spawn_json(
+                &[
+                    "-p",
+                    &port,
+                    "--rate",
+                    "2000",
+                    "--arrival",
+                    "constant",
+                    "--duration",
+                    "4s",
+                    "--warmup",
+                    "500ms",
+                    "-c",
+                    "8",
+                    "--max-inflight",
+                    "1",
+                    "-t",
+                    "get",
+                ],
+                &json,
+            );
+            pause_at(server.addr(), start, offsets.clone(), 200)
+                .join()
+                .unwrap();
+            let run = finish(child, &json);
+            assert_balanced(&run);
+            assert_eq!(run["counts"]["not_sent"], 0);
+            let rtt_s = ms(&run, "service", "p90_ns") / 1000.0;
+            let drain_ms =
+                1000.0 * rate * (stall_ms + 10.0) / 1000.0 / (connections / rtt_s - rate);
+            if drain_ms > 0.0 && drain_ms < MAX_DRAIN_MS {
+                open = Some((run, drain_ms));
+                break;
+            }
+            slowest_rtt_ms = slowest_rtt_ms.max(rtt_s * 1000.0);
+            eprintln!(
+                "attempt {attempt} disturbed: service p90 {:.3} ms, so a stall's backlog takes \
+                 {drain_ms:.0} ms to drain (limit {MAX_DRAIN_MS} ms)",
+                rtt_s * 1000.0
+            );
+        }
+        let Some((open, drain_ms)) = open else {
+            skip(
+                &this_test(),
+                &format!(
+                    "stall pattern not checked: in all {STALL_ATTEMPTS} runs the machine was too \
+                     slow to drain a stall's backlog within {MAX_DRAIN_MS} ms (service p90 up to \
+                     {slowest_rtt_ms:.3} ms for a GET on loopback)"
+                ),
+            );
+            return;
+        };
         let expected = |q: f64, s: f64| s - (1.0 - q) * window_s * 1000.0 / stalls;
-        let (rate, connections, rtt_s) = (2000.0, 8.0, ms(&open, "service", "p90_ns") / 1000.0);
-        let drain_ms = 1000.0 * rate * (stall_ms + 10.0) / 1000.0 / (connections / rtt_s - rate);
-        assert!(
-            drain_ms > 0.0 && drain_ms < 100.0,
-            "the server drains a stall's backlog ({drain_ms:.1} ms with rtt {rtt_s:e} s)"
-        );
         for (field, q) in [("p90_ns", 0.90), ("p99_ns", 0.99), ("p99_9_ns", 0.999)] {
             let measured = ms(&open, "response", field);
             let (low, high) = (
@@ -471,6 +499,10 @@ mod timing {
 
     /// Runs per utilisation before a disturbed machine has it recorded as skipped.
     const PK_ATTEMPTS: usize = 5;
+    /// Runs of the stall test before it is recorded as skipped.
+    const STALL_ATTEMPTS: usize = 3;
+    /// The longest backlog drain under which the stall pattern is checked.
+    const MAX_DRAIN_MS: f64 = 100.0;
     /// Largest service-time cv^2 of a run that still has a fixed service time: ~0.005 on
     /// a quiet machine, 0.07-0.26 in the runs the machine's load disturbed.
     const MAX_SERVICE_CV2: f64 = 0.03;
