@@ -236,3 +236,131 @@ fn cluster_against_a_standalone_server_is_a_clear_error() {
     let out = run_tailrate(&["-p", &port, "-t", "get", "-n", "10", "-q"]);
     assert!(!assert_success(&out).contains("per cluster node"));
 }
+
+/// A one-node fake cluster on 127.0.0.1 that serves every slot and answers every other
+/// command `+OK`, but reports its layout as `shards` (a `CLUSTER SHARDS` slot list) and
+/// `slots` (`CLUSTER SLOTS` ranges); `None` answers the command with an error, as Redis
+/// before 7 does for `CLUSTER SHARDS`. Only a fake can give a layout that is not the
+/// cluster's. Its threads end when the test process does; each connection's reads time
+/// out after 30 s.
+fn fake_cluster_node(shards: Option<Vec<i64>>, slots: Option<Vec<(i64, i64)>>) -> u16 {
+    use std::io::{BufReader, Write};
+    use std::net::TcpListener;
+
+    use crate::harness::{Reply, read_reply};
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let bulk = |s: &str| format!("${}\r\n{s}\r\n", s.len());
+    let node = format!(
+        "*6\r\n{}{}{}:{port}\r\n{}{}",
+        bulk("ip"),
+        bulk("127.0.0.1"),
+        bulk("port"),
+        bulk("role"),
+        bulk("master")
+    );
+    let shards = shards.map(|list| {
+        let items: String = list.iter().map(|s| format!(":{s}\r\n")).collect();
+        format!(
+            "*1\r\n*4\r\n{}*{}\r\n{items}{}*1\r\n{node}",
+            bulk("slots"),
+            list.len(),
+            bulk("nodes")
+        )
+    });
+    let slots = slots.map(|ranges| {
+        let items: String = ranges
+            .iter()
+            .map(|(a, b)| {
+                format!(
+                    "*3\r\n:{a}\r\n:{b}\r\n*2\r\n{}:{port}\r\n",
+                    bulk("127.0.0.1")
+                )
+            })
+            .collect();
+        format!("*{}\r\n{items}", ranges.len())
+    });
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(64) {
+            let Ok(stream) = stream else { continue };
+            let (shards, slots) = (shards.clone(), slots.clone());
+            std::thread::spawn(move || {
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+                let mut reader = BufReader::new(&stream);
+                let mut out = &stream;
+                while let Ok(Reply::Array(argv)) = read_reply(&mut reader) {
+                    let words: Vec<String> = argv
+                        .iter()
+                        .map(|a| a.to_string().to_ascii_uppercase())
+                        .collect();
+                    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                    let answer = match words.as_slice() {
+                        ["INFO", "SERVER", ..] => bulk("redis_version:7.0.0\r\n"),
+                        ["INFO", "CLUSTER", ..] => bulk("cluster_enabled:1\r\n"),
+                        ["CONFIG", ..] => "*0\r\n".to_string(),
+                        ["CLUSTER", "SHARDS"] => shards
+                            .clone()
+                            .unwrap_or_else(|| "-ERR unknown subcommand\r\n".into()),
+                        ["CLUSTER", "SLOTS"] => slots
+                            .clone()
+                            .unwrap_or_else(|| "-ERR unknown subcommand\r\n".into()),
+                        _ => "+OK\r\n".to_string(),
+                    };
+                    if out.write_all(answer.as_bytes()).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// Runs 2000 SETs against the fake node at `port`: every one completes, exit 0. Returns
+/// stderr (the notes).
+fn every_set_completes(port: u16) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = run_tailrate(&[
+        "-p",
+        &port.to_string(),
+        "-t",
+        "set",
+        "-n",
+        "2000",
+        "-r",
+        "100000",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_success(&out);
+    let test = &report(&json)["tests"][0];
+    assert_eq!(
+        test["counts"]["completed"], 2000,
+        "every request completes: {}",
+        test["counts"]
+    );
+    stderr_of(&out)
+}
+
+#[test]
+fn cluster_notes_tell_what_happens_with_backwards_and_partial_slot_ranges() {
+    // A range given backwards is the slots between its ends: no slot lacks a master.
+    for (shards, slots) in [(Some(vec![16383, 0]), None), (None, Some(vec![(16383, 0)]))] {
+        let notes = every_set_completes(fake_cluster_node(shards, slots));
+        assert!(!notes.contains("have no master"), "{notes}");
+        assert!(notes.contains("ran backwards"), "{notes}");
+    }
+    // A layout that leaves slots out: their requests go to the node, which serves them.
+    let port = fake_cluster_node(Some(vec![0, 99]), None);
+    let notes = every_set_completes(port);
+    assert!(
+        notes.contains(
+            "16284 of the cluster's 16384 slots have no master in the layout CLUSTER SHARDS gave"
+        ) && notes.contains(&format!("sent to 127.0.0.1:{port}")),
+        "{notes}"
+    );
+    assert!(!notes.contains("fail"), "no failure is foretold: {notes}");
+}

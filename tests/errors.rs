@@ -131,6 +131,20 @@ fn a_refused_password_fails_with_the_servers_reason() {
 }
 
 #[test]
+fn a_refused_handshake_shows_the_servers_whole_reply() {
+    // Redis's reply to AUTH without a password configured is 124 bytes: all of it is shown.
+    let server = RedisServer::start();
+    let out = run_tailrate(&["-p", &server.port().to_string(), "-a", "x", "-n", "10"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(
+        text.contains("refused AUTH: ERR AUTH <password> called without any password configured")
+            && text.contains("Are you sure your configuration is correct?"),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_missing_database_fails_with_the_servers_reason() {
     let server = RedisServer::start();
     let out = run_tailrate(&[

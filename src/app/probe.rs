@@ -87,8 +87,8 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
                 }
                 Ok(Ok(Some(map))) => {
                     facts.cluster_nodes = map.nodes.iter().map(ToString::to_string).collect();
-                    if map.unowned() > 0 {
-                        facts.notes.push(format!("{} of the cluster's 16384 slots have no master; their requests fail", map.unowned()));
+                    for note in layout_notes(&map) {
+                        facts.notes.push(note);
                     }
                     facts.cluster = Some(std::sync::Arc::new(map));
                 }
@@ -116,6 +116,34 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
         }
         Ok(facts)
     })
+}
+
+/// What the notes say about a cluster's layout: ranges read other than as given, and the
+/// slots it gives no master, with where their requests go (the first master, whose
+/// redirects are followed: the layout may only be incomplete, or the slot truly served
+/// by no one, and the run's per-node results tell which).
+fn layout_notes(map: &crate::net::cluster::ClusterMap) -> Vec<String> {
+    let mut notes = Vec::new();
+    if map.reversed > 0 {
+        notes.push(format!(
+            "{} of the slot ranges {} gave ran backwards (the first slot after the last); each was read as the slots between its two ends",
+            map.reversed, map.source
+        ));
+    }
+    if map.out_of_range > 0 {
+        notes.push(format!(
+            "{} of the slot ranges {} gave lie past slot 16383 and were left out",
+            map.out_of_range, map.source
+        ));
+    }
+    let unowned = map.unowned();
+    if let Some(first) = map.nodes.first().filter(|_| unowned > 0) {
+        notes.push(format!(
+            "{unowned} of the cluster's 16384 slots have no master in the layout {} gave; their requests are sent to {first}, and its redirects followed (see the per-node results)",
+            map.source
+        ));
+    }
+    notes
 }
 
 /// Whether `e` is how a proxy refuses a command it does not support: twemproxy answers

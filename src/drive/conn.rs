@@ -2,7 +2,7 @@
 //! starts, fills the write buffer (a closed-loop batch it claims, its workers' batch,
 //! or the requests it was handed); the loop writes once, stamps what it wrote, reads
 //! replies and hands them to `reply` to record, and reconnects when the connection
-//! fails.
+//! fails (noting the loss, and the time the server could not be reached, in the `Ctx`).
 //!
 //! Clock reads: one before each write (the `sent` of the batch; in closed loop also its
 //! intended and handled time) and one after each read (the `received` of every reply
@@ -50,7 +50,8 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
     let mut deferred: Vec<Deferred> =
         Vec::with_capacity(if ctx.plan.batch_latency { cap } else { 0 });
     let mut backoff = BACKOFF_START;
-    let mut down_since: Option<Instant> = None;
+    // `-k 0` closed the connection after its batch: not a loss.
+    let mut closed_on_purpose = false;
 
     loop {
         let Some(c) = conn.as_mut() else {
@@ -59,6 +60,10 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             // get are completed requests all the same, timed to the last that arrived.
             if let Some(&(_, _, last, _)) = deferred.last() {
                 reply::flush_deferred(&ctx, &mut deferred, last);
+            }
+            if !closed_on_purpose {
+                // Once per loss: a connection already down keeps its first time.
+                ctx.connection_lost(slot, Instant::now());
             }
             if ctx.sending_done.get() || ctx.shared.cancel.is_cancelled() {
                 break;
@@ -70,14 +75,16 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                 Ok(fresh) => {
                     conn = Some(fresh);
                     backoff = BACKOFF_START;
-                    down_since = None;
+                    closed_on_purpose = false;
+                    ctx.connection_back(slot, Instant::now());
                     ctx.dispatch.borrow_mut().slot_up(slot);
                 }
                 Err(e) => {
-                    let since_down = *down_since.get_or_insert_with(Instant::now);
+                    let since_down = ctx.connect_failed(slot, Instant::now(), &e);
                     if feed.gives_up_when_unreachable()
                         && since_down.elapsed() > ctx.dial.connect_timeout
                     {
+                        // The outage is closed at the run's end (`Ctx::end_outages`).
                         ctx.shared.stop(format!("lost the server: {e}"));
                         break;
                     }
@@ -197,6 +204,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                 } else if fifo.is_empty() && feed.reconnects_after_batch(&ctx) {
                     cold_path();
                     conn = None;
+                    closed_on_purpose = true;
                     ctx.dispatch.borrow_mut().slot_down(slot);
                 }
             }

@@ -1,7 +1,9 @@
 //! The per-thread context: what one generator thread's tasks (its connection loops, the
 //! open-loop scheduler, the interval tick) share, and the few operations on it that
-//! several of them need: claiming closed-loop requests, waking connections, and moving
-//! the interval records on at each interval's end (the [`IntervalClock`]).
+//! several of them need: claiming closed-loop requests, waking connections, moving the
+//! interval records on at each interval's end (the [`IntervalClock`]), and keeping the
+//! account of connections lost, opened again, and of the times the server could not be
+//! reached.
 //!
 //! It sits above the pieces it ties together: the dispatcher, cluster routing, the
 //! batching policy and the schedule do not see it; the code that holds a [`Ctx`] hands
@@ -18,7 +20,7 @@ use tokio::sync::Notify;
 
 use super::batch;
 use super::dispatch::Dispatch;
-use super::outcome::{Interval, SendCounts};
+use super::outcome::{ConnectionEvents, Interval, Outage, SendCounts};
 use super::plan::{Mode, Stop};
 use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
@@ -129,6 +131,21 @@ pub(crate) struct Ctx {
     pub spin: SpinMeter,
     /// Measured sends per window (open loop), for the Poisson check.
     pub send_counts: RefCell<SendCounts>,
+    /// Each connection that is down: since when, and whether the server has refused it.
+    pub down: RefCell<Vec<Option<Down>>>,
+    /// This thread's reconnects and outages.
+    pub connections: RefCell<ConnectionEvents>,
+}
+
+/// A connection that is down.
+#[derive(Debug, Clone)]
+pub(crate) struct Down {
+    /// When it was lost to a failure; `None` when it was closed on purpose (`-k 0`).
+    lost: Option<Instant>,
+    /// Its first failed connect since, and why it failed.
+    failed: Option<(Instant, String)>,
+    /// Its last failed connect.
+    last_failed: Option<Instant>,
 }
 
 impl Ctx {
@@ -138,6 +155,69 @@ impl Ctx {
             Some(cluster) => &cluster.endpoints[slot % cluster.len()],
             None => &self.dial.endpoint,
         }
+    }
+
+    /// Connection `slot` was lost to a failure (a close, a reset, a timeout) at `now`.
+    pub(crate) fn connection_lost(&self, slot: usize, now: Instant) {
+        self.down.borrow_mut()[slot].get_or_insert(Down {
+            lost: Some(now),
+            failed: None,
+            last_failed: None,
+        });
+    }
+
+    /// Connecting `slot` again failed at `now` with `e`; returns when its first failed
+    /// connect since it was up was.
+    pub(crate) fn connect_failed(&self, slot: usize, now: Instant, e: &NetError) -> Instant {
+        let mut down = self.down.borrow_mut();
+        let down = down[slot].get_or_insert(Down {
+            lost: None,
+            failed: None,
+            last_failed: None,
+        });
+        down.last_failed = Some(now);
+        down.failed.get_or_insert_with(|| (now, e.to_string())).0
+    }
+
+    /// Connection `slot` is open again at `now`: a reconnect when it had been lost, and an
+    /// outage when a connect failed meanwhile (from the loss, or the first failure).
+    pub(crate) fn connection_back(&self, slot: usize, now: Instant) {
+        let Some(down) = self.down.borrow_mut()[slot].take() else {
+            return;
+        };
+        let mut events = self.connections.borrow_mut();
+        if down.lost.is_some() {
+            events.reconnects += 1;
+        }
+        if let Some(outage) = self.outage(down, now, false) {
+            events.add_outage(outage);
+        }
+    }
+
+    /// The run is over at `now`: every connection still down after a failed connect was
+    /// in an outage that lasted to the end.
+    pub(crate) fn end_outages(&self, now: Instant) {
+        let down = std::mem::take(&mut *self.down.borrow_mut());
+        let mut events = self.connections.borrow_mut();
+        for d in down.into_iter().flatten() {
+            if let Some(outage) = self.outage(d, now, true) {
+                events.add_outage(outage);
+            }
+        }
+    }
+
+    /// The outage of a connection that was `down` until `end`, if a connect failed.
+    fn outage(&self, down: Down, end: Instant, until_end: bool) -> Option<Outage> {
+        let (first_failure, cause) = down.failed?;
+        let start = down.lost.unwrap_or(first_failure);
+        let since_start = |t: Instant| t.saturating_duration_since(self.start);
+        Some(Outage {
+            start: since_start(start),
+            end: since_start(end),
+            last_failed: since_start(down.last_failed.unwrap_or(first_failure)),
+            cause,
+            until_end,
+        })
     }
 
     /// Wakes the connections the dispatcher gave work since the last call.

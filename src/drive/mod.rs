@@ -40,7 +40,9 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
-pub use outcome::{DriveError, Interval, RunOutcome, SendCounts, ThreadCpu};
+pub use outcome::{
+    ConnectionEvents, DriveError, Interval, MAX_OUTAGES, Outage, RunOutcome, SendCounts, ThreadCpu,
+};
 pub use plan::{Mode, Plan, Stop, Workers};
 pub use schedule::{ArrivalProcess, Pacing};
 pub use shared::Cancel;

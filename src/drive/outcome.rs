@@ -1,6 +1,7 @@
 //! What a run hands back: each interval's records as it ends, and, when the run is over,
-//! the merged [`RunOutcome`] with what every thread measured; and the errors that stop a
-//! run before it measures anything.
+//! the merged [`RunOutcome`] with what every thread measured (the connections it lost and
+//! opened again, and the times the server could not be reached, among them); and the
+//! errors that stop a run before it measures anything.
 
 use std::time::{Duration, Instant, SystemTime};
 
@@ -61,6 +62,84 @@ pub struct RunOutcome {
     pub thread_cpu: Vec<ThreadCpu>,
     /// The run ended because of this (exit-on-error, a connection given up, Ctrl+C).
     pub stopped_early: Option<String>,
+    /// Connections lost and opened again, and the times the server could not be reached.
+    pub connections: ConnectionEvents,
+}
+
+/// Most outages a run keeps; later ones are counted in [`ConnectionEvents::outages_left_out`].
+pub const MAX_OUTAGES: usize = 100;
+
+/// A time the server could not be reached: from when a connection was lost (or, with no
+/// connection lost, its first failed connect) to when a connection opened again. Its
+/// end is as late as the reconnect backoff (up to a second) makes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outage {
+    /// Start, as an offset from the run's start.
+    pub start: Duration,
+    /// End, as an offset from the run's start: a reconnect, or the run's end.
+    pub end: Duration,
+    /// The last connect that failed, as an offset from the run's start: the server was
+    /// unreachable at least until then.
+    pub last_failed: Duration,
+    /// Why the first connect of it failed (the OS's or the server's words).
+    pub cause: String,
+    /// The server was still unreachable when the run ended (or gave up on it).
+    pub until_end: bool,
+}
+
+/// What happened to a run's connections: how many were lost and opened again, and when
+/// the server could not be reached (overlapping outages of several connections are one).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConnectionEvents {
+    /// Connections opened again after a failure (a close, a reset, a timeout); `-k 0`'s
+    /// reconnect after every request is not one.
+    pub reconnects: u64,
+    /// Outages, in order of start, none overlapping; at most [`MAX_OUTAGES`].
+    pub outages: Vec<Outage>,
+    /// Outages past [`MAX_OUTAGES`], not kept.
+    pub outages_left_out: u64,
+}
+
+impl ConnectionEvents {
+    /// Adds an outage, joined with every one it overlaps.
+    pub fn add_outage(&mut self, mut outage: Outage) {
+        self.outages.retain(|o| {
+            let overlaps = o.start <= outage.end && outage.start <= o.end;
+            if overlaps {
+                if o.start < outage.start {
+                    outage.start = o.start;
+                    outage.cause.clone_from(&o.cause);
+                }
+                outage.end = outage.end.max(o.end);
+                outage.last_failed = outage.last_failed.max(o.last_failed);
+                outage.until_end |= o.until_end;
+            }
+            !overlaps
+        });
+        if self.outages.len() >= MAX_OUTAGES {
+            self.outages_left_out += 1;
+            return;
+        }
+        let at = self.outages.partition_point(|o| o.start < outage.start);
+        self.outages.insert(at, outage);
+    }
+
+    /// Adds `other`'s reconnects and outages into `self`.
+    pub fn add(&mut self, other: &ConnectionEvents) {
+        self.reconnects += other.reconnects;
+        self.outages_left_out += other.outages_left_out;
+        for o in &other.outages {
+            self.add_outage(o.clone());
+        }
+    }
+
+    /// The time the server could not be reached, over every outage kept.
+    pub fn unreachable(&self) -> Duration {
+        self.outages
+            .iter()
+            .map(|o| o.end.saturating_sub(o.start))
+            .sum()
+    }
 }
 
 /// CPU used by one generator thread.
@@ -97,6 +176,7 @@ impl RunOutcome {
         started_at: SystemTime,
         stopped_early: Option<String>,
     ) -> RunOutcome {
+        let mut connections = ConnectionEvents::default();
         let mut in_flight_at_end = 0;
         let mut measured = Duration::ZERO;
         let mut last_send = Duration::ZERO;
@@ -115,6 +195,7 @@ impl RunOutcome {
             last_reply = last_reply.max(after_start(o.last_reply));
             thread_cpu.push(o.cpu);
             send_counts.push(o.send_counts);
+            connections.add(&o.connections);
         }
         let total_sent: u64 = record.commands.iter().map(|c| c.sent).sum();
         // A generator that falls behind sends its last request late: stretch the window to
@@ -151,6 +232,7 @@ impl RunOutcome {
             send_counts,
             thread_cpu,
             stopped_early,
+            connections,
         }
     }
 }
@@ -168,6 +250,7 @@ pub(crate) struct ThreadOutcome {
     pub last_reply: Option<Instant>,
     pub cpu: ThreadCpu,
     pub send_counts: SendCounts,
+    pub connections: ConnectionEvents,
 }
 
 /// Measured sends of one thread counted per fixed window (open loop), preallocated for
@@ -178,4 +261,65 @@ pub struct SendCounts {
     pub window: Duration,
     /// Sends written in each window from the end of warm-up.
     pub counts: Vec<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outage(start_ms: u64, end_ms: u64, cause: &str) -> Outage {
+        Outage {
+            start: Duration::from_millis(start_ms),
+            end: Duration::from_millis(end_ms),
+            last_failed: Duration::from_millis(end_ms),
+            cause: cause.to_string(),
+            until_end: false,
+        }
+    }
+
+    #[test]
+    fn overlapping_outages_are_one_and_apart_ones_stay_apart_in_order() {
+        let mut events = ConnectionEvents::default();
+        events.add_outage(outage(1000, 2000, "second"));
+        events.add_outage(outage(900, 1500, "first"));
+        events.add_outage(outage(5000, 5100, "later"));
+        events.add_outage(outage(100, 200, "earlier"));
+        let mut other = ConnectionEvents {
+            reconnects: 3,
+            ..Default::default()
+        };
+        other.add_outage(Outage {
+            until_end: true,
+            ..outage(1800, 2500, "third")
+        });
+        events.add(&other);
+        assert_eq!(
+            events.outages,
+            [
+                outage(100, 200, "earlier"),
+                Outage {
+                    until_end: true,
+                    ..outage(900, 2500, "first")
+                },
+                outage(5000, 5100, "later"),
+            ]
+        );
+        assert_eq!(events.reconnects, 3);
+        assert_eq!(
+            events.unreachable(),
+            Duration::from_millis(100 + 1600 + 100)
+        );
+    }
+
+    #[test]
+    fn outages_past_the_bound_are_counted_not_kept() {
+        let mut events = ConnectionEvents::default();
+        for i in 0..(MAX_OUTAGES as u64 + 5) {
+            events.add_outage(outage(i * 10, i * 10 + 1, "x"));
+        }
+        assert_eq!(
+            (events.outages.len(), events.outages_left_out),
+            (MAX_OUTAGES, 5)
+        );
+    }
 }

@@ -234,6 +234,8 @@ async fn drive_thread(
         live: Cell::new(n_connections),
         finished: Notify::new(),
         send_counts: RefCell::new(send_counts_for(&plan)),
+        down: RefCell::new(vec![None; n_connections]),
+        connections: RefCell::default(),
         spin: SpinMeter::default(),
         plan,
         test,
@@ -283,6 +285,7 @@ async fn drive_thread(
     }
     tick.abort();
     let ended = Instant::now();
+    ctx.end_outages(ended);
 
     // Requests never written are "not sent"; the window's last interval is sent.
     {
@@ -312,6 +315,7 @@ async fn drive_thread(
             wall_secs: ended.saturating_duration_since(ctx.start).as_secs_f64(),
         },
         send_counts: std::mem::take(&mut *ctx.send_counts.borrow_mut()),
+        connections: std::mem::take(&mut *ctx.connections.borrow_mut()),
     }
 }
 

@@ -64,28 +64,50 @@ impl fmt::Display for NodeAddr {
 pub struct ClusterMap {
     /// Masters, sorted by address, so every thread and run numbers them alike.
     pub nodes: Vec<NodeAddr>,
-    /// `owner[slot]` is an index into `nodes`; [`UNOWNED`] for a slot no master serves.
+    /// `owner[slot]` is an index into `nodes`; [`UNOWNED`] for a slot the layout gives no
+    /// master.
     pub owner: Vec<u16>,
+    /// Ranges whose first slot came after their last, read as the slots between the two.
+    pub reversed: usize,
+    /// Ranges that lie wholly past the last slot, and were left out.
+    pub out_of_range: usize,
+    /// The command the layout came from (`CLUSTER SHARDS`, `CLUSTER SLOTS`).
+    pub source: &'static str,
 }
 
 /// `owner` of a slot that no master serves.
 pub const UNOWNED: u16 = u16::MAX;
 
 impl ClusterMap {
-    /// The map from `(first slot, last slot, master)` ranges.
+    /// The map from `(first slot, last slot, master)` ranges. A range given backwards
+    /// (first after last) means the slots between its two ends; one that runs past the
+    /// last slot is cut there, and one wholly past it is left out; each is counted.
     pub fn from_ranges(ranges: &[(u16, u16, NodeAddr)]) -> Self {
         let mut nodes: Vec<NodeAddr> = ranges.iter().map(|(_, _, n)| n.clone()).collect();
         nodes.sort();
         nodes.dedup();
         let mut owner = vec![UNOWNED; SLOTS];
+        let (mut reversed, mut out_of_range) = (0, 0);
         for (first, last, node) in ranges {
             let index = nodes.binary_search(node).unwrap_or(0) as u16;
-            let (first, last) = (usize::from(*first), usize::from(*last).min(SLOTS - 1));
-            if first <= last {
-                owner[first..=last].fill(index);
+            let (mut first, mut last) = (usize::from(*first), usize::from(*last));
+            if first > last {
+                reversed += 1;
+                std::mem::swap(&mut first, &mut last);
             }
+            if first >= SLOTS {
+                out_of_range += 1;
+                continue;
+            }
+            owner[first..=last.min(SLOTS - 1)].fill(index);
         }
-        ClusterMap { nodes, owner }
+        ClusterMap {
+            nodes,
+            owner,
+            reversed,
+            out_of_range,
+            source: "the cluster",
+        }
     }
 
     /// The index of the master at `host:port`, if it is one of ours.
@@ -132,8 +154,8 @@ pub async fn discover(conn: &mut Connection) -> Result<Option<ClusterMap>, Clust
         return Ok(None);
     }
     let shards = conn.call(&[b"CLUSTER", b"SHARDS"]).await?;
-    let ranges = match parse_shards(&shards) {
-        Some(ranges) if !ranges.is_empty() => ranges,
+    let (ranges, source) = match parse_shards(&shards) {
+        Some(ranges) if !ranges.is_empty() => (ranges, "CLUSTER SHARDS"),
         // Before Redis 7 (or a proxy that only knows the older command).
         _ => {
             let slots = conn.call(&[b"CLUSTER", b"SLOTS"]).await?;
@@ -143,10 +165,11 @@ pub async fn discover(conn: &mut Connection) -> Result<Option<ClusterMap>, Clust
                     why: format!("CLUSTER SLOTS answered {message}"),
                 });
             }
-            parse_slots(&slots).ok_or_else(|| ClusterError::Layout {
+            let ranges = parse_slots(&slots).ok_or_else(|| ClusterError::Layout {
                 endpoint: endpoint.clone(),
                 why: "unexpected CLUSTER SLOTS reply".into(),
-            })?
+            })?;
+            (ranges, "CLUSTER SLOTS")
         }
     };
     if ranges.is_empty() {
@@ -155,7 +178,10 @@ pub async fn discover(conn: &mut Connection) -> Result<Option<ClusterMap>, Clust
             why: "no slot is assigned to any master".into(),
         });
     }
-    Ok(Some(ClusterMap::from_ranges(&ranges)))
+    Ok(Some(ClusterMap {
+        source,
+        ..ClusterMap::from_ranges(&ranges)
+    }))
 }
 
 /// The node at `endpoint` is not a cluster node but `--cluster` asked for one.
@@ -188,15 +214,20 @@ fn int_of(reply: &Reply) -> Option<i64> {
         .or_else(|| reply.as_str().and_then(|s| s.parse().ok()))
 }
 
-/// `CLUSTER SHARDS`: each shard's slot ranges and its master (`role master`, `health online`).
+/// `CLUSTER SHARDS`: each shard's slot ranges and its master (`role master`, `health online`);
+/// `None` for a reply that is not such a layout.
 pub fn parse_shards(reply: &Reply) -> Option<Vec<(u16, u16, NodeAddr)>> {
     let Reply::Array(shards) = reply else {
         return None;
     };
     let mut out = Vec::new();
     for shard in shards {
+        // Pairs of slot numbers: one item that is not a number, or a lone last one, would
+        // pair every later number wrongly, so such a reply is not read at all.
         let slots: Vec<i64> = match field(shard, "slots")? {
-            Reply::Array(items) => items.iter().filter_map(int_of).collect(),
+            Reply::Array(items) if items.len() % 2 == 0 => {
+                items.iter().map(int_of).collect::<Option<_>>()?
+            }
             _ => return None,
         };
         let Reply::Array(nodes) = field(shard, "nodes")? else {
@@ -479,6 +510,54 @@ mod tests {
             16383 - 10924 + 1,
             "a master that is not online serves nothing"
         );
+    }
+
+    #[test]
+    fn backwards_and_overlong_ranges_are_read_as_their_slots_and_counted() {
+        let node = |port| NodeAddr {
+            host: "127.0.0.1".into(),
+            port,
+        };
+        let map = ClusterMap::from_ranges(&[
+            (16383, 8192, node(7001)),
+            (0, 8191, node(7000)),
+            (16000, 20000, node(7001)),
+            (20000, 30000, node(7002)),
+        ]);
+        assert_eq!(map.unowned(), 0, "every slot has its master");
+        assert_eq!((map.owner[0], map.owner[8192], map.owner[16383]), (0, 1, 1));
+        assert_eq!((map.reversed, map.out_of_range), (1, 1));
+        assert_eq!(
+            map.nodes.len(),
+            3,
+            "a master whose range lies past the slots is kept"
+        );
+    }
+
+    #[test]
+    fn a_slot_list_that_does_not_pair_up_is_not_read() {
+        let shard = |slots: Vec<Reply>| {
+            Reply::Array(vec![Reply::Array(vec![
+                bulk("slots"),
+                Reply::Array(slots),
+                bulk("nodes"),
+                Reply::Array(vec![Reply::Array(vec![
+                    bulk("ip"),
+                    bulk("127.0.0.1"),
+                    bulk("port"),
+                    Reply::Integer(7000),
+                    bulk("role"),
+                    bulk("master"),
+                ])]),
+            ])])
+        };
+        let n = Reply::Integer;
+        assert!(parse_shards(&shard(vec![n(0), n(16383)])).is_some());
+        assert_eq!(
+            parse_shards(&shard(vec![n(0), Reply::Null, n(16383), n(5)])),
+            None
+        );
+        assert_eq!(parse_shards(&shard(vec![n(0), n(100), n(200)])), None);
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub enum NetError {
         endpoint: String,
         /// Which step (`AUTH`, `SELECT 3`, `HELLO 3`).
         command: String,
-        /// The server's error reply.
+        /// The server's error reply, control characters escaped.
         reply: String,
     },
     /// The server closed the connection.
@@ -321,7 +321,10 @@ impl Connection {
             return Err(NetError::Handshake {
                 endpoint: self.endpoint.clone(),
                 command: what.to_string(),
-                reply: reply.to_string(),
+                // The server's whole words (a Reply's display is cut for one-line views).
+                reply: reply
+                    .error_message()
+                    .map_or_else(|| reply.to_string(), shown),
             });
         }
         Ok(reply)

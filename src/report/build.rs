@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::checks::{self, Verdict};
-use super::{Batches, CommandReport, Counts, IntervalSummary, Latency, NodeReport, TestReport};
+use super::{
+    Batches, CommandReport, Counts, IntervalSummary, Latency, NodeReport, OutageReport, TestReport,
+};
 use crate::config::RunConfig;
 use crate::drive::{Mode, RunOutcome};
 use crate::net::cluster::ClusterMap;
@@ -46,6 +48,7 @@ impl TestReport {
         checks.extend(checks::error_replies(&counts));
         let valid = checks.iter().all(|c| c.verdict != Verdict::Fail) && counts.not_sent == 0;
         let measured_secs = outcome.measured.as_secs_f64();
+        let excluded_from_latency = counts.intended.saturating_sub(counts.completed);
         TestReport {
             name: name.to_string(),
             target_rate_per_sec: match config.plan.mode {
@@ -77,6 +80,10 @@ impl TestReport {
                     total.sent as f64 / outcome.record.writes as f64
                 },
             }),
+            reconnects: outcome.connections.reconnects,
+            outages: outage_reports(&outcome.connections),
+            outages_left_out: outcome.connections.outages_left_out,
+            excluded_from_latency,
         }
     }
 
@@ -100,6 +107,21 @@ impl TestReport {
     pub fn response(&self) -> Option<&Latency> {
         self.latency.get(Metric::Response.name())
     }
+}
+
+/// The outages of a run, in seconds from its start.
+pub(super) fn outage_reports(events: &crate::drive::ConnectionEvents) -> Vec<OutageReport> {
+    events
+        .outages
+        .iter()
+        .map(|o| OutageReport {
+            start_secs: o.start.as_secs_f64(),
+            length_secs: o.end.saturating_sub(o.start).as_secs_f64(),
+            at_least_secs: o.last_failed.saturating_sub(o.start).as_secs_f64(),
+            cause: o.cause.clone(),
+            until_end: o.until_end,
+        })
+        .collect()
 }
 
 fn node_reports(cluster: Option<&ClusterMap>, record: &crate::record::Recorder) -> Vec<NodeReport> {

@@ -66,6 +66,26 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
         rate_per_sec
     };
     let shortfall = 1.0 - outcome.achieved_rate_per_sec / planned;
+    // A failure during an outage is the outage's: each check's meaning names it.
+    let outage = outage_clause(&outcome.connections);
+    let achieved_meaning = match (total.not_sent, &outage) {
+        (0, None) => {
+            "the generator did not send at the target rate; the server saw less load than asked"
+                .to_string()
+        }
+        (0, Some(outage)) => format!(
+            "the generator did not send at the target rate: {outage}, and the requests due meanwhile were held back; the server saw less load than asked"
+        ),
+        (not_sent, outage) => format!(
+            "{not_sent} of {} requests ({:.1}%) were never sent: they found every connection at --max-inflight and the client-side backlog (--max-backlog) full, or were still waiting at the end{}; the server saw less load than asked, and the latency percentiles exclude them",
+            total.intended,
+            100.0 * not_sent as f64 / total.intended.max(1) as f64,
+            outage
+                .as_ref()
+                .map(|o| format!(" ({o})"))
+                .unwrap_or_default()
+        ),
+    };
     out.push(Check {
         name: "achieved_rate".into(),
         verdict: if shortfall <= RATE_TOLERANCE && total.not_sent == 0 { Verdict::Pass } else { Verdict::Fail },
@@ -78,7 +98,7 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
             total.not_sent,
             RATE_TOLERANCE * 100.0
         ),
-        meaning: "the generator did not send at the target rate; the server saw less load than asked".into(),
+        meaning: achieved_meaning,
     });
 
     let lag = total.hist.get(crate::record::Metric::Lag);
@@ -99,8 +119,13 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
             response_p50,
             LAG_FRACTION * 100.0
         ),
-        meaning: "the generator fell behind its schedule; these latencies include its own lateness"
-            .into(),
+        meaning: match &outage {
+            None => "the generator fell behind its schedule; these latencies include its own lateness"
+                .to_string(),
+            Some(outage) => format!(
+                "the generator fell behind its schedule; these latencies include its own lateness. But {outage}: sending the requests held back meanwhile, and reconnecting, when it came back delays the schedule too, so the outage may be what this measured"
+            ),
+        },
     });
 
     // Spinning pacing keeps a core busy by design: what counts is the CPU left after
@@ -152,12 +177,33 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
                 detail: format!(
                     "index-of-dispersion test on sends per {window:?} window ({windows} windows, {mean:.1} sends each): z = {z:+.2}; bound |z| <= {DISPERSION_Z}"
                 ),
-                meaning: "the sends were not a Poisson process (too regular if z < 0, too bursty if z > 0)".into(),
+                meaning: match &outage {
+                    None => "the sends were not a Poisson process (too regular if z < 0, too bursty if z > 0)".to_string(),
+                    Some(outage) => format!(
+                        "the sends were not a Poisson process because {outage}: nothing could be sent meanwhile, and the requests held back went out in a burst when it came back; that is the outage, not the generator's pacing"
+                    ),
+                },
             },
         };
         out.push(check);
     }
     out
+}
+
+/// "the server was unreachable for 1.02 s from 1.21 s" (or "for 2.50 s in 3 outages, the
+/// first from 1.21 s"), or `None` when it always was reachable.
+fn outage_clause(events: &crate::drive::ConnectionEvents) -> Option<String> {
+    let first = events.outages.first()?;
+    let count = events.outages.len() as u64 + events.outages_left_out;
+    let total = events.unreachable().as_secs_f64();
+    let from = first.start.as_secs_f64();
+    Some(if count == 1 {
+        format!("the server was unreachable for {total:.2} s from {from:.2} s")
+    } else {
+        format!(
+            "the server was unreachable for {total:.2} s in {count} outages, the first from {from:.2} s"
+        )
+    })
 }
 
 /// Sends per window over every thread (threads are independent Poisson processes, so

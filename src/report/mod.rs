@@ -238,6 +238,57 @@ pub struct TestReport {
     /// How `--workers` requests were batched; absent in other modes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batches: Option<Batches>,
+    /// Connections lost (closed, reset, timed out) and opened again; `-k 0`'s reconnect
+    /// after every request is not counted.
+    #[serde(default)]
+    pub reconnects: u64,
+    /// Times the server could not be reached, in order (at most 100; see
+    /// `outages_left_out`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<OutageReport>,
+    /// Outages past the 100 kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub outages_left_out: u64,
+    /// Intended requests that are not in the latency percentiles: never sent, timed out,
+    /// ended in an error, or in flight at the end (`intended - completed`).
+    #[serde(default)]
+    pub excluded_from_latency: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A time the server could not be reached during a test.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OutageReport {
+    /// When a connection was lost (or first failed to connect), seconds from the test's start.
+    pub start_secs: f64,
+    /// Seconds until a connection opened again (as late as the reconnect backoff, up to
+    /// a second, makes it), or until the end.
+    pub length_secs: f64,
+    /// Seconds from the start of the outage to its last failed connect: it lasted at least
+    /// this long.
+    pub at_least_secs: f64,
+    /// Why connecting failed, in the OS's or the server's words.
+    pub cause: String,
+    /// The server was still unreachable when the test ended.
+    pub until_end: bool,
+}
+
+impl OutageReport {
+    /// "1.28 s from 1.19 s (at least 0.81 s: a connect still failed then; could not
+    /// connect to ...: Connection refused)", or "... from 1.19 s to the end (...)".
+    pub fn describe(&self) -> String {
+        format!(
+            "{:.2} s from {:.2} s{} (at least {:.2} s: a connect still failed then; {})",
+            self.length_secs,
+            self.start_secs,
+            if self.until_end { " to the end" } else { "" },
+            self.at_least_secs,
+            self.cause
+        )
+    }
 }
 
 /// What one cluster master saw of a test.

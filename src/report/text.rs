@@ -154,6 +154,7 @@ fn full(
             }
         }
     }
+    connection_lines(out, test)?;
     if !test.commands.is_empty() {
         command_table(out, test, precision)?;
     }
@@ -219,6 +220,62 @@ fn full(
         writeln!(out, "  stopped early: {why}")?;
     }
     writeln!(out)
+}
+
+/// Outages shown one by one in the text; the rest are counted.
+const OUTAGES_SHOWN: usize = 5;
+
+/// When the server could not be reached, how many connections were opened again, and
+/// which requests the percentiles leave out: each line only when there is something to
+/// say, so a run where nothing went wrong keeps redis-benchmark's shape.
+fn connection_lines(out: &mut dyn Write, test: &TestReport) -> io::Result<()> {
+    if !test.outages.is_empty() {
+        let unreachable: f64 = test.outages.iter().map(|o| o.length_secs).sum();
+        writeln!(
+            out,
+            "  server unreachable: {:.2} s in {} outage{}:",
+            unreachable,
+            test.outages.len() as u64 + test.outages_left_out,
+            if test.outages.len() as u64 + test.outages_left_out == 1 {
+                ""
+            } else {
+                "s"
+            }
+        )?;
+        for outage in test.outages.iter().take(OUTAGES_SHOWN) {
+            writeln!(out, "    {}", printable(&outage.describe()))?;
+        }
+        let more =
+            (test.outages.len().saturating_sub(OUTAGES_SHOWN)) as u64 + test.outages_left_out;
+        if more > 0 {
+            writeln!(out, "    and {more} more")?;
+        }
+    }
+    if test.reconnects > 0 {
+        writeln!(out, "  reconnects: {}", test.reconnects)?;
+    }
+    let c = &test.counts;
+    if test.excluded_from_latency > 0 && c.intended > 0 {
+        let parts: Vec<String> = [
+            (c.not_sent, "never sent"),
+            (c.timeouts, "timed out"),
+            (c.errors, "ended in an error"),
+            (c.in_flight_at_end, "in flight at the end"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        writeln!(
+            out,
+            "  the percentiles exclude {} of {} intended requests ({:.1}%): {}",
+            test.excluded_from_latency,
+            c.intended,
+            100.0 * test.excluded_from_latency as f64 / c.intended as f64,
+            parts.join(", ")
+        )?;
+    }
+    Ok(())
 }
 
 /// redis-benchmark's "Latency by percentile distribution" (halving steps to 100%).

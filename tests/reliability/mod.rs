@@ -425,5 +425,6 @@ fn serve(
 mod exits;
 mod faults;
 mod hostile;
+mod outage;
 mod timing;
 mod turned_away;
