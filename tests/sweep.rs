@@ -46,151 +46,157 @@ fn runs_of<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
         .collect()
 }
 
-/// The capacity of a server with a fixed service time, from queueing facts.
-///
-/// `DEBUG SLEEP 0.001` blocks the single-threaded server for at least 1 ms per command
-/// (usleep never returns early), so its service rate is mu <= 1000/s. With constant
-/// arrivals (D/D/1) nothing queues below mu: the response time is the service time D
-/// (about 1.1 ms here), far under the 20 ms objective. Above mu the queue grows by
-/// (lambda - mu) per second; over a 1.3 s step (warm-up included) the last 1% of requests
-/// wait more than 20 ms once lambda > 1.016 mu. So the capacity is at most 1016/s, a rate
-/// 20% above a capacity near mu fails, and only stalls (a busy machine: parallel tests
-/// on two cores stall a process for several ms) can push the capacity below mu: the
-/// 20 ms bound absorbs most, and we allow the capacity down to 0.5/D (at a load
-/// average of 6 on two cores it measured 0.55/D). Poisson arrivals
-/// (M/D/1) would put the boundary near rho = 0.7, where the p99 of a one-second step
-/// scatters by tens of percent: too noisy to place within 20%. Sleep pacing keeps the
-/// generator off the CPU (its lag, under 2 ms, counts in the response time).
-#[test]
-fn a_sweep_finds_the_capacity_of_a_server_that_sleeps_1ms_per_command() {
-    let server = RedisServer::builder()
-        .arg("--enable-debug-command", "yes")
-        .start();
-    let dir = tempfile::tempdir().unwrap();
-    let out = sweep(
-        &server,
-        dir.path(),
-        &[
-            "-c",
-            "4",
-            "--arrival",
-            "constant",
-            "--pacing",
-            "sleep",
-            "--rates",
-            "200..1400:200",
-            "--duration",
-            "1s",
-            "--warmup",
-            "300ms",
-            "--settle",
-            "100ms",
-            "--slo",
-            "p99<=20ms",
-            "--resolution",
-            "0.05",
-            "DEBUG",
-            "SLEEP",
-            "0.001",
-        ],
-    );
-    let stdout = assert_success(&out);
-    let report = read_json(&dir.path().join("sweep.json"));
-    assert_eq!(report["complete"], true, "{stdout}");
-    let slo = &report["slo"];
-    let capacity = slo["capacity_per_sec"]
-        .as_f64()
-        .unwrap_or_else(|| panic!("no capacity found: {slo}\n{stdout}"));
-    assert_eq!(slo["confirmed"], true, "{slo}");
+/// Timing tests: each runs alone (see .config/nextest.toml), so that parallel tests do
+/// not take the CPU from what it measures.
+mod timing {
+    use super::*;
 
-    let first = runs_of(&report, "step")[0];
-    let service_ns = first["report"]["latency"]["service"]["p50_ns"]
-        .as_f64()
-        .unwrap();
-    assert!(
-        service_ns >= 1e6,
-        "DEBUG SLEEP 0.001 served in {service_ns} ns, under 1 ms"
-    );
-    assert!(
-        capacity <= 1016.0,
-        "capacity {capacity}/s above what a 1 ms service time allows\n{stdout}"
-    );
-    assert!(
-        capacity >= 0.5e9 / service_ns,
-        "capacity {capacity}/s far below 1/D = {:.0}/s\n{stdout}",
-        1e9 / service_ns
-    );
-
-    // The re-measurement at the capacity met the objective.
-    let confirm = runs_of(&report, "confirm")
-        .into_iter()
-        .rev()
-        .find(|r| r["target_rate_per_sec"].as_f64() == Some(capacity))
-        .unwrap();
-    assert_eq!(confirm["slo"]["met"], true, "{}", confirm["slo"]);
-    assert!(
-        confirm["report"]["latency"]["response"]["p99_ns"]
-            .as_u64()
-            .unwrap()
-            <= 20_000_000
-    );
-
-    // A rate 20% above the capacity does not meet it: from the steps when one is there.
-    // When a stall pulled the measured capacity below 1/D (allowed above), a rate 20%
-    // above it may well meet the objective again; 20% above 1/D never can (the queue
-    // grows), so the check is made above the larger of the two. (Seen: capacity 600/s
-    // after a stalled step, with the step at 800/s meeting the objective.)
-    let mu = 1e9 / service_ns;
-    let over = 1.2 * capacity.max(mu);
-    let above: Vec<&Value> = report["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["slo"].is_object() && r["target_rate_per_sec"].as_f64().unwrap() >= over)
-        .collect();
-    if above.is_empty() {
-        let rate = format!("{over:.0}");
-        let json = dir.path().join("above.json");
-        let port = server.port().to_string();
-        let args = [
-            "-p",
-            &port,
-            "-c",
-            "4",
-            "--arrival",
-            "constant",
-            "--pacing",
-            "sleep",
-            "--rate",
-            &rate,
-            "--duration",
-            "1s",
-            "--warmup",
-            "300ms",
-        ];
-        let rest = [
-            "--no-progress",
-            "-q",
-            "--json",
-            json.to_str().unwrap(),
-            "DEBUG",
-            "SLEEP",
-            "0.001",
-        ];
-        assert_success(&run_tailrate(&[&args[..], &rest[..]].concat()));
-        let test = &read_json(&json)["tests"][0];
-        let p99 = test["latency"]["response"]["p99_ns"].as_u64().unwrap();
-        assert!(
-            p99 > 20_000_000 || test["counts"]["not_sent"].as_u64().unwrap() > 0,
-            "{rate}/s met the SLO: p99 {p99} ns"
+    /// The capacity of a server with a fixed service time, from queueing facts.
+    ///
+    /// `DEBUG SLEEP 0.001` blocks the single-threaded server for at least 1 ms per command
+    /// (usleep never returns early), so its service rate is mu <= 1000/s. With constant
+    /// arrivals (D/D/1) nothing queues below mu: the response time is the service time D
+    /// (about 1.1 ms here), far under the 20 ms objective. Above mu the queue grows by
+    /// (lambda - mu) per second; over a 1.3 s step (warm-up included) the last 1% of requests
+    /// wait more than 20 ms once lambda > 1.016 mu. So the capacity is at most 1016/s, a rate
+    /// 20% above a capacity near mu fails, and only stalls (a busy machine: parallel tests
+    /// on two cores stall a process for several ms) can push the capacity below mu: the
+    /// 20 ms bound absorbs most, and we allow the capacity down to 0.5/D (at a load
+    /// average of 6 on two cores it measured 0.55/D). Poisson arrivals
+    /// (M/D/1) would put the boundary near rho = 0.7, where the p99 of a one-second step
+    /// scatters by tens of percent: too noisy to place within 20%. Sleep pacing keeps the
+    /// generator off the CPU (its lag, under 2 ms, counts in the response time).
+    #[test]
+    fn a_sweep_finds_the_capacity_of_a_server_that_sleeps_1ms_per_command() {
+        let server = RedisServer::builder()
+            .arg("--enable-debug-command", "yes")
+            .start();
+        let dir = tempfile::tempdir().unwrap();
+        let out = sweep(
+            &server,
+            dir.path(),
+            &[
+                "-c",
+                "4",
+                "--arrival",
+                "constant",
+                "--pacing",
+                "sleep",
+                "--rates",
+                "200..1400:200",
+                "--duration",
+                "1s",
+                "--warmup",
+                "300ms",
+                "--settle",
+                "100ms",
+                "--slo",
+                "p99<=20ms",
+                "--resolution",
+                "0.05",
+                "DEBUG",
+                "SLEEP",
+                "0.001",
+            ],
         );
-    } else {
-        for run in above {
-            assert_eq!(
-                run["slo"]["met"], false,
-                "{} met the SLO 20% above capacity {capacity} (1/D {mu:.0})",
-                run["target_rate_per_sec"]
+        let stdout = assert_success(&out);
+        let report = read_json(&dir.path().join("sweep.json"));
+        assert_eq!(report["complete"], true, "{stdout}");
+        let slo = &report["slo"];
+        let capacity = slo["capacity_per_sec"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no capacity found: {slo}\n{stdout}"));
+        assert_eq!(slo["confirmed"], true, "{slo}");
+
+        let first = runs_of(&report, "step")[0];
+        let service_ns = first["report"]["latency"]["service"]["p50_ns"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            service_ns >= 1e6,
+            "DEBUG SLEEP 0.001 served in {service_ns} ns, under 1 ms"
+        );
+        assert!(
+            capacity <= 1016.0,
+            "capacity {capacity}/s above what a 1 ms service time allows\n{stdout}"
+        );
+        assert!(
+            capacity >= 0.5e9 / service_ns,
+            "capacity {capacity}/s far below 1/D = {:.0}/s\n{stdout}",
+            1e9 / service_ns
+        );
+
+        // The re-measurement at the capacity met the objective.
+        let confirm = runs_of(&report, "confirm")
+            .into_iter()
+            .rev()
+            .find(|r| r["target_rate_per_sec"].as_f64() == Some(capacity))
+            .unwrap();
+        assert_eq!(confirm["slo"]["met"], true, "{}", confirm["slo"]);
+        assert!(
+            confirm["report"]["latency"]["response"]["p99_ns"]
+                .as_u64()
+                .unwrap()
+                <= 20_000_000
+        );
+
+        // A rate 20% above the capacity does not meet it: from the steps when one is there.
+        // When a stall pulled the measured capacity below 1/D (allowed above), a rate 20%
+        // above it may well meet the objective again; 20% above 1/D never can (the queue
+        // grows), so the check is made above the larger of the two. (Seen: capacity 600/s
+        // after a stalled step, with the step at 800/s meeting the objective.)
+        let mu = 1e9 / service_ns;
+        let over = 1.2 * capacity.max(mu);
+        let above: Vec<&Value> = report["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["slo"].is_object() && r["target_rate_per_sec"].as_f64().unwrap() >= over)
+            .collect();
+        if above.is_empty() {
+            let rate = format!("{over:.0}");
+            let json = dir.path().join("above.json");
+            let port = server.port().to_string();
+            let args = [
+                "-p",
+                &port,
+                "-c",
+                "4",
+                "--arrival",
+                "constant",
+                "--pacing",
+                "sleep",
+                "--rate",
+                &rate,
+                "--duration",
+                "1s",
+                "--warmup",
+                "300ms",
+            ];
+            let rest = [
+                "--no-progress",
+                "-q",
+                "--json",
+                json.to_str().unwrap(),
+                "DEBUG",
+                "SLEEP",
+                "0.001",
+            ];
+            assert_success(&run_tailrate(&[&args[..], &rest[..]].concat()));
+            let test = &read_json(&json)["tests"][0];
+            let p99 = test["latency"]["response"]["p99_ns"].as_u64().unwrap();
+            assert!(
+                p99 > 20_000_000 || test["counts"]["not_sent"].as_u64().unwrap() > 0,
+                "{rate}/s met the SLO: p99 {p99} ns"
             );
+        } else {
+            for run in above {
+                assert_eq!(
+                    run["slo"]["met"], false,
+                    "{} met the SLO 20% above capacity {capacity} (1/D {mu:.0})",
+                    run["target_rate_per_sec"]
+                );
+            }
         }
     }
 }
