@@ -15,6 +15,7 @@ mod output;
 mod outputs;
 mod proxy;
 mod reliability;
+mod server_view;
 mod sweep;
 mod tls;
 mod tune;

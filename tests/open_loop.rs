@@ -666,3 +666,46 @@ mod timing {
         }
     }
 }
+
+/// Sleep pacing wakes on tokio's 1 ms timer wheel and sends what came due meanwhile, so
+/// a request is late by up to a millisecond: against a server that answers in tens of
+/// microseconds, that lateness is most of every percentile, and the lag check fails
+/// naming the percentile it moved most and by how much.
+#[test]
+fn sleep_pacing_on_a_fast_server_fails_the_lag_check_naming_the_percentile() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let (_, report) = run_json(&[
+        "-p",
+        &port,
+        "--rate",
+        "20k",
+        "--duration",
+        "1s",
+        "--pacing",
+        "sleep",
+        "-t",
+        "get",
+        "-q",
+    ]);
+    let test = &report["tests"][0];
+    let lag = test["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "schedule_lag")
+        .unwrap();
+    assert_eq!(lag["verdict"], "fail", "{lag}");
+    let detail = lag["detail"].as_str().unwrap();
+    assert!(
+        ["p50", "p90", "p99", "p99.9"]
+            .iter()
+            .any(|q| detail.contains(&format!("the most, {q}, from"))),
+        "{detail}"
+    );
+    assert!(
+        lag["meaning"].as_str().unwrap().contains("--pacing spin"),
+        "{lag}"
+    );
+    assert_eq!(test["valid"], false);
+}

@@ -72,6 +72,9 @@ pub fn measure(
             merger.summaries.push(summary(start, length, &record));
             merger.recycle(record);
         };
+    let mut observer =
+        super::server_view::Observer::open(config, cluster.map(|c| &**c), &command_names);
+    let before = observer.as_mut().map(|o| (o.read(), o.taken()));
     let outcome = {
         let mut on_interval = |iv: &Interval| {
             progress.interval(&iv.record, iv.start, iv.length, iv.backlog);
@@ -89,7 +92,26 @@ pub fn measure(
     if let Some(e) = hlog_error {
         return Err(e).context("writing --hdr-log");
     }
-    let report = TestReport::build(
+    let server = observer.as_mut().zip(before).map(|(o, (before, taken))| {
+        let after = o.read();
+        let span = o
+            .taken()
+            .zip(taken)
+            .map_or(0.0, |(a, b)| a.duration_since(b).as_secs_f64());
+        let sent: Vec<(String, u64)> = command_names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let measured = outcome.record.commands.get(i).map_or(0, |c| c.sent);
+                (
+                    name.clone(),
+                    measured + outcome.warmup_sent.get(i).copied().unwrap_or(0),
+                )
+            })
+            .collect();
+        crate::report::server::view(&before, &after, span, &sent)
+    });
+    let mut report = TestReport::build(
         &test.name,
         config,
         cluster.map(|c| &**c),
@@ -97,5 +119,8 @@ pub fn measure(
         &command_names,
         std::mem::take(&mut merger.summaries),
     );
+    if let Some(view) = server {
+        report.add_server_view(view);
+    }
     Ok((report, outcome.stopped_early))
 }

@@ -6,6 +6,7 @@ mod campaign;
 mod intervals;
 mod measure;
 mod probe;
+mod server_view;
 
 use std::io::Write;
 use std::time::{Duration, SystemTime};

@@ -235,7 +235,16 @@ fn mark_sent(
             f.req.intended = sent;
             f.req.handled = sent;
         }
-        if !f.req.measured || f.is_asking {
+        if f.is_asking {
+            continue;
+        }
+        if !f.req.measured {
+            if !f.req.retry {
+                cold_path();
+                if let Some(n) = ctx.warmup_sent.borrow_mut().get_mut(f.req.command as usize) {
+                    *n += count;
+                }
+            }
             continue;
         }
         if let Some(cluster) = &ctx.cluster {

@@ -64,6 +64,8 @@ pub struct RunOutcome {
     pub stopped_early: Option<String>,
     /// Connections lost and opened again, and the times the server could not be reached.
     pub connections: ConnectionEvents,
+    /// Warm-up requests written, per command (not in `record`; the server counts them).
+    pub warmup_sent: Vec<u64>,
 }
 
 /// Most outages a run keeps; later ones are counted in [`ConnectionEvents::outages_left_out`].
@@ -183,6 +185,7 @@ impl RunOutcome {
         let mut last_reply = Duration::ZERO;
         let mut thread_cpu = Vec::new();
         let mut send_counts = Vec::new();
+        let mut warmup_sent: Vec<u64> = Vec::new();
         let after_start = |t: Option<Instant>| match (window_start, t) {
             (Some(start), Some(t)) => t.saturating_duration_since(start),
             _ => Duration::ZERO,
@@ -195,6 +198,12 @@ impl RunOutcome {
             last_reply = last_reply.max(after_start(o.last_reply));
             thread_cpu.push(o.cpu);
             send_counts.push(o.send_counts);
+            if warmup_sent.len() < o.warmup_sent.len() {
+                warmup_sent.resize(o.warmup_sent.len(), 0);
+            }
+            for (total, n) in warmup_sent.iter_mut().zip(&o.warmup_sent) {
+                *total += n;
+            }
             connections.add(&o.connections);
         }
         let total_sent: u64 = record.commands.iter().map(|c| c.sent).sum();
@@ -233,6 +242,7 @@ impl RunOutcome {
             thread_cpu,
             stopped_early,
             connections,
+            warmup_sent,
         }
     }
 }
@@ -250,6 +260,8 @@ pub(crate) struct ThreadOutcome {
     pub last_reply: Option<Instant>,
     pub cpu: ThreadCpu,
     pub send_counts: SendCounts,
+    /// Warm-up requests written, per command.
+    pub warmup_sent: Vec<u64>,
     pub connections: ConnectionEvents,
 }
 

@@ -234,6 +234,7 @@ async fn drive_thread(
         live: Cell::new(n_connections),
         finished: Notify::new(),
         send_counts: RefCell::new(send_counts_for(&plan)),
+        warmup_sent: RefCell::new(vec![0; n_commands]),
         down: RefCell::new(vec![None; n_connections]),
         connections: RefCell::default(),
         spin: SpinMeter::default(),
@@ -315,6 +316,7 @@ async fn drive_thread(
             wall_secs: ended.saturating_duration_since(ctx.start).as_secs_f64(),
         },
         send_counts: std::mem::take(&mut *ctx.send_counts.borrow_mut()),
+        warmup_sent: std::mem::take(&mut *ctx.warmup_sent.borrow_mut()),
         connections: std::mem::take(&mut *ctx.connections.borrow_mut()),
     }
 }

@@ -111,6 +111,12 @@ pub struct Histograms {
     pub(super) lag: Option<Histogram<u64>>,
     /// Queue wait.
     pub(super) queue_wait: Option<Histogram<u64>>,
+    /// `received - handled`, recorded beside the lag: what the response time would have
+    /// been had the generator handled each request on time. Not a reported metric: the
+    /// schedule-lag check compares its percentiles with the response time's to say how
+    /// far the generator's lateness moved each reported percentile (see
+    /// [`Histograms::on_time`]).
+    pub(super) on_time: Option<Histogram<u64>>,
 }
 
 impl Default for Histograms {
@@ -129,7 +135,14 @@ impl Histograms {
             service: made(timing.service_apart()),
             lag: made(timing.lag()),
             queue_wait: made(timing.queue_wait()),
+            on_time: made(timing.lag()),
         }
+    }
+
+    /// `received - handled` of every reply whose lag was recorded: the response time less
+    /// the generator's own lateness (an empty histogram when no lag was recorded).
+    pub fn on_time(&self) -> &Histogram<u64> {
+        self.on_time.as_ref().unwrap_or_else(|| empty_histogram())
     }
 
     /// The histogram that holds `metric` for a run of `timing`; `None` where such a run
@@ -168,6 +181,15 @@ impl Histograms {
             // Same bounds on both sides, so `add` cannot fail; ignore the impossible error.
             let _ = self.get_mut(metric).add(from);
         }
+        if let Some(from) = other.on_time.as_ref().filter(|h| !h.is_empty()) {
+            let _ = self.on_time.get_or_insert_with(new_histogram).add(from);
+        }
+    }
+
+    /// The on-time histogram, made if this record has none yet.
+    #[inline]
+    pub(super) fn on_time_mut(&mut self) -> &mut Histogram<u64> {
+        self.on_time.get_or_insert_with(new_histogram)
     }
 
     /// The histogram of `metric`, made if this record has none yet.
@@ -188,6 +210,7 @@ impl Histograms {
             self.service.as_mut(),
             self.lag.as_mut(),
             self.queue_wait.as_mut(),
+            self.on_time.as_mut(),
         ]
         .into_iter()
         .flatten()

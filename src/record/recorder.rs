@@ -225,6 +225,8 @@ impl Recorder {
         if let Some(lag) = times.lag_ns {
             h.get_mut(Metric::Lag)
                 .saturating_record_n(lag.max(LOWEST_NS), n);
+            h.on_time_mut()
+                .saturating_record_n(times.response_ns.saturating_sub(lag).max(LOWEST_NS), n);
         }
         if let Some(wait) = times.queue_wait_ns {
             h.get_mut(Metric::QueueWait)

@@ -84,7 +84,17 @@ impl TestReport {
             outages: outage_reports(&outcome.connections),
             outages_left_out: outcome.connections.outages_left_out,
             excluded_from_latency,
+            server: None,
         }
+    }
+
+    /// Adds the server's view of the test, and the check of its count against tailrate's.
+    pub fn add_server_view(&mut self, view: super::server::ServerView) {
+        if let Some(check) = checks::server_count(&view, &self.counts) {
+            self.valid &= check.verdict != Verdict::Fail;
+            self.checks.push(check);
+        }
+        self.server = Some(view);
     }
 
     /// "error_replies failed", "schedule_lag and generator_cpu failed", or why the run is

@@ -13,6 +13,7 @@ pub mod hlog;
 pub mod json;
 mod latency;
 pub mod plot;
+pub mod server;
 pub mod sweep;
 pub mod text;
 pub mod tune;
@@ -253,6 +254,10 @@ pub struct TestReport {
     /// ended in an error, or in flight at the end (`intended - completed`).
     #[serde(default)]
     pub excluded_from_latency: u64,
+    /// The server's own view of the test (`INFO commandstats`, `INFO cpu`, `LATENCY
+    /// HISTOGRAM` read before and after it), where it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<server::ServerView>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -155,6 +155,9 @@ fn full(
         }
     }
     connection_lines(out, test)?;
+    if let Some(server) = &test.server {
+        server_lines(out, server)?;
+    }
     if !test.commands.is_empty() {
         command_table(out, test, precision)?;
     }
@@ -220,6 +223,44 @@ fn full(
         writeln!(out, "  stopped early: {why}")?;
     }
     writeln!(out)
+}
+
+/// The server's own count and clock for the test, beside tailrate's.
+fn server_lines(out: &mut dyn Write, view: &super::server::ServerView) -> io::Result<()> {
+    writeln!(
+        out,
+        "  server's view (INFO commandstats, INFO cpu, LATENCY HISTOGRAM over {:.2} s, warm-up included):",
+        view.span_secs
+    )?;
+    for c in &view.commands {
+        let mut line = format!(
+            "    {}: {} calls (tailrate sent {})",
+            printable(&c.command),
+            c.calls,
+            c.sent_by_tailrate
+        );
+        if let Some(mean) = c.mean_exec_usec {
+            line += &format!("; execution mean {mean:.2} µs");
+        }
+        if let Some(p) = &c.exec_usec_at_most {
+            line += &format!(
+                ", p50 <= {} µs, p90 <= {} µs, p99 <= {} µs, p99.9 <= {} µs",
+                p.p50, p.p90, p.p99, p.p99_9
+            );
+        }
+        writeln!(out, "{line}")?;
+    }
+    if let (Some(cpu), Some(share)) = (view.cpu_secs, view.cpu_utilisation) {
+        writeln!(
+            out,
+            "    cpu: {cpu:.2} s ({:.0}% of one core)",
+            share * 100.0
+        )?;
+    }
+    for m in &view.missing {
+        writeln!(out, "    not given: {}", printable(m))?;
+    }
+    Ok(())
 }
 
 /// Outages shown one by one in the text; the rest are counted.

@@ -187,13 +187,14 @@ fn killed_connections_are_reconnected_and_their_requests_counted_as_closed() {
     ]);
     thread::sleep(Duration::from_millis(1200));
     // Hold the SETs (CLIENT LIST and KILL still run) so requests are in flight when the
-    // connections die, then kill every connection but this test's own.
+    // connections die, then kill every connection but this test's own and tailrate's
+    // readings of the server's counters.
     assert_eq!(server.cmd(&["CLIENT", "PAUSE", "300", "WRITE"]), "OK");
     thread::sleep(Duration::from_millis(100));
     let list = server.cmd(&["CLIENT", "LIST"]);
     let victims: Vec<&str> = list
         .lines()
-        .filter(|l| !l.contains("cmd=client|list"))
+        .filter(|l| !l.contains("cmd=client|list") && !l.contains("name=tailrate-readings"))
         .filter_map(|l| l.split(' ').find_map(|f| f.strip_prefix("addr=")))
         .collect();
     assert_eq!(victims.len(), 4, "tailrate's 4 connections:\n{list}");

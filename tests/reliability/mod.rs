@@ -336,7 +336,9 @@ impl Drop for FakeServer {
 }
 
 /// Serves one connection. Connection 0 is tailrate's startup connection (server facts),
-/// which is answered plainly whatever the behaviour; every write has a timeout, so a
+/// which is answered plainly whatever the behaviour, and the server's introspection
+/// (CONFIG, INFO, LATENCY) is refused on every connection, as by a server that does not
+/// have it; every write has a timeout, so a
 /// peer that stops reading cannot hold the thread for long.
 fn serve(
     stream: TcpStream,
@@ -361,7 +363,7 @@ fn serve(
             .first()
             .map(|a| a.to_string().to_ascii_uppercase())
             .unwrap_or_default();
-        if name == "CONFIG" || name == "INFO" || index == 0 {
+        if name == "CONFIG" || name == "INFO" || name == "LATENCY" || index == 0 {
             out.write_all(b"-ERR unknown command\r\n")?;
             continue;
         }

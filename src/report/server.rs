@@ -1,0 +1,419 @@
+//! The server's own view of a test: what it counted and timed, read from `INFO
+//! commandstats`, `INFO cpu` and `LATENCY HISTOGRAM` before and after the test, and the
+//! difference of the two readings.
+//!
+//! Every counter read here is cumulative since the server started, so two readings
+//! subtract exactly to what happened between them, whatever else the server did before.
+//! What a server does not answer (a proxy, a user without `INFO` or `LATENCY`, Redis
+//! before 7) is a fact missing, said in words in `missing`, never an error.
+//!
+//! Parsing lives here, pure; taking the readings over a connection is `app::server_view`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::resp::Reply;
+
+/// One reading of the server's counters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reading {
+    /// `INFO commandstats`, by lower-case command name (`get`, `config|get`).
+    pub commands: Option<BTreeMap<String, CommandCounters>>,
+    /// `used_cpu_sys + used_cpu_user` (the server process, all its threads).
+    pub cpu_secs: Option<f64>,
+    /// `LATENCY HISTOGRAM`, by lower-case command name: cumulative counts of calls that
+    /// took at most each bucket's bound, in microseconds, ascending.
+    pub latency: Option<BTreeMap<String, Vec<(u64, u64)>>>,
+    /// Facts this reading lacks, and why ("LATENCY HISTOGRAM: unknown command").
+    pub missing: Vec<String>,
+}
+
+/// A command's counters in `INFO commandstats`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CommandCounters {
+    /// Calls executed.
+    pub calls: u64,
+    /// Microseconds spent executing them.
+    pub usec: u64,
+    /// Calls refused before execution (arity, ACL, OOM); Redis 7 and later.
+    pub rejected_calls: u64,
+}
+
+/// The server's view of one test: the difference of the readings before and after it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerView {
+    /// Seconds between the two readings (the test, warm-up and drain included).
+    pub span_secs: f64,
+    /// Per command the test sent, in the test's order.
+    pub commands: Vec<ServerCommand>,
+    /// Server CPU seconds between the readings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_secs: Option<f64>,
+    /// `cpu_secs / span_secs`: 1.0 is one core kept busy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_utilisation: Option<f64>,
+    /// Facts the server did not give, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+}
+
+/// What the server counted and timed of one command during a test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerCommand {
+    /// The command, as tailrate names it (`GET`).
+    pub command: String,
+    /// Calls the server executed, plus those it rejected.
+    pub calls: u64,
+    /// Requests of it tailrate wrote, warm-up included.
+    pub sent_by_tailrate: u64,
+    /// Mean execution time in microseconds (`usec` over `calls`), exact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_exec_usec: Option<f64>,
+    /// Execution-time percentiles from the server's histogram, in microseconds: the upper
+    /// bound of the bucket each falls in (the server's buckets double from 1 µs: 1, 2,
+    /// 4, ..., 528, 1056, 2113), so `p50 <= 4 µs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exec_usec_at_most: Option<ExecPercentiles>,
+}
+
+/// Upper bounds of the server's execution time at the report's percentiles.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExecPercentiles {
+    /// 50th percentile's bucket bound, µs.
+    pub p50: u64,
+    /// 90th.
+    pub p90: u64,
+    /// 99th.
+    pub p99: u64,
+    /// 99.9th.
+    pub p99_9: u64,
+}
+
+/// Parses `INFO commandstats`: `cmdstat_get:calls=3,usec=9,usec_per_call=3.00,...` lines.
+pub fn parse_commandstats(text: &str) -> BTreeMap<String, CommandCounters> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let Some((name, fields)) = line
+            .trim()
+            .strip_prefix("cmdstat_")
+            .and_then(|l| l.split_once(':'))
+        else {
+            continue;
+        };
+        let mut counters = CommandCounters::default();
+        for field in fields.split(',') {
+            let Some((key, value)) = field.split_once('=') else {
+                continue;
+            };
+            let value = value.parse().unwrap_or(0);
+            match key {
+                "calls" => counters.calls = value,
+                "usec" => counters.usec = value,
+                "rejected_calls" => counters.rejected_calls = value,
+                _ => {}
+            }
+        }
+        out.insert(name.to_ascii_lowercase(), counters);
+    }
+    out
+}
+
+/// Parses `INFO cpu` for the process's CPU seconds (system plus user, children excluded).
+pub fn parse_cpu_secs(text: &str) -> Option<f64> {
+    let field = |key: &str| {
+        text.lines().find_map(|l| {
+            l.trim()
+                .strip_prefix(key)?
+                .strip_prefix(':')?
+                .parse::<f64>()
+                .ok()
+        })
+    };
+    Some(field("used_cpu_sys")? + field("used_cpu_user")?)
+}
+
+/// Parses `LATENCY HISTOGRAM`'s reply: per command, `calls` and `histogram_usec` (a flat
+/// array or map of bucket bound and cumulative count), in RESP2 or RESP3 form.
+pub fn parse_latency_histogram(reply: &Reply) -> Option<BTreeMap<String, Vec<(u64, u64)>>> {
+    let mut out = BTreeMap::new();
+    for (name, body) in pairs(reply)? {
+        let name = name.as_str()?.to_ascii_lowercase();
+        let mut buckets = Vec::new();
+        for (key, value) in pairs(body)? {
+            if key.as_str() == Some("histogram_usec") {
+                for (bound, count) in pairs(value)? {
+                    buckets.push((
+                        bound.as_int()?.try_into().ok()?,
+                        count.as_int()?.try_into().ok()?,
+                    ));
+                }
+            }
+        }
+        buckets.sort_unstable();
+        out.insert(name, buckets);
+    }
+    Some(out)
+}
+
+/// A RESP3 map's pairs, or a RESP2 array read two elements at a time.
+fn pairs(reply: &Reply) -> Option<Vec<(&Reply, &Reply)>> {
+    match reply {
+        Reply::Map(pairs) => Some(pairs.iter().map(|(k, v)| (k, v)).collect()),
+        Reply::Array(items) if items.len() % 2 == 0 => {
+            Some(items.chunks_exact(2).map(|p| (&p[0], &p[1])).collect())
+        }
+        _ => None,
+    }
+}
+
+/// The server's view of a test from its readings `before` and `after`, `span_secs`
+/// apart, for the commands it sent: `(tailrate's name, requests written)`.
+pub fn view(
+    before: &Reading,
+    after: &Reading,
+    span_secs: f64,
+    sent: &[(String, u64)],
+) -> ServerView {
+    let mut missing = before.missing.clone();
+    for m in &after.missing {
+        if !missing.contains(m) {
+            missing.push(m.clone());
+        }
+    }
+    let commands = sent
+        .iter()
+        .map(|(command, sent_by_tailrate)| {
+            let key = server_name(command);
+            let counted = before
+                .commands
+                .as_ref()
+                .zip(after.commands.as_ref())
+                .map(|(b, a)| {
+                    let (b, a) = (
+                        b.get(&key).copied().unwrap_or_default(),
+                        a.get(&key).copied().unwrap_or_default(),
+                    );
+                    let calls = a.calls.saturating_sub(b.calls);
+                    let usec = a.usec.saturating_sub(b.usec);
+                    (
+                        calls + a.rejected_calls.saturating_sub(b.rejected_calls),
+                        (calls > 0).then(|| usec as f64 / calls as f64),
+                    )
+                });
+            let exec = before
+                .latency
+                .as_ref()
+                .zip(after.latency.as_ref())
+                .and_then(|(b, a)| {
+                    let empty = Vec::new();
+                    percentiles(&difference(b.get(&key).unwrap_or(&empty), a.get(&key)?))
+                });
+            ServerCommand {
+                command: command.clone(),
+                calls: counted.map_or(0, |c| c.0),
+                sent_by_tailrate: *sent_by_tailrate,
+                mean_exec_usec: counted.and_then(|c| c.1),
+                exec_usec_at_most: exec,
+            }
+        })
+        .collect();
+    let cpu_secs = before
+        .cpu_secs
+        .zip(after.cpu_secs)
+        .map(|(b, a)| (a - b).max(0.0));
+    ServerView {
+        span_secs,
+        commands,
+        cpu_secs,
+        cpu_utilisation: cpu_secs.filter(|_| span_secs > 0.0).map(|c| c / span_secs),
+        missing,
+    }
+}
+
+/// The name commandstats and LATENCY HISTOGRAM use for a command tailrate sends:
+/// lower case, the first word (a custom command's arguments are not part of it).
+pub fn server_name(command: &str) -> String {
+    command
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+/// A cumulative histogram's count at `bound`: a bound it lacks (the server lists only
+/// the buckets that have calls) has the count of the highest bound under it, or zero.
+fn cumulative_at(buckets: &[(u64, u64)], bound: u64) -> u64 {
+    buckets
+        .iter()
+        .take_while(|(b, _)| *b <= bound)
+        .last()
+        .map_or(0, |(_, c)| *c)
+}
+
+/// Two nodes' cumulative histograms added: cumulative counts at the union of their bounds.
+pub fn add_cumulative(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut bounds: Vec<u64> = a.iter().chain(b).map(|(bound, _)| *bound).collect();
+    bounds.sort_unstable();
+    bounds.dedup();
+    bounds
+        .into_iter()
+        .map(|bound| (bound, cumulative_at(a, bound) + cumulative_at(b, bound)))
+        .collect()
+}
+
+/// `after - before` of cumulative bucket counts, as counts per bucket.
+fn difference(before: &[(u64, u64)], after: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let cumulative: Vec<(u64, u64)> = after
+        .iter()
+        .map(|&(bound, count)| (bound, count.saturating_sub(cumulative_at(before, bound))))
+        .collect();
+    let mut previous = 0;
+    cumulative
+        .into_iter()
+        .map(|(bound, c)| {
+            let in_bucket = c.saturating_sub(previous);
+            previous = previous.max(c);
+            (bound, in_bucket)
+        })
+        .collect()
+}
+
+/// The bucket bound each of p50, p90, p99 and p99.9 falls under; `None` when no call
+/// was counted.
+fn percentiles(buckets: &[(u64, u64)]) -> Option<ExecPercentiles> {
+    let total: u64 = buckets.iter().map(|(_, c)| c).sum();
+    if total == 0 {
+        return None;
+    }
+    let at = |q: f64| {
+        // The smallest bound with at least q of the calls at or under it.
+        let need = (q * total as f64).ceil() as u64;
+        let mut seen = 0;
+        for &(bound, count) in buckets {
+            seen += count;
+            if seen >= need {
+                return bound;
+            }
+        }
+        buckets.last().map_or(0, |b| b.0)
+    };
+    Some(ExecPercentiles {
+        p50: at(0.5),
+        p90: at(0.9),
+        p99: at(0.99),
+        p99_9: at(0.999),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn commandstats_lines_parse_and_unknown_fields_are_ignored() {
+        let text = "# Commandstats\r\ncmdstat_get:calls=2238545,usec=277292,usec_per_call=0.12,rejected_calls=3,failed_calls=0\r\ncmdstat_config|get:calls=40,usec=197\r\n";
+        let stats = parse_commandstats(text);
+        assert_eq!(
+            stats["get"],
+            CommandCounters {
+                calls: 2238545,
+                usec: 277292,
+                rejected_calls: 3
+            }
+        );
+        assert_eq!(stats["config|get"].calls, 40);
+    }
+
+    #[test]
+    fn cpu_is_system_plus_user_without_children() {
+        let text = "# CPU\r\nused_cpu_sys:15.5\r\nused_cpu_user:2.5\r\nused_cpu_sys_children:9.0\r\nused_cpu_user_children:9.0\r\n";
+        assert_eq!(parse_cpu_secs(text), Some(18.0));
+        assert_eq!(parse_cpu_secs("# CPU\r\n"), None);
+    }
+
+    fn histogram_reply(calls: i64, buckets: &[(i64, i64)]) -> Reply {
+        let flat = buckets
+            .iter()
+            .flat_map(|&(b, c)| [Reply::Integer(b), Reply::Integer(c)])
+            .collect();
+        Reply::Array(vec![
+            Reply::Bulk(b"get".to_vec()),
+            Reply::Array(vec![
+                Reply::Bulk(b"calls".to_vec()),
+                Reply::Integer(calls),
+                Reply::Bulk(b"histogram_usec".to_vec()),
+                Reply::Array(flat),
+            ]),
+        ])
+    }
+
+    #[test]
+    fn two_histogram_readings_subtract_to_the_calls_between_them() {
+        let before = parse_latency_histogram(&histogram_reply(10, &[(1, 8), (2, 10)])).unwrap();
+        // Since then: 90 calls at <= 1 µs, 9 at <= 2, 1 at <= 1024 (a bound new since).
+        let after =
+            parse_latency_histogram(&histogram_reply(110, &[(1, 98), (2, 109), (1024, 110)]))
+                .unwrap();
+        assert_eq!(
+            difference(&before["get"], &after["get"]),
+            vec![(1, 90), (2, 9), (1024, 1)]
+        );
+        let p = percentiles(&difference(&before["get"], &after["get"])).unwrap();
+        assert_eq!((p.p50, p.p90, p.p99, p.p99_9), (1, 1, 2, 1024));
+    }
+
+    #[test]
+    fn a_view_counts_calls_and_rejections_and_names_what_is_missing() {
+        let reading = |calls, usec, rejected, cpu| Reading {
+            commands: Some(BTreeMap::from([(
+                "set".to_string(),
+                CommandCounters {
+                    calls,
+                    usec,
+                    rejected_calls: rejected,
+                },
+            )])),
+            cpu_secs: Some(cpu),
+            latency: None,
+            missing: vec!["LATENCY HISTOGRAM: unknown command".into()],
+        };
+        let v = view(
+            &reading(5, 50, 0, 1.0),
+            &reading(105, 1050, 2, 1.5),
+            2.0,
+            &[("SET".into(), 102)],
+        );
+        assert_eq!(v.commands[0].calls, 102);
+        assert_eq!(v.commands[0].mean_exec_usec, Some(10.0));
+        assert_eq!(v.commands[0].exec_usec_at_most, None);
+        assert_eq!((v.cpu_secs, v.cpu_utilisation), (Some(0.5), Some(0.25)));
+        assert_eq!(
+            v.missing,
+            vec!["LATENCY HISTOGRAM: unknown command".to_string()]
+        );
+    }
+
+    #[test]
+    fn nodes_histograms_add_at_the_union_of_their_bounds() {
+        assert_eq!(
+            add_cumulative(&[(1, 5), (4, 7)], &[(2, 3), (4, 4)]),
+            vec![(1, 5), (2, 8), (4, 11)]
+        );
+    }
+
+    #[test]
+    fn replies_of_the_wrong_shape_are_no_histogram_not_a_panic() {
+        assert_eq!(parse_latency_histogram(&Reply::Integer(3)), None);
+        assert_eq!(
+            parse_latency_histogram(&Reply::Array(vec![Reply::Null])),
+            None
+        );
+        assert!(
+            parse_latency_histogram(&Reply::Array(vec![]))
+                .unwrap()
+                .is_empty()
+        );
+    }
+}

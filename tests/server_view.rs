@@ -1,0 +1,168 @@
+//! The server's own view of each test: its command counts, CPU and execution-time
+//! histogram read before and after the test (`INFO commandstats`, `INFO cpu`, `LATENCY
+//! HISTOGRAM`), set beside tailrate's numbers, and the check of its count against
+//! tailrate's.
+
+use std::thread;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::harness::{RedisServer, run_tailrate, run_tailrate_json, send_command};
+
+fn server_command<'a>(test: &'a Value, command: &str) -> &'a Value {
+    test["server"]["commands"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no server view: {test}"))
+        .iter()
+        .find(|c| c["command"].as_str().unwrap().eq_ignore_ascii_case(command))
+        .unwrap_or_else(|| panic!("no {command} in {}", test["server"]))
+}
+
+fn check<'a>(test: &'a Value, name: &str) -> &'a Value {
+    test["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} check: {}", test["checks"]))
+}
+
+#[test]
+fn the_server_counts_exactly_what_a_closed_loop_sent_and_its_cpu_and_histogram_are_reported() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let (_, report) = run_tailrate_json(&["-p", &port, "-t", "set,get", "-n", "3000", "-q"]);
+    for test in report["tests"].as_array().unwrap() {
+        let name = test["name"].as_str().unwrap();
+        let c = server_command(test, name);
+        assert_eq!(
+            (c["calls"].as_u64(), c["sent_by_tailrate"].as_u64()),
+            (Some(3000), Some(3000)),
+            "{c}"
+        );
+        let p = &c["exec_usec_at_most"];
+        assert!(
+            p["p50"].as_u64().unwrap() <= p["p99_9"].as_u64().unwrap(),
+            "{c}"
+        );
+        assert!(c["mean_exec_usec"].as_f64().unwrap() > 0.0, "{c}");
+        assert!(
+            test["server"]["cpu_secs"].as_f64().unwrap() > 0.0,
+            "{}",
+            test["server"]
+        );
+        assert_eq!(check(test, "server_count")["verdict"], "pass");
+    }
+}
+
+#[test]
+fn an_open_loops_warm_up_is_in_the_servers_count_and_another_client_fails_the_check() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let args = [
+        "-p",
+        &port,
+        "--rate",
+        "2000",
+        "--duration",
+        "1s",
+        "--warmup",
+        "300ms",
+        "-t",
+        "incr",
+        "-q",
+    ];
+    let (_, report) = run_tailrate_json(&args);
+    let test = &report["tests"][0];
+    let c = server_command(test, "incr");
+    let sent = test["counts"]["sent"].as_u64().unwrap();
+    // The warm-up's ~600 requests were written and executed, though not measured.
+    assert!(
+        c["sent_by_tailrate"].as_u64().unwrap() >= sent + 500,
+        "{c} vs {sent} measured"
+    );
+    assert_eq!(c["calls"], c["sent_by_tailrate"], "{c}");
+    assert_eq!(check(test, "server_count")["verdict"], "pass");
+
+    // Another client sending the same command meanwhile: the server's figures are not
+    // this run's, and the check says so.
+    let addr = server.addr();
+    let other = thread::spawn(move || {
+        for _ in 0..200 {
+            send_command(&addr, &["INCR", "other"]).unwrap();
+            thread::sleep(Duration::from_millis(2));
+        }
+    });
+    let (_, report) = run_tailrate_json(&args);
+    other.join().unwrap();
+    let test = &report["tests"][0];
+    let count = check(test, "server_count");
+    assert_eq!(count["verdict"], "fail", "{count}");
+    assert!(
+        count["meaning"]
+            .as_str()
+            .unwrap()
+            .contains("another client"),
+        "{count}"
+    );
+    assert_eq!(test["valid"], false);
+}
+
+#[test]
+fn a_server_sleeping_1ms_per_command_shows_it_in_its_execution_time() {
+    let server = RedisServer::builder()
+        .arg("--enable-debug-command", "yes")
+        .start();
+    let port = server.port().to_string();
+    let (_, report) = run_tailrate_json(&[
+        "-p", &port, "-c", "1", "-n", "200", "-q", "DEBUG", "SLEEP", "0.001",
+    ]);
+    let test = &report["tests"][0];
+    let c = server_command(test, "debug");
+    assert_eq!(c["calls"], 200);
+    // usleep(1000) never returns early, and the sleep is most of what a client waits:
+    // the execution time lies between 1 ms and tailrate's service time (which adds the
+    // round trip, ~0.1 ms), and within 20% of the latter. How late usleep returns
+    // depends on the machine's load, so the sleep itself is no tighter bound.
+    let mean = c["mean_exec_usec"].as_f64().unwrap();
+    let service = test["latency"]["response"]["mean_ns"].as_f64().unwrap() / 1e3;
+    assert!(
+        mean >= 1000.0 && mean <= service && mean >= 0.8 * service,
+        "mean execution {mean:.1} µs for a 1 ms sleep, mean service time {service:.1} µs"
+    );
+    let p50 = c["exec_usec_at_most"]["p50"].as_u64().unwrap();
+    // Redis's buckets double from 1 µs, rounded (..., 528, 1056, 2113): 1 ms lies in the
+    // 1056 or the 2113 bucket.
+    assert!([1056, 2113].contains(&p50), "p50 bucket {p50} µs");
+}
+
+#[test]
+fn a_user_who_may_not_run_info_or_latency_still_runs_and_is_told_what_is_missing() {
+    let server = RedisServer::start();
+    assert_eq!(
+        server.cmd(&[
+            "ACL", "SETUSER", "bench", "on", ">pw", "~*", "+@all", "-info", "-latency"
+        ]),
+        "OK"
+    );
+    let port = server.port().to_string();
+    let out = run_tailrate(&[
+        "-p", &port, "--user", "bench", "-a", "pw", "-t", "get", "-n", "1000",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("1000 requests completed"), "{stdout}");
+    for fact in ["INFO commandstats", "INFO cpu", "LATENCY HISTOGRAM"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.contains("not given: ") && l.contains(fact) && l.contains("NOPERM")),
+            "{fact} not named missing:\n{stdout}"
+        );
+    }
+}
