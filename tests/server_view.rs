@@ -166,3 +166,126 @@ fn a_user_who_may_not_run_info_or_latency_still_runs_and_is_told_what_is_missing
         );
     }
 }
+
+fn bottleneck(test: &Value) -> (String, String) {
+    let b = &test["bottleneck"];
+    (
+        b["verdict"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no bottleneck: {test}"))
+            .to_string(),
+        b["because"].as_str().unwrap().to_string(),
+    )
+}
+
+/// The bottleneck verdicts, each from a run made to have that bottleneck. They run alone
+/// (see .config/nextest.toml): a starved generator is a verdict too, and parallel tests
+/// would starve it.
+mod timing {
+    use super::*;
+
+    #[test]
+    fn a_server_driven_past_one_over_its_service_time_is_the_bottleneck() {
+        let server = RedisServer::builder()
+            .arg("--enable-debug-command", "yes")
+            .start();
+        let port = server.port().to_string();
+        // 1 ms per command: at most 1000/s, and 1500/s are offered.
+        let (_, report) = run_tailrate_json(&[
+            "-p",
+            &port,
+            "--rate",
+            "1500",
+            "--duration",
+            "1s",
+            "-c",
+            "4",
+            "-q",
+            "DEBUG",
+            "SLEEP",
+            "0.001",
+        ]);
+        let test = &report["tests"][0];
+        let (verdict, because) = bottleneck(test);
+        assert_eq!(verdict, "server", "{because}");
+        assert!(because.contains("executing its commands"), "{because}");
+        let c = server_command(test, "debug");
+        assert_eq!(c["calls"], c["sent_by_tailrate"], "{c}");
+    }
+
+    #[test]
+    fn one_connection_with_one_request_in_flight_below_the_rate_is_the_client_queue() {
+        let server = RedisServer::start();
+        let port = server.port().to_string();
+        // One round trip on loopback is ~30-100 µs: one connection carries at most ~30k/s.
+        let (_, report) = run_tailrate_json(&[
+            "-p",
+            &port,
+            "--rate",
+            "60k",
+            "--duration",
+            "1s",
+            "-c",
+            "1",
+            "--max-inflight",
+            "1",
+            "-t",
+            "get",
+            "-q",
+        ]);
+        let (verdict, because) = bottleneck(&report["tests"][0]);
+        assert_eq!(verdict, "client-queue", "{because}");
+        assert!(because.contains("--max-inflight"), "{because}");
+    }
+
+    #[test]
+    fn a_generator_sharing_its_core_with_a_busy_process_is_the_bottleneck() {
+        let Some(taskset) = super::super::harness::find_in_path("taskset") else {
+            super::super::harness::skip(
+                &super::super::harness::this_test(),
+                "taskset (util-linux) is not installed",
+            );
+            return;
+        };
+        let server = RedisServer::start();
+        let port = server.port().to_string();
+        // A busy loop pinned to the core the generator is pinned to: the generator gets
+        // about half of it, in slices of milliseconds, and is late by that much.
+        let mut busy = std::process::Command::new(&taskset)
+            .args(["-c", "1", "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let out = std::process::Command::new(&taskset)
+            .args(["-c", "1"])
+            .arg(super::super::harness::tailrate_bin())
+            .args([
+                "-p",
+                &port,
+                "--rate",
+                "20k",
+                "--duration",
+                "1s",
+                "--pacing",
+                "spin",
+                "-t",
+                "get",
+                "-q",
+                "--json",
+                json.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        busy.kill().unwrap();
+        busy.wait().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let (verdict, because) = bottleneck(&report["tests"][0]);
+        assert_eq!(verdict, "generator", "{because}");
+    }
+}

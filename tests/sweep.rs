@@ -46,6 +46,54 @@ fn runs_of<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// A sweep of a server that sleeps 1 ms per command: the steps past 1/D saturate it and
+/// are the server's, and the latency-vs-rate plot writes the verdict under the steps and shades the rates
+/// from the first saturated one; rendered to PNG, the chart is a whole image.
+fn assert_verdicts_are_drawn(report: &Value, dir: &Path) {
+    // A step the server's own clock saw saturated is the server's, whatever else went on
+    // (a step below 1/D may be the generator's, on a machine busy enough to make it late).
+    let steps = runs_of(report, "step");
+    let saturated: Vec<&Value> = steps
+        .iter()
+        .map(|s| &s["report"]["bottleneck"])
+        .filter(|b| b["server_busy"].as_f64().unwrap() >= 0.9)
+        .collect();
+    assert!(!saturated.is_empty(), "no step saturated the server");
+    for b in &saturated {
+        assert_eq!(b["verdict"], "server", "{b}");
+    }
+    let svg = std::fs::read_to_string(dir.join("latency-vs-rate.svg")).unwrap();
+    let words: Vec<String> = texts(&svg).into_iter().map(|(_, _, t)| t).collect();
+    assert!(words.iter().any(|t| t == "server saturated"), "{words:?}");
+    assert!(words.iter().any(|t| t == "server"), "{words:?}");
+    let Some(rsvg) = super::harness::require_tool(
+        "rsvg-convert",
+        "run scripts/test (it installs librsvg2-bin) or `apt-get install -y librsvg2-bin`",
+    ) else {
+        return;
+    };
+    let png = dir.join("latency-vs-rate.png");
+    let out = std::process::Command::new(rsvg)
+        .arg(dir.join("latency-vs-rate.svg"))
+        .arg("-o")
+        .arg(&png)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    // IHDR: width and height, big-endian, at bytes 16..24.
+    let (w, h) = (
+        u32::from_be_bytes(bytes[16..20].try_into().unwrap()),
+        u32::from_be_bytes(bytes[20..24].try_into().unwrap()),
+    );
+    assert!(w >= 600 && h >= 400, "{w}x{h}");
+}
+
 /// Timing tests: each runs alone (see .config/nextest.toml), so that parallel tests do
 /// not take the CPU from what it measures.
 mod timing {
@@ -107,6 +155,7 @@ mod timing {
             .as_f64()
             .unwrap_or_else(|| panic!("no capacity found: {slo}\n{stdout}"));
         assert_eq!(slo["confirmed"], true, "{slo}");
+        assert_verdicts_are_drawn(&report, dir.path());
 
         let first = runs_of(&report, "step")[0];
         let service_ns = first["report"]["latency"]["service"]["p50_ns"]
@@ -758,9 +807,20 @@ fn sweep_strict_exits_1_after_a_failed_check_and_the_csv_and_plot_mark_the_step(
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("INVALID: achieved_rate"), "{stdout}");
     let csv = std::fs::read_to_string(dir.path().join("sweep.csv")).unwrap();
-    assert!(csv.lines().next().unwrap().ends_with(",\"valid\""), "{csv}");
-    let step_rows: Vec<&str> = csv.lines().filter(|l| l.starts_with("\"step\"")).collect();
-    assert!(!step_rows.is_empty() && step_rows.iter().all(|l| l.ends_with(",\"false\"")));
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let valid = header
+        .iter()
+        .position(|c| *c == "\"valid\"")
+        .expect("a valid column");
+    let step_rows: Vec<Vec<&str>> = csv
+        .lines()
+        .filter(|l| l.starts_with("\"step\""))
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert!(
+        !step_rows.is_empty() && step_rows.iter().all(|r| r[valid] == "\"false\""),
+        "{csv}"
+    );
     let svg = std::fs::read_to_string(dir.path().join("latency-vs-rate.svg")).unwrap();
     assert!(
         svg.contains("invalid step (check failed)"),

@@ -85,7 +85,15 @@ impl TestReport {
             outages_left_out: outcome.connections.outages_left_out,
             excluded_from_latency,
             server: None,
+            bottleneck: None,
         }
+        .judged()
+    }
+
+    /// With its bottleneck judged from what it now holds.
+    fn judged(mut self) -> Self {
+        self.bottleneck = Some(super::bottleneck::judge(&self));
+        self
     }
 
     /// Adds the server's view of the test, and the check of its count against tailrate's.
@@ -95,6 +103,7 @@ impl TestReport {
             self.checks.push(check);
         }
         self.server = Some(view);
+        self.bottleneck = Some(super::bottleneck::judge(self));
     }
 
     /// "error_replies failed", "schedule_lag and generator_cpu failed", or why the run is

@@ -6,6 +6,8 @@
 //! with each histogram encoded in HdrHistogram's compressed V2 format). Conversions
 //! from nanoseconds to display units happen only here.
 
+mod bottleneck;
+pub use bottleneck::{Bottleneck, Judgement};
 mod build;
 pub mod checks;
 pub mod csv;
@@ -258,6 +260,9 @@ pub struct TestReport {
     /// HISTOGRAM` read before and after it), where it answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<server::ServerView>,
+    /// What held the test back, and the fact that says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck: Option<bottleneck::Judgement>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -194,6 +194,10 @@ impl Measurement {
                 (false, false) => "; SLO missed (rate not achieved or requests not sent)",
             });
         }
+        if let Some(b) = &r.bottleneck {
+            line.push_str("; bottleneck: ");
+            line.push_str(b.verdict.name());
+        }
         if !r.valid {
             line.push_str("; INVALID: ");
             line.push_str(&r.why_invalid());
@@ -256,7 +260,7 @@ pub fn parse(bytes: &[u8]) -> Result<SweepReport, ParseError> {
 }
 
 /// The CSV header: one row per measurement, metric and percentile.
-pub const CSV_HEADER: &str = r#""kind","target_rps","connections","achieved_rps","throughput_rps","slo_met","metric","percentile","latency_ms","valid""#;
+pub const CSV_HEADER: &str = r#""kind","target_rps","connections","achieved_rps","throughput_rps","slo_met","metric","percentile","latency_ms","valid","bottleneck""#;
 
 /// The percentiles of a CSV row, with the accessor of each.
 type Pick = fn(&Latency) -> f64;
@@ -287,11 +291,16 @@ pub fn csv(report: &SweepReport) -> String {
             .as_ref()
             .map(|v| v.met.to_string())
             .unwrap_or_default();
+        let bottleneck = run
+            .report
+            .bottleneck
+            .as_ref()
+            .map_or("", |b| b.verdict.name());
         for (metric, latency) in &run.report.latency {
             for (name, value) in CSV_PERCENTILES {
                 let _ = writeln!(
                     out,
-                    "\"{}\",\"{target}\",\"{}\",\"{:.1}\",\"{:.1}\",\"{slo}\",\"{metric}\",\"{name}\",\"{:.6}\",\"{}\"",
+                    "\"{}\",\"{target}\",\"{}\",\"{:.1}\",\"{:.1}\",\"{slo}\",\"{metric}\",\"{name}\",\"{:.6}\",\"{}\",\"{bottleneck}\"",
                     run.kind.name(),
                     run.connections,
                     run.report.achieved_rate_per_sec,

@@ -158,6 +158,14 @@ fn full(
     if let Some(server) = &test.server {
         server_lines(out, server)?;
     }
+    if let Some(b) = &test.bottleneck {
+        writeln!(
+            out,
+            "  bottleneck: {} ({})",
+            b.verdict.name(),
+            printable(&b.because)
+        )?;
+    }
     if !test.commands.is_empty() {
         command_table(out, test, precision)?;
     }

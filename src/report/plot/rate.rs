@@ -9,7 +9,8 @@ use super::{
     PERCENTILES, Shape, Swatch, chart_on, decade_label, draw_line, draw_markers, font, frame,
     legend, log_ms, metric, open_steps, rate_label, subtitle_of,
 };
-use crate::report::sweep::{Kind, SweepReport};
+use crate::report::Bottleneck;
+use crate::report::sweep::{Kind, Measurement, SweepReport};
 
 /// A closed-loop point's label (13-point sans-serif, drawn about 10.5 px high in the
 /// SVG): a generous width per character and the height of one line, in pixels.
@@ -103,6 +104,10 @@ pub(super) fn latency_vs_rate(
         ))?;
     }
 
+    // Beneath the lines, so the shading covers none of them.
+    if let [(_, r)] = inputs {
+        bottleneck_marks(&mut chart, &open_steps(r), (y_lo, y_hi), x_max)?;
+    }
     for (index, (label, r)) in inputs.iter().enumerate() {
         let steps = open_steps(r);
         let dashed = index % 2 == 1;
@@ -323,4 +328,65 @@ pub(super) fn latency_vs_rate(
         ));
     }
     legend(&legend_area, "response time", &entries)
+}
+
+/// Each open-loop step's bottleneck, written under it along the foot of the chart, and
+/// the rates from the first step at which the server was saturated (busy nearly all the
+/// time by its own clock) shaded: the knee, with its cause on it.
+fn bottleneck_marks<XR, YR>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<XR, YR>>,
+    steps: &[(f64, &Measurement)],
+    (y_lo, y_hi): (f64, f64),
+    x_max: f64,
+) -> DrawResult
+where
+    XR: Ranged<ValueType = f64>,
+    YR: Ranged<ValueType = f64>,
+{
+    let verdict = |m: &Measurement| m.report.bottleneck.as_ref().map(|b| b.verdict);
+    let saturated = |m: &Measurement| {
+        m.report
+            .bottleneck
+            .as_ref()
+            .is_some_and(|b| b.server_saturated())
+    };
+    if let Some((from, _)) = steps.iter().find(|(_, m)| saturated(m)) {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(*from, y_lo), (x_max, y_hi)],
+            RGBColor(252, 234, 234).filled(),
+        )))?;
+        let style = font(13)
+            .color(&ALERT)
+            .pos(Pos::new(HPos::Left, VPos::Bottom));
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((*from, y_lo)) + Text::new("server saturated", (4, -20), style),
+        ))?;
+    }
+    // Steps in order of rate; a label that would touch the last one drawn is left out
+    // (a search's steps crowd near the capacity, and share its verdict).
+    let mut by_rate: Vec<&(f64, &Measurement)> = steps.iter().collect();
+    by_rate.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut last_right = i32::MIN;
+    for (rate, m) in by_rate {
+        let short = match verdict(m) {
+            Some(Bottleneck::Server) => "server",
+            Some(Bottleneck::Generator) => "gen",
+            Some(Bottleneck::ClientQueue) => "queue",
+            Some(Bottleneck::NetworkKernel) => "net",
+            Some(Bottleneck::None) | None => continue,
+        };
+        let (x, _) = chart.backend_coord(&(*rate, y_lo));
+        let half_width = 6 * short.len() as i32 / 2 + 3;
+        if x - half_width < last_right {
+            continue;
+        }
+        last_right = x + half_width;
+        let style = font(11)
+            .color(&INK)
+            .pos(Pos::new(HPos::Center, VPos::Bottom));
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((*rate, y_lo)) + Text::new(short, (0, -4), style),
+        ))?;
+    }
+    Ok(())
 }
