@@ -13,6 +13,7 @@ use super::request::{InFlight, ReplyBurst, reply_times};
 use super::route::{Cluster, Resend};
 use crate::net::{Connection, Incoming, NetError};
 use crate::record::{Recorder, Timing};
+use crate::text::printable;
 
 /// Replies held back by `--batch-latency`: (command, sent, received, how many).
 pub(crate) type Deferred = (u16, Instant, Instant, u32);
@@ -195,8 +196,10 @@ fn send_again(ctx: &Ctx, cluster: &Cluster, resend: Resend, rec: &mut Recorder) 
 fn count_error(ctx: &Ctx, command: u16, count: u32, kind: &str, message: &str) {
     ctx.rec.borrow_mut().commands[command as usize].count_error(kind, message, count.into());
     if ctx.plan.exit_on_error {
-        ctx.shared
-            .stop(format!("error reply from the server: {message}"));
+        ctx.shared.stop(format!(
+            "error reply from the server: {}",
+            printable(message)
+        ));
     }
 }
 

@@ -672,16 +672,7 @@ const SHOWN_CHARS: usize = 200;
 /// A server's words for a message: shortened, control characters escaped (`\u{1b}`), so
 /// they cannot move the cursor or recolour the terminal.
 fn shown(text: &str) -> String {
-    text.chars()
-        .take(SHOWN_CHARS)
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    crate::text::printable_prefix(text, SHOWN_CHARS)
 }
 
 /// One `send(2)` of `bytes` on a socket tokio has registered, made through tokio's

@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 
 use super::checks::Verdict;
 use super::{Exporter, Latency, RunReport, TestReport, ms};
+use crate::text::printable;
 
 /// Prints redis-benchmark's full report (or its `-q` line) per test.
 pub struct Text {
@@ -217,7 +218,7 @@ fn full(
         )?;
     }
     if let Some(why) = &test.stopped_early {
-        writeln!(out, "  stopped early: {why}")?;
+        writeln!(out, "  stopped early: {}", printable(why))?;
     }
     writeln!(out)
 }
@@ -422,23 +423,6 @@ fn command_table(out: &mut dyn Write, test: &TestReport, precision: usize) -> io
     Ok(())
 }
 
-/// `text` with control characters escaped (`\u{1b}`), so what a server sent cannot move
-/// the cursor or recolour the terminal.
-pub fn printable(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
-        return text.to_string();
-    }
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 /// One row per `(label, metric key)` the test has: min, percentiles and max in msec.
 fn metric_table(
     out: &mut dyn Write,
@@ -468,17 +452,4 @@ fn metric_table(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_from_a_server_are_printed_escaped() {
-        assert_eq!(printable("ERR"), "ERR");
-        assert_eq!(printable("\u{1b}[31mERR"), "\\u{1b}[31mERR");
-        assert_eq!(printable("a\rb\nc"), "a\\rb\\nc");
-        assert_eq!(printable("ÉRR"), "ÉRR");
-    }
 }
