@@ -298,6 +298,115 @@ fn the_default_tests_follow_the_key_pattern() {
     assert!(values.contains_key("10"), "{values:?}");
 }
 
+/// The hits and misses of the report's first test (and of its commands when a mix).
+fn hits_and_misses(counts: &Value) -> (u64, u64) {
+    let n = |key: &str| {
+        counts[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no {key} in {counts}"))
+    };
+    (n("hits"), n("misses"))
+}
+
+#[test]
+fn gets_count_a_hit_for_each_key_present_and_a_miss_for_each_absent() {
+    let server = RedisServer::start();
+    // Keys 0..300 of a keyspace of 1000, one SET each.
+    let set = run_json(
+        &server,
+        &[
+            "-t",
+            "set",
+            "--keyspace",
+            "1000",
+            "--key-pattern",
+            "sequential",
+            "-n",
+            "300",
+            "-c",
+            "1",
+        ],
+    );
+    assert_eq!(server.cmd(&["DBSIZE"]), "300");
+    let counts = &set["tests"][0]["counts"];
+    assert!(
+        counts.get("hits").is_none() && counts.get("misses").is_none(),
+        "a write has no hits or misses: {counts}"
+    );
+    // Every key of the 1000 read 3 times over, in pipelines that cross from hits to misses
+    // (RESP2's `$-1`) and, over RESP3, with nulls (`_`) that the framer's shortcut leaves
+    // to the general path.
+    for resp3 in [false, true] {
+        let mut args = vec![
+            "-t",
+            "get",
+            "--keyspace",
+            "1000",
+            "--key-pattern",
+            "sequential",
+            "-n",
+            "3000",
+            "-c",
+            "3",
+            "-P",
+            "7",
+        ];
+        if resp3 {
+            args.push("-3");
+        }
+        let report = run_json(&server, &args);
+        assert_no_errors(&report);
+        let counts = &report["tests"][0]["counts"];
+        assert_eq!(
+            hits_and_misses(counts),
+            (900, 2100),
+            "RESP3 {resp3}: {counts}"
+        );
+        assert_eq!(completed(&report), 3000);
+    }
+
+    // Hits and misses in turn (the odd keys only), in a mix with SETs of other keys: each
+    // command counted apart, the SETs with neither.
+    server.cmd(&["FLUSHALL"]);
+    server.cmd(&[
+        "EVAL",
+        "for i = 1, 999, 2 do redis.call('SET', string.format('key:%03d', i), 'v') end",
+        "0",
+    ]);
+    let report = run_json(
+        &server,
+        &[
+            "--command",
+            "GET __key__",
+            "--command",
+            "SET other __data__",
+            "--command-weights",
+            "1,1",
+            "--keyspace",
+            "1000",
+            "--key-pattern",
+            "sequential",
+            "-n",
+            "4000",
+            "-P",
+            "16",
+            "-c",
+            "4",
+        ],
+    );
+    assert_no_errors(&report);
+    let test = &report["tests"][0];
+    let commands = test["commands"].as_array().unwrap();
+    let (get, set) = (&commands[0]["counts"], &commands[1]["counts"]);
+    let (hits, misses) = hits_and_misses(get);
+    assert_eq!(hits + misses, get["completed"].as_u64().unwrap(), "{get}");
+    assert!(set.get("hits").is_none(), "{set}");
+    assert_eq!(hits_and_misses(&test["counts"]), (hits, misses));
+    // Only GETs draw a key, so they walk it in order: half of them land on an odd key.
+    let gets = hits + misses;
+    assert!(hits.abs_diff(gets / 2) <= 1, "{hits} hits of {gets} GETs");
+}
+
 /// Zipf at s = 1 over 100 keys: key 0 gets 1/H(100) = 19.3% of requests, key 1 half that.
 #[test]
 fn zipf_keys_make_the_first_key_hottest_on_the_server() {

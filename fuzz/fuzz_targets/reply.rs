@@ -5,7 +5,7 @@
 //! - a `Framer` fed the input in two pieces (split at a point taken from the input)
 //!   reaches the same verdict as one call to `frame`;
 //! - a frame never claims more bytes than were given, and its first byte is consumed;
-//! - a `Framer::scalar_run` frames what `resume` frames reply by reply.
+//! - a `Framer::scalar_run` frames what `resume` frames reply by reply, all nulls or none.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -39,10 +39,14 @@ fuzz_target!(|data: &[u8]| {
             early => assert_eq!(early, resp::frame(&bytes[..cut], &limits), "prefix of {cut}"),
         }
         let (count, len) = Framer::new().scalar_run(bytes, usize::MAX, &limits);
-        let (mut framer, mut taken) = (Framer::new(), 0);
+        let (mut framer, mut taken, mut nulls) = (Framer::new(), 0, None);
         for i in 0..count {
             match framer.resume(&bytes[taken..], &limits) {
-                Ok(Some(f)) if !matches!(f.kind, FrameKind::Error | FrameKind::BulkError | FrameKind::Push) => taken += f.len,
+                Ok(Some(f)) if !matches!(f.kind, FrameKind::Error | FrameKind::BulkError | FrameKind::Push) => {
+                    let null = f.kind == FrameKind::Null;
+                    assert_eq!(*nulls.get_or_insert(null), null, "reply {i} of a scalar run: nulls and others mixed");
+                    taken += f.len;
+                }
                 other => panic!("reply {i} of a scalar run: {other:?}"),
             }
         }

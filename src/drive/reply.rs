@@ -38,14 +38,17 @@ pub(crate) fn take_replies(
     let result = (|| {
         loop {
             // Plain replies (not errors, not pushes) in bulk: the common case, and cheaper
-            // per reply than going through `next_reply`.
-            let plain = c.take_plain_replies(fifo.len());
-            fifo.take_front(plain, |f, count| {
-                // The reply to ASKING: the request after it tells how the redirect went.
-                if !f.is_asking {
-                    answered += count as usize;
-                    complete(ctx, slot, f, count, Incoming::Ok, deferred, &mut burst);
-                }
+            // per reply than going through `next_reply`. They come in stretches of nulls
+            // and of values, so that a read's misses are counted by the stretch.
+            c.take_plain_replies(fifo.len(), |plain, nulls| {
+                fifo.take_front(plain, |f, count| {
+                    // The reply to ASKING: the request after it tells how the redirect went.
+                    if !f.is_asking {
+                        answered += count as usize;
+                        let incoming = if nulls { Incoming::Nil } else { Incoming::Ok };
+                        complete(ctx, slot, f, count, incoming, deferred, &mut burst);
+                    }
+                });
             });
             let Some(incoming) = c.next_reply()? else {
                 break;
@@ -118,7 +121,12 @@ fn complete(
     ctx.wake_all_if_done();
     match incoming {
         Incoming::Error { kind, message } => count_error(ctx, req.command, count, &kind, &message),
-        Incoming::Ok | Incoming::Push => {
+        Incoming::Ok | Incoming::Nil | Incoming::Push => {
+            // Which commands are reads was decided when the test was built; a write's
+            // replies (and a read's on a run that counts none) skip this.
+            if ctx.counts_hits[usize::from(req.command)] {
+                count_hits(ctx, req.command, count, incoming == Incoming::Nil);
+            }
             if ctx.plan.batch_latency {
                 cold_path();
                 deferred.push((req.command, f.sent, burst.received(), count));
@@ -159,7 +167,7 @@ fn complete_on_cluster(
         let node = rec.node(slot % cluster.len());
         match incoming {
             Incoming::Error { .. } => node.errors += u64::from(count),
-            Incoming::Ok | Incoming::Push => {
+            Incoming::Ok | Incoming::Nil | Incoming::Push => {
                 node.completed += u64::from(count);
                 let times = reply_times(
                     ctx.plan.mode.timing(),
@@ -186,6 +194,18 @@ fn send_again(ctx: &Ctx, cluster: &Cluster, resend: Resend, rec: &mut Recorder) 
     } else if !dispatch.offer(request, to, rec) && request.measured {
         // No room anywhere: counted as not sent by `offer`, so it is no longer in flight.
         ctx.in_flight.set(ctx.in_flight.get() - 1);
+    }
+}
+
+/// `count` replies to a read of `command`: misses when `nulls`, else hits.
+#[inline]
+fn count_hits(ctx: &Ctx, command: u16, count: u32, nulls: bool) {
+    let mut rec = ctx.rec.borrow_mut();
+    let record = &mut rec.commands[usize::from(command)];
+    if nulls {
+        record.misses += u64::from(count);
+    } else {
+        record.hits += u64::from(count);
     }
 }
 

@@ -144,8 +144,10 @@ impl NetError {
 /// One reply taken from the read buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Incoming {
-    /// A reply that is not an error.
+    /// A reply that is neither an error, a push nor a null.
     Ok,
+    /// A null reply (`$-1`, `*-1`, RESP3 `_`): a read's miss.
+    Nil,
     /// An error reply: its first word (`ERR`, `WRONGTYPE`) and the message.
     Error {
         /// First word of the message.
@@ -494,6 +496,10 @@ impl Connection {
             // it could hide a reply and shift every later reply onto the wrong request.
             FrameKind::Push if !self.resp3 => return Err(self.push_in_resp2()),
             FrameKind::Push => Incoming::Push,
+            FrameKind::Null => {
+                self.heard = Heard::Served;
+                Incoming::Nil
+            }
             _ => {
                 self.heard = Heard::Served;
                 Incoming::Ok
@@ -504,20 +510,37 @@ impl Connection {
     }
 
     /// Takes up to `max` whole replies that are neither errors nor pushes (the replies
-    /// [`next_reply`](Self::next_reply) would give as [`Incoming::Ok`]) and returns how many.
+    /// [`next_reply`](Self::next_reply) would give as [`Incoming::Ok`] or [`Incoming::Nil`])
+    /// and returns how many. `each(count, nulls)` is called for every stretch of them, in
+    /// order: `count` replies, all nulls (`nulls`) or none, so that a read's misses are
+    /// counted by the stretch, not by the reply; replies of one kind come as one stretch.
     /// It stops before any other reply, and at an incomplete or invalid one, leaving it to
     /// `next_reply`, so calling both gives the same replies as `next_reply` alone. Hand-
     /// written for speed: this is the per-reply path of a pipelined run, where going
     /// through `next_reply`'s `Result<Option<Incoming>>` for each reply showed in profiles.
     #[inline]
-    pub fn take_plain_replies(&mut self, max: usize) -> usize {
+    pub fn take_plain_replies(&mut self, max: usize, mut each: impl FnMut(usize, bool)) -> usize {
         let mut n = 0;
+        // The stretch not yet handed to `each`: how many, and whether they are nulls.
+        let (mut pending, mut pending_nulls) = (0, false);
+        let mut add = |count: usize, nulls: bool| {
+            if pending > 0 && nulls != pending_nulls {
+                each(pending, pending_nulls);
+                pending = 0;
+            }
+            pending += count;
+            pending_nulls = nulls;
+        };
         while n < max {
-            // Scalars (nearly every reply) a run at a time; anything else one by one.
-            let (scalars, len) = self
-                .framer
-                .scalar_run(self.rbuf.unread(), max - n, &self.limits);
+            // Scalars (nearly every reply) a run at a time; anything else one by one. A
+            // scalar run's replies are all `$-1` nulls or none (see `Framer::scalar_run`).
+            let unread = self.rbuf.unread();
+            let nulls = unread.starts_with(b"$-");
+            let (scalars, len) = self.framer.scalar_run(unread, max - n, &self.limits);
             self.take(len);
+            if scalars > 0 {
+                add(scalars, nulls);
+            }
             n += scalars;
             if n == max || self.buffered() == 0 {
                 break;
@@ -533,7 +556,11 @@ impl Connection {
                 break;
             }
             self.take(frame.len);
+            add(1, frame.kind == FrameKind::Null);
             n += 1;
+        }
+        if pending > 0 {
+            each(pending, pending_nulls);
         }
         // Checked before written: once served (nearly always), nothing is written here.
         if n > 0 && !matches!(self.heard, Heard::Served) {

@@ -23,6 +23,10 @@ pub struct CommandRecord {
     pub sent: u64,
     /// Successful replies.
     pub completed: u64,
+    /// Of a read's successful replies (see `Template::counts_hits`), those with a value.
+    pub hits: u64,
+    /// Of a read's successful replies, the nulls: the key (or field, or index) was not there.
+    pub misses: u64,
     /// Error replies and failed requests, by kind (`ERR`, `WRONGTYPE`, `connection_reset`...).
     pub errors: BTreeMap<String, u64>,
     /// The first message of each kind in `errors`, as the server sent it.
@@ -51,6 +55,8 @@ impl CommandRecord {
             intended: 0,
             sent: 0,
             completed: 0,
+            hits: 0,
+            misses: 0,
             errors: BTreeMap::new(),
             error_examples: BTreeMap::new(),
             timeouts: 0,
@@ -92,6 +98,8 @@ impl CommandRecord {
         self.intended += other.intended;
         self.sent += other.sent;
         self.completed += other.completed;
+        self.hits += other.hits;
+        self.misses += other.misses;
         for (kind, n) in &other.errors {
             let example = other.error_examples.get(kind).map_or("", String::as_str);
             self.count_error(kind, example, *n);
@@ -109,6 +117,8 @@ impl CommandRecord {
         self.intended = 0;
         self.sent = 0;
         self.completed = 0;
+        self.hits = 0;
+        self.misses = 0;
         self.timeouts = 0;
         self.not_sent = 0;
         self.redirects = 0;

@@ -340,6 +340,14 @@ pub struct Counts {
     pub sent: u64,
     /// Successful replies.
     pub completed: u64,
+    /// Successful replies to reads (`GET`, `HGET`, `LINDEX`, `ZSCORE`, `GETEX`) that held a
+    /// value; absent when the test or command sends no read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hits: Option<u64>,
+    /// Successful replies to reads that were null (nothing at the key); absent when the
+    /// test or command sends no read. Counted per reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub misses: Option<u64>,
     /// Error replies and failed requests.
     pub errors: u64,
     /// Errors by kind (the first word of the reply; at most 64 kinds, then `other`).
@@ -359,11 +367,14 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn of(rec: &CommandRecord, in_flight_at_end: u64) -> Self {
+    /// The counts of `rec`, with its hits and misses when `reads` (it holds a read).
+    fn of(rec: &CommandRecord, in_flight_at_end: u64, reads: bool) -> Self {
         Counts {
             intended: rec.intended,
             sent: rec.sent,
             completed: rec.completed,
+            hits: reads.then_some(rec.hits),
+            misses: reads.then_some(rec.misses),
             errors: rec.error_total(),
             errors_by_kind: rec.errors.clone(),
             error_examples: rec.error_examples.clone(),

@@ -193,6 +193,9 @@ impl Framer {
     /// bytes frame equally. Every reply to a fixed request (a `GET` of one key, a `SET`)
     /// is such a copy, and all the copies buffered behind the first are compared in one
     /// go, cheaper than one by one (see bench/).
+    ///
+    /// A run is all nulls (`$-1`) or holds none: it stops where that changes, so that a
+    /// caller counting a read's misses (its null replies) can count a run at once.
     #[inline]
     pub fn scalar_run(&self, buf: &[u8], max: usize, limits: &Limits) -> (usize, usize) {
         if self.pos != 0 || self.top_remaining != 1 {
@@ -201,6 +204,8 @@ impl Framer {
         let (mut n, mut len) = (0, 0);
         // The run's first reply, while the replies after it are copies of it.
         let mut first: Option<&[u8]> = None;
+        // Whether the run's replies are nulls (known from its first).
+        let mut nulls = false;
         while n < max {
             if let Some(copy_of) = first {
                 match buf.get(len..len + copy_of.len()) {
@@ -216,9 +221,14 @@ impl Framer {
             let Some(frame) = buf.get(len..).and_then(|rest| common_scalar(rest, limits)) else {
                 break;
             };
+            let null = frame.kind == FrameKind::Null;
+            if n > 0 && null != nulls {
+                break;
+            }
             len += frame.len;
             n += 1;
             if n == 1 {
+                nulls = null;
                 first = buf.get(..frame.len);
                 // Every whole copy buffered after the first at once: when each byte equals
                 // the one a reply length before it, each reply equals the one before it.
@@ -676,9 +686,11 @@ mod tests {
     #[test]
     fn a_scalar_run_frames_what_resume_frames_reply_by_reply() {
         let limits = Limits::default();
-        // `resume` reply by reply, while each is a simple string, integer or bulk string.
+        // `resume` reply by reply, while each is a simple string, integer or bulk string,
+        // and a null exactly when the first is.
         let by_resume = |buf: &[u8], max: usize| {
             let (mut framer, mut taken) = (Framer::new(), (0, 0));
+            let mut nulls = None;
             while taken.0 < max {
                 match framer.resume(&buf[taken.1..], &limits) {
                     Ok(Some(f))
@@ -688,7 +700,8 @@ mod tests {
                                 | FrameKind::Integer
                                 | FrameKind::Bulk
                                 | FrameKind::Null
-                        ) =>
+                        ) && *nulls.get_or_insert(f.kind == FrameKind::Null)
+                            == (f.kind == FrameKind::Null) =>
                     {
                         taken = (taken.0 + 1, taken.1 + f.len);
                     }
