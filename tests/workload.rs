@@ -407,6 +407,97 @@ fn gets_count_a_hit_for_each_key_present_and_a_miss_for_each_absent() {
     assert!(hits.abs_diff(gets / 2) <= 1, "{hits} hits of {gets} GETs");
 }
 
+/// `sent_bytes`, `received_bytes` and their rates of the report's first test.
+fn bytes(report: &Value) -> (u64, u64) {
+    let test = &report["tests"][0];
+    let measured = test["measured_secs"].as_f64().unwrap();
+    let (sent, received) = (
+        test["sent_bytes"].as_u64().unwrap(),
+        test["received_bytes"].as_u64().unwrap(),
+    );
+    // A closed loop's rates are over the measured window.
+    if test["target_rate_per_sec"].is_null() {
+        for (n, rate) in [
+            (sent, "sent_bytes_per_sec"),
+            (received, "received_bytes_per_sec"),
+        ] {
+            let rate = test[rate].as_f64().unwrap();
+            assert!(
+                (rate * measured - n as f64).abs() <= 1e-6 * n as f64,
+                "{rate} B/s over {measured} s for {n} bytes"
+            );
+        }
+    }
+    (sent, received)
+}
+
+#[test]
+fn bytes_sent_and_received_are_the_resp_of_the_requests_and_replies() {
+    let server = RedisServer::start();
+    // `*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000123\r\n$1000\r\n` + 1000 bytes + `\r\n`: 1045
+    // bytes, answered `+OK\r\n`; the handshake is not counted.
+    let keys = ["--keyspace", "1000", "--key-pattern", "sequential"];
+    let report = run_json(
+        &server,
+        &[
+            &keys[..],
+            &[
+                "-t", "set", "-d", "1000", "-n", "2000", "-P", "8", "-c", "3",
+            ],
+        ]
+        .concat(),
+    );
+    assert_no_errors(&report);
+    assert_eq!(bytes(&report), (2000 * 1045, 2000 * 5));
+    // `*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000123\r\n`: 36 bytes, answered `$1000\r\n` + the
+    // value + `\r\n`: 1009 bytes.
+    let report = run_json(
+        &server,
+        &[
+            &keys[..],
+            &["-t", "get", "-n", "2000", "-P", "8", "-c", "3"],
+        ]
+        .concat(),
+    );
+    assert_eq!(hits_and_misses(&report["tests"][0]["counts"]), (2000, 0));
+    assert_eq!(bytes(&report), (2000 * 36, 2000 * 1009));
+
+    // In an open loop the warm-up's bytes stay out: those of the measured requests are
+    // counted, but for a write or read that also carries the last warm-up requests or
+    // replies (at 2000/s a few; warm-up has about 400).
+    let report = run_json(
+        &server,
+        &[
+            &keys[..],
+            &[
+                "-t",
+                "get",
+                "--rate",
+                "2000",
+                "--duration",
+                "1s",
+                "--warmup",
+                "200ms",
+            ],
+        ]
+        .concat(),
+    );
+    let counts = &report["tests"][0]["counts"];
+    let (sent, completed) = (
+        counts["sent"].as_u64().unwrap(),
+        counts["completed"].as_u64().unwrap(),
+    );
+    let (sent_bytes, received_bytes) = bytes(&report);
+    assert!(
+        sent_bytes.abs_diff(sent * 36) <= 10 * 36,
+        "{sent_bytes} bytes sent for {sent} requests"
+    );
+    assert!(
+        received_bytes.abs_diff(completed * 1009) <= 10 * 1009,
+        "{received_bytes} bytes received for {completed} replies"
+    );
+}
+
 /// Zipf at s = 1 over 100 keys: key 0 gets 1/H(100) = 19.3% of requests, key 1 half that.
 #[test]
 fn zipf_keys_make_the_first_key_hottest_on_the_server() {

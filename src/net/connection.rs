@@ -181,6 +181,10 @@ pub struct Connection {
     /// What the server has said so far, to tell a connection it turned away from one it
     /// served: see [`Heard`].
     heard: Heard,
+    /// Bytes handed to the socket since the handshake (for TLS, the plaintext).
+    sent_bytes: u64,
+    /// Bytes read from the socket since the handshake (for TLS, the plaintext).
+    received_bytes: u64,
 }
 
 /// What a connection has heard from the server since it opened. A server that turns a
@@ -265,6 +269,8 @@ impl Connection {
             resp3: handshake.resp3,
             framer: Framer::new(),
             heard: Heard::Nothing,
+            sent_bytes: 0,
+            received_bytes: 0,
         };
         match tokio::time::timeout(timeout, conn.handshake(handshake)).await {
             Ok(Ok(())) => {}
@@ -276,6 +282,8 @@ impl Connection {
                 });
             }
         }
+        // The counts are of the requests and replies that follow, not of the handshake.
+        (conn.sent_bytes, conn.received_bytes) = (0, 0);
         Ok(conn)
     }
 
@@ -396,10 +404,14 @@ impl Connection {
         };
         match sent {
             Ok(n) if n == bytes.len() => {
+                self.sent_bytes += n as u64;
                 self.wbuf.clear();
                 Ok(None)
             }
-            Ok(n) => Ok(Some(n)),
+            Ok(n) => {
+                self.sent_bytes += n as u64;
+                Ok(Some(n))
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Some(0)),
             Err(source) => {
                 std::hint::cold_path();
@@ -426,6 +438,10 @@ impl Connection {
                 Err(e) => Err(e),
             },
         };
+        if result.is_ok() {
+            // What a failed write took before it failed is not known: it is not counted.
+            self.sent_bytes += bytes.len().saturating_sub(sent) as u64;
+        }
         self.wbuf.clear();
         result.map_err(|source| self.lost(Some(source)))
     }
@@ -449,6 +465,7 @@ impl Connection {
         let result = ready!(result);
         if let Ok(n) = result {
             self.rbuf.filled(n);
+            self.received_bytes += n as u64;
         }
         Poll::Ready(match result {
             Ok(n) if n > 0 => Ok(n),
@@ -573,6 +590,20 @@ impl Connection {
     #[inline]
     fn take(&mut self, len: usize) {
         self.rbuf.take(len);
+    }
+
+    /// Bytes handed to the socket since the handshake (for TLS, the plaintext under the
+    /// records): every request's RESP bytes.
+    #[inline]
+    pub fn sent_bytes(&self) -> u64 {
+        self.sent_bytes
+    }
+
+    /// Bytes read from the socket since the handshake (for TLS, the plaintext): every
+    /// reply's RESP bytes, and any the server sent unasked.
+    #[inline]
+    pub fn received_bytes(&self) -> u64 {
+        self.received_bytes
     }
 
     /// Bytes received and not yet taken as replies.

@@ -176,6 +176,10 @@ pub struct Recorder {
     pub nodes: Vec<NodeRecord>,
     /// Writes that carried `--workers` batches (0 in other modes).
     pub writes: u64,
+    /// Bytes written to sockets by writes that carried measured requests.
+    pub sent_bytes: u64,
+    /// Bytes read from sockets by reads while measured requests were in flight.
+    pub received_bytes: u64,
 }
 
 impl Recorder {
@@ -186,6 +190,8 @@ impl Recorder {
             commands: vec![CommandRecord::default(); n_commands.max(1)],
             nodes: Vec::new(),
             writes: 0,
+            sent_bytes: 0,
+            received_bytes: 0,
         }
     }
 
@@ -200,6 +206,8 @@ impl Recorder {
             commands,
             nodes: Vec::new(),
             writes: 0,
+            sent_bytes: 0,
+            received_bytes: 0,
         }
     }
 
@@ -255,6 +263,8 @@ impl Recorder {
             self.node(i).add(from);
         }
         self.writes += other.writes;
+        self.sent_bytes += other.sent_bytes;
+        self.received_bytes += other.received_bytes;
     }
 
     /// The commands merged into one record (the test's aggregate).
@@ -273,6 +283,8 @@ impl Recorder {
         }
         self.nodes.clear();
         self.writes = 0;
+        self.sent_bytes = 0;
+        self.received_bytes = 0;
     }
 
     /// Successful replies over every command.

@@ -61,6 +61,10 @@ impl TestReport {
             },
             achieved_rate_per_sec: outcome.achieved_rate_per_sec,
             throughput_per_sec: outcome.throughput_per_sec,
+            sent_bytes: outcome.record.sent_bytes,
+            received_bytes: outcome.record.received_bytes,
+            sent_bytes_per_sec: outcome.sent_bytes_per_sec,
+            received_bytes_per_sec: outcome.received_bytes_per_sec,
             measured_secs,
             started_at_unix_secs: outcome
                 .started_at

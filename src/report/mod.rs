@@ -210,6 +210,19 @@ pub struct TestReport {
     pub achieved_rate_per_sec: f64,
     /// Successful replies per second over the measured window.
     pub throughput_per_sec: f64,
+    /// Bytes written to the server (RESP, for TLS the plaintext) by the writes that carried
+    /// measured requests.
+    #[serde(default)]
+    pub sent_bytes: u64,
+    /// Bytes read from the server by the reads that answered measured requests.
+    #[serde(default)]
+    pub received_bytes: u64,
+    /// `sent_bytes` per second, over the window of `achieved_rate_per_sec`.
+    #[serde(default)]
+    pub sent_bytes_per_sec: f64,
+    /// `received_bytes` per second, over the window of `throughput_per_sec`.
+    #[serde(default)]
+    pub received_bytes_per_sec: f64,
     /// Measured window in seconds (warm-up excluded).
     pub measured_secs: f64,
     /// Wall-clock time the test started, seconds since the Unix epoch (0 in reports

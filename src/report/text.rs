@@ -141,6 +141,15 @@ fn full(
         ms(get(|l| l.max_ns as f64), precision)
     )?;
 
+    // memtier's KB/sec, in and out apart, in its unit: KiB, 1024 bytes.
+    writeln!(
+        out,
+        "  network: {:.2} KiB/s received, {:.2} KiB/s sent ({} and {} bytes; 1 KiB = 1024 bytes)",
+        test.received_bytes_per_sec / 1024.0,
+        test.sent_bytes_per_sec / 1024.0,
+        test.received_bytes,
+        test.sent_bytes
+    )?;
     if let (Some(hits), Some(misses)) = (test.counts.hits, test.counts.misses) {
         writeln!(out, "  reads: {}", hits_and_misses(hits, misses))?;
     }
