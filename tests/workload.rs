@@ -334,9 +334,9 @@ fn gets_count_a_hit_for_each_key_present_and_a_miss_for_each_absent() {
         "a write has no hits or misses: {counts}"
     );
     // Every key of the 1000 read 3 times over, in pipelines that cross from hits to misses
-    // (RESP2's `$-1`) and, over RESP3, with nulls (`_`) that the framer's shortcut leaves
-    // to the general path.
-    for resp3 in [false, true] {
+    // (RESP2's `$-1`), over RESP3 with nulls (`_`) that the framer's shortcut leaves to the
+    // general path, and in pipelines longer than the replies taken at once (64).
+    for (resp3, pipeline) in [(false, "7"), (true, "7"), (false, "100")] {
         let mut args = vec![
             "-t",
             "get",
@@ -349,7 +349,7 @@ fn gets_count_a_hit_for_each_key_present_and_a_miss_for_each_absent() {
             "-c",
             "3",
             "-P",
-            "7",
+            pipeline,
         ];
         if resp3 {
             args.push("-3");
