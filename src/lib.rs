@@ -17,6 +17,8 @@
 //! - [`record`]: histograms per command and metric, counts, interval records.
 //! - [`resp`]: pure RESP2/RESP3 codec: encode commands, frame and parse replies.
 //! - [`units`]: parsing of rates, durations and sizes typed by users.
+//! - [`text`]: text from a server or the OS made safe to print (control characters
+//!   escaped).
 //! - [`output`]: where an output goes and how it is written (atomically to a file,
 //!   directly to a device or a FIFO), and the check of its path before a run.
 
@@ -31,6 +33,7 @@ pub mod record;
 pub mod report;
 pub mod resp;
 pub mod sweep;
+pub mod text;
 pub mod tune;
 pub mod units;
 pub mod workload;

@@ -104,7 +104,9 @@ fn usage(message: &str) -> ExitCode {
 }
 
 fn fail(message: &str) -> ExitCode {
-    eprintln!("tailrate: error: {message}");
+    // Each layer escapes the server's words it quotes; this catches any a layer missed,
+    // and changes nothing in text already escaped.
+    eprintln!("tailrate: error: {}", tailrate::text::printable(message));
     ExitCode::from(1)
 }
 

@@ -255,3 +255,84 @@ fn error_texts_are_shown_once_per_kind_and_the_kinds_are_bounded() {
         "a raw escape reached the terminal"
     );
 }
+
+/// A fake server on 127.0.0.1 that answers every command, the probe's included, with the
+/// error `reply` (a real server cannot be made to send any bytes in an error). Its
+/// threads end when the test process does; each connection's reads time out after 30 s.
+fn server_answering_every_command_with(reply: &'static str) -> u16 {
+    use std::io::{BufReader, Write};
+
+    use super::harness::read_reply;
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+                let mut reader = BufReader::new(&stream);
+                let mut out = &stream;
+                while read_reply(&mut reader).is_ok() {
+                    if out.write_all(reply.as_bytes()).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn a_servers_escape_sequence_reaches_the_terminal_escaped_with_exit_on_error() {
+    let port = server_answering_every_command_with("-ERR \u{1b}[31mred\u{7}\r\n").to_string();
+    let out = run_tailrate(&["-p", &port, "-t", "set", "-n", "100", "--exit-on-error"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(
+        text.contains("error reply from the server: ERR \\u{1b}[31mred\\u{7}"),
+        "{text}"
+    );
+    for (name, bytes) in [("stderr", &out.stderr), ("stdout", &out.stdout)] {
+        assert!(
+            !bytes.iter().any(|&b| b == 0x1b || b == 0x07),
+            "a raw control byte reached {name}: {}",
+            bytes.escape_ascii()
+        );
+    }
+
+    // Without --exit-on-error the run ends, and its text report and JSON keep the text apart from
+    // the terminal: escaped in the one, as sent (and valid JSON) in the other.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = run_tailrate(&[
+        "-p",
+        &port,
+        "-t",
+        "set",
+        "-n",
+        "100",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("ERR: 100 (first: ERR \\u{1b}[31mred\\u{7})"),
+        "{report}"
+    );
+    for (name, bytes) in [("stderr", &out.stderr), ("stdout", &out.stdout)] {
+        assert!(
+            !bytes.iter().any(|&b| b == 0x1b || b == 0x07),
+            "a raw control byte reached {name}: {}",
+            bytes.escape_ascii()
+        );
+    }
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap())
+        .unwrap_or_else(|e| panic!("the JSON report does not parse: {e}"));
+    assert_eq!(
+        report["tests"][0]["counts"]["error_examples"]["ERR"],
+        "ERR \u{1b}[31mred\u{7}"
+    );
+}

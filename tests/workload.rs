@@ -298,6 +298,206 @@ fn the_default_tests_follow_the_key_pattern() {
     assert!(values.contains_key("10"), "{values:?}");
 }
 
+/// The hits and misses of the report's first test (and of its commands when a mix).
+fn hits_and_misses(counts: &Value) -> (u64, u64) {
+    let n = |key: &str| {
+        counts[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no {key} in {counts}"))
+    };
+    (n("hits"), n("misses"))
+}
+
+#[test]
+fn gets_count_a_hit_for_each_key_present_and_a_miss_for_each_absent() {
+    let server = RedisServer::start();
+    // Keys 0..300 of a keyspace of 1000, one SET each.
+    let set = run_json(
+        &server,
+        &[
+            "-t",
+            "set",
+            "--keyspace",
+            "1000",
+            "--key-pattern",
+            "sequential",
+            "-n",
+            "300",
+            "-c",
+            "1",
+        ],
+    );
+    assert_eq!(server.cmd(&["DBSIZE"]), "300");
+    let counts = &set["tests"][0]["counts"];
+    assert!(
+        counts.get("hits").is_none() && counts.get("misses").is_none(),
+        "a write has no hits or misses: {counts}"
+    );
+    // Every key of the 1000 read 3 times over, in pipelines that cross from hits to misses
+    // (RESP2's `$-1`), over RESP3 with nulls (`_`) that the framer's shortcut leaves to the
+    // general path, and in pipelines longer than the replies taken at once (64).
+    for (resp3, pipeline) in [(false, "7"), (true, "7"), (false, "100")] {
+        let mut args = vec![
+            "-t",
+            "get",
+            "--keyspace",
+            "1000",
+            "--key-pattern",
+            "sequential",
+            "-n",
+            "3000",
+            "-c",
+            "3",
+            "-P",
+            pipeline,
+        ];
+        if resp3 {
+            args.push("-3");
+        }
+        let report = run_json(&server, &args);
+        assert_no_errors(&report);
+        let counts = &report["tests"][0]["counts"];
+        assert_eq!(
+            hits_and_misses(counts),
+            (900, 2100),
+            "RESP3 {resp3}: {counts}"
+        );
+        assert_eq!(completed(&report), 3000);
+    }
+
+    // Hits and misses in turn (the odd keys only), in a mix with SETs of other keys: each
+    // command counted apart, the SETs with neither.
+    server.cmd(&["FLUSHALL"]);
+    server.cmd(&[
+        "EVAL",
+        "for i = 1, 999, 2 do redis.call('SET', string.format('key:%03d', i), 'v') end",
+        "0",
+    ]);
+    let report = run_json(
+        &server,
+        &[
+            "--command",
+            "GET __key__",
+            "--command",
+            "SET other __data__",
+            "--command-weights",
+            "1,1",
+            "--keyspace",
+            "1000",
+            "--key-pattern",
+            "sequential",
+            "-n",
+            "4000",
+            "-P",
+            "16",
+            "-c",
+            "4",
+        ],
+    );
+    assert_no_errors(&report);
+    let test = &report["tests"][0];
+    let commands = test["commands"].as_array().unwrap();
+    let (get, set) = (&commands[0]["counts"], &commands[1]["counts"]);
+    let (hits, misses) = hits_and_misses(get);
+    assert_eq!(hits + misses, get["completed"].as_u64().unwrap(), "{get}");
+    assert!(set.get("hits").is_none(), "{set}");
+    assert_eq!(hits_and_misses(&test["counts"]), (hits, misses));
+    // Only GETs draw a key, so they walk it in order: half of them land on an odd key.
+    let gets = hits + misses;
+    assert!(hits.abs_diff(gets / 2) <= 1, "{hits} hits of {gets} GETs");
+}
+
+/// `sent_bytes`, `received_bytes` and their rates of the report's first test.
+fn bytes(report: &Value) -> (u64, u64) {
+    let test = &report["tests"][0];
+    let measured = test["measured_secs"].as_f64().unwrap();
+    let (sent, received) = (
+        test["sent_bytes"].as_u64().unwrap(),
+        test["received_bytes"].as_u64().unwrap(),
+    );
+    // A closed loop's rates are over the measured window.
+    if test["target_rate_per_sec"].is_null() {
+        for (n, rate) in [
+            (sent, "sent_bytes_per_sec"),
+            (received, "received_bytes_per_sec"),
+        ] {
+            let rate = test[rate].as_f64().unwrap();
+            assert!(
+                (rate * measured - n as f64).abs() <= 1e-6 * n as f64,
+                "{rate} B/s over {measured} s for {n} bytes"
+            );
+        }
+    }
+    (sent, received)
+}
+
+#[test]
+fn bytes_sent_and_received_are_the_resp_of_the_requests_and_replies() {
+    let server = RedisServer::start();
+    // `*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000123\r\n$1000\r\n` + 1000 bytes + `\r\n`: 1045
+    // bytes, answered `+OK\r\n`; the handshake is not counted.
+    let keys = ["--keyspace", "1000", "--key-pattern", "sequential"];
+    let report = run_json(
+        &server,
+        &[
+            &keys[..],
+            &[
+                "-t", "set", "-d", "1000", "-n", "2000", "-P", "8", "-c", "3",
+            ],
+        ]
+        .concat(),
+    );
+    assert_no_errors(&report);
+    assert_eq!(bytes(&report), (2000 * 1045, 2000 * 5));
+    // `*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000123\r\n`: 36 bytes, answered `$1000\r\n` + the
+    // value + `\r\n`: 1009 bytes.
+    let report = run_json(
+        &server,
+        &[
+            &keys[..],
+            &["-t", "get", "-n", "2000", "-P", "8", "-c", "3"],
+        ]
+        .concat(),
+    );
+    assert_eq!(hits_and_misses(&report["tests"][0]["counts"]), (2000, 0));
+    assert_eq!(bytes(&report), (2000 * 36, 2000 * 1009));
+
+    // In an open loop the warm-up's bytes stay out: those of the measured requests are
+    // counted, but for a write or read that also carries the last warm-up requests or
+    // replies (at 2000/s a few; warm-up has about 400).
+    let report = run_json(
+        &server,
+        &[
+            &keys[..],
+            &[
+                "-t",
+                "get",
+                "--rate",
+                "2000",
+                "--duration",
+                "1s",
+                "--warmup",
+                "200ms",
+            ],
+        ]
+        .concat(),
+    );
+    let counts = &report["tests"][0]["counts"];
+    let (sent, completed) = (
+        counts["sent"].as_u64().unwrap(),
+        counts["completed"].as_u64().unwrap(),
+    );
+    let (sent_bytes, received_bytes) = bytes(&report);
+    assert!(
+        sent_bytes.abs_diff(sent * 36) <= 10 * 36,
+        "{sent_bytes} bytes sent for {sent} requests"
+    );
+    assert!(
+        received_bytes.abs_diff(completed * 1009) <= 10 * 1009,
+        "{received_bytes} bytes received for {completed} replies"
+    );
+}
+
 /// Zipf at s = 1 over 100 keys: key 0 gets 1/H(100) = 19.3% of requests, key 1 half that.
 #[test]
 fn zipf_keys_make_the_first_key_hottest_on_the_server() {

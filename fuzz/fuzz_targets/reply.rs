@@ -5,7 +5,7 @@
 //! - a `Framer` fed the input in two pieces (split at a point taken from the input)
 //!   reaches the same verdict as one call to `frame`;
 //! - a frame never claims more bytes than were given, and its first byte is consumed;
-//! - a `Framer::scalar_run` frames what `resume` frames reply by reply.
+//! - a `Framer::scalar_run` frames what `resume` frames reply by reply, and marks its nulls.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -38,11 +38,16 @@ fuzz_target!(|data: &[u8]| {
             Ok(None) => assert_eq!(framer.resume(bytes, &limits), framed, "resumed at {cut}"),
             early => assert_eq!(early, resp::frame(&bytes[..cut], &limits), "prefix of {cut}"),
         }
-        let (count, len) = Framer::new().scalar_run(bytes, usize::MAX, &limits);
+        let (count, len, nulls) = Framer::new().scalar_run(bytes, usize::MAX, &limits);
         let (mut framer, mut taken) = (Framer::new(), 0);
         for i in 0..count {
             match framer.resume(&bytes[taken..], &limits) {
-                Ok(Some(f)) if !matches!(f.kind, FrameKind::Error | FrameKind::BulkError | FrameKind::Push) => taken += f.len,
+                Ok(Some(f)) if !matches!(f.kind, FrameKind::Error | FrameKind::BulkError | FrameKind::Push) => {
+                    if i < 64 {
+                        assert_eq!(nulls >> i & 1 == 1, f.kind == FrameKind::Null, "reply {i} of a scalar run");
+                    }
+                    taken += f.len;
+                }
                 other => panic!("reply {i} of a scalar run: {other:?}"),
             }
         }

@@ -50,6 +50,7 @@ pub fn measure(
     // `log_offset` before now.
     let called = Instant::now();
     let command_names: Vec<String> = test.commands.iter().map(|c| c.name.clone()).collect();
+    let reads: Vec<bool> = test.commands.iter().map(|c| c.counts_hits).collect();
     let mut hlog_error = None;
     let mut emit =
         |merger: &mut IntervalMerger, start: Duration, length: Duration, record: Recorder| {
@@ -117,6 +118,7 @@ pub fn measure(
         cluster.map(|c| &**c),
         &outcome,
         &command_names,
+        &reads,
         std::mem::take(&mut merger.summaries),
     );
     if let Some(view) = server {

@@ -172,7 +172,7 @@ async fn read_node(
                 let text = reply.error_message().unwrap_or_default();
                 missing.push(format!(
                     "{what}: the server replied {}",
-                    crate::report::text::printable(text)
+                    crate::text::printable(text)
                 ));
                 None
             }

@@ -1,8 +1,9 @@
 //! The connection loop: the one loop every mode runs. Its [`Feed`], chosen when it
 //! starts, fills the write buffer (a closed-loop batch it claims, its workers' batch,
 //! or the requests it was handed); the loop writes once, stamps what it wrote, reads
-//! replies and hands them to `reply` to record, and reconnects when the connection
-//! fails (noting the loss, and the time the server could not be reached, in the `Ctx`).
+//! replies and hands them to `reply` to record, moves the connection's byte counts into
+//! the records, and reconnects when the connection fails (noting the loss, and the time
+//! the server could not be reached, in the `Ctx`).
 //!
 //! Clock reads: one before each write (the `sent` of the batch; in closed loop also its
 //! intended and handled time) and one after each read (the `received` of every reply
@@ -52,6 +53,12 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
     let mut backoff = BACKOFF_START;
     // `-k 0` closed the connection after its batch: not a loss.
     let mut closed_on_purpose = false;
+    // How much of the connection's byte counts is in the records already (sent,
+    // received). The bytes are windowed by the requests they carry, not by time: a write
+    // counts when it carried a measured request, a read when the oldest request waiting
+    // for it was measured, so warm-up's bytes stay out (a read that answers the last
+    // warm-up requests and the first measured ones counts whole).
+    let mut counted = (0u64, 0u64);
 
     loop {
         let Some(c) = conn.as_mut() else {
@@ -74,6 +81,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             match Box::pin(ctx.dial.open(ctx.endpoint_of(slot))).await {
                 Ok(fresh) => {
                     conn = Some(fresh);
+                    counted = (0, 0);
                     backoff = BACKOFF_START;
                     closed_on_purpose = false;
                     ctx.connection_back(slot, Instant::now());
@@ -115,7 +123,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         if filled.count > 0 {
             ctx.spin.work.set(ctx.spin.work.get() + 1);
             let sent = Instant::now();
-            mark_sent(&ctx, slot, &mut fifo, sent, filled.timed_at_write);
+            let measured = mark_sent(&ctx, slot, &mut fifo, sent, filled.timed_at_write);
             let written = match c.try_send(filled.prepared) {
                 Ok(None) => Ok(()),
                 Ok(Some(sent)) => {
@@ -130,6 +138,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                 conn = None;
                 continue;
             }
+            count_bytes(&ctx, c.sent_bytes(), &mut counted.0, measured, true);
             if feed.has_more_ready() {
                 continue;
             }
@@ -145,6 +154,8 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             match wait(c, &ctx, slot, true, None, None).await {
                 Event::Work | Event::Timeout => {}
                 Event::Read(Ok(_)) => {
+                    // Nothing was waiting for these bytes: not counted.
+                    count_bytes(&ctx, c.received_bytes(), &mut counted.1, false, false);
                     let (answered, taken) = reply::take_replies(
                         &ctx,
                         slot,
@@ -194,6 +205,8 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             Event::Read(Ok(_)) => {
                 ctx.spin.work.set(ctx.spin.work.get() + 1);
                 let received = Instant::now();
+                let measured = fifo.front().is_some_and(|f| f.req.measured);
+                count_bytes(&ctx, c.received_bytes(), &mut counted.1, measured, false);
                 let (answered, taken) =
                     reply::take_replies(&ctx, slot, c, &mut fifo, &mut deferred, received, timing);
                 feed.after_replies(&ctx, slot, answered, Some(received));
@@ -215,19 +228,38 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
     ctx.finished.notify_one();
 }
 
+/// Moves a connection's byte count, `now` (sent when `sent`, else received), into the
+/// interval's records from `counted` on when `measured`, and marks it counted either way.
+#[inline]
+fn count_bytes(ctx: &Ctx, now: u64, counted: &mut u64, measured: bool, sent: bool) {
+    if measured {
+        let bytes = now.saturating_sub(*counted);
+        let mut rec = ctx.rec.borrow_mut();
+        if sent {
+            rec.sent_bytes += bytes;
+        } else {
+            rec.received_bytes += bytes;
+        }
+    }
+    *counted = now;
+}
+
 /// Stamps the requests just written with their send time (and with `timed_at_write`,
 /// their intended and handled time too, but for a resent one), counts them as sent and
 /// in flight (a redirected request was counted when first sent; only its node counts it
-/// again), and marks them written: one pass over the write's bursts.
+/// again), and marks them written: one pass over the write's bursts. Returns whether the
+/// write carried a measured request.
 fn mark_sent(
     ctx: &Ctx,
     slot: usize,
     fifo: &mut InFlightQueue,
     sent: Instant,
     timed_at_write: bool,
-) {
+) -> bool {
     let mut rec = ctx.rec.borrow_mut();
     let mut measured = 0;
+    // A resent request is measured traffic too, though not counted as sent again.
+    let mut carried_measured = false;
     for burst in fifo.unwritten_mut() {
         let (f, count) = (&mut burst.f, u64::from(burst.count));
         f.sent = sent;
@@ -247,6 +279,7 @@ fn mark_sent(
             }
             continue;
         }
+        carried_measured = true;
         if let Some(cluster) = &ctx.cluster {
             cold_path();
             rec.node(slot % cluster.len()).sent += count;
@@ -268,6 +301,7 @@ fn mark_sent(
             }
         }
     }
+    carried_measured
 }
 
 /// Waits for bytes, for new work (`want_work`), for the batch's flush time

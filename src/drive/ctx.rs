@@ -103,6 +103,8 @@ pub(crate) struct Ctx {
     pub tx: Sender<Interval>,
     /// Every per-request random choice (command, key, value).
     pub sampler: RefCell<Sampler>,
+    /// By command index: whether its replies count as hits and misses (the test's reads).
+    pub counts_hits: Vec<bool>,
     /// Open loop: this thread's schedule (taken by the scheduler's hand-out).
     pub schedule: RefCell<Option<Schedule>>,
     /// Open loop: when the schedule's next request is due; `None` once it has ended.

@@ -56,6 +56,10 @@ pub struct RunOutcome {
     /// Successful replies per second: over the measured window in closed loop; in open
     /// loop over the window stretched to the last send or reply, whichever came later.
     pub throughput_per_sec: f64,
+    /// Bytes of measured requests written per second, over the window of the achieved rate.
+    pub sent_bytes_per_sec: f64,
+    /// Bytes of replies read per second, over the window of the throughput.
+    pub received_bytes_per_sec: f64,
     /// Measured sends per window, per thread (open loop; the Poisson check).
     pub send_counts: Vec<SendCounts>,
     /// CPU seconds each generator thread used, against its wall time.
@@ -214,11 +218,15 @@ impl RunOutcome {
         } else {
             measured
         };
-        let achieved_rate_per_sec = if window.is_zero() {
-            0.0
-        } else {
-            total_sent as f64 / window.as_secs_f64()
+        let per_sec = |n: u64, over: Duration| {
+            if over.is_zero() {
+                0.0
+            } else {
+                n as f64 / over.as_secs_f64()
+            }
         };
+        let achieved_rate_per_sec = per_sec(total_sent, window);
+        let sent_bytes_per_sec = per_sec(record.sent_bytes, window);
         // Replies that arrive after the schedule ended still count, over the time they took.
         let reply_window = if open_loop {
             window.max(last_reply)
@@ -226,11 +234,8 @@ impl RunOutcome {
             measured
         };
         let completed: u64 = record.commands.iter().map(|c| c.completed).sum();
-        let throughput_per_sec = if reply_window.is_zero() {
-            0.0
-        } else {
-            completed as f64 / reply_window.as_secs_f64()
-        };
+        let throughput_per_sec = per_sec(completed, reply_window);
+        let received_bytes_per_sec = per_sec(record.received_bytes, reply_window);
         RunOutcome {
             record,
             started_at,
@@ -238,6 +243,8 @@ impl RunOutcome {
             in_flight_at_end,
             achieved_rate_per_sec,
             throughput_per_sec,
+            sent_bytes_per_sec,
+            received_bytes_per_sec,
             send_counts,
             thread_cpu,
             stopped_early,

@@ -11,8 +11,9 @@ use super::inflight::InFlightQueue;
 use super::plan::Mode;
 use super::request::{InFlight, ReplyBurst, reply_times};
 use super::route::{Cluster, Resend};
-use crate::net::{Connection, Incoming, NetError};
+use crate::net::{Connection, Incoming, NetError, PLAIN_AT_ONCE};
 use crate::record::{Recorder, Timing};
+use crate::text::printable;
 
 /// Replies held back by `--batch-latency`: (command, sent, received, how many).
 pub(crate) type Deferred = (u16, Instant, Instant, u32);
@@ -37,15 +38,32 @@ pub(crate) fn take_replies(
     let result = (|| {
         loop {
             // Plain replies (not errors, not pushes) in bulk: the common case, and cheaper
-            // per reply than going through `next_reply`.
-            let plain = c.take_plain_replies(fifo.len());
+            // per reply than going through `next_reply`; `nulls` marks the nulls among them,
+            // so that each burst's misses are counted at once.
+            let (plain, nulls) = c.take_plain_replies(fifo.len());
+            let mut at = 0;
             fifo.take_front(plain, |f, count| {
+                let misses = nulls_among(nulls, at, count);
+                at += count as usize;
                 // The reply to ASKING: the request after it tells how the redirect went.
                 if !f.is_asking {
                     answered += count as usize;
-                    complete(ctx, slot, f, count, Incoming::Ok, deferred, &mut burst);
+                    complete(
+                        ctx,
+                        slot,
+                        f,
+                        count,
+                        misses,
+                        Incoming::Ok,
+                        deferred,
+                        &mut burst,
+                    );
                 }
             });
+            if plain == PLAIN_AT_ONCE {
+                // Perhaps more of them.
+                continue;
+            }
             let Some(incoming) = c.next_reply()? else {
                 break;
             };
@@ -62,7 +80,8 @@ pub(crate) fn take_replies(
                 continue;
             }
             answered += 1;
-            complete(ctx, slot, &f, 1, incoming, deferred, &mut burst);
+            let misses = u32::from(incoming == Incoming::Nil);
+            complete(ctx, slot, &f, 1, misses, incoming, deferred, &mut burst);
         }
         Ok(())
     })();
@@ -89,16 +108,21 @@ pub(crate) fn flush_deferred(ctx: &Ctx, deferred: &mut Vec<Deferred>, until: Ins
 }
 
 /// Records `count` answered requests alike (a success into `burst`, recorded when the
-/// burst ends), or sends one again where a cluster redirect points (an error reply is
-/// always one request). Always inlined: once per burst of replies, and the bulk path's
+/// burst ends; `misses` of them null replies), or sends one again where a cluster
+/// redirect points (an error reply is always one request). Always inlined: once per burst of replies, and the bulk path's
 /// `Incoming::Ok` then folds away. What only a cluster, an error reply or
 /// `--batch-latency` needs is kept out of line, off the per-batch path.
 #[inline(always)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "inlined into the reply loop; its state passed as it is, not bundled per burst"
+)]
 fn complete(
     ctx: &Ctx,
     slot: usize,
     f: &InFlight,
     count: u32,
+    misses: u32,
     incoming: Incoming,
     deferred: &mut Vec<Deferred>,
     burst: &mut ReplyBurst,
@@ -117,7 +141,12 @@ fn complete(
     ctx.wake_all_if_done();
     match incoming {
         Incoming::Error { kind, message } => count_error(ctx, req.command, count, &kind, &message),
-        Incoming::Ok | Incoming::Push => {
+        Incoming::Ok | Incoming::Nil | Incoming::Push => {
+            // Which commands are reads was decided when the test was built; a write's
+            // replies (and a read's on a run that counts none) skip this.
+            if ctx.counts_hits[usize::from(req.command)] {
+                count_hits(ctx, req.command, count, misses);
+            }
             if ctx.plan.batch_latency {
                 cold_path();
                 deferred.push((req.command, f.sent, burst.received(), count));
@@ -158,7 +187,7 @@ fn complete_on_cluster(
         let node = rec.node(slot % cluster.len());
         match incoming {
             Incoming::Error { .. } => node.errors += u64::from(count),
-            Incoming::Ok | Incoming::Push => {
+            Incoming::Ok | Incoming::Nil | Incoming::Push => {
                 node.completed += u64::from(count);
                 let times = reply_times(
                     ctx.plan.mode.timing(),
@@ -188,6 +217,30 @@ fn send_again(ctx: &Ctx, cluster: &Cluster, resend: Resend, rec: &mut Recorder) 
     }
 }
 
+/// `count` replies to a read of `command`, `misses` of them nulls and the rest hits.
+#[inline]
+fn count_hits(ctx: &Ctx, command: u16, count: u32, misses: u32) {
+    let mut rec = ctx.rec.borrow_mut();
+    let record = &mut rec.commands[usize::from(command)];
+    record.misses += u64::from(misses);
+    record.hits += u64::from(count - misses);
+}
+
+/// How many of the `count` replies from the `at`th on are marked null in `nulls` (bit `i`:
+/// the `i`th reply of a [`Connection::take_plain_replies`] call).
+#[inline(always)]
+fn nulls_among(nulls: u64, at: usize, count: u32) -> u32 {
+    if nulls == 0 || at >= 64 {
+        return 0;
+    }
+    let mask = if count >= 64 {
+        u64::MAX
+    } else {
+        (1 << count) - 1
+    };
+    ((nulls >> at) & mask).count_ones()
+}
+
 /// An error reply to a request of `command`, counted by its kind; with `-e` it ends the
 /// run.
 #[cold]
@@ -195,8 +248,10 @@ fn send_again(ctx: &Ctx, cluster: &Cluster, resend: Resend, rec: &mut Recorder) 
 fn count_error(ctx: &Ctx, command: u16, count: u32, kind: &str, message: &str) {
     ctx.rec.borrow_mut().commands[command as usize].count_error(kind, message, count.into());
     if ctx.plan.exit_on_error {
-        ctx.shared
-            .stop(format!("error reply from the server: {message}"));
+        ctx.shared.stop(format!(
+            "error reply from the server: {}",
+            printable(message)
+        ));
     }
 }
 
@@ -261,4 +316,23 @@ pub(crate) fn end_in_flight(
     drop(rec);
     ctx.dispatch.borrow_mut().slot_down(slot);
     ctx.wake_all_if_done();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nulls_of_each_burst_are_counted_from_its_place_in_the_mask() {
+        // Replies 0..64: nulls at 1, 2 and 63.
+        let nulls = 0b110 | 1 << 63;
+        assert_eq!(nulls_among(nulls, 0, 1), 0);
+        assert_eq!(nulls_among(nulls, 0, 3), 2);
+        assert_eq!(nulls_among(nulls, 2, 61), 1);
+        assert_eq!(nulls_among(nulls, 3, 61), 1);
+        assert_eq!(nulls_among(nulls, 0, 64), 3);
+        assert_eq!(nulls_among(nulls, 63, 1), 1);
+        assert_eq!(nulls_among(0, 0, 64), 0);
+        assert_eq!(nulls_among(u64::MAX, 0, 64), 64);
+    }
 }

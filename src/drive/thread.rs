@@ -212,6 +212,7 @@ async fn drive_thread(
     let offer_first_send = (!is_open).then(|| shared.clone());
     let ctx = Rc::new(Ctx {
         sampler: RefCell::new(sampler),
+        counts_hits: test.commands.iter().map(|c| c.counts_hits).collect(),
         dispatch: RefCell::new(Dispatch::new(
             n_connections,
             nodes,

@@ -162,7 +162,7 @@ pub async fn discover(conn: &mut Connection) -> Result<Option<ClusterMap>, Clust
             if let Some(message) = slots.error_message() {
                 return Err(ClusterError::Layout {
                     endpoint,
-                    why: format!("CLUSTER SLOTS answered {message}"),
+                    why: format!("CLUSTER SLOTS answered {}", crate::text::printable(message)),
                 });
             }
             let ranges = parse_slots(&slots).ok_or_else(|| ClusterError::Layout {

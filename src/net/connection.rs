@@ -144,8 +144,10 @@ impl NetError {
 /// One reply taken from the read buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Incoming {
-    /// A reply that is not an error.
+    /// A reply that is neither an error, a push nor a null.
     Ok,
+    /// A null reply (`$-1`, `*-1`, RESP3 `_`): a read's miss.
+    Nil,
     /// An error reply: its first word (`ERR`, `WRONGTYPE`) and the message.
     Error {
         /// First word of the message.
@@ -179,6 +181,10 @@ pub struct Connection {
     /// What the server has said so far, to tell a connection it turned away from one it
     /// served: see [`Heard`].
     heard: Heard,
+    /// Bytes handed to the socket since the handshake (for TLS, the plaintext).
+    sent_bytes: u64,
+    /// Bytes read from the socket since the handshake (for TLS, the plaintext).
+    received_bytes: u64,
 }
 
 /// What a connection has heard from the server since it opened. A server that turns a
@@ -263,6 +269,8 @@ impl Connection {
             resp3: handshake.resp3,
             framer: Framer::new(),
             heard: Heard::Nothing,
+            sent_bytes: 0,
+            received_bytes: 0,
         };
         match tokio::time::timeout(timeout, conn.handshake(handshake)).await {
             Ok(Ok(())) => {}
@@ -274,6 +282,8 @@ impl Connection {
                 });
             }
         }
+        // The counts are of the requests and replies that follow, not of the handshake.
+        (conn.sent_bytes, conn.received_bytes) = (0, 0);
         Ok(conn)
     }
 
@@ -394,10 +404,14 @@ impl Connection {
         };
         match sent {
             Ok(n) if n == bytes.len() => {
+                self.sent_bytes += n as u64;
                 self.wbuf.clear();
                 Ok(None)
             }
-            Ok(n) => Ok(Some(n)),
+            Ok(n) => {
+                self.sent_bytes += n as u64;
+                Ok(Some(n))
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Some(0)),
             Err(source) => {
                 std::hint::cold_path();
@@ -424,6 +438,10 @@ impl Connection {
                 Err(e) => Err(e),
             },
         };
+        if result.is_ok() {
+            // What a failed write took before it failed is not known: it is not counted.
+            self.sent_bytes += bytes.len().saturating_sub(sent) as u64;
+        }
         self.wbuf.clear();
         result.map_err(|source| self.lost(Some(source)))
     }
@@ -447,6 +465,7 @@ impl Connection {
         let result = ready!(result);
         if let Ok(n) = result {
             self.rbuf.filled(n);
+            self.received_bytes += n as u64;
         }
         Poll::Ready(match result {
             Ok(n) if n > 0 => Ok(n),
@@ -494,6 +513,10 @@ impl Connection {
             // it could hide a reply and shift every later reply onto the wrong request.
             FrameKind::Push if !self.resp3 => return Err(self.push_in_resp2()),
             FrameKind::Push => Incoming::Push,
+            FrameKind::Null => {
+                self.heard = Heard::Served;
+                Incoming::Nil
+            }
             _ => {
                 self.heard = Heard::Served;
                 Incoming::Ok
@@ -503,21 +526,26 @@ impl Connection {
         Ok(Some(incoming))
     }
 
-    /// Takes up to `max` whole replies that are neither errors nor pushes (the replies
-    /// [`next_reply`](Self::next_reply) would give as [`Incoming::Ok`]) and returns how many.
-    /// It stops before any other reply, and at an incomplete or invalid one, leaving it to
-    /// `next_reply`, so calling both gives the same replies as `next_reply` alone. Hand-
-    /// written for speed: this is the per-reply path of a pipelined run, where going
-    /// through `next_reply`'s `Result<Option<Incoming>>` for each reply showed in profiles.
+    /// Takes up to `max` (at most [`PLAIN_AT_ONCE`]) whole replies that are neither errors
+    /// nor pushes (the replies [`next_reply`](Self::next_reply) would give as
+    /// [`Incoming::Ok`] or [`Incoming::Nil`]) and returns how many, and which were nulls: bit
+    /// `i` of the mask is set when the `i`th was (so that a read's misses are counted by
+    /// the batch, not by the reply). It stops before any other reply, and at an incomplete
+    /// or invalid one, leaving it to `next_reply`, so calling both gives the same replies
+    /// as `next_reply` alone. Hand-written for speed: this is the per-reply path of a
+    /// pipelined run, where going through `next_reply`'s `Result<Option<Incoming>>` for
+    /// each reply showed in profiles.
     #[inline]
-    pub fn take_plain_replies(&mut self, max: usize) -> usize {
-        let mut n = 0;
+    pub fn take_plain_replies(&mut self, max: usize) -> (usize, u64) {
+        let max = max.min(PLAIN_AT_ONCE);
+        let (mut n, mut nulls) = (0, 0u64);
         while n < max {
             // Scalars (nearly every reply) a run at a time; anything else one by one.
-            let (scalars, len) = self
-                .framer
-                .scalar_run(self.rbuf.unread(), max - n, &self.limits);
+            let (scalars, len, run_nulls) =
+                self.framer
+                    .scalar_run(self.rbuf.unread(), max - n, &self.limits);
             self.take(len);
+            nulls |= run_nulls << n;
             n += scalars;
             if n == max || self.buffered() == 0 {
                 break;
@@ -533,19 +561,34 @@ impl Connection {
                 break;
             }
             self.take(frame.len);
+            nulls |= u64::from(frame.kind == FrameKind::Null) << n;
             n += 1;
         }
         // Checked before written: once served (nearly always), nothing is written here.
         if n > 0 && !matches!(self.heard, Heard::Served) {
             self.heard = Heard::Served;
         }
-        n
+        (n, nulls)
     }
 
     /// Marks the next `len` unread bytes as taken.
     #[inline]
     fn take(&mut self, len: usize) {
         self.rbuf.take(len);
+    }
+
+    /// Bytes handed to the socket since the handshake (for TLS, the plaintext under the
+    /// records): every request's RESP bytes.
+    #[inline]
+    pub fn sent_bytes(&self) -> u64 {
+        self.sent_bytes
+    }
+
+    /// Bytes read from the socket since the handshake (for TLS, the plaintext): every
+    /// reply's RESP bytes, and any the server sent unasked.
+    #[inline]
+    pub fn received_bytes(&self) -> u64 {
+        self.received_bytes
     }
 
     /// Bytes received and not yet taken as replies.
@@ -662,6 +705,10 @@ pub async fn closed_or_tls(endpoint: &Endpoint, e: NetError, timeout: Duration) 
     }
 }
 
+/// Most replies [`Connection::take_plain_replies`] takes in one call: the width of its mask
+/// of nulls.
+pub const PLAIN_AT_ONCE: usize = 64;
+
 /// How long a handshake whose first reply was an error waits to see whether the server
 /// closes the connection (it turned it away) or keeps it (it refused the command).
 const CLOSE_AFTER_REFUSAL: Duration = Duration::from_millis(100);
@@ -672,16 +719,7 @@ const SHOWN_CHARS: usize = 200;
 /// A server's words for a message: shortened, control characters escaped (`\u{1b}`), so
 /// they cannot move the cursor or recolour the terminal.
 fn shown(text: &str) -> String {
-    text.chars()
-        .take(SHOWN_CHARS)
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    crate::text::printable_prefix(text, SHOWN_CHARS)
 }
 
 /// One `send(2)` of `bytes` on a socket tokio has registered, made through tokio's

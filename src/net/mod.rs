@@ -14,6 +14,6 @@ mod endpoint;
 mod read_buffer;
 pub mod tls;
 
-pub use connection::{Connection, Incoming, NetError, closed_or_tls};
+pub use connection::{Connection, Incoming, NetError, PLAIN_AT_ONCE, closed_or_tls};
 pub use endpoint::{Endpoint, Handshake, ParsedUri, parse_uri};
 pub use tls::{TlsError, TlsOptions, TlsSettings};

@@ -23,6 +23,10 @@ pub struct CommandRecord {
     pub sent: u64,
     /// Successful replies.
     pub completed: u64,
+    /// Of a read's successful replies (see `Template::counts_hits`), those with a value.
+    pub hits: u64,
+    /// Of a read's successful replies, the nulls: the key (or field, or index) was not there.
+    pub misses: u64,
     /// Error replies and failed requests, by kind (`ERR`, `WRONGTYPE`, `connection_reset`...).
     pub errors: BTreeMap<String, u64>,
     /// The first message of each kind in `errors`, as the server sent it.
@@ -51,6 +55,8 @@ impl CommandRecord {
             intended: 0,
             sent: 0,
             completed: 0,
+            hits: 0,
+            misses: 0,
             errors: BTreeMap::new(),
             error_examples: BTreeMap::new(),
             timeouts: 0,
@@ -92,6 +98,8 @@ impl CommandRecord {
         self.intended += other.intended;
         self.sent += other.sent;
         self.completed += other.completed;
+        self.hits += other.hits;
+        self.misses += other.misses;
         for (kind, n) in &other.errors {
             let example = other.error_examples.get(kind).map_or("", String::as_str);
             self.count_error(kind, example, *n);
@@ -109,6 +117,8 @@ impl CommandRecord {
         self.intended = 0;
         self.sent = 0;
         self.completed = 0;
+        self.hits = 0;
+        self.misses = 0;
         self.timeouts = 0;
         self.not_sent = 0;
         self.redirects = 0;
@@ -166,6 +176,10 @@ pub struct Recorder {
     pub nodes: Vec<NodeRecord>,
     /// Writes that carried `--workers` batches (0 in other modes).
     pub writes: u64,
+    /// Bytes written to sockets by writes that carried measured requests.
+    pub sent_bytes: u64,
+    /// Bytes read from sockets by reads while measured requests were in flight.
+    pub received_bytes: u64,
 }
 
 impl Recorder {
@@ -176,6 +190,8 @@ impl Recorder {
             commands: vec![CommandRecord::default(); n_commands.max(1)],
             nodes: Vec::new(),
             writes: 0,
+            sent_bytes: 0,
+            received_bytes: 0,
         }
     }
 
@@ -190,6 +206,8 @@ impl Recorder {
             commands,
             nodes: Vec::new(),
             writes: 0,
+            sent_bytes: 0,
+            received_bytes: 0,
         }
     }
 
@@ -247,6 +265,8 @@ impl Recorder {
             self.node(i).add(from);
         }
         self.writes += other.writes;
+        self.sent_bytes += other.sent_bytes;
+        self.received_bytes += other.received_bytes;
     }
 
     /// The commands merged into one record (the test's aggregate).
@@ -265,6 +285,8 @@ impl Recorder {
         }
         self.nodes.clear();
         self.writes = 0;
+        self.sent_bytes = 0;
+        self.received_bytes = 0;
     }
 
     /// Successful replies over every command.

@@ -13,15 +13,18 @@ use crate::net::cluster::ClusterMap;
 use crate::record::{CommandRecord, Metric, Timing};
 
 impl TestReport {
-    /// Builds a test's report from what the driver measured.
+    /// Builds a test's report from what the driver measured; `reads` says, by command,
+    /// which commands' replies were counted as hits and misses.
     pub fn build(
         name: &str,
         config: &RunConfig,
         cluster: Option<&ClusterMap>,
         outcome: &RunOutcome,
         command_names: &[String],
+        reads: &[bool],
         intervals: Vec<IntervalSummary>,
     ) -> Self {
+        let reads_of = |i: usize| reads.get(i).copied().unwrap_or(false);
         let total = outcome.record.total();
         let mut checks = checks::checks(config, outcome, &total);
         let timing = config.plan.mode.timing();
@@ -32,16 +35,17 @@ impl TestReport {
                 .commands
                 .iter()
                 .zip(command_names)
-                .map(|(rec, name)| CommandReport {
+                .enumerate()
+                .map(|(i, (rec, name))| CommandReport {
                     command: name.clone(),
-                    counts: Counts::of(rec, 0),
+                    counts: Counts::of(rec, 0, reads_of(i)),
                     latency: latency_map(rec, timing),
                 })
                 .collect()
         } else {
             Vec::new()
         };
-        let counts = Counts::of(&total, outcome.in_flight_at_end);
+        let counts = Counts::of(&total, outcome.in_flight_at_end, reads.contains(&true));
         // Balanced reports get no accounting line, so closed-loop output keeps
         // redis-benchmark's shape.
         checks.extend(checks::accounting(&counts));
@@ -57,6 +61,10 @@ impl TestReport {
             },
             achieved_rate_per_sec: outcome.achieved_rate_per_sec,
             throughput_per_sec: outcome.throughput_per_sec,
+            sent_bytes: outcome.record.sent_bytes,
+            received_bytes: outcome.record.received_bytes,
+            sent_bytes_per_sec: outcome.sent_bytes_per_sec,
+            received_bytes_per_sec: outcome.received_bytes_per_sec,
             measured_secs,
             started_at_unix_secs: outcome
                 .started_at

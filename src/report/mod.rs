@@ -213,6 +213,19 @@ pub struct TestReport {
     pub achieved_rate_per_sec: f64,
     /// Successful replies per second over the measured window.
     pub throughput_per_sec: f64,
+    /// Bytes written to the server (RESP, for TLS the plaintext) by the writes that carried
+    /// measured requests.
+    #[serde(default)]
+    pub sent_bytes: u64,
+    /// Bytes read from the server by the reads that answered measured requests.
+    #[serde(default)]
+    pub received_bytes: u64,
+    /// `sent_bytes` per second, over the window of `achieved_rate_per_sec`.
+    #[serde(default)]
+    pub sent_bytes_per_sec: f64,
+    /// `received_bytes` per second, over the window of `throughput_per_sec`.
+    #[serde(default)]
+    pub received_bytes_per_sec: f64,
     /// Measured window in seconds (warm-up excluded).
     pub measured_secs: f64,
     /// Wall-clock time the test started, seconds since the Unix epoch (0 in reports
@@ -350,6 +363,14 @@ pub struct Counts {
     pub sent: u64,
     /// Successful replies.
     pub completed: u64,
+    /// Successful replies to reads (`GET`, `HGET`, `LINDEX`, `ZSCORE`, `GETEX`) that held a
+    /// value; absent when the test or command sends no read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hits: Option<u64>,
+    /// Successful replies to reads that were null (nothing at the key); absent when the
+    /// test or command sends no read. Counted per reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub misses: Option<u64>,
     /// Error replies and failed requests.
     pub errors: u64,
     /// Errors by kind (the first word of the reply; at most 64 kinds, then `other`).
@@ -369,11 +390,14 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn of(rec: &CommandRecord, in_flight_at_end: u64) -> Self {
+    /// The counts of `rec`, with its hits and misses when `reads` (it holds a read).
+    fn of(rec: &CommandRecord, in_flight_at_end: u64, reads: bool) -> Self {
         Counts {
             intended: rec.intended,
             sent: rec.sent,
             completed: rec.completed,
+            hits: reads.then_some(rec.hits),
+            misses: reads.then_some(rec.misses),
             errors: rec.error_total(),
             errors_by_kind: rec.errors.clone(),
             error_examples: rec.error_examples.clone(),

@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 
 use super::checks::Verdict;
 use super::{Exporter, Latency, RunReport, TestReport, ms};
+use crate::text::printable;
 
 /// Prints redis-benchmark's full report (or its `-q` line) per test.
 pub struct Text {
@@ -140,6 +141,18 @@ fn full(
         ms(get(|l| l.max_ns as f64), precision)
     )?;
 
+    // memtier's KB/sec, in and out apart, in its unit: KiB, 1024 bytes.
+    writeln!(
+        out,
+        "  network: {:.2} KiB/s received, {:.2} KiB/s sent ({} and {} bytes; 1 KiB = 1024 bytes)",
+        test.received_bytes_per_sec / 1024.0,
+        test.sent_bytes_per_sec / 1024.0,
+        test.received_bytes,
+        test.sent_bytes
+    )?;
+    if let (Some(hits), Some(misses)) = (test.counts.hits, test.counts.misses) {
+        writeln!(out, "  reads: {}", hits_and_misses(hits, misses))?;
+    }
     if !test.counts.errors_by_kind.is_empty() {
         writeln!(out, "  errors by kind:")?;
         for (kind, n) in &test.counts.errors_by_kind {
@@ -228,7 +241,7 @@ fn full(
         )?;
     }
     if let Some(why) = &test.stopped_early {
-        writeln!(out, "  stopped early: {why}")?;
+        writeln!(out, "  stopped early: {}", printable(why))?;
     }
     writeln!(out)
 }
@@ -431,8 +444,19 @@ fn check_lines(out: &mut dyn Write, test: &TestReport) -> io::Result<()> {
     Ok(())
 }
 
-/// A mix's commands, one row each: throughput, errors and response-time percentiles (what
-/// memtier prints per command).
+/// "900 hits, 100 misses (90.0% hits; a miss is a null reply)".
+fn hits_and_misses(hits: u64, misses: u64) -> String {
+    let replies = hits + misses;
+    let share = if replies == 0 {
+        0.0
+    } else {
+        100.0 * hits as f64 / replies as f64
+    };
+    format!("{hits} hits, {misses} misses ({share:.1}% hits; a miss is a null reply)")
+}
+
+/// A mix's commands, one row each: throughput, errors, hits and misses of its reads (when
+/// it has any) and response-time percentiles (what memtier prints per command).
 fn command_table(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::Result<()> {
     let width = test
         .commands
@@ -441,11 +465,20 @@ fn command_table(out: &mut dyn Write, test: &TestReport, precision: usize) -> io
         .max()
         .unwrap_or(7)
         .max(7);
+    let reads = test.commands.iter().any(|c| c.counts.hits.is_some());
     writeln!(out, "  per command (response time, msec):")?;
+    write!(
+        out,
+        "    {:<width$} {:>12} {:>8}",
+        "command", "requests/s", "errors"
+    )?;
+    if reads {
+        write!(out, " {:>10} {:>10}", "hits", "misses")?;
+    }
     writeln!(
         out,
-        "    {:<width$} {:>12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "command", "requests/s", "errors", "avg", "p50", "p99", "p99.9", "max"
+        " {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "avg", "p50", "p99", "p99.9", "max"
     )?;
     for c in &test.commands {
         let share = if test.measured_secs > 0.0 {
@@ -455,12 +488,26 @@ fn command_table(out: &mut dyn Write, test: &TestReport, precision: usize) -> io
         };
         let r = c.latency.get("response");
         let get = |f: fn(&Latency) -> f64| ms(r.map_or(0.0, f), precision);
-        writeln!(
+        write!(
             out,
-            "    {:<width$} {:>12.2} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "    {:<width$} {:>12.2} {:>8}",
             printable(&c.command),
             share,
             c.counts.errors,
+        )?;
+        if reads {
+            // A command that is not a read has neither.
+            let shown = |n: Option<u64>| n.map_or_else(|| "-".to_string(), |n| n.to_string());
+            write!(
+                out,
+                " {:>10} {:>10}",
+                shown(c.counts.hits),
+                shown(c.counts.misses)
+            )?;
+        }
+        writeln!(
+            out,
+            " {:>9} {:>9} {:>9} {:>9} {:>9}",
             get(|l| l.mean_ns),
             get(|l| l.p50_ns as f64),
             get(|l| l.p99_ns as f64),
@@ -469,23 +516,6 @@ fn command_table(out: &mut dyn Write, test: &TestReport, precision: usize) -> io
         )?;
     }
     Ok(())
-}
-
-/// `text` with control characters escaped (`\u{1b}`), so what a server sent cannot move
-/// the cursor or recolour the terminal.
-pub fn printable(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
-        return text.to_string();
-    }
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 /// One row per `(label, metric key)` the test has: min, percentiles and max in msec.
@@ -517,17 +547,4 @@ fn metric_table(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_from_a_server_are_printed_escaped() {
-        assert_eq!(printable("ERR"), "ERR");
-        assert_eq!(printable("\u{1b}[31mERR"), "\\u{1b}[31mERR");
-        assert_eq!(printable("a\rb\nc"), "a\\rb\\nc");
-        assert_eq!(printable("ÉRR"), "ÉRR");
-    }
 }

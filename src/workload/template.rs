@@ -164,12 +164,25 @@ enum Piece {
     Value,
 }
 
+/// Whether a command named `name` (lower case) reads one value, whose reply is a bulk
+/// string when the value is there and a null when it is not (a miss): memtier's hits and
+/// misses. `MGET` and `HMGET` are not counted: their reply is an array, and counting the
+/// null elements in it would take the reply framer's per-element path apart from the
+/// counts it keeps now. Commands that remove what they return (`GETDEL`, `LPOP`) are
+/// writes, not counted.
+pub fn counts_hits(name: &str) -> bool {
+    matches!(name, "get" | "getex" | "hget" | "lindex" | "zscore")
+}
+
 /// A pre-encoded request and where its per-request fields sit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
     /// Command name in lower case (`set`), as `INFO commandstats` names it; mixes make names
     /// unique.
     pub name: String,
+    /// Whether its replies are counted as hits and misses: a read of one value (see
+    /// [`counts_hits`]), decided from the command's name once, when it is built.
+    pub counts_hits: bool,
     /// The static bytes, every digit field as zeros.
     bytes: Vec<u8>,
     /// What to write, in order.
@@ -258,6 +271,7 @@ impl Template {
             })
             .unwrap_or_default();
         Template {
+            counts_hits: counts_hits(&name),
             name,
             bytes: b.bytes,
             pieces: b.pieces,
@@ -281,6 +295,7 @@ impl Template {
             end: bytes.len(),
         }];
         Template {
+            counts_hits: counts_hits(&name),
             name,
             bytes,
             pieces,
