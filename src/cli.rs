@@ -394,6 +394,10 @@ pub struct RunArgs {
     /// Show no live progress line.
     #[arg(help_heading = "Output", long = "no-progress")]
     pub no_progress: bool,
+    /// Do not read the server's own counters (INFO commandstats, INFO cpu, LATENCY
+    /// HISTOGRAM) before and after each test, nor open the connection they are read on.
+    #[arg(help_heading = "Output", long = "no-server-stats")]
+    pub no_server_stats: bool,
 
     /// Key distribution over --keyspace for `__key__` and `__rand_int__`: zipf ranks keys (index 0 hottest), gaussian centres them (mean N/2, sd N/6), sequential walks them in order.
     #[arg(

@@ -16,6 +16,8 @@ const BOOKKEEPING: &[&str] = &[
     "info",
     "hello",
     "client|setinfo",
+    "client|setname",
+    "latency|histogram",
     "client",
     "select",
     "auth",

@@ -289,3 +289,27 @@ mod timing {
         assert_eq!(verdict, "generator", "{because}");
     }
 }
+
+#[test]
+fn no_server_stats_sends_the_server_nothing_but_the_workload() {
+    let server = RedisServer::start();
+    server.reset_stats();
+    let port = server.port().to_string();
+    let (_, report) = run_tailrate_json(&[
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "-n",
+        "500",
+        "-q",
+        "--no-server-stats",
+    ]);
+    let test = &report["tests"][0];
+    assert!(test.get("server").is_none(), "{}", test["server"]);
+    let stats = server.commandstats();
+    for asked in ["latency|histogram", "client|setname"] {
+        assert!(!stats.contains_key(asked), "{asked} sent: {stats:?}");
+    }
+    assert_eq!(stats.get("get"), Some(&500));
+}

@@ -41,12 +41,15 @@ pub struct Observer {
 
 impl Observer {
     /// Opens one connection per node (the endpoint, or each master of `cluster`);
-    /// `None` when no reading is wanted (a proxy that answered no INFO at the probe).
+    /// `None` when no reading is wanted (`--no-server-stats`).
     pub fn open(
         config: &RunConfig,
         cluster: Option<&ClusterMap>,
         commands: &[String],
     ) -> Option<Observer> {
+        if !config.output.server_stats {
+            return None;
+        }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -46,6 +46,8 @@ pub struct Output {
     pub hdr_log: Option<PathBuf>,
     /// Live progress on stderr when it is a terminal.
     pub progress: bool,
+    /// Read the server's counters around each test (`--no-server-stats` turns it off).
+    pub server_stats: bool,
 }
 
 impl RunConfig {
@@ -203,6 +205,7 @@ impl RunConfig {
                 json: args.json.clone(),
                 hdr_log: args.hdr_log.clone(),
                 progress: !args.no_progress,
+                server_stats: !args.no_server_stats,
             },
             strict: args.strict,
             loop_forever: args.loop_forever,

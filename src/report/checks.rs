@@ -255,12 +255,15 @@ fn distortion(reported_ns: u64, on_time_ns: u64) -> f64 {
 /// Whether the server executed what tailrate says it sent: per command, its
 /// commandstats count between the readings against tailrate's writes (warm-up
 /// included). Requests still in flight when the test ended may or may not have been
-/// executed by the second reading, so the count may fall short by up to that many.
+/// executed by the second reading, and one answered with an error may not have been
+/// counted (an unknown command is in no command's count), so the count may fall short
+/// by up to that many.
 /// `None` where the server gave no commandstats, or when requests were redirected (a
 /// cluster counts the refused first try as a rejected call, and tailrate's writes count
 /// the request once).
 pub fn server_count(view: &crate::report::server::ServerView, c: &Counts) -> Option<Check> {
     let in_flight_at_end = c.in_flight_at_end;
+    let slack = in_flight_at_end + c.errors;
     if c.redirects > 0
         || view.commands.is_empty()
         || view.missing.iter().any(|m| m.contains("INFO commandstats"))
@@ -270,7 +273,7 @@ pub fn server_count(view: &crate::report::server::ServerView, c: &Counts) -> Opt
     let off: Vec<String> = view
         .commands
         .iter()
-        .filter(|c| c.calls > c.sent_by_tailrate || c.calls + in_flight_at_end < c.sent_by_tailrate)
+        .filter(|c| c.calls > c.sent_by_tailrate || c.calls + slack < c.sent_by_tailrate)
         .map(|c| {
             format!(
                 "{} {} calls against {} sent",
@@ -292,7 +295,8 @@ pub fn server_count(view: &crate::report::server::ServerView, c: &Counts) -> Opt
             Verdict::Fail
         },
         detail: format!(
-            "calls the server counted (INFO commandstats) against requests tailrate wrote, warm-up included: {each}; bound: equal, or short by at most the {in_flight_at_end} in flight at the end"
+            "calls the server counted (INFO commandstats) against requests tailrate wrote, warm-up included: {each}; bound: equal, or short by at most the {in_flight_at_end} in flight at the end and the {} error replies",
+            c.errors
         ),
         meaning: format!(
             "the server did not execute what tailrate sent ({}): another client ran the same command meanwhile, the server restarted or reset its statistics, or a proxy between changed the requests; the server's figures beside this run are not this run's",
