@@ -107,7 +107,7 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
         meaning: achieved_meaning,
     });
 
-    out.push(schedule_lag(total, outage.as_deref()));
+    out.push(schedule_lag(total, pacing, outage.as_deref()));
 
     // Spinning pacing keeps a core busy by design: what counts is the CPU left after
     // the rounds in which the scheduler spun with nothing else to do.
@@ -180,7 +180,7 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
 /// of two distributions: it failed fast servers whose lag moved no percentile by more than
 /// a few percent.) What it cannot see is a server that a late, bursty send pattern made
 /// slower; that is the load the run applied, and `poisson_fit` judges its shape.
-fn schedule_lag(total: &CommandRecord, outage: Option<&str>) -> Check {
+fn schedule_lag(total: &CommandRecord, pacing: Pacing, outage: Option<&str>) -> Check {
     let (response, on_time) = (&total.hist.response, total.hist.on_time());
     let lag_p99 = total
         .hist
@@ -221,8 +221,13 @@ fn schedule_lag(total: &CommandRecord, outage: Option<&str>) -> Check {
         LAG_DISTORTION * 100.0,
     );
     let meaning = format!(
-        "the generator fell behind its schedule by enough to move the response {name} by {:.0}%: these percentiles include its own lateness; use --pacing spin, add --threads, or lower the rate",
-        most * 100.0
+        "the generator fell behind its schedule by enough to move the response {name} by {:.0}%: these percentiles include its own lateness; {}",
+        most * 100.0,
+        if pacing == Pacing::Spin {
+            "give the generator a core of its own (taskset), add --threads, or lower the rate"
+        } else {
+            "use --pacing spin, add --threads, or lower the rate"
+        }
     );
     Check {
         name: "schedule_lag".into(),
@@ -483,7 +488,7 @@ mod tests {
             },
             |i| if i % 50 == 25 { 17_000 } else { 500 },
         );
-        let check = schedule_lag(&total, None);
+        let check = schedule_lag(&total, Pacing::Sleep, None);
         assert_eq!(check.verdict, Verdict::Pass, "{}", check.detail);
     }
 
@@ -496,7 +501,7 @@ mod tests {
             |i| 25_000 + i % 1000,
             |i| if i % 1000 < 5 { 1_000_000 } else { 200 },
         );
-        let check = schedule_lag(&total, None);
+        let check = schedule_lag(&total, Pacing::Sleep, None);
         assert_eq!(check.verdict, Verdict::Fail, "{}", check.detail);
         assert!(
             check.detail.contains("the most, p99.9,"),
@@ -514,7 +519,10 @@ mod tests {
     #[test]
     fn a_run_without_recorded_lag_skips_the_lag_check() {
         let rec = crate::record::Recorder::for_timing(1, crate::record::Timing::Closed);
-        assert_eq!(schedule_lag(&rec.total(), None).verdict, Verdict::Skipped);
+        assert_eq!(
+            schedule_lag(&rec.total(), Pacing::Sleep, None).verdict,
+            Verdict::Skipped
+        );
     }
 
     #[test]
