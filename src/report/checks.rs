@@ -221,7 +221,7 @@ fn schedule_lag(total: &CommandRecord, pacing: Pacing, outage: Option<&str>) -> 
         LAG_DISTORTION * 100.0,
     );
     let meaning = format!(
-        "the generator fell behind its schedule by enough to move the response {name} by {:.0}%: these percentiles include its own lateness; {}",
+        "the generator fell behind its schedule by enough to move the response {name} by {:.0}%: these percentiles include its own lateness; {}. A stall of the whole host (a virtual machine's, a busy neighbour's) makes the generator late too and counts here; the service time's tail then shows the same stall",
         most * 100.0,
         if pacing == Pacing::Spin {
             "give the generator a core of its own (taskset), add --threads, or lower the rate"
