@@ -194,46 +194,59 @@ async fn read_node(
     };
     let text = |reply: &Reply| reply.as_str().map(str::to_string);
     let mut missing = Vec::new();
-    if !before {
-        reading.commands = ask(
-            conn,
-            &[b"INFO", b"commandstats"],
-            "INFO commandstats",
-            &mut missing,
-        )
-        .await
-        .and_then(|r| text(&r))
-        .map(|t| server::parse_commandstats(&t));
-    }
-    reading.cpu_secs = ask(conn, &[b"INFO", b"cpu"], "INFO cpu", &mut missing)
-        .await
-        .and_then(|r| text(&r))
-        .and_then(|t| server::parse_cpu_secs(&t));
-    let mut argv: Vec<&[u8]> = vec![b"LATENCY", b"HISTOGRAM"];
-    argv.extend(commands.iter().map(|c| c.as_bytes()));
-    reading.latency = match ask(conn, &argv, "LATENCY HISTOGRAM", &mut missing).await {
-        Some(reply) => {
-            let parsed = server::parse_latency_histogram(&reply);
-            if parsed.is_none() {
-                missing.push("LATENCY HISTOGRAM: a reply of a shape not known".into());
-            }
-            parsed
-        }
-        None => None,
+    let order = if before {
+        [Fact::Cpu, Fact::Latency, Fact::Commands]
+    } else {
+        [Fact::Commands, Fact::Cpu, Fact::Latency]
     };
-    if before {
-        reading.commands = ask(
-            conn,
-            &[b"INFO", b"commandstats"],
-            "INFO commandstats",
-            &mut missing,
-        )
-        .await
-        .and_then(|r| text(&r))
-        .map(|t| server::parse_commandstats(&t));
+    for fact in order {
+        match fact {
+            Fact::Commands => {
+                reading.commands = ask(
+                    conn,
+                    &[b"INFO", b"commandstats"],
+                    "INFO commandstats",
+                    &mut missing,
+                )
+                .await
+                .and_then(|r| text(&r))
+                .map(|t| server::parse_commandstats(&t));
+            }
+            Fact::Cpu => {
+                reading.cpu_secs = ask(conn, &[b"INFO", b"cpu"], "INFO cpu", &mut missing)
+                    .await
+                    .and_then(|r| text(&r))
+                    .and_then(|t| server::parse_cpu_secs(&t));
+            }
+            Fact::Latency => {
+                let mut argv: Vec<&[u8]> = vec![b"LATENCY", b"HISTOGRAM"];
+                argv.extend(commands.iter().map(|c| c.as_bytes()));
+                reading.latency = match ask(conn, &argv, "LATENCY HISTOGRAM", &mut missing).await {
+                    Some(reply) => {
+                        let parsed = server::parse_latency_histogram(&reply);
+                        if parsed.is_none() {
+                            missing.push("LATENCY HISTOGRAM: a reply of a shape not known".into());
+                        }
+                        parsed
+                    }
+                    None => None,
+                };
+            }
+        }
     }
     reading.missing = missing;
     reading
+}
+
+/// The facts a reading asks for, one command each.
+#[derive(Clone, Copy)]
+enum Fact {
+    /// `INFO commandstats`.
+    Commands,
+    /// `INFO cpu`.
+    Cpu,
+    /// `LATENCY HISTOGRAM <commands>`.
+    Latency,
 }
 
 /// Adds `node`'s reading into `total`; a fact one node lacks is lacking in the total.

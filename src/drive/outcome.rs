@@ -159,6 +159,19 @@ pub struct ThreadCpu {
     pub wall_secs: f64,
 }
 
+impl ThreadCpu {
+    /// The share of its wall time the thread was busy: spinning pacing keeps a core busy
+    /// by design, so what counts is the CPU left after the rounds in which the scheduler
+    /// spun with nothing else to do.
+    pub fn busy_fraction(&self) -> f64 {
+        if self.wall_secs > 0.0 {
+            (self.cpu_secs - self.idle_spin_secs).max(0.0) / self.wall_secs
+        } else {
+            0.0
+        }
+    }
+}
+
 /// Errors that stop a run before it measures anything.
 #[derive(Debug, thiserror::Error)]
 pub enum DriveError {

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::TestReport;
 use super::checks::{CPU_SATURATION, Verdict};
+use crate::drive::ThreadCpu;
 
 /// The server's share of one core at which a single-threaded server is saturated.
 pub const SERVER_CPU_SATURATION: f64 = 0.9;
@@ -111,13 +112,7 @@ fn judge_without_busy(test: &TestReport) -> Judgement {
     let busiest = test
         .generator_cpu
         .iter()
-        .map(|t| {
-            if t.wall_secs > 0.0 {
-                (t.cpu_secs - t.idle_spin_secs).max(0.0) / t.wall_secs
-            } else {
-                0.0
-            }
-        })
+        .map(ThreadCpu::busy_fraction)
         .fold(0.0, f64::max);
     let metric = |name: &str| test.latency.get(name);
     let service_mean_us = metric("service").map_or(0.0, |l| l.mean_ns / 1e3);

@@ -6,7 +6,7 @@
 
 use super::Counts;
 use crate::config::RunConfig;
-use crate::drive::{ArrivalProcess, Mode, Pacing, RunOutcome};
+use crate::drive::{ArrivalProcess, Mode, Pacing, RunOutcome, ThreadCpu};
 use crate::record::CommandRecord;
 
 /// Largest relative shortfall of the achieved rate against the target.
@@ -109,18 +109,10 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
 
     out.push(schedule_lag(total, pacing, outage.as_deref()));
 
-    // Spinning pacing keeps a core busy by design: what counts is the CPU left after
-    // the rounds in which the scheduler spun with nothing else to do.
     let busiest = outcome
         .thread_cpu
         .iter()
-        .map(|t| {
-            if t.wall_secs > 0.0 {
-                (t.cpu_secs - t.idle_spin_secs).max(0.0) / t.wall_secs
-            } else {
-                0.0
-            }
-        })
+        .map(ThreadCpu::busy_fraction)
         .fold(0.0, f64::max);
     let spinning = pacing != Pacing::Sleep;
     out.push(Check {
