@@ -90,6 +90,30 @@ fn a_run_spreads_over_every_master_as_the_slots_say() {
             share * 100.0
         );
     }
+    // The server's view adds the three masters' counters: together they executed
+    // every SET, and the count check passed.
+    let set = &test["server"]["commands"][0];
+    assert_eq!(
+        (set["calls"].as_u64(), set["sent_by_tailrate"].as_u64()),
+        (Some(30000), Some(30000)),
+        "{set}"
+    );
+    let count = test["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "server_count");
+    assert_eq!(
+        count.map(|c| c["verdict"].clone()),
+        Some("pass".into()),
+        "{}",
+        test["checks"]
+    );
+    assert!(
+        test["server"]["cpu_secs"].as_f64().unwrap() > 0.0,
+        "{}",
+        test["server"]
+    );
     // --workers batches per connection and does not route: refused, with the reason.
     let out = run_tailrate(&[
         "-p",
