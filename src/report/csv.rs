@@ -1,5 +1,6 @@
 //! CSV on stdout: redis-benchmark's header and rows for closed loop; in open loop the
-//! same first eight columns (from the response time) followed by tailrate's own.
+//! same first eight columns (from the response time) followed by tailrate's own, the
+//! server's view and the bottleneck last.
 
 use std::io::{self, Write};
 
@@ -8,7 +9,7 @@ use super::{Exporter, Latency, RunReport, TestReport, ms};
 /// redis-benchmark's CSV header, unchanged.
 pub const HEADER: &str = r#""test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms""#;
 /// Columns appended in open loop.
-pub const OPEN_LOOP_COLUMNS: &str = r#","target_rps","p90_latency_ms","p99_9_latency_ms","p99_99_latency_ms","service_p50_ms","service_p99_ms","service_p99_9_ms","lag_p99_ms","queue_wait_p99_ms","intended","sent","completed","errors","timeouts","not_sent","in_flight_at_end","valid""#;
+pub const OPEN_LOOP_COLUMNS: &str = r#","target_rps","p90_latency_ms","p99_9_latency_ms","p99_99_latency_ms","service_p50_ms","service_p99_ms","service_p99_9_ms","lag_p99_ms","queue_wait_p99_ms","intended","sent","completed","errors","timeouts","not_sent","in_flight_at_end","valid","server_calls","server_exec_mean_us","server_cpu_share","bottleneck""#;
 
 /// Prints the header before the first row, then a row per test.
 #[derive(Default)]
@@ -72,6 +73,29 @@ impl Exporter for Csv {
                 c.not_sent,
                 c.in_flight_at_end,
                 test.valid
+            )?;
+            // The server's view, summed over the test's commands; empty where it gave none.
+            let server = test.server.as_ref();
+            let calls: Option<u64> = server.map(|s| s.commands.iter().map(|c| c.calls).sum());
+            let exec_usec: f64 = server.map_or(0.0, |s| {
+                s.commands
+                    .iter()
+                    .filter_map(|c| Some(c.mean_exec_usec? * c.calls as f64))
+                    .sum()
+            });
+            let mean = calls
+                .filter(|&n| n > 0)
+                .map(|n| format!("{:.3}", exec_usec / n as f64));
+            write!(
+                out,
+                ",\"{}\",\"{}\",\"{}\",\"{}\"",
+                calls.map(|n| n.to_string()).unwrap_or_default(),
+                mean.unwrap_or_default(),
+                server
+                    .and_then(|s| s.cpu_utilisation)
+                    .map(|u| format!("{u:.3}"))
+                    .unwrap_or_default(),
+                test.bottleneck.as_ref().map_or("", |b| b.verdict.name())
             )?;
         }
         writeln!(out)
