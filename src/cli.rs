@@ -338,6 +338,12 @@ pub struct RunArgs {
     /// Open loop: send this many requests per second in total (`50000`, `50k`, `1.5M`).
     #[arg(help_heading = "Open loop", long, value_parser = parse_rate, allow_hyphen_values = true, value_name = "RATE")]
     pub rate: Option<f64>,
+    /// After each open-loop test, run it again as a rate-capped closed loop at --rate (what
+    /// memtier's --rate-limiting and valkey-benchmark's --rps report) and as a plain
+    /// closed loop on the same connections (what redis-benchmark reports), and print the
+    /// three side by side.
+    #[arg(help_heading = "Open loop", long)]
+    pub contrast: bool,
     /// Open-loop arrival process.
     #[arg(help_heading = "Open loop", long, value_enum, default_value_t = ArrivalProcess::Poisson)]
     pub arrival: ArrivalProcess,

@@ -709,3 +709,112 @@ fn sleep_pacing_on_a_fast_server_fails_the_lag_check_naming_the_percentile() {
     );
     assert_eq!(test["valid"], false);
 }
+
+/// `--contrast`: its timing test runs alone.
+mod contrast {
+    mod timing {
+        use super::super::*;
+
+        /// `--contrast` against a server that stalls for 200 ms every second: the open loop's
+        /// p99 is the stall's (a request arriving `t` into a stall waits `S - t`; with n stalls
+        /// in T the p99 is `S - 0.01 T / n`, about 190 ms here), and both closed loops, which
+        /// wait through each stall with one request per connection instead of timing it, report
+        /// a p99 far below, all in one table.
+        #[test]
+        fn contrast_sets_the_open_loops_stall_tail_beside_the_closed_loops_that_hide_it() {
+            let server = RedisServer::builder().arg("--hz", "100").start();
+            let port = server.port().to_string();
+            let dir = tempfile::tempdir().unwrap();
+            let json = dir.path().join("contrast.json");
+            let child = Command::new(tailrate_bin())
+                .args([
+                    "-p",
+                    &port,
+                    "--rate",
+                    "2000",
+                    "--arrival",
+                    "constant",
+                    "--duration",
+                    "3s",
+                    "--warmup",
+                    "300ms",
+                    "-c",
+                    "8",
+                    "--max-inflight",
+                    "1",
+                    "-t",
+                    "get",
+                    "--contrast",
+                    "--json",
+                ])
+                .arg(&json)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            // Stalls every second for as long as the three loops run (bounded: 15 at most).
+            let addr = server.addr();
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let pauses = {
+                let stop = stop.clone();
+                thread::spawn(move || {
+                    for _ in 0..15 {
+                        thread::sleep(Duration::from_millis(1000));
+                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            break;
+                        }
+                        let _ =
+                            crate::harness::send_command(&addr, &["CLIENT", "PAUSE", "200", "ALL"]);
+                    }
+                })
+            };
+            let out = child.wait_with_output().unwrap();
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            pauses.join().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                stdout.contains("open and closed loop at 2000 requests per second"),
+                "{stdout}"
+            );
+            let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+            let loops = report["contrasts"][0]["loops"].as_array().unwrap();
+            let kinds: Vec<&str> = loops.iter().map(|l| l["kind"].as_str().unwrap()).collect();
+            assert_eq!(kinds, ["open", "rate-capped", "closed"]);
+            let p99 = |i: usize| loops[i]["response_ms"][2].as_f64().unwrap();
+            assert!(
+                p99(0) >= 150.0,
+                "open-loop p99 {:.1} ms, the stalls' is ~190 ms",
+                p99(0)
+            );
+            for i in [1, 2] {
+                assert!(
+                    p99(i) * 10.0 < p99(0),
+                    "{} p99 {:.2} ms beside the open loop's {:.1} ms",
+                    kinds[i],
+                    p99(i),
+                    p99(0)
+                );
+            }
+            // The rate-capped loop was held near the rate; the plain one ran free.
+            let achieved = |i: usize| loops[i]["achieved_rate_per_sec"].as_f64().unwrap();
+            assert!(achieved(1) < 2200.0, "rate-capped at {:.0}/s", achieved(1));
+            assert_eq!(report["tests"].as_array().unwrap().len(), 3);
+        }
+    }
+}
+
+#[test]
+fn contrast_without_a_rate_is_a_usage_error_naming_both_flags() {
+    let out = run_tailrate(&["-p", "1", "--contrast", "-t", "get", "-n", "10"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--contrast") && stderr.contains("--rate"),
+        "{stderr}"
+    );
+}

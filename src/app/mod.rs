@@ -81,6 +81,34 @@ pub(crate) fn single_test<'c>(
     Ok(test)
 }
 
+/// The loops of `--contrast`: the open loop as given, then the rate-capped and the plain
+/// closed loop on the same connections for the same time, one request in flight per
+/// connection and no warm-up (as the tools they stand for run).
+fn contrast_loops(config: &RunConfig) -> Vec<(Option<String>, RunConfig)> {
+    let rate = config.plan.mode.rate_per_sec();
+    let closed = |cap: Option<f64>| {
+        let mut c = config.clone();
+        c.plan.mode = crate::drive::Mode::Closed {
+            pipeline: 1,
+            rate_cap_per_sec: cap,
+            workers: None,
+        };
+        c.plan.warmup = Duration::ZERO;
+        c
+    };
+    vec![
+        (None, config.clone()),
+        (
+            Some(format!(
+                "rate-capped closed loop at {:.0}/s",
+                rate.unwrap_or(0.0)
+            )),
+            closed(rate),
+        ),
+        (Some("closed loop".into()), closed(None)),
+    ]
+}
+
 /// Runs every test of `config` and exports the results.
 pub fn run(
     config: &RunConfig,
@@ -108,6 +136,7 @@ pub fn run(
         ),
         settings: Settings::of(config),
         tests: Vec::new(),
+        contrasts: Vec::new(),
     };
     let to_stdout = |path: &Option<std::path::PathBuf>| path.as_deref().is_some_and(is_stdout);
     let (json_to_stdout, hlog_to_stdout) = (
@@ -160,35 +189,59 @@ pub fn run(
                 status = Status::Interrupted;
                 break 'tests;
             }
-            let test_offset = run_start.elapsed();
-            let (test_report, stopped_early) = measure(
-                config,
-                cluster.as_ref(),
-                index,
-                cancel,
-                &mut *stderr,
-                stderr_is_terminal,
-                hlog.as_mut(),
-                test_offset,
-            )?;
-            report.tests.push(test_report);
-            let (report_ref, test_ref) = (&report, &report.tests[report.tests.len() - 1]);
-            for exporter in exporters.iter_mut() {
-                exporter
-                    .test_done(stdout, report_ref, test_ref)
-                    .context("writing results")?;
+            // The test, and with --contrast its two closed loops after it, each exported
+            // as it ends.
+            let loops = if config.contrast {
+                contrast_loops(config)
+            } else {
+                vec![(None, config.clone())]
+            };
+            let first = report.tests.len();
+            for (kind, loop_config) in &loops {
+                let test_offset = run_start.elapsed();
+                let (mut test_report, stopped_early) = measure(
+                    loop_config,
+                    cluster.as_ref(),
+                    index,
+                    cancel,
+                    &mut *stderr,
+                    stderr_is_terminal,
+                    hlog.as_mut(),
+                    test_offset,
+                )?;
+                if let Some(kind) = kind {
+                    test_report.name = format!("{} ({kind})", test_report.name);
+                }
+                report.tests.push(test_report);
+                let (report_ref, test_ref) = (&report, &report.tests[report.tests.len() - 1]);
+                for exporter in exporters.iter_mut() {
+                    exporter
+                        .test_done(stdout, report_ref, test_ref)
+                        .context("writing results")?;
+                }
+                stdout.flush().ok();
+                if config.strict && !test_ref.valid {
+                    status = Status::Invalid;
+                }
+                if let Some(reason) = &stopped_early {
+                    status = if reason == "interrupted" {
+                        Status::Interrupted
+                    } else {
+                        Status::Failed(reason.clone())
+                    };
+                    break 'tests;
+                }
             }
-            stdout.flush().ok();
-            if config.strict && !test_ref.valid {
-                status = Status::Invalid;
-            }
-            if let Some(reason) = &stopped_early {
-                status = if reason == "interrupted" {
-                    Status::Interrupted
-                } else {
-                    Status::Failed(reason.clone())
-                };
-                break 'tests;
+            if let ([open, capped, closed], Some(rate)) =
+                (&report.tests[first..], config.plan.mode.rate_per_sec())
+            {
+                let contrast = crate::report::contrast::Contrast::of(
+                    &config.plan.workload.tests[index].name,
+                    rate,
+                    config.plan.connections,
+                    [open, capped, closed],
+                );
+                report.contrasts.push(contrast);
             }
         }
         if !config.loop_forever {

@@ -25,6 +25,8 @@ pub struct RunConfig {
     pub strict: bool,
     /// Loop the tests forever.
     pub loop_forever: bool,
+    /// After each open-loop test, the rate-capped and the plain closed loop (`--contrast`).
+    pub contrast: bool,
     /// Only open connections and wait.
     pub idle: bool,
     /// `--cluster`: the server must be a cluster node.
@@ -133,6 +135,19 @@ impl RunConfig {
                 workers,
             },
         };
+        if args.contrast && args.rate.is_none() {
+            return Err(ConfigError::Invalid {
+                flag: "--contrast",
+                why: "it sets a closed loop beside an open loop at the same rate: give --rate (and --duration)".into(),
+            });
+        }
+        if args.contrast && args.workers.is_some() {
+            return Err(ConfigError::Conflict {
+                a: "--contrast",
+                b: "--workers",
+                why: "the contrast's closed loops are one request in flight per connection, as redis-benchmark's and memtier's",
+            });
+        }
         if args.warmup.is_some() && args.rate.is_none() && args.duration.is_none() {
             return Err(ConfigError::Conflict {
                 a: "--warmup",
@@ -209,6 +224,7 @@ impl RunConfig {
             },
             strict: args.strict,
             loop_forever: args.loop_forever,
+            contrast: args.contrast,
             idle: args.idle,
             cluster: args.cluster,
         })

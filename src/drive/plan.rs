@@ -96,6 +96,14 @@ pub struct Workers {
 }
 
 impl Mode {
+    /// An open loop's rate; `None` for a closed loop.
+    pub fn rate_per_sec(&self) -> Option<f64> {
+        match self {
+            Mode::Open { rate_per_sec, .. } => Some(*rate_per_sec),
+            Mode::Closed { .. } => None,
+        }
+    }
+
     /// Which times this mode's requests have apart from their reply.
     pub fn timing(&self) -> Timing {
         match self {

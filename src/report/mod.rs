@@ -10,6 +10,7 @@ mod bottleneck;
 pub use bottleneck::{Bottleneck, Judgement};
 mod build;
 pub mod checks;
+pub mod contrast;
 pub mod csv;
 pub mod hlog;
 pub mod json;
@@ -80,6 +81,9 @@ pub struct RunReport {
     pub settings: Settings,
     /// One entry per test, in the order run.
     pub tests: Vec<TestReport>,
+    /// With `--contrast`: each test's open loop beside its two closed loops.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contrasts: Vec<contrast::Contrast>,
 }
 
 /// Facts about the server, where it answers; absent facts are noted, not fatal.

@@ -31,6 +31,17 @@ impl Exporter for Text {
             full(out, report, test, self.precision)
         }
     }
+
+    /// With `--contrast`, each test's three loops side by side, after every report.
+    fn run_done(&mut self, out: &mut dyn Write, report: &RunReport) -> io::Result<()> {
+        if !report.contrasts.is_empty() && self.quiet {
+            writeln!(out)?;
+        }
+        for contrast in &report.contrasts {
+            contrast.write_text(out)?;
+        }
+        Ok(())
+    }
 }
 
 fn quiet_line(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::Result<()> {

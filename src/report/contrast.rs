@@ -1,0 +1,138 @@
+//! One test three ways at one rate (`--contrast`): the open loop, the rate-capped closed
+//! loop that memtier's `--rate-limiting` and valkey-benchmark's `--rps` stand for, and the
+//! plain closed loop redis-benchmark runs, on the same connections, side by side.
+//!
+//! The open loop times each request from when it was due; the two closed loops from when
+//! they sent it, so a stall shows in the open loop's tail and hides in theirs (a closed
+//! loop waits through the stall instead of timing it). The table puts that difference
+//! in numbers.
+
+use std::io::{self, Write};
+
+use serde::{Deserialize, Serialize};
+
+use super::TestReport;
+
+/// The three loops of one test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Contrast {
+    /// The test's name.
+    pub test: String,
+    /// The rate the open loop offered and the capped closed loop was held to.
+    pub rate_per_sec: f64,
+    /// Connections each loop used.
+    pub connections: usize,
+    /// Open loop, rate-capped closed loop, plain closed loop, in that order.
+    pub loops: Vec<ContrastLoop>,
+}
+
+/// One loop's figures in a [`Contrast`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContrastLoop {
+    /// `open`, `rate-capped` or `closed`.
+    pub kind: String,
+    /// What it stands for, in words.
+    pub stands_for: String,
+    /// Requests written per second.
+    pub achieved_rate_per_sec: f64,
+    /// Response-time percentiles in milliseconds: p50, p90, p99, p99.9, max.
+    pub response_ms: [f64; 5],
+    /// Its self-checks passed.
+    pub valid: bool,
+}
+
+/// The percentiles of the table, with their column heads.
+const HEADS: [&str; 5] = ["p50", "p90", "p99", "p99.9", "max"];
+
+impl Contrast {
+    /// The contrast of `open`, `capped` and `closed`, three reports of one test.
+    pub fn of(
+        test: &str,
+        rate_per_sec: f64,
+        connections: usize,
+        [open, capped, closed]: [&TestReport; 3],
+    ) -> Contrast {
+        let row = |kind: &str, stands_for: &str, r: &TestReport| {
+            let l = r.response();
+            let ms = |f: fn(&super::Latency) -> u64| l.map_or(0.0, |l| f(l) as f64 / 1e6);
+            ContrastLoop {
+                kind: kind.into(),
+                stands_for: stands_for.into(),
+                achieved_rate_per_sec: r.achieved_rate_per_sec,
+                response_ms: [
+                    ms(|l| l.p50_ns),
+                    ms(|l| l.p90_ns),
+                    ms(|l| l.p99_ns),
+                    ms(|l| l.p99_9_ns),
+                    ms(|l| l.max_ns),
+                ],
+                valid: r.valid,
+            }
+        };
+        Contrast {
+            test: test.into(),
+            rate_per_sec,
+            connections,
+            loops: vec![
+                row("open", "timed from when each request was due", open),
+                row(
+                    "rate-capped",
+                    "memtier --rate-limiting, valkey-benchmark --rps: sends held to the rate, timed from each send",
+                    capped,
+                ),
+                row(
+                    "closed",
+                    "redis-benchmark: as fast as replies come, timed from each send",
+                    closed,
+                ),
+            ],
+        }
+    }
+
+    /// The table: a row per loop, a column per percentile, and each closed loop's
+    /// percentiles as a fraction of the open loop's.
+    pub fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "====== {}: open and closed loop at {:.0} requests per second, {} connections ======",
+            self.test, self.rate_per_sec, self.connections
+        )?;
+        write!(out, "  {:<20} {:>12}", "loop", "achieved/s")?;
+        for h in HEADS {
+            write!(out, " {:>10}", format!("{h} ms"))?;
+        }
+        writeln!(out)?;
+        for l in &self.loops {
+            write!(out, "  {:<20} {:>12.0}", l.kind, l.achieved_rate_per_sec)?;
+            for v in l.response_ms {
+                write!(out, " {v:>10.3}")?;
+            }
+            writeln!(
+                out,
+                "{}",
+                if l.valid {
+                    ""
+                } else {
+                    "  (INVALID: see its report)"
+                }
+            )?;
+        }
+        if let Some(open) = self.loops.first() {
+            for l in &self.loops[1..] {
+                write!(out, "  {:<20} {:>12}", format!("{} / open", l.kind), "")?;
+                for (v, o) in l.response_ms.iter().zip(open.response_ms) {
+                    if o > 0.0 {
+                        write!(out, " {:>10}", format!("{:.2}x", v / o))?;
+                    } else {
+                        write!(out, " {:>10}", "-")?;
+                    }
+                }
+                writeln!(out)?;
+            }
+        }
+        for l in &self.loops {
+            writeln!(out, "  {}: {}", l.kind, l.stands_for)?;
+        }
+        writeln!(out)
+    }
+}
