@@ -180,8 +180,8 @@ pub struct Template {
     /// Command name in lower case (`set`), as `INFO commandstats` names it; mixes make names
     /// unique.
     pub name: String,
-    /// Whether its replies are counted as hits and misses: a read of one value (see
-    /// [`counts_hits`]), decided from the command's name once, when it is built.
+    /// Whether its replies are counted as hits and misses: a read of one value (see the
+    /// function `counts_hits` here), decided from the command's name once, when it is built.
     pub counts_hits: bool,
     /// The static bytes, every digit field as zeros.
     bytes: Vec<u8>,
