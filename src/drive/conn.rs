@@ -228,12 +228,13 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
     ctx.finished.notify_one();
 }
 
-/// Moves a connection's byte count, `now` (sent when `sent`, else received), into the
-/// interval's records from `counted` on when `measured`, and marks it counted either way.
+/// Moves a connection's running byte count, `total` (sent when `sent`, else received),
+/// into the interval's records from `counted` on when `measured`, and marks it counted
+/// either way.
 #[inline]
-fn count_bytes(ctx: &Ctx, now: u64, counted: &mut u64, measured: bool, sent: bool) {
+fn count_bytes(ctx: &Ctx, total: u64, counted: &mut u64, measured: bool, sent: bool) {
     if measured {
-        let bytes = now.saturating_sub(*counted);
+        let bytes = total.saturating_sub(*counted);
         let mut rec = ctx.rec.borrow_mut();
         if sent {
             rec.sent_bytes += bytes;
@@ -241,7 +242,7 @@ fn count_bytes(ctx: &Ctx, now: u64, counted: &mut u64, measured: bool, sent: boo
             rec.received_bytes += bytes;
         }
     }
-    *counted = now;
+    *counted = total;
 }
 
 /// Stamps the requests just written with their send time (and with `timed_at_write`,
