@@ -12,6 +12,8 @@ pub struct Progress<'a> {
     name: String,
     target_rate_per_sec: Option<f64>,
     threads: usize,
+    /// How long a line's window is: the report's interval.
+    line_every: Duration,
     window: Recorder,
     window_errors: u64,
     window_threads: usize,
@@ -28,12 +30,14 @@ impl<'a> Progress<'a> {
         name: &str,
         target_rate_per_sec: Option<f64>,
         threads: usize,
+        line_every: Duration,
     ) -> Self {
         Progress {
             out,
             name: name.to_string(),
             target_rate_per_sec,
             threads: threads.max(1),
+            line_every,
             window: Recorder::default(),
             window_errors: 0,
             window_threads: 0,
@@ -44,7 +48,8 @@ impl<'a> Progress<'a> {
         }
     }
 
-    /// Takes one thread's interval; draws once every thread has reported it.
+    /// Takes one thread's batch; draws once every thread has reported enough of them to
+    /// fill a report interval.
     pub fn interval(
         &mut self,
         record: &Recorder,
@@ -58,9 +63,14 @@ impl<'a> Progress<'a> {
         self.window.add(record);
         self.window_errors += record.commands.iter().map(|c| c.error_total()).sum::<u64>();
         self.window_threads += 1;
-        self.window_length = length;
+        self.window_length += length / self.threads as u32;
+        // Each thread's batches come in turn: the backlog shown is the latest round's sum.
+        if self.window_threads % self.threads == 1 || self.threads == 1 {
+            self.backlog = 0;
+        }
         self.backlog += backlog;
-        if self.window_threads < self.threads {
+        if !self.window_threads.is_multiple_of(self.threads) || self.window_length < self.line_every
+        {
             return;
         }
         let total = self.window.total();
@@ -106,6 +116,7 @@ impl<'a> Progress<'a> {
         self.window.reset();
         self.window_errors = 0;
         self.window_threads = 0;
+        self.window_length = Duration::ZERO;
         self.backlog = 0;
     }
 

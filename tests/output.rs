@@ -142,7 +142,9 @@ fn squeeze_padding(line: &str) -> String {
 fn shape(text: &str) -> String {
     let mut lines: Vec<String> = Vec::new();
     for line in text.lines() {
-        let line = squeeze_padding(&numbers_to_placeholders(line.trim_end()));
+        let line = squeeze_padding(&numbers_to_placeholders(&without_interval_detail(
+            line.trim_end(),
+        )));
         if line.contains(N) && lines.last() == Some(&line) {
             continue;
         }
@@ -151,6 +153,36 @@ fn shape(text: &str) -> String {
     let mut out = lines.join("\n");
     out.push('\n');
     out
+}
+
+/// `line` without what of the confidence intervals follows the run's length and noise:
+/// the method (batch means need enough batches), whether a high end is bounded, and the
+/// note on a percentile with few samples beyond.
+fn without_interval_detail(line: &str) -> String {
+    let line = match line.find("confidence intervals (msec; ") {
+        Some(at) => format!("{}confidence intervals (msec; [method]):", &line[..at]),
+        None => line.to_string(),
+    };
+    let line = line
+        .replace(", open]", ", [high]]")
+        .replace("  too few beyond to bound", "");
+    // The table's columns are as wide as its widest cell: one space between cells.
+    let trimmed = line.trim_start();
+    let row = trimmed.starts_with('p') && trimmed.contains(" [");
+    let header = trimmed.starts_with("response") && trimmed.ends_with(" k");
+    if row || header {
+        let indent = &line[..line.len() - trimmed.len()];
+        let words: Vec<String> = trimmed
+            .split_whitespace()
+            .map(|w| match w.strip_suffix(']') {
+                // A cell's high end, bounded or not.
+                Some(n) if n.parse::<f64>().is_ok() => "[high]]".to_string(),
+                _ => w.to_string(),
+            })
+            .collect();
+        return format!("{indent}{}", words.join(" "));
+    }
+    line
 }
 
 /// `text` without what depends on whether a self-check passed, for runs whose checks may

@@ -1,5 +1,6 @@
-//! The interval stream of a run: each thread's interval records merged into one per
-//! interval of the measured window, summarised for the report and written to the
+//! The interval stream of a run: each thread's batch records merged into one per batch
+//! of the measured window (kept, coarsely, for the percentiles' intervals), and batches
+//! grouped into the report's intervals, summarised for the report and written to the
 //! `.hlog`.
 
 use std::collections::BTreeMap;
@@ -73,6 +74,60 @@ pub(super) fn summary(start: Duration, length: Duration, record: &Recorder) -> I
         p50_ns: q(0.5),
         p99_ns: q(0.99),
         max_ns: if h.is_empty() { 0 } else { h.max() },
+    }
+}
+
+/// Groups the merged batches, which tile the measured window in order, into the
+/// report's intervals of `length` (a whole number of batches; the last as long as the
+/// window leaves).
+pub(super) struct Grouper {
+    length: Duration,
+    /// The report interval being filled: its index and how much of it the batches cover.
+    current: Option<(u32, Duration)>,
+    record: Recorder,
+}
+
+impl Grouper {
+    pub(super) fn new(length: Duration) -> Self {
+        Grouper {
+            length: length.max(Duration::from_nanos(1)),
+            current: None,
+            record: Recorder::default(),
+        }
+    }
+
+    /// Adds the batch at `start` of `length`; `emit` gets each report interval that it
+    /// shows to be whole, as (start, length, record).
+    pub(super) fn push(
+        &mut self,
+        start: Duration,
+        length: Duration,
+        batch: &Recorder,
+        emit: &mut dyn FnMut(Duration, Duration, &Recorder),
+    ) {
+        let index =
+            u32::try_from(crate::record::nanos(start) / crate::record::nanos(self.length).max(1))
+                .unwrap_or(u32::MAX);
+        match self.current {
+            Some((i, _)) if i == index => {}
+            Some(_) => {
+                self.flush(emit);
+                self.current = Some((index, Duration::ZERO));
+            }
+            None => self.current = Some((index, Duration::ZERO)),
+        }
+        self.record.add(batch);
+        if let Some((_, covered)) = &mut self.current {
+            *covered += length;
+        }
+    }
+
+    /// Emits the interval being filled, if any.
+    pub(super) fn flush(&mut self, emit: &mut dyn FnMut(Duration, Duration, &Recorder)) {
+        if let Some((index, covered)) = self.current.take() {
+            emit(self.length * index, covered, &self.record);
+            self.record.reset();
+        }
     }
 }
 
@@ -213,6 +268,28 @@ mod tests {
             record,
             backlog: 0,
         }
+    }
+
+    #[test]
+    fn batches_group_into_report_intervals_that_tile_the_window() {
+        let mut g = Grouper::new(Duration::from_millis(250));
+        let mut out = Vec::new();
+        let mut emit = |s: Duration, l: Duration, r: &Recorder| {
+            out.push((s.as_millis() as u64, l.as_millis() as u64, r.completed()));
+        };
+        for i in 0..7u32 {
+            let mut batch = Recorder::new(1);
+            batch.commands[0].completed = 1;
+            let length = if i == 6 { 20 } else { 50 };
+            g.push(
+                Duration::from_millis(50) * i,
+                Duration::from_millis(length),
+                &batch,
+                &mut emit,
+            );
+        }
+        g.flush(&mut emit);
+        assert_eq!(out, [(0, 250, 5), (250, 70, 2)]);
     }
 
     fn shape(out: &[(Duration, Duration, Recorder)]) -> Vec<(u64, u64, u64)> {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::intervals::{IntervalMerger, summary, write_hlog};
+use super::intervals::{Grouper, IntervalMerger, summary, write_hlog};
 use crate::config::RunConfig;
 use crate::drive::{self, Cancel, Interval, Mode};
 use crate::net::cluster::ClusterMap;
@@ -44,35 +44,52 @@ pub fn measure(
         &test.name,
         target,
         config.plan.threads,
+        drive::interval_length(&config.plan),
     );
-    let mut merger = IntervalMerger::new(config.plan.threads, drive::interval_length(&config.plan));
+    let mut merger = IntervalMerger::new(config.plan.threads, drive::BATCH);
+    let mut grouper = Grouper::new(drive::interval_length(&config.plan));
+    let mut batches = crate::report::confidence::BatchSeries::default();
+    let timing = config.plan.mode.timing();
     // Intervals count from the measured window's start; the log counts from its own, at
     // `log_offset` before now.
     let called = Instant::now();
     let command_names: Vec<String> = test.commands.iter().map(|c| c.name.clone()).collect();
     let reads: Vec<bool> = test.commands.iter().map(|c| c.counts_hits).collect();
     let mut hlog_error = None;
-    let mut emit =
-        |merger: &mut IntervalMerger, start: Duration, length: Duration, record: Recorder| {
-            let window_offset = merger
-                .origin
-                .map_or(Duration::ZERO, |o| o.saturating_duration_since(called));
+    // Each merged batch: kept for the percentiles' intervals, and grouped into the
+    // report's intervals, each summarised and written to the log once whole.
+    let mut emit = |merger: &mut IntervalMerger,
+                    start: Duration,
+                    length: Duration,
+                    record: Recorder,
+                    last: bool| {
+        batches.push(&record, timing);
+        let origin = merger.origin;
+        let summaries = &mut merger.summaries;
+        let mut report_interval = |start: Duration, length: Duration, record: &Recorder| {
+            let window_offset =
+                origin.map_or(Duration::ZERO, |o| o.saturating_duration_since(called));
             if let Some(log) = hlog.as_deref_mut()
                 && let Err(e) = write_hlog(
                     log,
                     &test.name,
                     &command_names,
-                    config.plan.mode.timing(),
+                    timing,
                     log_offset + window_offset + start,
                     length,
-                    &record,
+                    record,
                 )
             {
                 hlog_error.get_or_insert(e);
             }
-            merger.summaries.push(summary(start, length, &record));
-            merger.recycle(record);
+            summaries.push(summary(start, length, record));
         };
+        grouper.push(start, length, &record, &mut report_interval);
+        if last {
+            grouper.flush(&mut report_interval);
+        }
+        merger.recycle(record);
+    };
     let mut observer =
         super::server_view::Observer::open(config, cluster.map(|c| &**c), &command_names);
     let before = observer.as_mut().map(|o| (o.read(), o.taken()));
@@ -80,15 +97,17 @@ pub fn measure(
         let mut on_interval = |iv: &Interval| {
             progress.interval(&iv.record, iv.start, iv.length, iv.backlog);
             for (start, length, record) in merger.push(iv) {
-                emit(&mut merger, start, length, record);
+                emit(&mut merger, start, length, record, false);
             }
         };
         drive::run(&config.plan, cluster, test, index, cancel, &mut on_interval)
     };
     progress.finish();
     let outcome = outcome.with_context(|| format!("running {}", test.name))?;
-    for (start, length, record) in merger.flush(outcome.measured) {
-        emit(&mut merger, start, length, record);
+    let rest = merger.flush(outcome.measured);
+    let count = rest.len();
+    for (i, (start, length, record)) in rest.into_iter().enumerate() {
+        emit(&mut merger, start, length, record, i + 1 == count);
     }
     if let Some(e) = hlog_error {
         return Err(e).context("writing --hdr-log");
@@ -120,6 +139,7 @@ pub fn measure(
         &command_names,
         &reads,
         std::mem::take(&mut merger.summaries),
+        &batches,
     );
     if let Some(view) = server {
         report.add_server_view(view);

@@ -1,9 +1,11 @@
 //! How a test's report is made from what the driver measured: counts, latencies per
-//! metric, command and cluster node, and the self-checks.
+//! metric, command and cluster node (each percentile with its interval), and the
+//! self-checks.
 
 use std::collections::BTreeMap;
 
 use super::checks::{self, Verdict};
+use super::confidence::{Batch, BatchSeries};
 use super::{
     Batches, CommandReport, Counts, IntervalSummary, Latency, NodeReport, OutageReport, TestReport,
 };
@@ -15,6 +17,10 @@ use crate::record::{CommandRecord, Metric, Timing};
 impl TestReport {
     /// Builds a test's report from what the driver measured; `reads` says, by command,
     /// which commands' replies were counted as hits and misses.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the outcome, what it ran, and its interval stream: summaries and batches"
+    )]
     pub fn build(
         name: &str,
         config: &RunConfig,
@@ -23,12 +29,21 @@ impl TestReport {
         command_names: &[String],
         reads: &[bool],
         intervals: Vec<IntervalSummary>,
+        batches: &BatchSeries,
     ) -> Self {
         let reads_of = |i: usize| reads.get(i).copied().unwrap_or(false);
         let total = outcome.record.total();
         let mut checks = checks::checks(config, outcome, &total);
         let timing = config.plan.mode.timing();
-        let latency = latency_map(&total, timing);
+        let total_batches: BTreeMap<Metric, Vec<Batch>> = match batches.commands.as_slice() {
+            [one] => one.clone(),
+            _ => Metric::ALL
+                .into_iter()
+                .map(|m| (m, batches.total(m)))
+                .collect(),
+        };
+        let latency = latency_map(&total, timing, &total_batches);
+        let no_batches = BTreeMap::new();
         let commands = if outcome.record.commands.len() > 1 {
             outcome
                 .record
@@ -39,7 +54,11 @@ impl TestReport {
                 .map(|(i, (rec, name))| CommandReport {
                     command: name.clone(),
                     counts: Counts::of(rec, 0, reads_of(i)),
-                    latency: latency_map(rec, timing),
+                    latency: latency_map(
+                        rec,
+                        timing,
+                        batches.commands.get(i).unwrap_or(&no_batches),
+                    ),
                 })
                 .collect()
         } else {
@@ -79,7 +98,7 @@ impl TestReport {
             stopped_early: outcome.stopped_early.clone(),
             generator_cpu: outcome.thread_cpu.clone(),
             intervals,
-            nodes: node_reports(cluster, &outcome.record),
+            nodes: node_reports(cluster, &outcome.record, batches),
             batches: config.plan.mode.workers().map(|_| Batches {
                 writes: outcome.record.writes,
                 mean_requests_per_write: if outcome.record.writes == 0 {
@@ -151,7 +170,11 @@ pub(super) fn outage_reports(events: &crate::drive::ConnectionEvents) -> Vec<Out
         .collect()
 }
 
-fn node_reports(cluster: Option<&ClusterMap>, record: &crate::record::Recorder) -> Vec<NodeReport> {
+fn node_reports(
+    cluster: Option<&ClusterMap>,
+    record: &crate::record::Recorder,
+    batches: &BatchSeries,
+) -> Vec<NodeReport> {
     let Some(map) = cluster else {
         return Vec::new();
     };
@@ -168,7 +191,10 @@ fn node_reports(cluster: Option<&ClusterMap>, record: &crate::record::Recorder) 
                 errors: r.errors,
                 moved: r.moved,
                 ask: r.ask,
-                response: Latency::of(&r.response),
+                response: Latency::of(
+                    &r.response,
+                    batches.nodes.get(i).map_or(&[][..], Vec::as_slice),
+                ),
             }
         })
         .collect()
@@ -177,13 +203,20 @@ fn node_reports(cluster: Option<&ClusterMap>, record: &crate::record::Recorder) 
 /// The latency metrics of `rec` in a run of `timing`: response and service time always
 /// (one histogram in a plain closed loop), lag in open loop, queue wait in open loop (the
 /// wait for a free connection) and with `--workers` (the wait in the batch).
-fn latency_map(rec: &CommandRecord, timing: Timing) -> BTreeMap<String, Latency> {
+fn latency_map(
+    rec: &CommandRecord,
+    timing: Timing,
+    batches: &BTreeMap<Metric, Vec<Batch>>,
+) -> BTreeMap<String, Latency> {
     Metric::ALL
         .into_iter()
         .filter_map(|metric| {
             Some((
                 metric.name().to_string(),
-                Latency::of(rec.hist.of(metric, timing)?),
+                Latency::of(
+                    rec.hist.of(metric, timing)?,
+                    batches.get(&metric).map_or(&[][..], Vec::as_slice),
+                ),
             ))
         })
         .collect()

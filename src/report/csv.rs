@@ -33,7 +33,7 @@ impl Exporter for Csv {
                 writeln!(out, "{HEADER}")?;
             }
         }
-        let zero = Latency::of(&crate::record::new_histogram());
+        let zero = Latency::without_intervals(&crate::record::new_histogram());
         let r = test.response().unwrap_or(&zero);
         let m = |ns: f64| ms(ns, 3);
         write!(

@@ -1,10 +1,95 @@
-//! A latency distribution as reports keep it: summary percentiles in nanoseconds and
-//! the histogram itself, encoded in HdrHistogram's compressed V2 format.
+//! A latency distribution as reports keep it: summary percentiles in nanoseconds, each
+//! with its 95% confidence interval, and the histogram itself, encoded in HdrHistogram's
+//! compressed V2 format.
+
+use std::collections::BTreeMap;
 
 use base64::Engine;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
+
+use super::confidence::{self, Batch, Ci95};
+
+/// The percentiles every report gives, each with its interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Percentile {
+    /// 50th.
+    P50,
+    /// 90th.
+    P90,
+    /// 95th.
+    P95,
+    /// 99th.
+    P99,
+    /// 99.9th.
+    P99_9,
+    /// 99.99th.
+    P99_99,
+}
+
+impl Percentile {
+    /// All of them, in order.
+    pub const ALL: [Percentile; 6] = [
+        Percentile::P50,
+        Percentile::P90,
+        Percentile::P95,
+        Percentile::P99,
+        Percentile::P99_9,
+        Percentile::P99_99,
+    ];
+
+    /// The quantile, 0.99 for p99.
+    pub fn quantile(self) -> f64 {
+        match self {
+            Percentile::P50 => 0.50,
+            Percentile::P90 => 0.90,
+            Percentile::P95 => 0.95,
+            Percentile::P99 => 0.99,
+            Percentile::P99_9 => 0.999,
+            Percentile::P99_99 => 0.9999,
+        }
+    }
+
+    /// As printed: `p99.9`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Percentile::P50 => "p50",
+            Percentile::P90 => "p90",
+            Percentile::P95 => "p95",
+            Percentile::P99 => "p99",
+            Percentile::P99_9 => "p99.9",
+            Percentile::P99_99 => "p99.99",
+        }
+    }
+
+    /// As in JSON keys and CSV headers: `p99_9`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Percentile::P50 => "p50",
+            Percentile::P90 => "p90",
+            Percentile::P95 => "p95",
+            Percentile::P99 => "p99",
+            Percentile::P99_9 => "p99_9",
+            Percentile::P99_99 => "p99_99",
+        }
+    }
+}
+
+/// What a distribution's intervals rest on.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Confidence {
+    /// `batch means over N batches of 50 ms`, or `binomial (too few batches to measure
+    /// their spread)`.
+    pub method: String,
+    /// Non-empty batches the spread was measured from.
+    pub batches: usize,
+    /// Samples above each percentile (`k`), by key (`p99_9`).
+    pub beyond: BTreeMap<String, u64>,
+    /// How much wider than for independent samples each interval was made (the design
+    /// effect, 1 for none), by key.
+    pub design_effect: BTreeMap<String, f64>,
+}
 
 /// A latency distribution: summary values in nanoseconds and the histogram itself.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -17,25 +102,123 @@ pub struct Latency {
     pub mean_ns: f64,
     /// 50th percentile.
     pub p50_ns: u64,
+    /// Its 95% confidence interval, `[low, high]` (`high` null when unbounded); absent
+    /// in reports written before intervals were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ci95_ns: Option<Ci95>,
     /// 90th.
     pub p90_ns: u64,
+    /// Its interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p90_ci95_ns: Option<Ci95>,
     /// 95th.
     pub p95_ns: u64,
+    /// Its interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95_ci95_ns: Option<Ci95>,
     /// 99th.
     pub p99_ns: u64,
+    /// Its interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ci95_ns: Option<Ci95>,
     /// 99.9th.
     pub p99_9_ns: u64,
+    /// Its interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_9_ci95_ns: Option<Ci95>,
     /// 99.99th.
     pub p99_99_ns: u64,
+    /// Its interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_99_ci95_ns: Option<Ci95>,
     /// Largest.
     pub max_ns: u64,
+    /// What the intervals rest on; absent with the intervals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
     /// The histogram, HdrHistogram V2 compressed (deflate) encoding, base64.
     pub hdr_v2_base64: String,
 }
 
 impl Latency {
-    /// Summarises and encodes `h`.
-    pub fn of(h: &Histogram<u64>) -> Self {
+    /// Summarises and encodes `h`, each percentile with its 95% interval from `h` and
+    /// `batches` (the same samples cut in time order, see [`confidence`]).
+    pub fn of(h: &Histogram<u64>, batches: &[Batch]) -> Self {
+        let mut latency = Latency::without_intervals(h);
+        if h.is_empty() {
+            return latency;
+        }
+        let mut beyond = BTreeMap::new();
+        let mut design_effect = BTreeMap::new();
+        for p in Percentile::ALL {
+            if let Some(e) = confidence::estimate(h, batches, p.quantile()) {
+                *latency.ci95_mut(p) = Some(e.ci95);
+                beyond.insert(p.key().to_string(), e.beyond);
+                design_effect.insert(p.key().to_string(), e.design_effect);
+            }
+        }
+        let used = batches.iter().filter(|b| !b.is_empty()).count();
+        latency.confidence = Some(Confidence {
+            method: if used >= confidence::MIN_GROUPS {
+                format!(
+                    "batch means over {used} batches of {} ms",
+                    confidence::BATCH.as_millis()
+                )
+            } else {
+                format!(
+                    "binomial only ({used} batches of {} ms, too few to measure their spread)",
+                    confidence::BATCH.as_millis()
+                )
+            },
+            batches: used,
+            beyond,
+            design_effect,
+        });
+        latency
+    }
+
+    /// The percentile `p`.
+    pub fn at(&self, p: Percentile) -> u64 {
+        match p {
+            Percentile::P50 => self.p50_ns,
+            Percentile::P90 => self.p90_ns,
+            Percentile::P95 => self.p95_ns,
+            Percentile::P99 => self.p99_ns,
+            Percentile::P99_9 => self.p99_9_ns,
+            Percentile::P99_99 => self.p99_99_ns,
+        }
+    }
+
+    /// The 95% interval of `p`, when the report has one.
+    pub fn ci95(&self, p: Percentile) -> Option<Ci95> {
+        match p {
+            Percentile::P50 => self.p50_ci95_ns,
+            Percentile::P90 => self.p90_ci95_ns,
+            Percentile::P95 => self.p95_ci95_ns,
+            Percentile::P99 => self.p99_ci95_ns,
+            Percentile::P99_9 => self.p99_9_ci95_ns,
+            Percentile::P99_99 => self.p99_99_ci95_ns,
+        }
+    }
+
+    fn ci95_mut(&mut self, p: Percentile) -> &mut Option<Ci95> {
+        match p {
+            Percentile::P50 => &mut self.p50_ci95_ns,
+            Percentile::P90 => &mut self.p90_ci95_ns,
+            Percentile::P95 => &mut self.p95_ci95_ns,
+            Percentile::P99 => &mut self.p99_ci95_ns,
+            Percentile::P99_9 => &mut self.p99_9_ci95_ns,
+            Percentile::P99_99 => &mut self.p99_99_ci95_ns,
+        }
+    }
+
+    /// Samples above `p` (`k`), when the report says.
+    pub fn beyond(&self, p: Percentile) -> Option<u64> {
+        self.confidence.as_ref()?.beyond.get(p.key()).copied()
+    }
+
+    /// Summarises and encodes `h`, with no intervals.
+    pub fn without_intervals(h: &Histogram<u64>) -> Self {
         let q = |p: f64| {
             if h.is_empty() {
                 0
@@ -48,12 +231,19 @@ impl Latency {
             min_ns: if h.is_empty() { 0 } else { h.min() },
             mean_ns: if h.is_empty() { 0.0 } else { h.mean() },
             p50_ns: q(0.50),
+            p50_ci95_ns: None,
             p90_ns: q(0.90),
+            p90_ci95_ns: None,
             p95_ns: q(0.95),
+            p95_ci95_ns: None,
             p99_ns: q(0.99),
+            p99_ci95_ns: None,
             p99_9_ns: q(0.999),
+            p99_9_ci95_ns: None,
             p99_99_ns: q(0.9999),
+            p99_99_ci95_ns: None,
             max_ns: if h.is_empty() { 0 } else { h.max() },
+            confidence: None,
             hdr_v2_base64: encode_histogram(h),
         }
     }

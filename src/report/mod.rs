@@ -10,6 +10,7 @@ mod bottleneck;
 pub use bottleneck::{Bottleneck, Judgement};
 mod build;
 pub mod checks;
+pub mod confidence;
 pub mod contrast;
 pub mod csv;
 pub mod hlog;
@@ -32,7 +33,7 @@ use crate::drive::{ArrivalProcess, Pacing};
 use crate::drive::{Mode, Stop};
 use crate::record::CommandRecord;
 use checks::Check;
-pub use latency::{Latency, decode_histogram, encode_histogram};
+pub use latency::{Confidence, Latency, Percentile, decode_histogram, encode_histogram};
 
 /// Version of the JSON layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -6,6 +6,7 @@ use std::io::{self, Write};
 
 use hdrhistogram::Histogram;
 
+use super::Percentile;
 use super::checks::Verdict;
 use super::{Exporter, Latency, RunReport, TestReport, ms};
 use crate::text::printable;
@@ -151,6 +152,18 @@ fn full(
         ms(get(|l| l.p99_ns as f64), precision),
         ms(get(|l| l.max_ns as f64), precision)
     )?;
+
+    let metrics: &[(&str, &str)] = if test.target_rate_per_sec.is_some() {
+        &[
+            ("response", "response"),
+            ("service", "service"),
+            ("lag", "lag"),
+            ("queue wait", "queue_wait"),
+        ]
+    } else {
+        &[("response", "response")]
+    };
+    interval_table(out, test, precision, metrics)?;
 
     // memtier's KB/sec, in and out apart, in its unit: KiB, 1024 bytes.
     writeln!(
@@ -525,6 +538,64 @@ fn command_table(out: &mut dyn Write, test: &TestReport, precision: usize) -> io
             get(|l| l.p99_9_ns as f64),
             get(|l| l.max_ns as f64)
         )?;
+    }
+    Ok(())
+}
+
+/// Each percentile with its 95% interval, one column per `(label, metric key)` the test
+/// has, and the samples beyond it (`k`); what the intervals rest on above.
+fn interval_table(
+    out: &mut dyn Write,
+    test: &TestReport,
+    precision: usize,
+    metrics: &[(&str, &str)],
+) -> io::Result<()> {
+    let columns: Vec<(&str, &Latency)> = metrics
+        .iter()
+        .filter_map(|&(label, key)| Some((label, test.latency.get(key)?)))
+        .filter(|(_, l)| l.confidence.is_some())
+        .collect();
+    let Some((_, first)) = columns.first() else {
+        return Ok(());
+    };
+    let method = first
+        .confidence
+        .as_ref()
+        .map_or(String::new(), |c| c.method.clone());
+    writeln!(out, "  95% confidence intervals (msec; {method}):")?;
+    let cell = |l: &Latency, p: Percentile| match l.ci95(p) {
+        Some(ci) => format!(
+            "{} [{}, {}]",
+            ms(l.at(p) as f64, precision),
+            ms(ci.low() as f64, precision),
+            ci.high()
+                .map_or_else(|| "open".to_string(), |h| ms(h as f64, precision))
+        ),
+        None => ms(l.at(p) as f64, precision),
+    };
+    let width = Percentile::ALL
+        .iter()
+        .flat_map(|&p| columns.iter().map(move |(_, l)| cell(l, p).len()))
+        .chain(columns.iter().map(|(label, _)| label.len()))
+        .max()
+        .unwrap_or(0);
+    write!(out, "    {:<7}", "")?;
+    for (label, _) in &columns {
+        write!(out, " {label:<width$}")?;
+    }
+    writeln!(out, " {:>9}", "k")?;
+    for p in Percentile::ALL {
+        write!(out, "    {:<7}", p.label())?;
+        for (_, l) in &columns {
+            write!(out, " {:<width$}", cell(l, p))?;
+        }
+        let k = first.beyond(p).unwrap_or(0);
+        let note = if k < crate::report::confidence::MIN_BEYOND {
+            "  too few beyond to bound"
+        } else {
+            ""
+        };
+        writeln!(out, " {k:>9}{note}")?;
     }
     Ok(())
 }
