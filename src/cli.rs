@@ -344,6 +344,11 @@ pub struct RunArgs {
     /// three side by side.
     #[arg(help_heading = "Open loop", long)]
     pub contrast: bool,
+    /// Run each test this many times, and summarise each percentile as the median of the
+    /// repeats with an interval from their spread beside the interval within one run
+    /// (in a sweep: every step and every re-measurement).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
+    pub repeat: u32,
     /// Open-loop arrival process.
     #[arg(help_heading = "Open loop", long, value_enum, default_value_t = ArrivalProcess::Poisson)]
     pub arrival: ArrivalProcess,

@@ -159,6 +159,28 @@ fn shape(text: &str) -> String {
 /// the method (batch means need enough batches), whether a high end is bounded, and the
 /// note on a percentile with few samples beyond.
 fn without_interval_detail(line: &str) -> String {
+    // An open-loop CSV row ends with five intervals' low and high columns; a high end is
+    // empty when unbounded.
+    let fields: Vec<&str> = line.split("\",\"").collect();
+    if line.starts_with('"') && !line.starts_with("\"test\"") && fields.len() >= 39 {
+        let keep = fields.len() - 10;
+        let shaped: Vec<&str> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                if i >= keep && (i - keep) % 2 == 1 {
+                    if f.ends_with('"') {
+                        "[high]\""
+                    } else {
+                        "[high]"
+                    }
+                } else {
+                    f
+                }
+            })
+            .collect();
+        return shaped.join("\",\"");
+    }
     let line = match line.find("confidence intervals (msec; ") {
         Some(at) => format!("{}confidence intervals (msec; [method]):", &line[..at]),
         None => line.to_string(),
@@ -251,6 +273,11 @@ fn without_bottleneck(line: &str) -> String {
     for name in NAMES {
         if let Some(head) = line.strip_suffix(&format!(",\"{name}\"")) {
             return format!("{head},\"[bottleneck]\"");
+        }
+        // An open-loop CSV row: the bottleneck column, then the intervals'.
+        let column = format!(",\"{name}\",\"");
+        if line.starts_with('"') && line.contains(&column) {
+            return line.replacen(&column, ",\"[bottleneck]\",\"", 1);
         }
     }
     line.to_string()

@@ -137,6 +137,7 @@ pub fn run(
         settings: Settings::of(config),
         tests: Vec::new(),
         contrasts: Vec::new(),
+        repeats: Vec::new(),
     };
     let to_stdout = |path: &Option<std::path::PathBuf>| path.as_deref().is_some_and(is_stdout);
     let (json_to_stdout, hlog_to_stdout) = (
@@ -197,7 +198,9 @@ pub fn run(
                 vec![(None, config.clone())]
             };
             let first = report.tests.len();
-            for (kind, loop_config) in &loops {
+            let repeats = config.repeat.max(1);
+            let runs = (1..=repeats).flat_map(|r| loops.iter().map(move |l| (r, l)));
+            for (repeat, (kind, loop_config)) in runs {
                 let test_offset = run_start.elapsed();
                 let (mut test_report, stopped_early) = measure(
                     loop_config,
@@ -211,6 +214,9 @@ pub fn run(
                 )?;
                 if let Some(kind) = kind {
                     test_report.name = format!("{} ({kind})", test_report.name);
+                }
+                if repeats > 1 {
+                    test_report.repeat = Some(repeat);
                 }
                 report.tests.push(test_report);
                 let (report_ref, test_ref) = (&report, &report.tests[report.tests.len() - 1]);
@@ -232,8 +238,22 @@ pub fn run(
                     break 'tests;
                 }
             }
-            if let ([open, capped, closed], Some(rate)) =
+            // Each loop's repeats, summarised; the contrast is of the first repeat's loops.
+            if repeats > 1 {
+                for l in 0..loops.len() {
+                    let runs: Vec<&crate::report::TestReport> = report.tests[first..]
+                        .iter()
+                        .skip(l)
+                        .step_by(loops.len())
+                        .collect();
+                    report
+                        .repeats
+                        .extend(crate::report::repeats::RepeatSummary::of(&runs));
+                }
+            }
+            if let ([open, capped, closed, ..], Some(rate)) =
                 (&report.tests[first..], config.plan.mode.rate_per_sec())
+                && config.contrast
             {
                 let contrast = crate::report::contrast::Contrast::of(
                     &config.plan.workload.tests[index].name,

@@ -27,6 +27,8 @@ pub struct RunConfig {
     pub loop_forever: bool,
     /// After each open-loop test, the rate-capped and the plain closed loop (`--contrast`).
     pub contrast: bool,
+    /// Times each test runs (`--repeat`).
+    pub repeat: u32,
     /// Only open connections and wait.
     pub idle: bool,
     /// `--cluster`: the server must be a cluster node.
@@ -225,6 +227,7 @@ impl RunConfig {
             strict: args.strict,
             loop_forever: args.loop_forever,
             contrast: args.contrast,
+            repeat: args.repeat,
             idle: args.idle,
             cluster: args.cluster,
         })

@@ -43,6 +43,13 @@ impl TestReport {
                 .collect(),
         };
         let latency = latency_map(&total, timing, &total_batches);
+        if config.is_open_loop() {
+            checks.push(checks::steady_state(
+                total_batches
+                    .get(&Metric::Response)
+                    .map_or(&[][..], Vec::as_slice),
+            ));
+        }
         let no_batches = BTreeMap::new();
         let commands = if outcome.record.commands.len() > 1 {
             outcome
@@ -113,6 +120,7 @@ impl TestReport {
             excluded_from_latency,
             server: None,
             bottleneck: None,
+            repeat: None,
         }
         .judged()
     }

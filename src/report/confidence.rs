@@ -112,6 +112,20 @@ impl Batch {
         }
     }
 
+    /// The `quantile` of the batch, to its bucket's resolution (the bucket's lowest
+    /// value); `None` when empty.
+    pub fn quantile(&self, quantile: f64) -> Option<u64> {
+        let n = self.len();
+        if n == 0 {
+            return None;
+        }
+        let rank = ((quantile * n as f64).ceil() as u64).clamp(1, n);
+        let i = self.cumulative.partition_point(|&(_, total)| total < rank);
+        self.cumulative
+            .get(i)
+            .map(|&(bucket, _)| bucket_floor(bucket))
+    }
+
     /// Adds `other`'s replies (the batch of two batches' replies together).
     pub fn add(&mut self, other: &Batch) {
         let counts = |b: &Batch| {
@@ -199,6 +213,17 @@ impl BatchSeries {
             }
         }
         total
+    }
+}
+
+/// The lowest value of `bucket` (the inverse of [`coarse_bucket`] at a bucket's start).
+fn bucket_floor(bucket: u16) -> u64 {
+    let (octave, mantissa) = (u32::from(bucket) / 64, u64::from(bucket) % 64);
+    let value = 64 + mantissa;
+    if octave >= 6 {
+        value << (octave - 6)
+    } else {
+        value >> (6 - octave)
     }
 }
 
@@ -350,6 +375,15 @@ mod tests {
     }
 
     #[test]
+    fn a_bucket_starts_at_its_floor() {
+        for v in [1u64, 7, 64, 100, 1_000, 123_456, 9_999_999_999] {
+            let floor = bucket_floor(coarse_bucket(v));
+            assert!(floor <= v && v - floor <= v / 64 + 1, "{v} {floor}");
+            assert_eq!(coarse_bucket(floor), coarse_bucket(v), "{v}");
+        }
+    }
+
+    #[test]
     fn a_batch_counts_what_lies_at_or_below_a_value() {
         let mut h = new_histogram();
         for v in [1_000u64, 2_000, 2_000, 50_000, 9_000_000] {
@@ -361,6 +395,7 @@ mod tests {
         assert_eq!(b.at_most(2_000), 3);
         assert_eq!(b.at_most(1_000_000), 4);
         assert_eq!(b.at_most(u64::MAX / 2), 5);
+        assert_eq!(b.quantile(0.5), Some(bucket_floor(coarse_bucket(2_000))));
         let mut twice = b.clone();
         twice.add(&b);
         assert_eq!(twice.len(), 10);

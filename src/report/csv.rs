@@ -1,15 +1,25 @@
 //! CSV on stdout: redis-benchmark's header and rows for closed loop; in open loop the
 //! same first eight columns (from the response time) followed by tailrate's own, the
-//! server's view and the bottleneck last.
+//! server's view, the bottleneck, and last the response percentiles' 95% intervals (two
+//! columns each; the high end empty when unbounded).
 
 use std::io::{self, Write};
 
-use super::{Exporter, Latency, RunReport, TestReport, ms};
+use super::{Exporter, Latency, Percentile, RunReport, TestReport, ms};
 
 /// redis-benchmark's CSV header, unchanged.
 pub const HEADER: &str = r#""test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms""#;
 /// Columns appended in open loop.
-pub const OPEN_LOOP_COLUMNS: &str = r#","target_rps","p90_latency_ms","p99_9_latency_ms","p99_99_latency_ms","service_p50_ms","service_p99_ms","service_p99_9_ms","lag_p99_ms","queue_wait_p99_ms","intended","sent","completed","errors","timeouts","not_sent","in_flight_at_end","valid","server_calls","server_exec_mean_us","server_cpu_share","bottleneck""#;
+pub const OPEN_LOOP_COLUMNS: &str = r#","target_rps","p90_latency_ms","p99_9_latency_ms","p99_99_latency_ms","service_p50_ms","service_p99_ms","service_p99_9_ms","lag_p99_ms","queue_wait_p99_ms","intended","sent","completed","errors","timeouts","not_sent","in_flight_at_end","valid","server_calls","server_exec_mean_us","server_cpu_share","bottleneck","p50_ci95_low_ms","p50_ci95_high_ms","p90_ci95_low_ms","p90_ci95_high_ms","p99_ci95_low_ms","p99_ci95_high_ms","p99_9_ci95_low_ms","p99_9_ci95_high_ms","p99_99_ci95_low_ms","p99_99_ci95_high_ms""#;
+
+/// The percentiles whose intervals end an open-loop row, in column order.
+const INTERVAL_COLUMNS: [Percentile; 5] = [
+    Percentile::P50,
+    Percentile::P90,
+    Percentile::P99,
+    Percentile::P99_9,
+    Percentile::P99_99,
+];
 
 /// Prints the header before the first row, then a row per test.
 #[derive(Default)]
@@ -97,6 +107,17 @@ impl Exporter for Csv {
                     .unwrap_or_default(),
                 test.bottleneck.as_ref().map_or("", |b| b.verdict.name())
             )?;
+            for p in INTERVAL_COLUMNS {
+                let ci = r.ci95(p);
+                write!(
+                    out,
+                    ",\"{}\",\"{}\"",
+                    ci.map(|c| m(c.low() as f64)).unwrap_or_default(),
+                    ci.and_then(|c| c.high())
+                        .map(|h| m(h as f64))
+                        .unwrap_or_default()
+                )?;
+            }
         }
         writeln!(out)
     }

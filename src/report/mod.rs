@@ -17,6 +17,7 @@ pub mod hlog;
 pub mod json;
 mod latency;
 pub mod plot;
+pub mod repeats;
 pub mod server;
 pub mod sweep;
 pub mod text;
@@ -85,6 +86,10 @@ pub struct RunReport {
     /// With `--contrast`: each test's open loop beside its two closed loops.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contrasts: Vec<contrast::Contrast>,
+    /// With `--repeat`: each test's repeats summarised (the repeats themselves are in
+    /// `tests`, each with its `repeat`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<repeats::RepeatSummary>,
 }
 
 /// Facts about the server, where it answers; absent facts are noted, not fatal.
@@ -281,6 +286,9 @@ pub struct TestReport {
     /// What held the test back, and the fact that says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bottleneck: Option<bottleneck::Judgement>,
+    /// With `--repeat`: which repeat this is, from 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
 }
 
 fn is_zero(n: &u64) -> bool {

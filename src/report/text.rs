@@ -41,6 +41,10 @@ impl Exporter for Text {
         for contrast in &report.contrasts {
             contrast.write_text(out)?;
         }
+        for summary in &report.repeats {
+            writeln!(out)?;
+            write!(out, "{}", summary.text(self.precision))?;
+        }
         Ok(())
     }
 }
