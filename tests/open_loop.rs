@@ -818,3 +818,47 @@ fn contrast_without_a_rate_is_a_usage_error_naming_both_flags() {
         "{stderr}"
     );
 }
+
+/// A server that takes 1 ms a request cannot answer 1500/s on one connection: the backlog
+/// grows through the run, and the steady-state check says so; at 300/s it keeps up, and
+/// the check passes (both far from the capacity, whatever the machine's load).
+#[test]
+fn the_steady_state_check_fails_a_growing_backlog_and_passes_a_server_that_keeps_up() {
+    let server = RedisServer::builder()
+        .arg("--enable-debug-command", "yes")
+        .start();
+    let port = server.port().to_string();
+    let verdict = |rate: &str| {
+        let (_, report) = run_json(&[
+            "-p",
+            &port,
+            "--rate",
+            rate,
+            "--duration",
+            "2s",
+            "--warmup",
+            "0s",
+            "-c",
+            "1",
+            "--max-inflight",
+            "10000",
+            "DEBUG",
+            "SLEEP",
+            "0.001",
+        ]);
+        let checks = report["tests"][0]["checks"].as_array().unwrap().clone();
+        let check = checks
+            .iter()
+            .find(|c| c["name"] == "steady_state")
+            .unwrap_or_else(|| panic!("no steady_state check: {checks:?}"))
+            .clone();
+        (
+            check["verdict"].as_str().unwrap().to_string(),
+            check["detail"].to_string(),
+        )
+    };
+    let (past, detail) = verdict("1500");
+    assert_eq!(past, "fail", "{detail}");
+    let (within, detail) = verdict("300");
+    assert_eq!(within, "pass", "{detail}");
+}
