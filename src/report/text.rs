@@ -225,7 +225,7 @@ fn full(
         for n in &test.nodes {
             writeln!(
                 out,
-                "    {:<22} sent {:>10}  completed {:>10}  errors {:>6}  moved {:>6}  ask {:>6}  p50 {} ms  p99 {} ms",
+                "    {:<22} sent {:>10}  completed {:>10}  errors {:>6}  moved {:>6}  ask {:>6}  p50 {} ms  p99 {} ms {}",
                 n.node,
                 n.sent,
                 n.completed,
@@ -233,7 +233,8 @@ fn full(
                 n.moved,
                 n.ask,
                 ms(n.response.p50_ns as f64, precision),
-                ms(n.response.p99_ns as f64, precision)
+                ms(n.response.p99_ns as f64, precision),
+                interval_text(&n.response, Percentile::P99, precision)
             )?;
         }
     }
@@ -505,8 +506,8 @@ fn command_table(out: &mut dyn Write, test: &TestReport, precision: usize) -> io
     }
     writeln!(
         out,
-        " {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "avg", "p50", "p99", "p99.9", "max"
+        " {:>9} {:>9} {:>9} {:>9} {:>9}  {}",
+        "avg", "p50", "p99", "p99.9", "max", "p99 95% interval"
     )?;
     for c in &test.commands {
         let share = if test.measured_secs > 0.0 {
@@ -535,15 +536,29 @@ fn command_table(out: &mut dyn Write, test: &TestReport, precision: usize) -> io
         }
         writeln!(
             out,
-            " {:>9} {:>9} {:>9} {:>9} {:>9}",
+            " {:>9} {:>9} {:>9} {:>9} {:>9}  {}",
             get(|l| l.mean_ns),
             get(|l| l.p50_ns as f64),
             get(|l| l.p99_ns as f64),
             get(|l| l.p99_9_ns as f64),
-            get(|l| l.max_ns as f64)
+            get(|l| l.max_ns as f64),
+            r.map_or_else(String::new, |l| interval_text(l, Percentile::P99, precision))
         )?;
     }
     Ok(())
+}
+
+/// `[low, high]` of `p`'s interval in msec (`open` for an unbounded high end), or nothing
+/// when the report has none.
+fn interval_text(l: &Latency, p: Percentile, precision: usize) -> String {
+    l.ci95(p).map_or_else(String::new, |ci| {
+        format!(
+            "[{}, {}]",
+            ms(ci.low() as f64, precision),
+            ci.high()
+                .map_or_else(|| "open".to_string(), |h| ms(h as f64, precision))
+        )
+    })
 }
 
 /// Each percentile with its 95% interval, one column per `(label, metric key)` the test
@@ -567,15 +582,12 @@ fn interval_table(
         .as_ref()
         .map_or(String::new(), |c| c.method.clone());
     writeln!(out, "  95% confidence intervals (msec; {method}):")?;
-    let cell = |l: &Latency, p: Percentile| match l.ci95(p) {
-        Some(ci) => format!(
-            "{} [{}, {}]",
-            ms(l.at(p) as f64, precision),
-            ms(ci.low() as f64, precision),
-            ci.high()
-                .map_or_else(|| "open".to_string(), |h| ms(h as f64, precision))
-        ),
-        None => ms(l.at(p) as f64, precision),
+    let cell = |l: &Latency, p: Percentile| {
+        let value = ms(l.at(p) as f64, precision);
+        match interval_text(l, p, precision) {
+            i if i.is_empty() => value,
+            i => format!("{value} {i}"),
+        }
     };
     let width = Percentile::ALL
         .iter()
