@@ -542,7 +542,11 @@ fn command_table(out: &mut dyn Write, test: &TestReport, precision: usize) -> io
             get(|l| l.p99_ns as f64),
             get(|l| l.p99_9_ns as f64),
             get(|l| l.max_ns as f64),
-            r.map_or_else(String::new, |l| interval_text(l, Percentile::P99, precision))
+            r.map_or_else(String::new, |l| interval_text(
+                l,
+                Percentile::P99,
+                precision
+            ))
         )?;
     }
     Ok(())
