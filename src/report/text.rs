@@ -506,8 +506,8 @@ fn command_table(out: &mut dyn Write, test: &TestReport, precision: usize) -> io
     }
     writeln!(
         out,
-        " {:>9} {:>9} {:>9} {:>9} {:>9}  {}",
-        "avg", "p50", "p99", "p99.9", "max", "p99 95% interval"
+        " {:>9} {:>9} {:>9} {:>9} {:>9}  p99 95% interval",
+        "avg", "p50", "p99", "p99.9", "max"
     )?;
     for c in &test.commands {
         let share = if test.measured_secs > 0.0 {
