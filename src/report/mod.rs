@@ -10,6 +10,7 @@ mod bottleneck;
 pub use bottleneck::{Bottleneck, Judgement};
 mod build;
 pub mod checks;
+pub mod compare;
 pub mod confidence;
 pub mod contrast;
 pub mod csv;

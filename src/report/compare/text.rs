@@ -1,0 +1,201 @@
+//! The comparison as a table for people: per matched test and metric, one line per
+//! percentile with A, B, the difference in ms and %, its 95% interval and the verdict;
+//! then the tally, the `--fail-if-slower` outcome and the notes. Reads only the
+//! [`Comparison`] model; JSON is the same model, serialized.
+
+use std::io::{self, Write};
+
+use super::{Comparison, Group, Row, Verdict};
+use crate::report::ms;
+
+/// Writes `comparison` as text, latencies in ms with `precision` decimals.
+pub fn write(out: &mut dyn Write, comparison: &Comparison, precision: usize) -> io::Result<()> {
+    let c = comparison;
+    for (name, side) in [("A", &c.a), ("B", &c.b)] {
+        let mut about = vec![side.kind.clone()];
+        about.extend(side.tool.clone());
+        about.extend(side.server_version.as_ref().map(|v| format!("server {v}")));
+        about.extend(side.seed.map(|s| format!("seed {s}")));
+        writeln!(out, "{name}: {} ({})", side.source, about.join(", "))?;
+    }
+    if let Some(live) = &c.live {
+        writeln!(
+            out,
+            "live: {} rounds of {} s per side at {:.0} req/s, in turns ({}){}",
+            live.rounds,
+            trim_float(live.round_secs),
+            live.rate_per_sec,
+            abbreviate(&live.orders),
+            if live.interrupted {
+                ", interrupted"
+            } else {
+                ""
+            }
+        )?;
+    }
+    for group in &c.groups {
+        writeln!(out)?;
+        write_group(out, group, precision)?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "B slower at {}, faster at {}, no difference at {}, cannot tell at {} of {} percentiles \
+         ({:.0}% intervals of B-A by MOVER from each side's own)",
+        c.count(Verdict::BSlower),
+        c.count(Verdict::BFaster),
+        c.count(Verdict::NoDifference),
+        c.count(Verdict::CannotTell),
+        c.rows().count(),
+        c.confidence * 100.0
+    )?;
+    if c.count(Verdict::CannotTell) > 0 {
+        writeln!(
+            out,
+            "cannot tell: a side has too few samples beyond that percentile to bound it from \
+             above (fewer than 10); measure longer or at a higher rate"
+        )?;
+    }
+    if let Some(pct) = c.fail_if_slower_pct {
+        let breaches = c.breaches();
+        if breaches.is_empty() {
+            writeln!(
+                out,
+                "--fail-if-slower {}%: passed (B is nowhere slower by more than that at 95% confidence)",
+                trim_float(pct)
+            )?;
+        } else {
+            writeln!(
+                out,
+                "--fail-if-slower {}%: B is slower by more than that at 95% confidence at:",
+                trim_float(pct)
+            )?;
+            for b in &breaches {
+                writeln!(out, "  {b}")?;
+            }
+        }
+    }
+    for (side, names) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
+        if !names.is_empty() {
+            writeln!(out, "only in {side}, not compared: {}", names.join(", "))?;
+        }
+    }
+    for note in &c.notes {
+        writeln!(out, "note: {note}")?;
+    }
+    Ok(())
+}
+
+fn write_group(out: &mut dyn Write, g: &Group, precision: usize) -> io::Result<()> {
+    writeln!(
+        out,
+        "{}: {}, ms (A {} replies, B {} replies)",
+        g.name(),
+        metric_words(&g.metric),
+        g.a_count,
+        g.b_count
+    )?;
+    if g.a_intervals == g.b_intervals {
+        writeln!(out, "  intervals: {}", g.a_intervals)?;
+    } else {
+        writeln!(out, "  intervals: A {}; B {}", g.a_intervals, g.b_intervals)?;
+    }
+    let header = [
+        "percentile",
+        "A",
+        "B",
+        "B-A",
+        "B-A %",
+        "95% CI of B-A",
+        "95% CI, %",
+        "verdict",
+    ]
+    .map(String::from);
+    let mut lines = vec![header];
+    lines.extend(g.rows.iter().map(|r| cells(r, precision)));
+    let widths: Vec<usize> = (0..lines[0].len())
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for line in &lines {
+        let mut text = String::new();
+        for (i, (cell, width)) in line.iter().zip(&widths).enumerate() {
+            // Numbers right-aligned, words (the percentile, intervals, verdict) left.
+            let left = matches!(i, 0 | 5 | 6 | 7);
+            text.push_str("  ");
+            if left {
+                text.push_str(&format!("{cell:<width$}"));
+            } else {
+                text.push_str(&format!("{cell:>width$}"));
+            }
+        }
+        writeln!(out, "{}", text.trim_end())?;
+    }
+    Ok(())
+}
+
+fn cells(r: &Row, precision: usize) -> [String; 8] {
+    let signed_ms = |ns: f64| {
+        let s = ms(ns, precision);
+        if s.starts_with('-') {
+            s
+        } else {
+            format!("+{s}")
+        }
+    };
+    let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:+.1}%"));
+    let (ci_ms, ci_pct) = match (r.difference_ci95_ns, r.difference_ci95_pct) {
+        (Some([l, h]), pcts) => (
+            format!("[{}, {}]", signed_ms(l as f64), signed_ms(h as f64)),
+            pcts.map_or("-".to_string(), |[l, h]| format!("[{l:+.1}%, {h:+.1}%]")),
+        ),
+        (None, _) => ("unbounded".to_string(), String::new()),
+    };
+    [
+        r.label().to_string(),
+        ms(r.a_ns as f64, precision),
+        ms(r.b_ns as f64, precision),
+        signed_ms(r.difference_ns as f64),
+        pct(r.difference_pct),
+        ci_ms,
+        ci_pct,
+        r.verdict.label().to_string(),
+    ]
+}
+
+/// The metric as the run reports name it.
+fn metric_words(metric: &str) -> &str {
+    match metric {
+        "response" => "response time",
+        "service" => "service time",
+        "lag" => "schedule lag",
+        "queue_wait" => "queue wait",
+        other => other,
+    }
+}
+
+/// `AB BA AB BA ...` for a long list.
+fn abbreviate(orders: &[String]) -> String {
+    const SHOWN: usize = 4;
+    let mut text = orders
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if orders.len() > SHOWN {
+        text.push_str(" ...");
+    }
+    text
+}
+
+/// `5`, `2.5`: a number as typed, without trailing zeros.
+fn trim_float(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
