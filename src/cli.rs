@@ -48,6 +48,8 @@ pub enum Command {
     Sweep(Box<SweepArgs>),
     /// Re-render the plots of saved sweeps (one file, or several overlaid).
     Plot(PlotArgs),
+    /// Compare two reports (A.json B.json), or two servers measured in turns (--live), percentile by percentile with 95% intervals.
+    Compare(Box<CompareArgs>),
     /// Search --workers, --pipeline-size and --pipeline-delay for the highest closed-loop throughput on -c connections, in trials of --duration [default: 1s].
     Tune(Box<TuneArgs>),
     /// Print a shell completion script: `source <(tailrate completions bash)`.
@@ -132,6 +134,64 @@ pub struct SweepArgs {
     #[arg(long = "rate-capped")]
     pub rate_capped: bool,
     /// Options of each step's run.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `tailrate compare`: see README.
+///
+/// The positional arguments are the two reports, A then B; with --live they are a custom
+/// command, as for a run, and must follow `--`.
+#[derive(Debug, clap::Args)]
+#[command(mut_arg("command", |a| a
+    .last(true)
+    .trailing_var_arg(false)
+    .value_name("COMMAND")
+    .help("With --live: a custom command to run on both sides, after `--`")))]
+pub struct CompareArgs {
+    /// The two reports to compare, A then B: run reports (--json FILE) or sweeps (sweep.json).
+    #[arg(value_name = "REPORT")]
+    pub reports: Vec<PathBuf>,
+    /// Measure two servers instead: rounds of --round-duration at --rate on --a and on --b in turns (AB, BA, AB, ...), so a drift of the host falls on both.
+    #[arg(help_heading = "Compare", long)]
+    pub live: bool,
+    /// With --live: server A, as HOST:PORT or a URI (redis://, rediss://, unix://).
+    #[arg(help_heading = "Compare", long = "a", value_name = "ENDPOINT")]
+    pub a: Option<String>,
+    /// With --live: server B, as HOST:PORT or a URI.
+    #[arg(help_heading = "Compare", long = "b", value_name = "ENDPOINT")]
+    pub b: Option<String>,
+    /// With --live: rounds; each measures A and B once [default: 10].
+    #[arg(
+        help_heading = "Compare",
+        long,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub rounds: Option<usize>,
+    /// With --live: how long each side runs in a round [default: 1s].
+    #[arg(help_heading = "Compare", long = "round-duration", value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION")]
+    pub round_duration: Option<Duration>,
+    /// The latency compared: response, service, lag or queue_wait [default: response].
+    #[arg(
+        help_heading = "Compare",
+        long,
+        value_name = "METRIC",
+        conflicts_with = "all_metrics"
+    )]
+    pub metric: Option<String>,
+    /// Compare every latency metric both sides have.
+    #[arg(help_heading = "Compare", long = "all-metrics")]
+    pub all_metrics: bool,
+    /// Exit 1 when B is slower than A by more than PCT (`5%`) at any percentile compared, with 95% confidence.
+    #[arg(
+        help_heading = "Compare",
+        long = "fail-if-slower",
+        value_name = "PCT",
+        allow_hyphen_values = true
+    )]
+    pub fail_if_slower: Option<String>,
+    /// With --live, each side's run (--json FILE writes the comparison, `-` prints it instead of the table).
     #[command(flatten)]
     pub run: RunArgs,
 }

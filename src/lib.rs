@@ -24,6 +24,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod drive;
 pub mod net;

@@ -28,9 +28,10 @@ fn main() -> ExitCode {
     let command_line = redact(&argv);
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
-    if let Some(run) = command.base_run() {
+    let runs = command.base_runs();
+    if !runs.is_empty() {
         warn_about_password(&argv, &mut stderr);
-        warn_about_insecure(run, &mut stderr);
+        warn_about_insecure(&runs, &mut stderr);
     }
     let stderr_is_terminal = stderr.is_terminal();
     let io = Io {
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
         Command::Sweep(sweep) => tailrate::sweep::run(sweep, command_line, &cancel, io),
         Command::Tune(tune) => tailrate::tune::run(tune, command_line, &cancel, io),
         Command::Plot(plot) => tailrate::sweep::replot(plot, io.stdout).map(|()| Status::Completed),
+        Command::Compare(compare) => tailrate::compare::run(compare, command_line, &cancel, io),
         Command::Completions(shell) => {
             clap_complete::generate(*shell, &mut Args::command(), "tailrate", io.stdout);
             Ok(Status::Completed)
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Ok(Status::Failed(reason)) => fail(&reason),
         Ok(Status::Interrupted) => ExitCode::from(130),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if is_bad_input(&e) => usage(&tailrate::text::printable(&format!("{e:#}"))),
         Err(e) => fail(&format!("{e:#}")),
     }
 }
@@ -117,6 +120,11 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// Input the user must fix (a report `compare` cannot read or compare): bad usage.
+fn is_bad_input(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<tailrate::compare::InputError>())
+}
+
 /// redis-cli's warning when a password is typed on the command line.
 fn warn_about_password(argv: &[String], stderr: &mut dyn Write) {
     let typed = argv.iter().skip(1).any(|a| {
@@ -133,12 +141,10 @@ fn warn_about_password(argv: &[String], stderr: &mut dyn Write) {
 }
 
 /// `--insecure` on every run, before connecting: the server is not authenticated.
-fn warn_about_insecure(config: &RunConfig, stderr: &mut dyn Write) {
-    if config
-        .plan
-        .endpoint
-        .tls()
-        .is_some_and(|tls| tls.is_insecure())
+fn warn_about_insecure(configs: &[&RunConfig], stderr: &mut dyn Write) {
+    if configs
+        .iter()
+        .any(|c| c.plan.endpoint.tls().is_some_and(|tls| tls.is_insecure()))
     {
         let _ = writeln!(
             stderr,

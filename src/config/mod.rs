@@ -4,9 +4,10 @@
 //!
 //! One file per concern: `run` (a single run: the driver's plan, outputs, exit policy),
 //! `endpoint` (where and how to connect, TLS), `workload` (tests, keys, values,
-//! mixes), `workers` (`--workers` batching), [`sweep`] and [`tune`] (their own flags on
-//! top of a run's), and [`redact`] (the command line as reports keep it).
+//! mixes), `workers` (`--workers` batching), [`sweep`], [`tune`] and [`compare`] (their
+//! own flags on top of a run's), and [`redact`] (the command line as reports keep it).
 
+pub mod compare;
 mod endpoint;
 pub mod redact;
 mod run;
@@ -18,6 +19,7 @@ mod workload;
 use std::io::Read;
 use std::path::PathBuf;
 
+pub use compare::{CompareConfig, CompareError};
 pub use run::{Output, RunConfig};
 pub use sweep::{SweepConfig, SweepError};
 pub use tune::{TuneConfig, TuneError};
@@ -38,6 +40,8 @@ pub enum Command {
     Tune(Box<TuneConfig>),
     /// Redraw saved sweeps (`tailrate plot`).
     Plot(PlotConfig),
+    /// Compare two reports or two servers (`tailrate compare`).
+    Compare(Box<CompareConfig>),
     /// Print a shell completion script.
     Completions(clap_complete::Shell),
     /// Print the man page.
@@ -86,6 +90,9 @@ impl Command {
                     title: plot.title.clone(),
                 })
             }
+            Some(cli::Command::Compare(compare)) => {
+                Command::Compare(Box::new(CompareConfig::from_args(compare)?))
+            }
             Some(cli::Command::Completions { shell }) => Command::Completions(*shell),
             Some(cli::Command::Man) => Command::Man,
             None => {
@@ -101,14 +108,18 @@ impl Command {
         })
     }
 
-    /// The run every measurement of this command starts from (none for `plot`,
-    /// `completions` and `man`).
-    pub fn base_run(&self) -> Option<&RunConfig> {
+    /// The runs every measurement of this command starts from (none for `plot`, a
+    /// comparison of files, `completions` and `man`; both sides of a live comparison).
+    pub fn base_runs(&self) -> Vec<&RunConfig> {
         match self {
-            Command::Run(run) => Some(run),
-            Command::Sweep(sweep) => Some(&sweep.base),
-            Command::Tune(tune) => Some(&tune.base),
-            Command::Plot(_) | Command::Completions(_) | Command::Man => None,
+            Command::Run(run) => vec![run],
+            Command::Sweep(sweep) => vec![&sweep.base],
+            Command::Tune(tune) => vec![&tune.base],
+            Command::Compare(compare) => match &compare.source {
+                compare::Source::Live(live) => vec![&live.a, &live.b],
+                compare::Source::Files { .. } => Vec::new(),
+            },
+            Command::Plot(_) | Command::Completions(_) | Command::Man => Vec::new(),
         }
     }
 }
@@ -158,6 +169,9 @@ pub enum ConfigError {
     /// A tune flag cannot run.
     #[error(transparent)]
     Tune(#[from] TuneError),
+    /// A compare flag cannot run.
+    #[error(transparent)]
+    Compare(#[from] CompareError),
     /// An output cannot be written where it was asked to go; checked before anything runs.
     #[error("{flag} {}: {why}", .path.display())]
     Output {

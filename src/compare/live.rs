@@ -1,0 +1,315 @@
+//! The duet: two servers measured in short turns at the same open-loop rate, so that
+//! whatever the host does meanwhile (another build, a thermal step, a noisy neighbour)
+//! falls on both sides alike instead of on whichever ran second.
+//!
+//! Round r runs every test on A then B when r is even, B then A when odd (AB BA AB ...),
+//! each turn one [`app::measure`] of `--round-duration`. Both sides of a round share its
+//! seed (the base seed plus r): the same arrival times and keys, so what differs between
+//! them is the server. Each side's turns merge exactly (their histograms added), and each
+//! turn's histogram is one batch of the batch-means estimate of
+//! [`crate::report::confidence`]: the spread between a side's rounds, drift included,
+//! widens its intervals. Only whole rounds are merged, so Ctrl+C leaves both sides with
+//! the same rounds.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use hdrhistogram::Histogram;
+
+use crate::app::{self, Status};
+use crate::config::RunConfig;
+use crate::config::compare::LiveConfig;
+use crate::drive::Cancel;
+use crate::net::cluster::ClusterMap;
+use crate::report::compare::{self, Comparison, Duet, Entry, Options, Side};
+use crate::report::confidence::{self, Batch};
+use crate::report::{Latency, TestReport, ms};
+
+use super::InputError;
+
+/// What the duet gives: the comparison of its whole rounds (none if no round finished),
+/// and how it ended.
+pub(super) struct Outcome {
+    /// A against B over every whole round.
+    pub comparison: Option<Comparison>,
+    /// Completed, interrupted, or failed (a lost server, `--exit-on-error`).
+    pub status: Status,
+}
+
+/// A test's index, its command (`None`: the whole test), and the metric.
+type Key = (usize, Option<String>, String);
+
+/// One side's turns so far: per [`Key`], the sum of the histograms and each turn's batch;
+/// and why any turn was invalid, by test.
+#[derive(Default)]
+struct Merged {
+    latency: BTreeMap<Key, (Histogram<u64>, Vec<Batch>)>,
+    invalid: BTreeMap<usize, Vec<String>>,
+}
+
+impl Merged {
+    /// Adds one turn of test `index`.
+    fn add(&mut self, index: usize, report: &TestReport) -> Result<()> {
+        let commands = report
+            .commands
+            .iter()
+            .map(|c| (Some(c.command.clone()), &c.latency));
+        for (command, latency) in std::iter::once((None, &report.latency)).chain(commands) {
+            for (metric, l) in latency {
+                let h = l
+                    .histogram()
+                    .with_context(|| format!("decoding the {metric} histogram of a turn"))?;
+                let (total, batches) = self
+                    .latency
+                    .entry((index, command.clone(), metric.clone()))
+                    .or_insert_with(|| (crate::record::new_histogram(), Vec::new()));
+                total.add(&h).context("adding a turn's histogram")?;
+                batches.push(Batch::of(&h));
+            }
+        }
+        if !report.valid {
+            self.invalid
+                .entry(index)
+                .or_default()
+                .push(report.why_invalid());
+        }
+        Ok(())
+    }
+
+    /// Takes `turn`'s results in, once its round is whole.
+    fn absorb(&mut self, turn: Merged) -> Result<()> {
+        for (key, (h, batches)) in turn.latency {
+            let (total, all) = self
+                .latency
+                .entry(key)
+                .or_insert_with(|| (crate::record::new_histogram(), Vec::new()));
+            total.add(&h).context("adding a round's histogram")?;
+            all.extend(batches);
+        }
+        for (index, why) in turn.invalid {
+            self.invalid.entry(index).or_default().extend(why);
+        }
+        Ok(())
+    }
+
+    /// The entries of this side: per test, its latencies over every round, each interval
+    /// from the rounds as batches.
+    fn entries(&self, names: &[String], rounds: usize, round: Duration) -> Vec<Entry> {
+        let mut entries: Vec<Entry> = Vec::new();
+        for (index, name) in names.iter().enumerate() {
+            let invalid = self.invalid.get(&index).map(|why| {
+                let mut reasons = why.clone();
+                reasons.sort_unstable();
+                reasons.dedup();
+                format!(
+                    "in {} of {rounds} rounds: {}",
+                    why.len(),
+                    reasons.join("; ")
+                )
+            });
+            let mut entry = Entry {
+                name: name.clone(),
+                invalid,
+                latency: BTreeMap::new(),
+                commands: Vec::new(),
+            };
+            for ((i, command, metric), (total, batches)) in &self.latency {
+                if *i != index {
+                    continue;
+                }
+                let latency = merged_latency(total, batches, round);
+                match command {
+                    None => {
+                        entry.latency.insert(metric.clone(), latency);
+                    }
+                    Some(c) => match entry.commands.iter_mut().find(|(n, _)| n == c) {
+                        Some((_, map)) => {
+                            map.insert(metric.clone(), latency);
+                        }
+                        None => entry
+                            .commands
+                            .push((c.clone(), BTreeMap::from([(metric.clone(), latency)]))),
+                    },
+                }
+            }
+            if !entry.latency.is_empty() {
+                entries.push(entry);
+            }
+        }
+        entries
+    }
+}
+
+/// The latency of a side over its rounds: `total`, each percentile's interval from
+/// [`confidence::estimate`] with the rounds as `batches` (what `Latency::of` does), its
+/// method stated in rounds rather than the stream's 50 ms batches.
+fn merged_latency(total: &Histogram<u64>, batches: &[Batch], round: Duration) -> Latency {
+    let mut latency = Latency::of(total, batches);
+    if let Some(c) = latency.confidence.as_mut() {
+        let length = humantime::format_duration(round);
+        c.method = if c.batches >= confidence::MIN_GROUPS {
+            format!("batch means over {} rounds of {length}", c.batches)
+        } else {
+            format!(
+                "binomial only ({} rounds of {length}, too few to measure their spread: give \
+                 --rounds {} or more)",
+                c.batches,
+                confidence::MIN_GROUPS
+            )
+        };
+    }
+    latency
+}
+
+/// Runs the duet and compares its sides.
+pub(super) fn run(
+    duet: &LiveConfig,
+    options: &Options,
+    cancel: &Cancel,
+    stderr: &mut dyn Write,
+    stderr_is_terminal: bool,
+) -> Result<Outcome> {
+    let server_a = app::probe(&duet.a, stderr).context("server A (--a)")?;
+    let server_b = app::probe(&duet.b, stderr).context("server B (--b)")?;
+    let clusters: [Option<Arc<ClusterMap>>; 2] =
+        [server_a.cluster.clone(), server_b.cluster.clone()];
+    // Each side's run, reseeded every round; cloned once, as a workload is large.
+    let mut configs: [RunConfig; 2] = [duet.a.clone(), duet.b.clone()];
+    let seed = duet.a.plan.seed;
+    let names: Vec<String> = duet
+        .a
+        .plan
+        .workload
+        .tests
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    let show_rounds = duet.a.output.progress;
+    let mut sides = [Merged::default(), Merged::default()];
+    let mut orders = Vec::new();
+    let mut status = Status::Completed;
+    'rounds: for round in 0..duet.rounds {
+        let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        let mut turns = [Merged::default(), Merged::default()];
+        for index in 0..names.len() {
+            for side in order {
+                if cancel.is_cancelled() {
+                    status = Status::Interrupted;
+                    break 'rounds;
+                }
+                let config = &mut configs[side];
+                config.plan.seed = seed.wrapping_add(round as u64);
+                let (report, stopped) = app::measure(
+                    config,
+                    clusters[side].as_ref(),
+                    index,
+                    cancel,
+                    &mut *stderr,
+                    stderr_is_terminal,
+                    None,
+                    Duration::ZERO,
+                )
+                .with_context(|| format!("round {} on {}", round + 1, side_name(side)))?;
+                match stopped.as_deref() {
+                    Some("interrupted") => {
+                        status = Status::Interrupted;
+                        break 'rounds;
+                    }
+                    Some(reason) => {
+                        status = Status::Failed(format!(
+                            "round {} on {} ({}): {reason}",
+                            round + 1,
+                            side_name(side),
+                            config.plan.endpoint
+                        ));
+                        break 'rounds;
+                    }
+                    None => {}
+                }
+                if show_rounds {
+                    writeln!(
+                        stderr,
+                        "round {}/{} {}: {}",
+                        round + 1,
+                        duet.rounds,
+                        side_name(side),
+                        describe(&report)
+                    )?;
+                }
+                turns[side].add(index, &report)?;
+            }
+        }
+        let [ta, tb] = turns;
+        sides[0].absorb(ta)?;
+        sides[1].absorb(tb)?;
+        orders.push(if order[0] == 0 { "AB" } else { "BA" }.to_string());
+    }
+    if orders.is_empty() {
+        if status == Status::Completed {
+            status = Status::Failed("no round ran".into());
+        }
+        writeln!(stderr, "compare --live: no whole round to compare")?;
+        return Ok(Outcome {
+            comparison: None,
+            status,
+        });
+    }
+    let side = |config: &RunConfig, facts: &crate::report::ServerFacts| Side {
+        source: config.plan.endpoint.to_string(),
+        kind: "live".into(),
+        tool: None,
+        server_version: facts.version.clone(),
+        seed: Some(seed),
+    };
+    let (ea, eb) = (
+        sides[0].entries(&names, orders.len(), duet.round),
+        sides[1].entries(&names, orders.len(), duet.round),
+    );
+    let mut comparison = compare::compare(
+        (side(&duet.a, &server_a), &ea),
+        (side(&duet.b, &server_b), &eb),
+        options,
+    )
+    .map_err(InputError::from)?;
+    comparison.live = Some(Duet {
+        rounds: orders.len(),
+        round_secs: duet.round.as_secs_f64(),
+        rate_per_sec: duet.a.plan.mode.rate_per_sec().unwrap_or(0.0),
+        orders,
+        interrupted: status == Status::Interrupted,
+    });
+    if status == Status::Completed && duet.a.strict && sides.iter().any(|s| !s.invalid.is_empty()) {
+        status = Status::Invalid;
+    }
+    Ok(Outcome {
+        comparison: Some(comparison),
+        status,
+    })
+}
+
+fn side_name(side: usize) -> &'static str {
+    if side == 0 { "A" } else { "B" }
+}
+
+/// One turn in a line: the test, the rate achieved, the response time's p50 and p99.
+fn describe(report: &TestReport) -> String {
+    let mut line = format!(
+        "{} achieved {:.0} req/s",
+        report.name, report.achieved_rate_per_sec
+    );
+    if let Some(r) = report.response() {
+        line.push_str(&format!(
+            ", response p50 {} p99 {} ms",
+            ms(r.p50_ns as f64, 3),
+            ms(r.p99_ns as f64, 3)
+        ));
+    }
+    if !report.valid {
+        line.push_str("; INVALID: ");
+        line.push_str(&report.why_invalid());
+    }
+    line
+}

@@ -1,0 +1,147 @@
+//! `tailrate compare`: A against B, percentile by percentile, each difference with a 95%
+//! interval and a verdict. The sides are two saved reports (run reports matched by test
+//! name, sweeps by measurement kind and rate), or two servers measured here in turns by
+//! the duet of `live`. The comparison itself is pure and lives in
+//! [`crate::report::compare`]; this module reads the files, runs the duet, writes the
+//! table or the JSON, and turns `--fail-if-slower` into the exit status.
+//!
+//! A report that cannot be read or understood, two that share nothing, or a metric they
+//! lack are the user's to fix: they end the command as [`InputError`]s, which `main`
+//! exits 2 on, like any other bad usage.
+
+mod live;
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::app::{Io, Status};
+use crate::config::compare::{CompareConfig, Source};
+use crate::drive::Cancel;
+use crate::output;
+use crate::report::compare::{self, Comparison, ComparisonError, Metrics, Options, Report};
+use crate::report::json;
+
+/// Input that cannot be compared: the user's to fix (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The file cannot be read.
+    #[error("cannot read {side} report {}", .path.display())]
+    Read {
+        /// `A` or `B`.
+        side: &'static str,
+        /// The file as given.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not a report this tailrate reads.
+    #[error("{side} report {}", .path.display())]
+    Parse {
+        /// `A` or `B`.
+        side: &'static str,
+        /// The file as given.
+        path: std::path::PathBuf,
+        /// Why.
+        source: ComparisonError,
+    },
+    /// The two sides cannot be compared (different kinds, nothing in common).
+    #[error(transparent)]
+    Compare(#[from] ComparisonError),
+}
+
+/// Runs the comparison `config` describes and prints or writes it.
+pub fn run(
+    config: &CompareConfig,
+    _command_line: Vec<String>,
+    cancel: &Cancel,
+    io: Io<'_>,
+) -> Result<Status> {
+    let Io {
+        stdout,
+        stderr,
+        stderr_is_terminal,
+    } = io;
+    let options = Options {
+        metrics: match config.metric {
+            Some(m) => Metrics::One(m.to_string()),
+            None => Metrics::All,
+        },
+        fail_if_slower: config.fail_if_slower,
+    };
+    let (comparison, status) = match &config.source {
+        Source::Files { a, b } => (Some(compare_files(a, b, &options)?), Status::Completed),
+        Source::Live(duet) => {
+            let outcome = live::run(duet, &options, cancel, stderr, stderr_is_terminal)?;
+            (outcome.comparison, outcome.status)
+        }
+    };
+    let Some(comparison) = comparison else {
+        return Ok(status);
+    };
+    write(config, &comparison, stdout)?;
+    if status != Status::Completed {
+        return Ok(status);
+    }
+    let breaches = comparison.breaches();
+    Ok(match (config.fail_if_slower, breaches.as_slice()) {
+        (Some(share), [first, rest @ ..]) => Status::Failed(format!(
+            "--fail-if-slower {}%: B is slower than A by more than that at {} percentile{} with \
+             95% confidence ({first}{})",
+            share * 100.0,
+            breaches.len(),
+            if breaches.len() == 1 { "" } else { "s" },
+            if rest.is_empty() { "" } else { "; ..." }
+        )),
+        _ => Status::Completed,
+    })
+}
+
+/// Reads both files and compares them.
+fn compare_files(a: &Path, b: &Path, options: &Options) -> Result<Comparison> {
+    let ra = load("A", a)?;
+    let rb = load("B", b)?;
+    if ra.kind() != rb.kind() {
+        return Err(InputError::from(ComparisonError::Mixed {
+            a: ra.kind(),
+            b: rb.kind(),
+        })
+        .into());
+    }
+    let (ea, eb) = (ra.entries(), rb.entries());
+    let comparison = compare::compare(
+        (ra.side(a.display().to_string()), &ea),
+        (rb.side(b.display().to_string()), &eb),
+        options,
+    )
+    .map_err(InputError::from)?;
+    Ok(comparison)
+}
+
+/// One report file, parsed.
+fn load(side: &'static str, path: &Path) -> Result<Report, InputError> {
+    let bytes = std::fs::read(path).map_err(|source| InputError::Read {
+        side,
+        path: path.to_path_buf(),
+        source,
+    })?;
+    compare::parse(&bytes).map_err(|source| InputError::Parse {
+        side,
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The table on standard output, and the JSON where `--json` says (`-`: in its place).
+fn write(config: &CompareConfig, comparison: &Comparison, stdout: &mut dyn Write) -> Result<()> {
+    let json_to_stdout = config.json.as_deref().is_some_and(output::is_stdout);
+    if !json_to_stdout {
+        compare::text::write(stdout, comparison, config.precision).context("writing results")?;
+        stdout.flush().ok();
+    }
+    if let Some(path) = &config.json {
+        json::write("--json", path, comparison, stdout).context("writing results")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,385 @@
+//! What `tailrate compare` was asked to do, checked: two report files, or the live duet
+//! (its two endpoints, rounds and the run every round starts from); the metric, the
+//! `--fail-if-slower` threshold and the output. Reading the files and running the rounds
+//! are `compare`'s; errors here are [`CompareError`]s naming the flag.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::{ConfigError, RunConfig};
+use crate::cli::{CompareArgs, RunArgs};
+use crate::drive::Stop;
+use crate::output;
+
+/// Rounds of `--live` when `--rounds` is not given: enough batches for the batch-means
+/// estimate to measure the spread between rounds (confidence's `MIN_GROUPS`).
+pub const DEFAULT_ROUNDS: usize = 10;
+/// Each side's time per round when `--round-duration` is not given.
+pub const DEFAULT_ROUND: Duration = Duration::from_secs(1);
+/// The metrics a report has, by their JSON keys.
+pub const METRICS: [&str; 4] = ["response", "service", "lag", "queue_wait"];
+
+/// A checked `tailrate compare`.
+#[derive(Debug, Clone)]
+pub struct CompareConfig {
+    /// Where the two sides come from.
+    pub source: Source,
+    /// The metric compared (a key of [`METRICS`]); `None` for every metric both have.
+    pub metric: Option<&'static str>,
+    /// `--fail-if-slower` as a fraction (0.05 for `5%`).
+    pub fail_if_slower: Option<f64>,
+    /// `--json FILE` (`-`: standard output, in place of the table).
+    pub json: Option<PathBuf>,
+    /// Decimal places of milliseconds in the table.
+    pub precision: usize,
+}
+
+/// The two sides.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// Two saved reports, A then B.
+    Files {
+        /// A's file.
+        a: PathBuf,
+        /// B's file.
+        b: PathBuf,
+    },
+    /// Two servers measured in turns.
+    Live(Box<LiveConfig>),
+}
+
+/// A checked `--live` duet.
+#[derive(Debug, Clone)]
+pub struct LiveConfig {
+    /// A's run: open loop, `--round-duration` long, no files of its own.
+    pub a: RunConfig,
+    /// B's run: the same, on B's endpoint.
+    pub b: RunConfig,
+    /// Rounds; each runs every test once on each side.
+    pub rounds: usize,
+    /// Each side's time per round.
+    pub round: Duration,
+}
+
+/// A compare flag that cannot run; names the flag and says what is accepted.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CompareError {
+    /// One flag's value is wrong.
+    #[error("invalid value for {flag}: {why}")]
+    Invalid {
+        /// The flag.
+        flag: &'static str,
+        /// What is wrong and what is accepted.
+        why: String,
+    },
+    /// A flag of the live duet given without `--live`.
+    #[error("{flag} needs --live: {why}")]
+    NeedsLive {
+        /// The flag.
+        flag: &'static str,
+        /// What it is for.
+        why: &'static str,
+    },
+    /// A flag that the live duet cannot use.
+    #[error("{flag} cannot be used with compare --live: {why}")]
+    NotWithLive {
+        /// The flag.
+        flag: &'static str,
+        /// Why, and what to do instead.
+        why: &'static str,
+    },
+    /// A flag the live duet needs.
+    #[error("compare --live needs {flag}: {why}")]
+    Missing {
+        /// The flag.
+        flag: &'static str,
+        /// What it is for.
+        why: &'static str,
+    },
+    /// The report files, as given.
+    #[error("{0}")]
+    Reports(String),
+}
+
+fn invalid(flag: &'static str, why: impl Into<String>) -> CompareError {
+    CompareError::Invalid {
+        flag,
+        why: why.into(),
+    }
+}
+
+impl CompareConfig {
+    /// Checks `args`; with `--live`, builds A's and B's runs.
+    pub fn from_args(args: &CompareArgs) -> Result<Self, ConfigError> {
+        let metric = match &args.metric {
+            None if args.all_metrics => None,
+            None => Some(METRICS[0]),
+            Some(m) => {
+                let key = m.trim().replace('-', "_");
+                Some(METRICS.into_iter().find(|k| *k == key).ok_or_else(|| {
+                    invalid(
+                        "--metric",
+                        format!("{m:?}: give one of {}", METRICS.join(", ")),
+                    )
+                })?)
+            }
+        };
+        let fail_if_slower = args
+            .fail_if_slower
+            .as_deref()
+            .map(parse_percent)
+            .transpose()?;
+        let json = args.run.json.clone();
+        if let Some(path) = &json {
+            output::check(path).map_err(|why| ConfigError::Output {
+                flag: "--json",
+                path: path.clone(),
+                why,
+            })?;
+        }
+        let precision = args.run.precision.unwrap_or(3);
+        if precision > 9 {
+            return Err(ConfigError::invalid(
+                "--precision",
+                "at most 9 decimal places (nanoseconds)",
+            ));
+        }
+        let source = if args.live {
+            Source::Live(Box::new(live(args)?))
+        } else {
+            files(args)?
+        };
+        Ok(CompareConfig {
+            source,
+            metric,
+            fail_if_slower,
+            json,
+            precision,
+        })
+    }
+}
+
+/// `5%` or `5`: a percentage, as a fraction.
+fn parse_percent(text: &str) -> Result<f64, CompareError> {
+    const FLAG: &str = "--fail-if-slower";
+    let number = text.trim().strip_suffix('%').unwrap_or(text.trim()).trim();
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v / 100.0),
+        Ok(_) => Err(invalid(
+            FLAG,
+            format!("{text:?}: give a percentage of A's value, 0% or more (5%)"),
+        )),
+        Err(_) => Err(invalid(
+            FLAG,
+            format!("{text:?} is not a percentage: give one like 5% or 2.5%"),
+        )),
+    }
+}
+
+/// The two report files of a comparison of saved runs.
+fn files(args: &CompareArgs) -> Result<Source, CompareError> {
+    let live_only = [
+        (args.a.is_some(), "--a", "it names server A of a live duet"),
+        (args.b.is_some(), "--b", "it names server B of a live duet"),
+        (
+            args.rounds.is_some(),
+            "--rounds",
+            "it counts the rounds of a live duet",
+        ),
+        (
+            args.round_duration.is_some(),
+            "--round-duration",
+            "it is each turn of a live duet",
+        ),
+        (
+            !args.run.command.is_empty(),
+            "a custom command",
+            "reports are compared as they were measured",
+        ),
+    ];
+    if let Some((_, flag, why)) = live_only.into_iter().find(|(given, ..)| *given) {
+        return Err(CompareError::NeedsLive { flag, why });
+    }
+    match args.reports.as_slice() {
+        [a, b] => Ok(Source::Files {
+            a: a.clone(),
+            b: b.clone(),
+        }),
+        other => Err(CompareError::Reports(format!(
+            "compare needs two reports, A then B (tailrate compare A.json B.json), or --live \
+             with --a and --b; {} given",
+            match other.len() {
+                0 => "none".to_string(),
+                n => n.to_string(),
+            }
+        ))),
+    }
+}
+
+/// The live duet: flags it cannot use, the two endpoints, and the run of each side.
+fn live(args: &CompareArgs) -> Result<LiveConfig, ConfigError> {
+    let run = &args.run;
+    if !args.reports.is_empty() {
+        return Err(CompareError::NotWithLive {
+            flag: "REPORT",
+            why: "--live measures two servers instead of reading reports; a custom command \
+                  goes after --",
+        }
+        .into());
+    }
+    if run.rate.is_none() {
+        return Err(CompareError::Missing {
+            flag: "--rate",
+            why: "both sides run open loop at the same rate (--rate 10k)",
+        }
+        .into());
+    }
+    let refused = [
+        (
+            run.duration.is_some(),
+            "--duration",
+            "each turn lasts --round-duration, and there are --rounds of them",
+        ),
+        (
+            run.requests.is_some(),
+            "-n",
+            "each turn lasts --round-duration",
+        ),
+        (
+            run.uri.is_some(),
+            "-u",
+            "give each server to --a and --b (they take URIs)",
+        ),
+        (
+            run.socket.is_some(),
+            "-s",
+            "give each server to --a and --b (unix:///path)",
+        ),
+        (
+            run.hdr_log.is_some(),
+            "--hdr-log",
+            "the rounds' intervals interleave two servers",
+        ),
+        (run.contrast, "--contrast", "compare contrasts two servers"),
+        (
+            run.csv,
+            "--csv",
+            "the comparison is a table, or JSON with --json",
+        ),
+        (
+            run.quiet,
+            "-q",
+            "the comparison is a table, or JSON with --json",
+        ),
+        (run.loop_forever, "-l", "the duet has --rounds"),
+        (run.idle, "-I", "the duet measures"),
+    ];
+    if let Some((_, flag, why)) = refused.into_iter().find(|(given, ..)| *given) {
+        return Err(CompareError::NotWithLive { flag, why }.into());
+    }
+    let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
+    if rounds == 0 {
+        return Err(invalid("--rounds", "need at least one round").into());
+    }
+    let round = args.round_duration.unwrap_or(DEFAULT_ROUND);
+    if round.is_zero() {
+        return Err(invalid("--round-duration", "must be longer than zero").into());
+    }
+    let (Some(a), Some(b)) = (&args.a, &args.b) else {
+        let flag = if args.a.is_none() { "--a" } else { "--b" };
+        return Err(CompareError::Missing {
+            flag,
+            why: "the two servers, --a HOST:PORT --b HOST:PORT",
+        }
+        .into());
+    };
+    // One seed for both sides, so their schedules and keys are the same draws.
+    let seed = run.seed.unwrap_or_else(crate::workload::fresh_seed);
+    let side = |flag: &'static str, endpoint: &str| -> Result<RunConfig, ConfigError> {
+        let mut side_args = with_endpoint(run, flag, endpoint)?;
+        side_args.seed = Some(seed);
+        side_args.duration = Some(round);
+        let mut config = RunConfig::from_args(&side_args, None)?;
+        config.plan.stop = Stop::After(round);
+        // The comparison is the output; the servers' own counters are not compared, and
+        // reading them between turns would only lengthen each round.
+        config.output.json = None;
+        config.output.server_stats = false;
+        Ok(config)
+    };
+    Ok(LiveConfig {
+        a: side("--a", a)?,
+        b: side("--b", b)?,
+        rounds,
+        round,
+    })
+}
+
+/// `run` pointed at `endpoint`: `HOST:PORT`, a URI (`redis://`, `rediss://`,
+/// `unix://`), or a socket path.
+fn with_endpoint(
+    run: &RunArgs,
+    flag: &'static str,
+    endpoint: &str,
+) -> Result<RunArgs, CompareError> {
+    let mut args = run.clone();
+    let text = endpoint.trim();
+    if text.contains("://") {
+        args.uri = Some(text.to_string());
+    } else if text.starts_with('/') {
+        args.socket = Some(PathBuf::from(text));
+    } else {
+        let Some((host, port)) = text.rsplit_once(':') else {
+            return Err(invalid(
+                flag,
+                format!("{endpoint:?}: give HOST:PORT, a redis:// URI or a socket path"),
+            ));
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let port: u16 =
+            port.parse().ok().filter(|&p| p > 0).ok_or_else(|| {
+                invalid(flag, format!("{endpoint:?}: the port must be 1 to 65535"))
+            })?;
+        if host.is_empty() {
+            return Err(invalid(flag, format!("{endpoint:?}: the host is empty")));
+        }
+        args.host = host.to_string();
+        args.port = port;
+    }
+    Ok(args)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_percentage_reads_with_or_without_its_sign_and_refuses_the_rest() {
+        assert_eq!(parse_percent("5%").unwrap(), 0.05);
+        assert_eq!(parse_percent(" 2.5 ").unwrap(), 0.025);
+        assert_eq!(parse_percent("0%").unwrap(), 0.0);
+        for bad in ["-1%", "five", "", "inf%", "5%%"] {
+            let e = parse_percent(bad).unwrap_err().to_string();
+            assert!(e.contains("--fail-if-slower"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_endpoint_is_host_and_port_a_uri_or_a_socket() {
+        use clap::Parser;
+        let run = crate::cli::Args::try_parse_from(["tailrate"]).unwrap().run;
+        let a = with_endpoint(&run, "--a", "10.0.0.2:7001").unwrap();
+        assert_eq!((a.host.as_str(), a.port), ("10.0.0.2", 7001));
+        let a = with_endpoint(&run, "--a", "[::1]:7001").unwrap();
+        assert_eq!(a.host, "::1");
+        let u = with_endpoint(&run, "--b", "rediss://h:6380").unwrap();
+        assert_eq!(u.uri.as_deref(), Some("rediss://h:6380"));
+        let s = with_endpoint(&run, "--b", "/tmp/r.sock").unwrap();
+        assert_eq!(s.socket, Some(PathBuf::from("/tmp/r.sock")));
+        for bad in ["localhost", "h:0", "h:port", ":7000"] {
+            let e = with_endpoint(&run, "--b", bad).unwrap_err().to_string();
+            assert!(e.contains("--b"), "{bad}: {e}");
+        }
+    }
+}
