@@ -8,6 +8,7 @@ mod allocations;
 mod cli;
 mod closed_loop;
 mod cluster;
+mod compare;
 mod confidence;
 mod errors;
 mod intervals;

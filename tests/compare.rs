@@ -1,0 +1,707 @@
+//! `tailrate compare`: the pure comparison on hand-built latencies (verdicts, the MOVER
+//! interval, unbounded sides, the `--fail-if-slower` threshold, matching, old reports);
+//! the command on real reports and real servers (identical servers show no difference,
+//! a slowed one shows B slower and fails `--fail-if-slower`); and its usage errors.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+use tailrate::report::Latency;
+use tailrate::report::compare::{
+    self, Comparison, ComparisonError, Entry, Metrics, Options, Side, Verdict, difference_interval,
+};
+use tailrate::report::confidence::{self, Ci95};
+
+use super::harness::{
+    RedisServer, assert_success, assert_usage_error, run_tailrate, run_tailrate_with_timeout,
+    stderr_of,
+};
+
+/// A latency whose six percentiles are `(value, low, high)`, in order p50 .. p99.99.
+fn latency(points: [(u64, u64, Option<u64>); 6]) -> Latency {
+    let ci = |i: usize| Some(Ci95(points[i].1, points[i].2));
+    Latency {
+        count: 10_000,
+        min_ns: points[0].1,
+        mean_ns: points[0].0 as f64,
+        p50_ns: points[0].0,
+        p50_ci95_ns: ci(0),
+        p90_ns: points[1].0,
+        p90_ci95_ns: ci(1),
+        p95_ns: points[2].0,
+        p95_ci95_ns: ci(2),
+        p99_ns: points[3].0,
+        p99_ci95_ns: ci(3),
+        p99_9_ns: points[4].0,
+        p99_9_ci95_ns: ci(4),
+        p99_99_ns: points[5].0,
+        p99_99_ci95_ns: ci(5),
+        max_ns: points[5].2.unwrap_or(points[5].0),
+        confidence: None,
+        hdr_v2_base64: String::new(),
+    }
+}
+
+/// Every percentile at `value` ns with an interval of `±spread` ns.
+fn flat(value: u64, spread: u64) -> Latency {
+    latency([(value, value - spread, Some(value + spread)); 6])
+}
+
+fn entry(name: &str, response: Latency) -> Entry {
+    Entry {
+        name: name.into(),
+        invalid: None,
+        latency: BTreeMap::from([("response".to_string(), response)]),
+        commands: Vec::new(),
+    }
+}
+
+fn side(source: &str) -> Side {
+    Side {
+        source: source.into(),
+        kind: "run".into(),
+        tool: None,
+        server_version: None,
+        seed: None,
+    }
+}
+
+fn options(fail_if_slower: Option<f64>) -> Options {
+    Options {
+        metrics: Metrics::One("response".into()),
+        fail_if_slower,
+    }
+}
+
+fn compare_entries(a: &[Entry], b: &[Entry], fail: Option<f64>) -> Comparison {
+    compare::compare((side("a"), a), (side("b"), b), &options(fail)).unwrap()
+}
+
+#[test]
+fn the_mover_interval_combines_each_sides_own_ends() {
+    // d = 30; lower = 30 - sqrt(20² + 10²), upper = 30 + sqrt(10² + 20²).
+    let (low, high) =
+        difference_interval(100.0, (90.0, Some(120.0)), 130.0, (120.0, Some(150.0))).unwrap();
+    assert!((low - (30.0 - 500f64.sqrt())).abs() < 1e-9, "{low}");
+    assert!((high - (30.0 + 500f64.sqrt())).abs() < 1e-9, "{high}");
+    // Lopsided intervals keep their shape: a long upper end on A pulls only the lower end.
+    let (low, high) =
+        difference_interval(100.0, (99.0, Some(200.0)), 100.0, (99.0, Some(101.0))).unwrap();
+    assert!((low - -(100f64.powi(2) + 1.0).sqrt()).abs() < 1e-9, "{low}");
+    assert!((high - 2f64.sqrt()).abs() < 1e-9, "{high}");
+    assert_eq!(
+        difference_interval(100.0, (90.0, None), 130.0, (120.0, Some(150.0))),
+        None
+    );
+    assert_eq!(
+        difference_interval(100.0, (90.0, Some(110.0)), 130.0, (120.0, None)),
+        None
+    );
+}
+
+#[test]
+fn verdicts_follow_where_the_interval_lies() {
+    assert_eq!(Verdict::of(Some((1.0, 5.0))), Verdict::BSlower);
+    assert_eq!(Verdict::of(Some((-5.0, -1.0))), Verdict::BFaster);
+    assert_eq!(Verdict::of(Some((-1.0, 5.0))), Verdict::NoDifference);
+    assert_eq!(Verdict::of(Some((0.0, 5.0))), Verdict::NoDifference);
+    assert_eq!(Verdict::of(None), Verdict::CannotTell);
+}
+
+#[test]
+fn a_clear_gap_is_b_slower_or_faster_and_overlap_is_no_difference() {
+    let a = flat(1_000_000, 10_000);
+    let rows = compare::compare_latency(&a, &flat(1_200_000, 10_000), None);
+    assert_eq!(rows.len(), 6);
+    assert!(
+        rows.iter().all(|r| r.verdict == Verdict::BSlower),
+        "{rows:?}"
+    );
+    assert_eq!(rows[0].difference_ns, 200_000);
+    assert!((rows[0].difference_pct.unwrap() - 20.0).abs() < 1e-9);
+    let [low, high] = rows[0].difference_ci95_ns.unwrap();
+    assert!(
+        low > 150_000 && low < 200_000 && high > 200_000,
+        "{low} {high}"
+    );
+
+    let rows = compare::compare_latency(&a, &flat(800_000, 10_000), None);
+    assert!(
+        rows.iter().all(|r| r.verdict == Verdict::BFaster),
+        "{rows:?}"
+    );
+
+    let rows = compare::compare_latency(&a, &flat(1_005_000, 10_000), None);
+    assert!(
+        rows.iter().all(|r| r.verdict == Verdict::NoDifference),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn an_unbounded_side_cannot_tell_and_never_fails_the_threshold() {
+    let a = flat(1_000_000, 10_000);
+    let mut b = flat(3_000_000, 10_000);
+    b.p99_99_ci95_ns = Some(Ci95(2_990_000, None));
+    let rows = compare::compare_latency(&a, &b, Some(0.05));
+    let last = rows.last().unwrap();
+    assert_eq!(last.percentile, "p99_99");
+    assert_eq!(last.verdict, Verdict::CannotTell);
+    assert_eq!(last.difference_ci95_ns, None);
+    assert!(!last.slower_than_allowed);
+    assert!(rows[..5].iter().all(|r| r.slower_than_allowed), "{rows:?}");
+}
+
+#[test]
+fn fail_if_slower_needs_the_lower_end_above_the_share_of_a() {
+    // d = 100 µs on 1 ms (10%); the lower end is about 100 - sqrt(10² + 10²) ≈ 85.8 µs.
+    let a = flat(1_000_000, 10_000);
+    let b = flat(1_100_000, 10_000);
+    let at = |share| compare::compare_latency(&a, &b, Some(share))[0].clone();
+    let row = at(0.05);
+    assert_eq!(row.verdict, Verdict::BSlower);
+    let low_pct = row.difference_ci95_pct.unwrap()[0];
+    assert!((8.0..8.6).contains(&low_pct), "{low_pct}");
+    assert!(at(0.05).slower_than_allowed);
+    assert!(at(0.08).slower_than_allowed);
+    // Slower with confidence, but not by 9% with confidence.
+    assert!(!at(0.09).slower_than_allowed);
+    assert_eq!(at(0.09).verdict, Verdict::BSlower);
+    // Faster is never slower than allowed, even at 0%.
+    let faster = compare::compare_latency(&b, &a, Some(0.0));
+    assert!(faster.iter().all(|r| !r.slower_than_allowed));
+
+    let c = compare_entries(
+        &[entry("GET", a.clone())],
+        &[entry("GET", b.clone())],
+        Some(0.05),
+    );
+    assert_eq!(c.breaches().len(), 6);
+    let c = compare_entries(&[entry("GET", a)], &[entry("GET", b)], Some(0.10));
+    assert!(c.breaches().is_empty());
+}
+
+#[test]
+fn entries_match_by_name_in_order_and_the_rest_is_listed() {
+    let a = [
+        entry("GET", flat(1_000_000, 10_000)),
+        entry("SET", flat(1_000_000, 10_000)),
+        entry("SET", flat(2_000_000, 10_000)),
+        entry("LPUSH", flat(1_000_000, 10_000)),
+    ];
+    let b = [
+        entry("SET", flat(1_000_000, 10_000)),
+        entry("GET", flat(1_000_000, 10_000)),
+        entry("SET", flat(2_000_000, 10_000)),
+        entry("INCR", flat(1_000_000, 10_000)),
+    ];
+    let c = compare_entries(&a, &b, None);
+    let names: Vec<&str> = c.groups.iter().map(|g| g.test.as_str()).collect();
+    assert_eq!(names, ["GET", "SET", "SET"]);
+    // The second SET of A meets the second of B (both 2 ms): no difference.
+    assert_eq!(c.groups[2].rows[0].a_ns, 2_000_000);
+    assert_eq!(c.groups[2].rows[0].b_ns, 2_000_000);
+    assert_eq!(c.only_in_a, ["LPUSH"]);
+    assert_eq!(c.only_in_b, ["INCR"]);
+}
+
+#[test]
+fn nothing_in_common_is_an_error_that_says_what_each_side_has() {
+    let a = [entry("GET", flat(1_000_000, 10_000))];
+    let b = [entry("SET", flat(1_000_000, 10_000))];
+    let e = compare::compare((side("a"), &a), (side("b"), &b), &options(None)).unwrap_err();
+    assert!(matches!(e, ComparisonError::NothingMatched { .. }), "{e}");
+    let text = e.to_string();
+    assert!(text.contains("GET") && text.contains("SET"), "{text}");
+
+    let wrong_metric = Options {
+        metrics: Metrics::One("queue_wait".into()),
+        fail_if_slower: None,
+    };
+    let e = compare::compare((side("a"), &a), (side("b"), &a), &wrong_metric)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("queue_wait") && e.contains("--metric") && e.contains("response"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_report_without_intervals_gets_binomial_ones_from_its_histogram() {
+    let mut h = tailrate::record::new_histogram();
+    for v in 1..=20_000u64 {
+        h.record(50_000 + v * 7).unwrap();
+    }
+    let old = Latency::without_intervals(&h);
+    assert!(old.p50_ci95_ns.is_none());
+    let new = Latency::of(&h, &[]);
+    let c = compare_entries(&[entry("GET", old)], &[entry("GET", new)], None);
+    let row = &c.groups[0].rows[3];
+    assert_eq!(row.percentile, "p99");
+    let expected = confidence::estimate(&h, &[], 0.99).unwrap().ci95;
+    assert_eq!(row.a_ci95_ns, expected);
+    assert_eq!(row.verdict, Verdict::NoDifference);
+    assert!(
+        c.groups[0].a_intervals.starts_with("recomputed"),
+        "{:?}",
+        c.groups[0]
+    );
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.starts_with("A was written before") && n.contains("binomial")),
+        "{:?}",
+        c.notes
+    );
+
+    // No intervals and no histogram: nothing to recompute from.
+    let mut bare = Latency::without_intervals(&h);
+    bare.hdr_v2_base64 = "not base64".into();
+    let e = compare::compare(
+        (side("a"), &[entry("GET", bare)]),
+        (side("b"), &[entry("GET", Latency::of(&h, &[]))]),
+        &options(None),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, ComparisonError::NoHistogram { side: "A", .. }),
+        "{e}"
+    );
+}
+
+#[test]
+fn compare_refuses_bad_flags_naming_them() {
+    assert_usage_error(&["compare"], &["two reports", "--live"]);
+    assert_usage_error(&["compare", "a.json"], &["two reports", "1 given"]);
+    assert_usage_error(&["compare", "a", "b", "c"], &["two reports", "3 given"]);
+    assert_usage_error(
+        &["compare", "a", "b", "--rounds", "3"],
+        &["--rounds", "--live"],
+    );
+    assert_usage_error(&["compare", "a", "b", "--a", "h:1"], &["--a", "--live"]);
+    assert_usage_error(
+        &["compare", "a", "b", "--fail-if-slower", "five"],
+        &["--fail-if-slower", "five"],
+    );
+    assert_usage_error(
+        &["compare", "a", "b", "--fail-if-slower", "-2%"],
+        &["--fail-if-slower"],
+    );
+    assert_usage_error(
+        &["compare", "a", "b", "--metric", "latency"],
+        &["--metric", "response"],
+    );
+    assert_usage_error(
+        &["compare", "a", "b", "--metric", "lag", "--all-metrics"],
+        &["--metric", "--all-metrics"],
+    );
+    let live = [
+        "compare",
+        "--live",
+        "--a",
+        "127.0.0.1:1",
+        "--b",
+        "127.0.0.1:2",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        live.iter().chain(extra).copied().collect()
+    };
+    assert_usage_error(&live, &["--rate"]);
+    assert_usage_error(
+        &["compare", "--live", "--rate", "1k", "--a", "127.0.0.1:1"],
+        &["--b"],
+    );
+    assert_usage_error(&with(&["--rate", "1k", "--rounds", "0"]), &["--rounds"]);
+    assert_usage_error(
+        &with(&["--rate", "1k", "--round-duration", "0s"]),
+        &["--round-duration"],
+    );
+    assert_usage_error(
+        &with(&["--rate", "1k", "--duration", "5s"]),
+        &["--duration", "--round-duration"],
+    );
+    assert_usage_error(
+        &with(&["--rate", "1k", "--hdr-log", "x.hlog"]),
+        &["--hdr-log"],
+    );
+    assert_usage_error(&with(&["--rate", "1k", "a.json"]), &["REPORT", "--live"]);
+    assert_usage_error(
+        &[
+            "compare",
+            "--live",
+            "--rate",
+            "1k",
+            "--a",
+            "nohost",
+            "--b",
+            "127.0.0.1:2",
+        ],
+        &["--a", "HOST:PORT"],
+    );
+}
+
+/// A short open-loop run report of `-t get` against `port`, written to `path`.
+fn run_report(port: u16, path: &Path, extra: &[&str]) {
+    let port = port.to_string();
+    let mut args = vec![
+        "-p",
+        &port,
+        "--rate",
+        "2000",
+        "--duration",
+        "500ms",
+        "-c",
+        "2",
+        "-q",
+        "--no-progress",
+        "--json",
+        path.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    assert_success(&run_tailrate(&args));
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Removes every `*_ci95_ns` and `confidence` key: a report as written before intervals.
+fn strip_intervals(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            map.retain(|k, _| !k.ends_with("_ci95_ns") && k != "confidence");
+            map.values_mut().for_each(strip_intervals);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_intervals),
+        _ => {}
+    }
+}
+
+#[test]
+fn bad_reports_are_usage_errors_that_name_the_file() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let get = dir.path().join("get.json");
+    let set = dir.path().join("set.json");
+    run_report(server.port(), &get, &["-t", "get"]);
+    run_report(server.port(), &set, &["-t", "set"]);
+    let get_arg = get.to_str().unwrap();
+    let missing = dir.path().join("missing.json");
+    assert_usage_error(
+        &["compare", get_arg, missing.to_str().unwrap()],
+        &["B report", "missing.json"],
+    );
+    let garbage = dir.path().join("garbage.json");
+    std::fs::write(&garbage, "{ not json").unwrap();
+    assert_usage_error(
+        &["compare", garbage.to_str().unwrap(), get_arg],
+        &["A report", "garbage.json", "not JSON"],
+    );
+    let other = dir.path().join("other.json");
+    std::fs::write(&other, r#"{"schema_version": 1, "hello": []}"#).unwrap();
+    assert_usage_error(
+        &["compare", get_arg, other.to_str().unwrap()],
+        &["other.json", "not a report"],
+    );
+    assert_usage_error(
+        &["compare", get_arg, set.to_str().unwrap()],
+        &["nothing to compare", "GET", "SET"],
+    );
+
+    // A report from before intervals is compared from its histograms, and says so.
+    let mut old = read_json(&get);
+    strip_intervals(&mut old);
+    assert!(!old.to_string().contains("ci95"));
+    let old_path = dir.path().join("old.json");
+    std::fs::write(&old_path, old.to_string()).unwrap();
+    let out = run_tailrate(&["compare", old_path.to_str().unwrap(), get_arg]);
+    let stdout = assert_success(&out);
+    assert!(stdout.contains("recomputed from the histogram"), "{stdout}");
+    assert!(
+        stdout.contains("A was written before reports had intervals"),
+        "{stdout}"
+    );
+    // The same histograms on both sides: no percentile differs.
+    assert!(stdout.contains("B slower at 0, faster at 0"), "{stdout}");
+}
+
+#[test]
+fn sweeps_match_by_kind_and_rate_and_do_not_mix_with_runs() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let port = server.port().to_string();
+    let out = run_tailrate_with_timeout(
+        &[
+            "sweep",
+            "-p",
+            &port,
+            "-t",
+            "get",
+            "-c",
+            "2",
+            "--rates",
+            "1k,2k",
+            "--duration",
+            "300ms",
+            "--settle",
+            "0s",
+            "--no-progress",
+            "--seed",
+            "3",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert_success(&out);
+    let sweep = dir.path().join("sweep.json");
+    let sweep_arg = sweep.to_str().unwrap();
+    let json = dir.path().join("cmp.json");
+    let out = run_tailrate(&[
+        "compare",
+        sweep_arg,
+        sweep_arg,
+        "--all-metrics",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = assert_success(&out);
+    assert!(
+        stdout.contains("GET step at 1000 req/s: response time"),
+        "{stdout}"
+    );
+    let c = read_json(&json);
+    let tests: Vec<&str> = c["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["test"].as_str().unwrap())
+        .collect();
+    assert!(tests.contains(&"GET step at 2000 req/s"), "{tests:?}");
+    let metrics: Vec<&str> = c["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["metric"].as_str().unwrap())
+        .collect();
+    assert!(
+        metrics.contains(&"service") && metrics.contains(&"lag"),
+        "{metrics:?}"
+    );
+    // A file against itself: every difference is exactly zero.
+    for g in c["groups"].as_array().unwrap() {
+        for r in g["rows"].as_array().unwrap() {
+            assert_eq!(r["difference_ns"], 0, "{r}");
+            assert!(
+                r["verdict"] == "no_difference" || r["verdict"] == "cannot_tell",
+                "{r}"
+            );
+        }
+    }
+
+    let run = dir.path().join("run.json");
+    run_report(server.port(), &run, &["-t", "get"]);
+    assert_usage_error(
+        &["compare", run.to_str().unwrap(), sweep_arg],
+        &["run report", "sweep report"],
+    );
+}
+
+/// Tests that measure latency: nextest runs each alone (see .config/nextest.toml).
+mod timing {
+    use super::*;
+    use crate::harness::{DelayRelay, skip, this_test};
+
+    /// Seeded comparisons of two identical servers.
+    const SEEDS: u64 = 20;
+    /// How long the relay holds each chunk, each way: B is 4 ms further away than A.
+    const ONE_WAY: Duration = Duration::from_millis(2);
+    /// Duets tried for a verdict the host's noise may hide.
+    const ATTEMPTS: u64 = 3;
+    /// Above this, A's own p50 interval says the host drowned the server's few tens of
+    /// microseconds (on a quiet host it ends well under 0.2 ms).
+    const DISTURBED_NS: u64 = 1_000_000;
+
+    /// A live duet of `a` against `b`, JSON on standard output; the exit code, the JSON,
+    /// and standard error.
+    fn duet(a: &str, b: &str, seed: u64, extra: &[&str]) -> (Option<i32>, Value, String) {
+        let seed = seed.to_string();
+        let mut args = vec![
+            "compare",
+            "--live",
+            "--a",
+            a,
+            "--b",
+            b,
+            "-t",
+            "get",
+            "-c",
+            "4",
+            "--rate",
+            "2000",
+            "--rounds",
+            "10",
+            "--round-duration",
+            "50ms",
+            "--seed",
+            &seed,
+            "--no-progress",
+            "--json",
+            "-",
+        ];
+        args.extend_from_slice(extra);
+        let out = run_tailrate_with_timeout(&args, Duration::from_secs(30));
+        let stderr = stderr_of(&out);
+        let json = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("no comparison JSON ({e}): {stderr}"));
+        (out.status.code(), json, stderr)
+    }
+
+    fn verdicts(c: &Value) -> Vec<(String, String)> {
+        c["groups"][0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["percentile"].as_str().unwrap().to_string(),
+                    r["verdict"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    /// The upper end of the p50 interval of side `side` (`a` or `b`), unbounded as max.
+    fn p50_high(c: &Value, side: &str) -> u64 {
+        c["groups"][0]["rows"][0][format!("{side}_ci95_ns")][1]
+            .as_u64()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Two servers started alike, measured in turns: a 95% interval holds zero at each
+    /// percentile in about 95% of comparisons, and more where the two sides share the
+    /// host's noise (MOVER assumes them independent). A comparison counts as showing no
+    /// difference when none of its percentiles says B slower or B faster; p50 must be
+    /// bounded in each, so that "cannot tell" everywhere cannot pass it.
+    #[test]
+    fn two_identical_servers_show_no_difference_in_19_of_20_seeded_duets() {
+        let a = RedisServer::start();
+        let b = RedisServer::start();
+        let mut quiet = 0;
+        let mut failed_threshold = 0;
+        let mut seen = Vec::new();
+        for seed in 1..=SEEDS {
+            let (code, c, stderr) = duet(&a.addr(), &b.addr(), seed, &["--fail-if-slower", "5%"]);
+            assert!(matches!(code, Some(0 | 1)), "exit {code:?}: {stderr}");
+            failed_threshold += usize::from(code == Some(1));
+            let v = verdicts(&c);
+            assert_ne!(v[0].1, "cannot_tell", "seed {seed}: p50 unbounded: {v:?}");
+            let claims = v
+                .iter()
+                .any(|(_, verdict)| verdict == "b_slower" || verdict == "b_faster");
+            quiet += usize::from(!claims);
+            seen.push(format!("seed {seed}: {v:?}"));
+        }
+        println!("{quiet}/{SEEDS} without a difference\n{}", seen.join("\n"));
+        assert!(
+            quiet >= 19,
+            "only {quiet} of {SEEDS} comparisons of identical servers showed no difference:\n{}",
+            seen.join("\n")
+        );
+        assert!(
+            failed_threshold <= 1,
+            "--fail-if-slower 5% failed {failed_threshold} times"
+        );
+    }
+
+    /// Duets of `a` against `b` until one gives `want` at p50 (at most [`ATTEMPTS`]):
+    /// its exit code, JSON and standard error; `None` when the host hid it every time
+    /// (the fast side's own p50 interval reached past [`DISTURBED_NS`]), after recording
+    /// the skip. A wrong verdict on an undisturbed host fails the test.
+    fn duet_until(a: &str, b: &str, want: &str) -> Option<(Option<i32>, Value, String)> {
+        let fast = if want == "b_slower" { "a" } else { "b" };
+        let mut seen = Vec::new();
+        for seed in 1..=ATTEMPTS {
+            let (code, c, stderr) = duet(a, b, seed, &["--fail-if-slower", "5%"]);
+            let v = verdicts(&c);
+            if v[0].1 == want {
+                return Some((code, c, stderr));
+            }
+            let high = p50_high(&c, fast);
+            assert!(
+                high > DISTURBED_NS,
+                "seed {seed}: p50 is {} though the fast side's interval ends at {high} ns: {}",
+                v[0].1,
+                c["groups"][0]["rows"][0]
+            );
+            seen.push(format!("seed {seed}: {v:?}, fast p50 up to {high} ns"));
+        }
+        skip(
+            &this_test(),
+            &format!("the host's noise hid a 4 ms difference in every duet: {seen:?}"),
+        );
+        None
+    }
+
+    /// B behind a relay that holds every chunk 2 ms each way: every reply takes at least
+    /// 4 ms longer, against tens of microseconds for A. The duet says B slower at p50 by
+    /// about 4 ms, and `--fail-if-slower 5%` exits 1; turned round, B is faster and it
+    /// exits 0; two saved runs compared from their files say B slower too.
+    #[test]
+    fn a_slowed_server_is_b_slower_and_fails_the_threshold() {
+        let server = RedisServer::start();
+        let relay = DelayRelay::start(&server.addr(), ONE_WAY);
+        let slow = format!("127.0.0.1:{}", relay.port());
+        let Some((code, c, stderr)) = duet_until(&server.addr(), &slow, "b_slower") else {
+            return;
+        };
+        assert_eq!(code, Some(1), "{:?}\n{stderr}", verdicts(&c));
+        assert!(stderr.contains("--fail-if-slower 5%"), "{stderr}");
+        let p50 = &c["groups"][0]["rows"][0];
+        assert_eq!(p50["slower_than_allowed"], true, "{p50}");
+        let d_ms = p50["difference_ns"].as_f64().unwrap() / 1e6;
+        assert!(
+            (3.5..20.0).contains(&d_ms),
+            "p50 difference {d_ms} ms: {p50}"
+        );
+        println!(
+            "p50: A {} ns, B {} ns, B-A interval {}",
+            p50["a_ns"], p50["b_ns"], p50["difference_ci95_ns"]
+        );
+
+        let Some((code, c, stderr)) = duet_until(&slow, &server.addr(), "b_faster") else {
+            return;
+        };
+        assert_eq!(code, Some(0), "{:?}\n{stderr}", verdicts(&c));
+
+        // Two saved runs, the second through the relay.
+        let dir = tempfile::tempdir().unwrap();
+        let (fast_json, slow_json) = (dir.path().join("a.json"), dir.path().join("b.json"));
+        run_report(server.port(), &fast_json, &["-t", "get"]);
+        run_report(relay.port(), &slow_json, &["-t", "get"]);
+        let json = dir.path().join("cmp.json");
+        let out = run_tailrate(&[
+            "compare",
+            fast_json.to_str().unwrap(),
+            slow_json.to_str().unwrap(),
+            "--fail-if-slower",
+            "5%",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let c = read_json(&json);
+        if verdicts(&c)[0].1 != "b_slower" && p50_high(&c, "a") > DISTURBED_NS {
+            skip(
+                &this_test(),
+                &format!("a stall hid the difference of the saved runs: {stdout}"),
+            );
+            return;
+        }
+        assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", stderr_of(&out));
+        assert!(stdout.contains("B slower"), "{stdout}");
+    }
+}
