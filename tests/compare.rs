@@ -272,6 +272,53 @@ fn a_report_without_intervals_gets_binomial_ones_from_its_histogram() {
     );
 }
 
+/// The table and the JSON of a fixed comparison: every verdict, a breach of
+/// `--fail-if-slower`, an entry on one side only, a note.
+#[test]
+fn the_table_and_the_json_keep_their_shape() {
+    let a = latency([
+        (1_000_000, 990_000, Some(1_010_000)),
+        (2_000_000, 1_950_000, Some(2_050_000)),
+        (3_000_000, 2_900_000, Some(3_100_000)),
+        (4_000_000, 3_800_000, Some(4_300_000)),
+        (5_000_000, 4_500_000, Some(6_000_000)),
+        (6_000_000, 5_500_000, None),
+    ]);
+    let b = latency([
+        (1_200_000, 1_190_000, Some(1_210_000)),
+        (1_500_000, 1_450_000, Some(1_550_000)),
+        (3_050_000, 2_950_000, Some(3_150_000)),
+        (4_100_000, 3_900_000, Some(4_400_000)),
+        (5_200_000, 4_600_000, Some(6_500_000)),
+        (9_000_000, 8_000_000, None),
+    ]);
+    let mut invalid = entry("GET", b);
+    invalid.invalid = Some("schedule_lag failed".into());
+    let c = compare_entries(
+        &[entry("GET", a), entry("SET", flat(1_000_000, 10_000))],
+        &[invalid],
+        Some(0.05),
+    );
+    let verdicts: Vec<Verdict> = c.groups[0].rows.iter().map(|r| r.verdict).collect();
+    assert_eq!(
+        verdicts,
+        [
+            Verdict::BSlower,
+            Verdict::BFaster,
+            Verdict::NoDifference,
+            Verdict::NoDifference,
+            Verdict::NoDifference,
+            Verdict::CannotTell
+        ]
+    );
+    let mut text = Vec::new();
+    compare::text::write(&mut text, &c, 3).unwrap();
+    insta::assert_snapshot!("compare_table", String::from_utf8(text).unwrap());
+    let mut json = serde_json::to_value(&c).unwrap();
+    json["tool"] = "tailrate VERSION".into();
+    insta::assert_json_snapshot!("compare_json", json);
+}
+
 #[test]
 fn compare_refuses_bad_flags_naming_them() {
     assert_usage_error(&["compare"], &["two reports", "--live"]);
