@@ -374,6 +374,10 @@ fn compare_refuses_bad_flags_naming_them() {
         &with(&["--rate", "1k", "--hdr-log", "x.hlog"]),
         &["--hdr-log"],
     );
+    assert_usage_error(
+        &with(&["--rate", "1k", "--repeat", "3"]),
+        &["--repeat", "--rounds"],
+    );
     assert_usage_error(&with(&["--rate", "1k", "a.json"]), &["REPORT", "--live"]);
     assert_usage_error(
         &[
@@ -476,7 +480,7 @@ fn bad_reports_are_usage_errors_that_name_the_file() {
 }
 
 #[test]
-fn sweeps_match_by_kind_and_rate_and_do_not_mix_with_runs() {
+fn sweeps_match_by_kind_and_rate_repeats_by_number_and_neither_mixes_with_runs() {
     let server = RedisServer::start();
     let dir = tempfile::tempdir().unwrap();
     let port = server.port().to_string();
@@ -550,11 +554,16 @@ fn sweeps_match_by_kind_and_rate_and_do_not_mix_with_runs() {
     }
 
     let run = dir.path().join("run.json");
-    run_report(server.port(), &run, &["-t", "get"]);
+    run_report(server.port(), &run, &["-t", "get", "--repeat", "2"]);
     assert_usage_error(
         &["compare", run.to_str().unwrap(), sweep_arg],
         &["run report", "sweep report"],
     );
+    // Repeats match repeats, by number.
+    let out = run_tailrate(&["compare", run.to_str().unwrap(), run.to_str().unwrap()]);
+    let stdout = assert_success(&out);
+    assert!(stdout.contains("GET (repeat 1): response time"), "{stdout}");
+    assert!(stdout.contains("GET (repeat 2): response time"), "{stdout}");
 }
 
 /// Tests that measure latency: nextest runs each alone (see .config/nextest.toml).

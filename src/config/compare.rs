@@ -272,6 +272,7 @@ fn live(args: &CompareArgs) -> Result<LiveConfig, ConfigError> {
             "the comparison is a table, or JSON with --json",
         ),
         (run.loop_forever, "-l", "the duet has --rounds"),
+        (run.repeat > 1, "--repeat", "the duet repeats in --rounds"),
         (run.idle, "-I", "the duet measures"),
     ];
     if let Some((_, flag, why)) = refused.into_iter().find(|(given, ..)| *given) {

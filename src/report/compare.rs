@@ -5,8 +5,8 @@
 //! The sides are lists of [`Entry`]s (a test, or one command of a test, with its latency
 //! by metric), made from a run report ([`entries_of_run`]), a sweep report
 //! ([`entries_of_sweep`]: each measurement named by its kind and its target rate or
-//! connections) or a live duet. Entries match by name, the n-th of a name on A with the
-//! n-th on B.
+//! connections) or a live duet; a repeat of `--repeat` adds its number to the name.
+//! Entries match by name, the n-th of a name on A with the n-th on B.
 //!
 //! # The interval of a difference
 //!
@@ -311,9 +311,14 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// `test` as an entry called `name`; a repeat of `--repeat` is named with its number,
+    /// so that repeats match repeats.
     fn of_test(name: String, test: &super::TestReport) -> Self {
         Entry {
-            name,
+            name: match test.repeat {
+                Some(r) => format!("{name} (repeat {r})"),
+                None => name,
+            },
             invalid: (!test.valid).then(|| test.why_invalid()),
             latency: test.latency.clone(),
             commands: test
