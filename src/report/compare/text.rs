@@ -52,8 +52,9 @@ pub fn write(out: &mut dyn Write, comparison: &Comparison, precision: usize) -> 
     if c.count(Verdict::CannotTell) > 0 {
         writeln!(
             out,
-            "cannot tell: a side has too few samples beyond that percentile to bound it from \
-             above (fewer than 10); measure longer or at a higher rate"
+            "cannot tell: a side's interval has no upper end (fewer than 10 samples beyond \
+             the percentile, or batches so unlike each other that it reaches past the \
+             largest sample); measure longer, at a higher rate, or on a quieter host"
         )?;
     }
     if let Some(pct) = c.fail_if_slower_pct {
