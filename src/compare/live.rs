@@ -8,8 +8,9 @@
 //! them is the server. Each side's turns merge exactly (their histograms added), and each
 //! turn's histogram is one batch of the batch-means estimate of
 //! [`crate::report::confidence`]: the spread between a side's rounds, drift included,
-//! widens its intervals. Only whole rounds are merged, so Ctrl+C leaves both sides with
-//! the same rounds.
+//! widens its intervals. That spread is measured at every batch length that leaves ten
+//! groups, so the default 10 rounds give one (on 9 degrees of freedom) and 20 give two.
+//! Only whole rounds are merged, so Ctrl+C leaves both sides with the same rounds.
 
 use std::collections::BTreeMap;
 use std::io::Write;
