@@ -566,6 +566,75 @@ fn sweeps_match_by_kind_and_rate_repeats_by_number_and_neither_mixes_with_runs()
     assert!(stdout.contains("GET (repeat 2): response time"), "{stdout}");
 }
 
+/// The duet's shape, not its numbers: rounds alternate AB, BA; both sides share a seed;
+/// each side's replies are the sum of its turns; too few rounds are noted.
+#[test]
+fn a_duet_alternates_its_order_and_says_when_its_rounds_are_too_few() {
+    let server = RedisServer::start();
+    let addr = server.addr();
+    let out = run_tailrate_with_timeout(
+        &[
+            "compare",
+            "--live",
+            "--a",
+            &addr,
+            "--b",
+            &addr,
+            "-t",
+            "get",
+            "-c",
+            "2",
+            "--rate",
+            "1000",
+            "--rounds",
+            "3",
+            "--round-duration",
+            "100ms",
+            "--seed",
+            "9",
+            "--json",
+            "-",
+        ],
+        Duration::from_secs(30),
+    );
+    let stderr = stderr_of(&out);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    let turns: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("round "))
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        turns,
+        ["1/3 A", "1/3 B", "2/3 B", "2/3 A", "3/3 A", "3/3 B"],
+        "{stderr}"
+    );
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["live"]["orders"], serde_json::json!(["AB", "BA", "AB"]));
+    assert_eq!(c["a"]["seed"], 9);
+    assert_eq!(c["b"]["seed"], 9);
+    let group = &c["groups"][0];
+    // Three turns of 100 ms at 1000/s: about 300 replies a side, the same schedule on each.
+    let count = group["a_count"].as_u64().unwrap();
+    assert!((200..=400).contains(&count), "{group}");
+    // The same schedule on both sides: only a reply still in flight at a turn's end
+    // can set their counts apart.
+    let b_count = group["b_count"].as_u64().unwrap();
+    assert!(count.abs_diff(b_count) <= count / 50, "{group}");
+    assert!(
+        group["a_intervals"]
+            .as_str()
+            .unwrap()
+            .starts_with("binomial only (3 rounds"),
+        "{group}"
+    );
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains("only 3 rounds") && notes.contains("--rounds 10"),
+        "{notes}"
+    );
+}
+
 /// Tests that measure latency: nextest runs each alone (see .config/nextest.toml).
 mod timing {
     use super::*;

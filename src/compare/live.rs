@@ -275,6 +275,15 @@ pub(super) fn run(
         options,
     )
     .map_err(InputError::from)?;
+    if orders.len() < confidence::MIN_GROUPS {
+        comparison.notes.push(format!(
+            "only {} rounds: too few to measure how rounds differ, so the intervals are \
+             binomial and a drift of the host between turns can pass for a difference; \
+             give --rounds {} or more",
+            orders.len(),
+            confidence::MIN_GROUPS
+        ));
+    }
     comparison.live = Some(Duet {
         rounds: orders.len(),
         round_secs: duet.round.as_secs_f64(),
