@@ -459,7 +459,13 @@ fn bad_reports_are_usage_errors_that_name_the_file() {
     );
     assert_usage_error(
         &["compare", get_arg, set.to_str().unwrap()],
-        &["nothing to compare", "GET", "SET"],
+        &[
+            "get.json with",
+            "set.json",
+            "nothing to compare",
+            "GET",
+            "SET",
+        ],
     );
 
     // A report from before intervals is compared from its histograms, and says so.

@@ -46,7 +46,17 @@ pub enum InputError {
         /// Why.
         source: ComparisonError,
     },
-    /// The two sides cannot be compared (different kinds, nothing in common).
+    /// The two files cannot be compared (different kinds, nothing in common).
+    #[error("comparing {} with {}", .a.display(), .b.display())]
+    Files {
+        /// A's file.
+        a: std::path::PathBuf,
+        /// B's file.
+        b: std::path::PathBuf,
+        /// Why.
+        source: ComparisonError,
+    },
+    /// The two sides cannot be compared (a metric neither measured).
     #[error(transparent)]
     Compare(#[from] ComparisonError),
 }
@@ -102,8 +112,13 @@ pub fn run(
 fn compare_files(a: &Path, b: &Path, options: &Options) -> Result<Comparison> {
     let ra = load("A", a)?;
     let rb = load("B", b)?;
+    let files = |source| InputError::Files {
+        a: a.to_path_buf(),
+        b: b.to_path_buf(),
+        source,
+    };
     if ra.kind() != rb.kind() {
-        return Err(InputError::from(ComparisonError::Mixed {
+        return Err(files(ComparisonError::Mixed {
             a: ra.kind(),
             b: rb.kind(),
         })
@@ -115,7 +130,7 @@ fn compare_files(a: &Path, b: &Path, options: &Options) -> Result<Comparison> {
         (rb.side(b.display().to_string()), &eb),
         options,
     )
-    .map_err(InputError::from)?;
+    .map_err(files)?;
     Ok(comparison)
 }
 
