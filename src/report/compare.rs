@@ -38,7 +38,10 @@
 //! are recomputed from it as plain binomial ones ([`confidence::estimate`] with no
 //! batches), and a note says so, since those take no account of replies delayed together.
 
+mod sides;
 pub mod text;
+
+pub use sides::{Entry, Report, entries_of_run, entries_of_sweep, parse};
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -46,8 +49,8 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::confidence::{self, Ci95};
-use super::sweep::{self, SweepReport};
-use super::{Latency, Percentile, RunReport};
+use super::sweep;
+use super::{Latency, Percentile};
 use crate::record::SIGNIFICANT_DIGITS;
 
 /// Version of the comparison's JSON layout; bumped on any incompatible change.
@@ -57,9 +60,6 @@ pub const COMPARE_SCHEMA_VERSION: u32 = 1;
 pub const METHOD: &str = "MOVER (Newcombe; Zou & Donner): each side's 95% interval combined, \
                           lower = d - sqrt((a_hi - a)^2 + (b - b_lo)^2), \
                           upper = d + sqrt((a - a_lo)^2 + (b_hi - b)^2)";
-
-/// The metric compared when none is chosen.
-pub const DEFAULT_METRIC: &str = "response";
 
 /// What a difference's interval says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -297,107 +297,6 @@ pub struct Options {
     pub fail_if_slower: Option<f64>,
 }
 
-/// A test, or a sweep's measurement, of one side.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    /// What it is called, as matched against the other side.
-    pub name: String,
-    /// Why it is marked invalid, when a self-check failed.
-    pub invalid: Option<String>,
-    /// Latency by metric.
-    pub latency: BTreeMap<String, Latency>,
-    /// By command, for a test that sends several.
-    pub commands: Vec<(String, BTreeMap<String, Latency>)>,
-}
-
-impl Entry {
-    /// `test` as an entry called `name`; a repeat of `--repeat` is named with its number,
-    /// so that repeats match repeats.
-    fn of_test(name: String, test: &super::TestReport) -> Self {
-        Entry {
-            name: match test.repeat {
-                Some(r) => format!("{name} (repeat {r})"),
-                None => name,
-            },
-            invalid: (!test.valid).then(|| test.why_invalid()),
-            latency: test.latency.clone(),
-            commands: test
-                .commands
-                .iter()
-                .map(|c| (c.command.clone(), c.latency.clone()))
-                .collect(),
-        }
-    }
-}
-
-/// The entries of a run report: one per test, by its name.
-pub fn entries_of_run(report: &RunReport) -> Vec<Entry> {
-    report
-        .tests
-        .iter()
-        .map(|t| Entry::of_test(t.name.clone(), t))
-        .collect()
-}
-
-/// The entries of a sweep: one per measurement, named by the test, its kind and its
-/// target rate (or connections, for a closed loop without one).
-pub fn entries_of_sweep(report: &SweepReport) -> Vec<Entry> {
-    report
-        .runs
-        .iter()
-        .map(|m| {
-            let at = match m.target_rate_per_sec {
-                Some(rate) => format!("at {rate:.0} req/s"),
-                None => format!("with {} connections", m.connections),
-            };
-            let name = format!("{} {} {at}", report.test, m.kind.name());
-            Entry::of_test(name, &m.report)
-        })
-        .collect()
-}
-
-/// A report read from a file: a run's or a sweep's.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Report {
-    /// `tailrate ... --json FILE`.
-    Run(Box<RunReport>),
-    /// `tailrate sweep`'s `sweep.json`.
-    Sweep(Box<SweepReport>),
-}
-
-impl Report {
-    /// `run` or `sweep`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Report::Run(_) => "run",
-            Report::Sweep(_) => "sweep",
-        }
-    }
-
-    /// The side it is, read from `source`.
-    pub fn side(&self, source: String) -> Side {
-        let header = match self {
-            Report::Run(r) => &r.header,
-            Report::Sweep(s) => &s.header,
-        };
-        Side {
-            source,
-            kind: self.kind().into(),
-            tool: Some(header.tool.clone()),
-            server_version: header.server.version.clone(),
-            seed: Some(header.seed),
-        }
-    }
-
-    /// Its entries.
-    pub fn entries(&self) -> Vec<Entry> {
-        match self {
-            Report::Run(r) => entries_of_run(r),
-            Report::Sweep(s) => entries_of_sweep(s),
-        }
-    }
-}
-
 /// Why a comparison cannot be made; all of them are the user's to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum ComparisonError {
@@ -437,39 +336,6 @@ pub enum ComparisonError {
         /// The entry and metric.
         what: String,
     },
-}
-
-/// Parses a run report or a sweep report, telling which from its fields.
-pub fn parse(bytes: &[u8]) -> Result<Report, ComparisonError> {
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(ComparisonError::NotJson)?;
-    let has = |key: &str| value.get(key).is_some();
-    if has("runs") {
-        return Ok(Report::Sweep(Box::new(sweep::parse(bytes)?)));
-    }
-    if !has("tests") {
-        let what = if has("trials") {
-            "a tune report (tailrate tune --json): it holds throughputs, not latency distributions"
-        } else if has("groups") && has("method") {
-            "a comparison (tailrate compare --json), not a report"
-        } else {
-            "not a report of tailrate's: a run's --json FILE (with tests) or a sweep's sweep.json (with runs)"
-        };
-        return Err(ComparisonError::NotAReport(what.into()));
-    }
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(super::SCHEMA_VERSION) => {}
-        found => {
-            return Err(ComparisonError::NotAReport(format!(
-                "a run report of schema_version {}; this tailrate reads {}",
-                found.map_or("(none)".to_string(), |v| v.to_string()),
-                super::SCHEMA_VERSION
-            )));
-        }
-    }
-    serde_json::from_slice(bytes)
-        .map(|r| Report::Run(Box::new(r)))
-        .map_err(ComparisonError::Layout)
 }
 
 /// Compares `a` with `b` by [`Options`]: entries matched by name, then each chosen metric
