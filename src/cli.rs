@@ -131,9 +131,31 @@ pub struct SweepArgs {
     /// Also run, at every step's rate, a closed loop held to that rate (what rate-limited closed-loop tools report).
     #[arg(long = "rate-capped")]
     pub rate_capped: bool,
+    /// Runs of every open-loop step, search point and re-measurement; each is kept, and the
+    /// step's verdict rests on their median and spread.
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub repeat: usize,
+    /// Order of the coarse steps: by rate, or shuffled with --seed (so a drift of the host is
+    /// not read as a trend with load); results stay ordered by rate.
+    #[arg(long, value_enum, default_value_t = SweepOrder::Ascending, value_name = "ORDER")]
+    pub order: SweepOrder,
     /// Options of each step's run.
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// `tailrate sweep --order`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SweepOrder {
+    /// Increasing rate; the steps end at the first past saturation.
+    Ascending,
+    /// A random permutation drawn from --seed; rates above one past saturation are skipped.
+    Shuffle,
 }
 
 /// `tailrate plot`: re-render plots from saved sweep JSON files.
