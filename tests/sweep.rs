@@ -959,6 +959,14 @@ fn a_sweep_saved_before_the_newer_report_fields_still_plots() {
         out.to_str().unwrap(),
     ]));
     assert!(out.join(plot::LATENCY_VS_RATE).is_file());
+    // Its steps are summarised from its runs, without intervals or verdicts.
+    let svg = std::fs::read_to_string(out.join(plot::LATENCY_VS_RATE)).unwrap();
+    let labels: Vec<String> = texts(&svg).into_iter().map(|t| t.2).collect();
+    assert!(labels.iter().any(|l| l == "p99"), "{labels:?}");
+    assert!(
+        !labels.iter().any(|l| l.starts_with("95% interval")),
+        "{labels:?}"
+    );
 }
 
 /// The `(target rate, repeat)` of each coarse step of `report`, in the order run.
@@ -1066,6 +1074,15 @@ fn a_repeated_shuffled_sweep_keeps_every_run_and_reports_by_rate() {
         })
         .collect();
     assert_eq!(rows, ascending, "{csv}");
+    // The plot marks the band and each rate's verdict.
+    let svg = std::fs::read_to_string(dir.path().join(plot::LATENCY_VS_RATE)).unwrap();
+    let labels: Vec<String> = texts(&svg).into_iter().map(|t| t.2).collect();
+    for wanted in ["capacity band", "95% interval (^ open)", "SLO pass (95%)"] {
+        assert!(
+            labels.iter().any(|l| l == wanted),
+            "no {wanted:?}: {labels:?}"
+        );
+    }
 }
 
 #[test]
