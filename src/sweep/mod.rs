@@ -10,9 +10,10 @@
 //! files. Plots are drawn by [`crate::report::plot`] from the JSON bytes just written,
 //! so `tailrate plot` redraws them byte for byte.
 //!
-//! Past saturation the rates above the saturated one are not visited: in ascending order
-//! that ends the steps (after the saturated rate's own repeats); shuffled, the rates under
-//! it still run. A rate-capped closed loop runs once per rate, beside its first repeat.
+//! Past saturation (most of a rate's runs achieved under 95% of the schedule or had a p99
+//! over `--stop-at`) the rates above it are not visited: in ascending order that ends the
+//! steps (after the saturated rate's own repeats); shuffled, the rates under it still
+//! run. A rate-capped closed loop runs once per rate, beside its first repeat.
 
 mod replot;
 pub mod search;
@@ -241,8 +242,11 @@ impl Sweeper<'_> {
         let repeat = self.plan.repeat;
         let visits = search::visit_order(rates.len(), repeat, self.plan.order, self.base.plan.seed);
         let total = visits.len();
-        // The lowest rate seen past saturation: no rate above it is visited.
+        // The lowest rate seen past saturation: no rate above it is visited. A rate is
+        // past it once most of its runs were, so one stall of a noisy host (a p99 over
+        // --stop-at at a low rate) does not end the sweep.
         let mut ceiling: Option<f64> = None;
+        let mut saturated_runs = vec![0usize; rates.len()];
         for (k, &(i, run)) in visits.iter().enumerate() {
             let rate = rates[i];
             if ceiling.is_some_and(|c| rate > c) {
@@ -272,7 +276,10 @@ impl Sweeper<'_> {
                 )?;
             }
             let Some(why) = saturated else { continue };
-            if ceiling.is_some_and(|c| c <= rate) {
+            saturated_runs[i] += 1;
+            if !search::past_saturation(saturated_runs[i], repeat)
+                || ceiling.is_some_and(|c| c <= rate)
+            {
                 continue;
             }
             ceiling = Some(rate);

@@ -277,6 +277,13 @@ pub fn saturation(
     }
 }
 
+/// Whether a rate is past saturation once `saturated` of its `repeat` planned runs were
+/// (see [`saturation`]): most of them, so a single stall of a noisy host does not end the
+/// steps.
+pub fn past_saturation(saturated: usize, repeat: usize) -> bool {
+    saturated > repeat / 2
+}
+
 /// One step's verdict, as the capacity is read from.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
@@ -814,6 +821,14 @@ mod tests {
             resolution: 1e-6,
         };
         assert_eq!(b.next(), Some(11.0));
+    }
+
+    #[test]
+    fn a_rate_is_past_saturation_when_most_of_its_runs_are() {
+        assert!(past_saturation(1, 1));
+        assert!(!past_saturation(1, 2) && past_saturation(2, 2));
+        assert!(!past_saturation(1, 3) && past_saturation(2, 3));
+        assert!(!past_saturation(2, 5) && past_saturation(3, 5));
     }
 
     #[test]
