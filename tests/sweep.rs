@@ -1077,7 +1077,12 @@ fn a_repeated_shuffled_sweep_keeps_every_run_and_reports_by_rate() {
     // The plot marks the band and each rate's verdict.
     let svg = std::fs::read_to_string(dir.path().join(plot::LATENCY_VS_RATE)).unwrap();
     let labels: Vec<String> = texts(&svg).into_iter().map(|t| t.2).collect();
-    for wanted in ["capacity band", "95% interval (^ open)", "SLO pass (95%)"] {
+    let verdicts = ["SLO pass (95%)", "SLO uncertain", "SLO fail (95%)"];
+    assert!(
+        labels.iter().any(|l| verdicts.contains(&l.as_str())),
+        "no verdict in the legend: {labels:?}"
+    );
+    for wanted in ["capacity band", "95% interval (^ open)"] {
         assert!(
             labels.iter().any(|l| l == wanted),
             "no {wanted:?}: {labels:?}"

@@ -406,17 +406,19 @@ pub(super) fn latency_vs_rate(
             },
         ));
     }
-    if !overlay
-        && crate::report::sweep::steps_of(inputs[0].1)
-            .iter()
-            .any(|s| s.slo.is_some())
-    {
-        for (text, shape, color) in [
-            ("SLO pass (95%)", Shape::Circle, CAPACITY),
-            ("SLO uncertain", Shape::Square, GRAY),
-            ("SLO fail (95%)", Shape::Cross, ALERT),
+    if !overlay {
+        let steps = crate::report::sweep::steps_of(inputs[0].1);
+        for (verdict, text, shape, color) in [
+            (Verdict::Pass, "SLO pass (95%)", Shape::Circle, CAPACITY),
+            (Verdict::Uncertain, "SLO uncertain", Shape::Square, GRAY),
+            (Verdict::Fail, "SLO fail (95%)", Shape::Cross, ALERT),
         ] {
-            entries.push((text.into(), Swatch::Marker { color, shape }));
+            if steps
+                .iter()
+                .any(|s| s.slo.as_ref().is_some_and(|v| v.verdict == verdict))
+            {
+                entries.push((text.into(), Swatch::Marker { color, shape }));
+            }
         }
     }
     if inputs.iter().any(|(_, r)| {
