@@ -224,7 +224,7 @@ pub fn judge_step(group: &[&Measurement], slos: &[Slo]) -> StepVerdict {
                     Verdict::Pass => "at or under",
                     Verdict::Fail => "above",
                     Verdict::Uncertain if c.summary.ci95_ns.is_some_and(|i| i.high().is_none()) => {
-                        "unbounded above, against"
+                        "against"
                     }
                     Verdict::Uncertain => "across",
                 };
@@ -434,23 +434,23 @@ pub fn summary(objectives: &str, f: &Finding, confirmed: bool) -> String {
         (low, Some(high)) => format!("band {}..{} req/s", rate(low), rate(high)),
         (low, None) => format!("band {}.. req/s (open above)", rate(low)),
     };
-    let list = |rates: &[f64]| {
-        rates
-            .iter()
-            .map(|r| rate(*r))
-            .collect::<Vec<_>>()
-            .join(", ")
+    // Up to three rates by name; more as a count and a range.
+    let uncertain = match f.uncertain.as_slice() {
+        [] => "no rate was".to_string(),
+        [one] => format!("{} req/s was", rate(*one)),
+        few @ ([_, _] | [_, _, _]) => format!(
+            "{} req/s were",
+            few.iter().map(|r| rate(*r)).collect::<Vec<_>>().join(", ")
+        ),
+        many => format!(
+            "{} rates from {} to {} req/s were",
+            many.len(),
+            rate(many[0]),
+            rate(many[many.len() - 1])
+        ),
     };
     let limit = match f.limited_by {
-        Limit::Noise => format!(
-            "limited by noise: {} req/s {} uncertain",
-            list(&f.uncertain),
-            if f.uncertain.len() == 1 {
-                "was"
-            } else {
-                "were"
-            }
-        ),
+        Limit::Noise => format!("limited by noise: {uncertain} uncertain"),
         Limit::Rates => format!(
             "no rate above it failed up to {} req/s: extend --rates",
             rate(f.highest)
@@ -726,6 +726,14 @@ mod tests {
         for (points, want) in cases {
             assert_eq!(summary("p99<=1ms", &capacity(points).unwrap(), true), want);
         }
+        let many: Vec<Point> = std::iter::once(point(1000.0, Pass))
+            .chain((2..=6).map(|k| point(1000.0 * k as f64, Uncertain)))
+            .collect();
+        let said = summary("p99<=1ms", &capacity(&many).unwrap(), false);
+        assert!(
+            said.ends_with("limited by noise: 5 rates from 2000 to 6000 req/s were uncertain"),
+            "{said}"
+        );
     }
 
     #[test]
