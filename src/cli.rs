@@ -133,6 +133,10 @@ pub struct SweepArgs {
     /// Also run, at every step's rate, a closed loop held to that rate (what rate-limited closed-loop tools report).
     #[arg(long = "rate-capped")]
     pub rate_capped: bool,
+    /// Order of the coarse steps: by rate, or shuffled with --seed (so a drift of the host is
+    /// not read as a trend with load); results stay ordered by rate.
+    #[arg(long, value_enum, default_value_t = SweepOrder::Ascending, value_name = "ORDER")]
+    pub order: SweepOrder,
     /// Options of each step's run.
     #[command(flatten)]
     pub run: RunArgs,
@@ -194,6 +198,15 @@ pub struct CompareArgs {
     /// With --live, each side's run (--json FILE writes the comparison, `-` prints it instead of the table).
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// `tailrate sweep --order`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SweepOrder {
+    /// Increasing rate; the steps end at the first past saturation.
+    Ascending,
+    /// A random permutation drawn from --seed; rates above one past saturation are skipped.
+    Shuffle,
 }
 
 /// `tailrate plot`: re-render plots from saved sweep JSON files.

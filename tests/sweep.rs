@@ -110,7 +110,11 @@ mod timing {
     /// 20% above a capacity near mu fails, and only stalls (a busy machine: parallel tests
     /// on two cores stall a process for several ms) can push the capacity below mu: the
     /// 20 ms bound absorbs most, and we allow the capacity down to 0.5/D (at a load
-    /// average of 6 on two cores it measured 0.55/D). Poisson arrivals
+    /// average of 6 on two cores it measured 0.55/D). The objective is on p90, not p99:
+    /// a 1 s step under 1000/s leaves fewer than 10 replies above its p99, too few to bound
+    /// the p99's interval, and a percentile with an unbounded interval is never a
+    /// confident pass; above p90 there are 20 to 140. The queue argument is the same
+    /// for the last 10% (over 20 ms once lambda > 1.017 mu). Poisson arrivals
     /// (M/D/1) would put the boundary near rho = 0.7, where the p99 of a one-second step
     /// scatters by tens of percent: too noisy to place within 20%. Sleep pacing keeps the
     /// generator off the CPU (its lag, under 2 ms, counts in the response time).
@@ -139,7 +143,7 @@ mod timing {
                 "--settle",
                 "100ms",
                 "--slo",
-                "p99<=20ms",
+                "p90<=20ms",
                 "--resolution",
                 "0.05",
                 "DEBUG",
@@ -183,11 +187,21 @@ mod timing {
             .unwrap();
         assert_eq!(confirm["slo"]["met"], true, "{}", confirm["slo"]);
         assert!(
-            confirm["report"]["latency"]["response"]["p99_ns"]
+            confirm["report"]["latency"]["response"]["p90_ns"]
                 .as_u64()
                 .unwrap()
                 <= 20_000_000
         );
+        // It passed with confidence: the interval's upper end is under the bound.
+        let step = report["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["target_rate_per_sec"].as_f64() == Some(capacity))
+            .unwrap();
+        assert_eq!(step["slo"]["verdict"], "pass", "{step}");
+        let band = slo["capacity_band_per_sec"].as_array().unwrap();
+        assert_eq!(band[0].as_f64(), Some(capacity), "{slo}");
 
         // A rate 20% above the capacity does not meet it: from the steps when one is there.
         // When a stall pulled the measured capacity below 1/D (allowed above), a rate 20%
@@ -233,10 +247,10 @@ mod timing {
             ];
             assert_success(&run_tailrate(&[&args[..], &rest[..]].concat()));
             let test = &read_json(&json)["tests"][0];
-            let p99 = test["latency"]["response"]["p99_ns"].as_u64().unwrap();
+            let p90 = test["latency"]["response"]["p90_ns"].as_u64().unwrap();
             assert!(
-                p99 > 20_000_000 || test["counts"]["not_sent"].as_u64().unwrap() > 0,
-                "{rate}/s met the SLO: p99 {p99} ns"
+                p90 > 20_000_000 || test["counts"]["not_sent"].as_u64().unwrap() > 0,
+                "{rate}/s met the SLO: p90 {p90} ns"
             );
         } else {
             for run in above {
@@ -369,8 +383,10 @@ fn every_sweep_plot_is_well_formed_svg_with_a_title_axis_labels_and_a_series_per
             "200ms",
             "--settle",
             "0s",
+            // On p50, whose interval is bounded however bursty a busy host makes a 1 s
+            // step: a p99's can be unbounded then, and the capacity not shown at all.
             "--slo",
-            "p99<=50ms",
+            "p50<=50ms",
             "--rate-capped",
             "--closed-loop-points",
             "1,8",
@@ -498,7 +514,7 @@ fn every_sweep_plot_is_well_formed_svg_with_a_title_axis_labels_and_a_series_per
         );
     }
     assert!(
-        labels.iter().any(|l| l.starts_with("SLO p99 ≤ 50")),
+        labels.iter().any(|l| l.starts_with("SLO p50 ≤ 50")),
         "{labels:?}"
     );
     assert!(
@@ -905,13 +921,33 @@ fn a_sweep_saved_before_the_newer_report_fields_still_plots() {
     let dir = tempfile::tempdir().unwrap();
     short_sweep(&server, dir.path());
     let mut report = read_json(&dir.path().join("sweep.json"));
+    // Before repeats, steps by rate, bands and percentile intervals.
+    let top = report.as_object_mut().unwrap();
+    top.remove("steps");
+    for key in ["repeat", "order"] {
+        top["plan"].as_object_mut().unwrap().remove(key);
+    }
+    for key in ["capacity_band_per_sec", "limited_by", "uncertain_per_sec"] {
+        top["slo"].as_object_mut().unwrap().remove(key);
+    }
     for run in report["runs"].as_array_mut().unwrap() {
+        run.as_object_mut().unwrap().remove("repeat");
+        if let Some(slo) = run["slo"].as_object_mut() {
+            slo.remove("verdict");
+            for check in slo["checks"].as_array_mut().unwrap() {
+                check.as_object_mut().unwrap().remove("ci95_ns");
+            }
+        }
         let test = run["report"].as_object_mut().unwrap();
         test.remove("started_at_unix_secs");
         test["counts"]
             .as_object_mut()
             .unwrap()
             .remove("error_examples");
+        for latency in test["latency"].as_object_mut().unwrap().values_mut() {
+            let latency = latency.as_object_mut().unwrap();
+            latency.retain(|k, _| !k.contains("_ci95_") && k != "confidence");
+        }
     }
     let old = dir.path().join("old.json");
     std::fs::write(&old, serde_json::to_vec(&report).unwrap()).unwrap();
@@ -923,4 +959,207 @@ fn a_sweep_saved_before_the_newer_report_fields_still_plots() {
         out.to_str().unwrap(),
     ]));
     assert!(out.join(plot::LATENCY_VS_RATE).is_file());
+    // Its steps are summarised from its runs, without intervals or verdicts.
+    let svg = std::fs::read_to_string(out.join(plot::LATENCY_VS_RATE)).unwrap();
+    let labels: Vec<String> = texts(&svg).into_iter().map(|t| t.2).collect();
+    assert!(labels.iter().any(|l| l == "p99"), "{labels:?}");
+    assert!(
+        !labels.iter().any(|l| l.starts_with("95% interval")),
+        "{labels:?}"
+    );
+}
+
+/// The `(target rate, repeat)` of each coarse step of `report`, in the order run.
+fn step_visits(report: &Value) -> Vec<(f64, u64)> {
+    runs_of(report, "step")
+        .iter()
+        .map(|r| {
+            (
+                r["target_rate_per_sec"].as_f64().unwrap(),
+                r["repeat"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_repeated_shuffled_sweep_keeps_every_run_and_reports_by_rate() {
+    use tailrate::config::sweep::Order;
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let out = sweep(
+        &server,
+        dir.path(),
+        &[
+            "-t",
+            "get",
+            "-c",
+            "4",
+            "--rates",
+            "2k,4k,6k",
+            "--repeat",
+            "2",
+            "--order",
+            "shuffle",
+            "--duration",
+            "500ms",
+            "--warmup",
+            "100ms",
+            "--settle",
+            "0s",
+            "--slo",
+            "p50<=200ms",
+        ],
+    );
+    let stdout = assert_success(&out);
+    let report = read_json(&dir.path().join("sweep.json"));
+    assert_eq!(report["plan"]["repeat"], 2);
+    assert_eq!(report["plan"]["order"], "shuffle");
+    // Every run is kept, visited in the seeded permutation, each rate's repeats numbered
+    // in the order they ran.
+    let rates = [2000.0, 4000.0, 6000.0];
+    let want: Vec<(f64, u64)> = tailrate::sweep::search::visit_order(3, 2, Order::Shuffle, 7)
+        .into_iter()
+        .map(|(i, r)| (rates[i], r as u64))
+        .collect();
+    assert_eq!(step_visits(&report), want, "{stdout}");
+    let mut ascending = want.clone();
+    ascending.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    assert_ne!(
+        want, ascending,
+        "seed 7 happens to keep the order: pick another"
+    );
+    // Steps by rate: each rate's runs summarised with both intervals.
+    let steps = report["steps"].as_array().unwrap();
+    let by_rate: Vec<f64> = steps
+        .iter()
+        .map(|s| s["target_rate_per_sec"].as_f64().unwrap())
+        .collect();
+    assert!(by_rate.windows(2).all(|w| w[0] < w[1]), "{by_rate:?}");
+    for rate in rates {
+        let step = steps
+            .iter()
+            .find(|s| s["target_rate_per_sec"].as_f64() == Some(rate))
+            .unwrap_or_else(|| panic!("no step at {rate}: {by_rate:?}"));
+        assert!(step["runs"].as_u64().unwrap() >= 2, "{step}");
+        let p50 = &step["response"]["p50"];
+        assert!(p50["median_ns"].as_u64().unwrap() > 0, "{p50}");
+        assert!(p50["repeats_ci95_ns"].is_array(), "{p50}");
+        assert!(p50["within_ci95_ns"].is_array(), "{p50}");
+        assert!(
+            ["pass", "fail", "uncertain"].contains(&step["slo"]["verdict"].as_str().unwrap()),
+            "{step}"
+        );
+    }
+    // The capacity comes with its band and what limited it, and the line says both.
+    let slo = &report["slo"];
+    let band = slo["capacity_band_per_sec"].as_array().unwrap();
+    assert_eq!(band.len(), 2, "{slo}");
+    assert!(slo["limited_by"].is_string(), "{slo}");
+    let summary = slo["summary"].as_str().unwrap();
+    assert!(summary.contains(" band "), "{summary}");
+    assert!(stdout.contains(summary), "{stdout}");
+    assert!(stdout.contains("by rate ("), "{stdout}");
+    // The CSV's coarse rows are by rate, then repeat, whatever the order run.
+    let csv = std::fs::read_to_string(dir.path().join("sweep.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let (rate, repeat) = (column("\"target_rps\""), column("\"repeat\""));
+    let rows: Vec<(f64, u64)> = csv
+        .lines()
+        .filter(|l| l.starts_with("\"step\"") && l.contains("\"response\",\"p99\""))
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').map(|c| c.trim_matches('"')).collect();
+            (cells[rate].parse().unwrap(), cells[repeat].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(rows, ascending, "{csv}");
+    // The plot marks the band and each rate's verdict.
+    let svg = std::fs::read_to_string(dir.path().join(plot::LATENCY_VS_RATE)).unwrap();
+    let labels: Vec<String> = texts(&svg).into_iter().map(|t| t.2).collect();
+    let verdicts = ["SLO pass (95%)", "SLO uncertain", "SLO fail (95%)"];
+    assert!(
+        labels.iter().any(|l| verdicts.contains(&l.as_str())),
+        "no verdict in the legend: {labels:?}"
+    );
+    for wanted in ["capacity band", "95% interval (^ open)"] {
+        assert!(
+            labels.iter().any(|l| l == wanted),
+            "no {wanted:?}: {labels:?}"
+        );
+    }
+}
+
+#[test]
+fn a_shuffled_sweep_skips_the_rates_above_a_saturated_one_and_runs_those_below() {
+    use tailrate::config::sweep::Order;
+    // 1 ms a command through one connection with one request in flight: about 950/s at
+    // most, so 3000/s is far past saturation and 200/s far under it.
+    let rates = [200.0, 400.0, 3000.0, 6000.0];
+    // A seed whose order visits 3000/s first, then 6000/s and a rate under it.
+    let seed = (0..1000u64)
+        .find(|&seed| {
+            let order: Vec<usize> =
+                tailrate::sweep::search::visit_order(4, 1, Order::Shuffle, seed)
+                    .into_iter()
+                    .map(|v| v.0)
+                    .collect();
+            order[0] == 2 && order.iter().position(|&i| i == 3) < order.iter().position(|&i| i == 0)
+        })
+        .unwrap();
+    let server = RedisServer::builder()
+        .arg("--enable-debug-command", "yes")
+        .start();
+    let dir = tempfile::tempdir().unwrap();
+    let port = server.port().to_string();
+    let seed = seed.to_string();
+    let out = run_tailrate_with_timeout(
+        &[
+            "sweep",
+            "-p",
+            &port,
+            "--seed",
+            &seed,
+            "--no-progress",
+            "--out",
+            dir.path().to_str().unwrap(),
+            "-c",
+            "1",
+            "--max-inflight",
+            "1",
+            "--rates",
+            "200,400,3000,6000",
+            "--order",
+            "shuffle",
+            "--duration",
+            "500ms",
+            "--warmup",
+            "0s",
+            "--settle",
+            "0s",
+            "DEBUG",
+            "SLEEP",
+            "0.001",
+        ],
+        Duration::from_secs(60),
+    );
+    let stdout = assert_success(&out);
+    let report = read_json(&dir.path().join("sweep.json"));
+    let visited: Vec<f64> = step_visits(&report).into_iter().map(|v| v.0).collect();
+    assert_eq!(visited[0], rates[2], "{stdout}");
+    assert!(!visited.contains(&rates[3]), "6000/s was visited: {stdout}");
+    assert!(
+        visited.contains(&rates[0]) && visited.contains(&rates[1]),
+        "the rates under the saturated one did not all run: {stdout}"
+    );
+    assert!(
+        stdout.contains("skipping the rates above 3000 req/s: past saturation"),
+        "{stdout}"
+    );
+    assert!(
+        report["stopped"]
+            .as_str()
+            .unwrap()
+            .contains("past saturation")
+    );
 }

@@ -8,12 +8,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{ConfigError, RunConfig};
-use crate::cli::{RunArgs, SweepArgs};
+use crate::cli::{RunArgs, SweepArgs, SweepOrder};
 use crate::drive::{Mode, Stop};
 use crate::units::parse_rate;
 
 /// Most steps a `--rates` range may expand to.
 pub const MAX_STEPS: usize = 1000;
+/// Most runs `--repeat` may ask of each step.
+pub const MAX_REPEAT: usize = 100;
 
 /// A sweep flag that cannot run; always names the flag and says what is accepted.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -251,6 +253,26 @@ pub fn parse_slo(text: &str) -> Result<Slo, SweepError> {
     })
 }
 
+/// The order the coarse steps are visited in (`--order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// By increasing rate, each step's repeats one after another.
+    #[default]
+    Ascending,
+    /// Every (rate, repeat) pair in a random permutation drawn from the run's seed.
+    Shuffle,
+}
+
+impl From<SweepOrder> for Order {
+    fn from(order: SweepOrder) -> Self {
+        match order {
+            SweepOrder::Ascending => Order::Ascending,
+            SweepOrder::Shuffle => Order::Shuffle,
+        }
+    }
+}
+
 /// Everything a sweep needs beyond the run config, checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepPlan {
@@ -272,6 +294,10 @@ pub struct SweepPlan {
     pub closed_loop_points: Vec<usize>,
     /// Run a rate-capped closed loop at every step's rate.
     pub rate_capped: bool,
+    /// Runs of every open-loop step, search point and re-measurement (at least 1).
+    pub repeat: usize,
+    /// Order of the coarse steps.
+    pub order: Order,
 }
 
 /// Default measured window of a step.
@@ -374,6 +400,13 @@ fn plan(args: &SweepArgs) -> Result<SweepPlan, SweepError> {
     if args.stop_at.is_some_and(|d| d.is_zero()) {
         return Err(invalid("--stop-at", "must be longer than zero"));
     }
+    let repeat = args.run.repeat as usize;
+    if !(1..=MAX_REPEAT).contains(&repeat) {
+        return Err(invalid(
+            "--repeat",
+            format!("{} runs; give 1 (each step once) to {MAX_REPEAT}", repeat),
+        ));
+    }
     let duration = run.duration.unwrap_or(DEFAULT_DURATION);
     if duration.is_zero() {
         return Err(invalid("--duration", "must be longer than zero"));
@@ -388,6 +421,8 @@ fn plan(args: &SweepArgs) -> Result<SweepPlan, SweepError> {
         resolution: args.resolution,
         closed_loop_points: args.closed_loop_points.clone(),
         rate_capped: args.rate_capped,
+        repeat,
+        order: args.order.into(),
     })
 }
 

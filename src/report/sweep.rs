@@ -1,31 +1,69 @@
 //! The saved sweep (`sweep.json`, serde) and its CSV rows. The JSON is the only input
-//! of the plots, so `tailrate plot` redraws exactly what the sweep drew.
+//! of the plots, so `tailrate plot` redraws exactly what the sweep drew. Every field
+//! added since the first layout has a default, so older files still read.
+//!
+//! Each run is kept (`runs`, in the order run, each `--repeat` with its index); the
+//! steps by rate (`steps`, see [`steps`]) summarise the runs at each rate, and `slo`
+//! holds the capacity, its band and what limited it.
 
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use super::confidence::Ci95;
 use super::{Header, Latency, Settings, TestReport};
-use crate::config::sweep::Slo;
+use crate::config::sweep::{Order, Slo};
 
-/// One objective at one step.
+pub mod steps;
+pub use steps::{PercentileSummary, StepCheck, StepSummary, StepVerdict};
+
+/// A step's verdict against an objective, stated with its confidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The percentile's 95% interval lies at or under the bound.
+    Pass,
+    /// The interval lies above the bound (or the rate could not be carried).
+    Fail,
+    /// The interval straddles the bound, or has no upper end.
+    Uncertain,
+}
+
+impl Verdict {
+    /// `pass`, `fail`, `uncertain`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Uncertain => "uncertain",
+        }
+    }
+}
+
+/// One objective at one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SloCheck {
     /// The objective as typed.
     pub slo: String,
     /// The measured response-time percentile in nanoseconds (none without replies).
     pub measured_ns: Option<u64>,
-    /// Whether it holds.
+    /// Its 95% interval within the run (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95_ns: Option<Ci95>,
+    /// Whether the measured value holds.
     pub met: bool,
 }
 
-/// Whether a step met every objective, and why.
+/// Whether a run met every objective, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SloVerdict {
-    /// Every objective held and the step was valid.
+    /// Every objective's measured value held and the run was valid.
     pub met: bool,
     /// The achieved rate was within tolerance and nothing went unsent.
     pub valid: bool,
+    /// This run alone, from its own intervals (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
     /// Each objective.
     pub checks: Vec<SloCheck>,
 }
@@ -47,6 +85,10 @@ pub struct SweepReport {
     pub plan: PlanRecord,
     /// Every measurement, in the order run.
     pub runs: Vec<Measurement>,
+    /// The open-loop runs by target rate, each rate's runs summarised and judged; by
+    /// increasing rate (empty in older files: [`steps_of`] summarises their runs).
+    #[serde(default)]
+    pub steps: Vec<StepSummary>,
     /// The SLO search's result, when `--slo` was given.
     pub slo: Option<SloResult>,
     /// Why the steps stopped before the last rate (past saturation), if they did.
@@ -82,6 +124,16 @@ pub struct PlanRecord {
     pub closed_loop_points: Vec<usize>,
     /// `--rate-capped`.
     pub rate_capped: bool,
+    /// `--repeat`: runs of every open-loop step (1 in older files).
+    #[serde(default = "one")]
+    pub repeat: usize,
+    /// `--order` of the coarse steps.
+    #[serde(default)]
+    pub order: Order,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// What a measurement was for.
@@ -138,6 +190,9 @@ pub struct Measurement {
     pub target_rate_per_sec: Option<f64>,
     /// Connections.
     pub connections: usize,
+    /// Which of the `--repeat` runs at this rate and phase it is, from 0.
+    #[serde(default)]
+    pub repeat: usize,
     /// Seconds from the sweep's start to this run's start.
     pub started_secs: f64,
     /// Its HdrHistogram interval log, relative to the sweep's directory.
@@ -148,21 +203,95 @@ pub struct Measurement {
     pub report: TestReport,
 }
 
-/// The highest rate that meets every SLO.
+/// The highest rate that meets every SLO with stated confidence, and the band of rates
+/// where the verdict is uncertain.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SloResult {
     /// The objectives.
     pub slos: Vec<Slo>,
-    /// Highest rate that met every objective, including when re-measured.
+    /// Highest rate that passed (every objective's 95% interval at or under its bound)
+    /// with no rate under it failing, including when re-measured; none when no rate did.
     pub capacity_per_sec: Option<f64>,
+    /// `[capacity, lowest failing rate above it]`: the capacity lies in it. The low end is
+    /// 0 when no rate passed; the high end is null when no rate above the capacity failed.
+    /// Absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_band_per_sec: Option<(f64, Option<f64>)>,
+    /// What kept the band from being narrower: `noise` (rates inside it were uncertain),
+    /// the bottleneck of the lowest failing rate (`server`, `generator`, `client-queue`,
+    /// `network/kernel`, or `none` when it named none), or `rates` (no rate above the
+    /// capacity failed: extend `--rates`). Absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<Limit>,
+    /// The uncertain rates inside the band, increasing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uncertain_per_sec: Vec<f64>,
     /// What the bisection found, before re-measuring.
     pub searched_per_sec: Option<f64>,
-    /// Lowest rate seen failing above it (none when every rate passed).
+    /// Lowest rate that failed above the capacity (none when none did).
     pub first_failing_per_sec: Option<f64>,
-    /// The capacity held when re-measured.
+    /// The capacity still passed when re-measured.
     pub confirmed: bool,
     /// The result in one sentence.
     pub summary: String,
+}
+
+/// What kept a capacity's band from being narrower.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Limit {
+    /// Rates inside the band were uncertain: the host's or server's noise.
+    Noise,
+    /// The lowest failing rate's bottleneck was the generator.
+    Generator,
+    /// The lowest failing rate's bottleneck was the server.
+    Server,
+    /// The lowest failing rate's bottleneck was the client's queue.
+    ClientQueue,
+    /// The lowest failing rate's bottleneck was the network or kernel.
+    #[serde(rename = "network/kernel")]
+    NetworkKernel,
+    /// The lowest failing rate named no bottleneck.
+    None,
+    /// No rate above the capacity failed: the rates tried end too low.
+    Rates,
+}
+
+impl Limit {
+    /// The JSON name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Noise => "noise",
+            Limit::Generator => "generator",
+            Limit::Server => "server",
+            Limit::ClientQueue => "client-queue",
+            Limit::NetworkKernel => "network/kernel",
+            Limit::None => "none",
+            Limit::Rates => "rates",
+        }
+    }
+
+    /// The limit a failing rate's bottleneck sets (none named: [`Limit::None`]).
+    pub fn of(bottleneck: Option<super::Bottleneck>) -> Self {
+        use super::Bottleneck as B;
+        match bottleneck {
+            Some(B::Generator) => Limit::Generator,
+            Some(B::Server) => Limit::Server,
+            Some(B::ClientQueue) => Limit::ClientQueue,
+            Some(B::NetworkKernel) => Limit::NetworkKernel,
+            Some(B::None) | None => Limit::None,
+        }
+    }
+}
+
+/// The steps by rate of `report`: the saved ones, or for a file written before they
+/// were, its runs summarised (without verdicts).
+pub fn steps_of(report: &SweepReport) -> Vec<StepSummary> {
+    if report.steps.is_empty() {
+        steps::summarize(&report.runs)
+    } else {
+        report.steps.clone()
+    }
 }
 
 impl Measurement {
@@ -185,14 +314,7 @@ impl Measurement {
             ));
         }
         if let Some(v) = &m.slo {
-            line.push_str(match (v.met, v.valid) {
-                (true, _) => "; SLO met",
-                (false, true) => "; SLO missed",
-                (false, false) if v.checks.iter().all(|c| c.met) => {
-                    "; objectives held but sends fell short of the schedule"
-                }
-                (false, false) => "; SLO missed (rate not achieved or requests not sent)",
-            });
+            line.push_str(&slo_clause(v));
         }
         if let Some(b) = &r.bottleneck {
             line.push_str("; bottleneck: ");
@@ -204,6 +326,152 @@ impl Measurement {
         }
         line
     }
+}
+
+/// Writes the steps by rate as a table: runs, median achieved rate, and per objective (or
+/// p99 without one) the median with the 95% interval decisions use, then the verdict and
+/// the bottleneck most runs named.
+pub fn write_steps(out: &mut dyn std::io::Write, report: &SweepReport) -> std::io::Result<()> {
+    let steps = steps_of(report);
+    if steps.is_empty() {
+        return Ok(());
+    }
+    // The objectives' percentiles, or p99 alone.
+    let columns: Vec<(String, f64)> = if report.plan.slos.is_empty() {
+        vec![("p99".to_string(), 99.0)]
+    } else {
+        report
+            .plan
+            .slos
+            .iter()
+            .map(|s| (s.percentile_label(), s.percentile))
+            .collect()
+    };
+    let runs = steps.iter().map(|s| s.runs).max().unwrap_or(1);
+    writeln!(
+        out,
+        "by rate ({}; ms, 95% interval: the wider of within a run and across runs):",
+        if runs > 1 {
+            "median of each rate's runs"
+        } else {
+            "one run each"
+        }
+    )?;
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut header = vec!["rate/s".to_string(), "runs".into(), "achieved/s".into()];
+    for (label, _) in &columns {
+        header.push(label.clone());
+        header.push("95%".into());
+    }
+    header.extend(["SLO".to_string(), "bottleneck".into()]);
+    rows.push(header);
+    for step in &steps {
+        let mut row = vec![
+            format!("{:.0}", step.target_rate_per_sec),
+            step.runs.to_string(),
+            format!("{:.0}", step.achieved_rate_per_sec),
+        ];
+        for (i, (_, percentile)) in columns.iter().enumerate() {
+            let check = step
+                .slo
+                .as_ref()
+                .and_then(|v| v.checks.get(i))
+                .map(|c| c.summary);
+            let summary = check.or_else(|| {
+                let key = crate::report::Percentile::ALL
+                    .into_iter()
+                    .find(|p| (p.quantile() * 100.0 - percentile).abs() < 1e-9)?
+                    .key();
+                step.response.get(key).copied()
+            });
+            match summary {
+                Some(s) => {
+                    row.push(ms3(s.median_ns));
+                    row.push(
+                        interval_text(s.ci95_ns)
+                            .trim_start_matches("95% ")
+                            .to_string(),
+                    );
+                }
+                None => row.extend(["-".to_string(), "-".into()]),
+            }
+        }
+        row.push(
+            step.slo
+                .as_ref()
+                .map_or("-", |v| v.verdict.name())
+                .to_string(),
+        );
+        row.push(step.bottleneck.map_or("-", |b| b.name()).to_string());
+        rows.push(row);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (cell, w))| {
+                // Numbers right-aligned, words left.
+                if c < 3 + 2 * columns.len() {
+                    format!("{cell:>w$}")
+                } else {
+                    format!("{cell:<w$}")
+                }
+            })
+            .collect();
+        writeln!(out, "  {}", cells.join("  ").trim_end())?;
+    }
+    Ok(())
+}
+
+/// "; SLO pass: p99 0.412 ms (95% 0.398-0.431)" for a run's verdict, or the words of a
+/// file written before verdicts had intervals.
+fn slo_clause(v: &SloVerdict) -> String {
+    let Some(verdict) = v.verdict else {
+        return match (v.met, v.valid) {
+            (true, _) => "; SLO met",
+            (false, true) => "; SLO missed",
+            (false, false) if v.checks.iter().all(|c| c.met) => {
+                "; objectives held but sends fell short of the schedule"
+            }
+            (false, false) => "; SLO missed (rate not achieved or requests not sent)",
+        }
+        .to_string();
+    };
+    let checks: Vec<String> = v
+        .checks
+        .iter()
+        .map(|c| {
+            let label = c.slo.split("<=").next().unwrap_or(&c.slo).trim();
+            match c.measured_ns {
+                Some(ns) => format!("{label} {} ms ({})", ms3(ns), interval_text(c.ci95_ns)),
+                None => format!("{label} not measured"),
+            }
+        })
+        .collect();
+    let sends = if v.valid {
+        ""
+    } else {
+        ", sends short of the schedule"
+    };
+    format!("; SLO {}: {}{sends}", verdict.name(), checks.join(", "))
+}
+
+/// `95% 0.398-0.431`, `95% 0.398-unbounded`, `no interval` (milliseconds).
+pub fn interval_text(ci: Option<Ci95>) -> String {
+    match ci {
+        Some(Ci95(low, Some(high))) => format!("95% {}-{}", ms3(low), ms3(high)),
+        Some(Ci95(low, None)) => format!("95% {}-unbounded", ms3(low)),
+        None => "no interval".to_string(),
+    }
+}
+
+/// Nanoseconds as milliseconds with three decimals.
+fn ms3(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
 }
 
 /// A step whose achieved rate is below this fraction of its target is past saturation.
@@ -259,29 +527,56 @@ pub fn parse(bytes: &[u8]) -> Result<SweepReport, ParseError> {
     serde_json::from_slice(bytes).map_err(ParseError::Layout)
 }
 
-/// The CSV header: one row per measurement, metric and percentile.
-pub const CSV_HEADER: &str = r#""kind","target_rps","connections","achieved_rps","throughput_rps","slo_met","metric","percentile","latency_ms","valid","bottleneck""#;
+/// The CSV header: one row per measurement, metric and percentile. `repeat` is the
+/// run's index among its rate's repeats, `ci95_*` its own interval of the percentile
+/// (empty where none, and the high end empty where unbounded), `slo_verdict` its rate's
+/// verdict over every run there; the bottleneck stays the last column.
+pub const CSV_HEADER: &str = r#""kind","target_rps","connections","achieved_rps","throughput_rps","slo_met","metric","percentile","latency_ms","valid","repeat","ci95_low_ms","ci95_high_ms","slo_verdict","bottleneck""#;
 
-/// The percentiles of a CSV row, with the accessor of each.
+/// The percentiles of a CSV row, with the accessor of each and its interval.
 type Pick = fn(&Latency) -> f64;
-const CSV_PERCENTILES: [(&str, Pick); 9] = [
-    ("min", |l| l.min_ns as f64),
-    ("p50", |l| l.p50_ns as f64),
-    ("p90", |l| l.p90_ns as f64),
-    ("p95", |l| l.p95_ns as f64),
-    ("p99", |l| l.p99_ns as f64),
-    ("p99.9", |l| l.p99_9_ns as f64),
-    ("p99.99", |l| l.p99_99_ns as f64),
-    ("max", |l| l.max_ns as f64),
-    ("mean", |l| l.mean_ns),
+type PickCi = fn(&Latency) -> Option<Ci95>;
+const CSV_PERCENTILES: [(&str, Pick, PickCi); 9] = [
+    ("min", |l| l.min_ns as f64, |_| None),
+    ("p50", |l| l.p50_ns as f64, |l| l.p50_ci95_ns),
+    ("p90", |l| l.p90_ns as f64, |l| l.p90_ci95_ns),
+    ("p95", |l| l.p95_ns as f64, |l| l.p95_ci95_ns),
+    ("p99", |l| l.p99_ns as f64, |l| l.p99_ci95_ns),
+    ("p99.9", |l| l.p99_9_ns as f64, |l| l.p99_9_ci95_ns),
+    ("p99.99", |l| l.p99_99_ns as f64, |l| l.p99_99_ci95_ns),
+    ("max", |l| l.max_ns as f64, |_| None),
+    ("mean", |l| l.mean_ns, |_| None),
 ];
+
+/// The runs in the CSV's order: kinds in the order each first ran, each kind's runs by
+/// rate and then repeat, so a shuffled sweep's rows read by rate as an ascending one's do.
+pub fn by_kind_and_rate(runs: &[Measurement]) -> Vec<&Measurement> {
+    let mut kinds: Vec<Kind> = Vec::new();
+    for m in runs {
+        if !kinds.contains(&m.kind) {
+            kinds.push(m.kind);
+        }
+    }
+    let rank = |k: Kind| kinds.iter().position(|x| *x == k).unwrap_or(usize::MAX);
+    let mut sorted: Vec<&Measurement> = runs.iter().collect();
+    // Stable: runs at one rate and repeat keep their order (closed loops have no rate).
+    sorted.sort_by(|a, b| {
+        rank(a.kind).cmp(&rank(b.kind)).then(
+            a.target_rate_per_sec
+                .unwrap_or(0.0)
+                .total_cmp(&b.target_rate_per_sec.unwrap_or(0.0))
+                .then(a.repeat.cmp(&b.repeat)),
+        )
+    });
+    sorted
+}
 
 /// The whole CSV file for `report`.
 pub fn csv(report: &SweepReport) -> String {
     let mut out = String::new();
     out.push_str(CSV_HEADER);
     out.push('\n');
-    for run in &report.runs {
+    for run in by_kind_and_rate(&report.runs) {
         let target = run
             .target_rate_per_sec
             .map(|t| format!("{t:.0}"))
@@ -296,17 +591,33 @@ pub fn csv(report: &SweepReport) -> String {
             .bottleneck
             .as_ref()
             .map_or("", |b| b.verdict.name());
+        let step_verdict = report
+            .steps
+            .iter()
+            .filter(|_| run.kind.is_open_loop())
+            .find(|s| Some(s.target_rate_per_sec) == run.target_rate_per_sec)
+            .and_then(|s| s.slo.as_ref())
+            .map_or("", |v| v.verdict.name());
         for (metric, latency) in &run.report.latency {
-            for (name, value) in CSV_PERCENTILES {
+            for (name, value, ci) in CSV_PERCENTILES {
+                let (low, high) = match ci(latency) {
+                    Some(Ci95(low, high)) => (
+                        format!("{:.6}", low as f64 / 1e6),
+                        high.map(|h| format!("{:.6}", h as f64 / 1e6))
+                            .unwrap_or_default(),
+                    ),
+                    None => (String::new(), String::new()),
+                };
                 let _ = writeln!(
                     out,
-                    "\"{}\",\"{target}\",\"{}\",\"{:.1}\",\"{:.1}\",\"{slo}\",\"{metric}\",\"{name}\",\"{:.6}\",\"{}\",\"{bottleneck}\"",
+                    "\"{}\",\"{target}\",\"{}\",\"{:.1}\",\"{:.1}\",\"{slo}\",\"{metric}\",\"{name}\",\"{:.6}\",\"{}\",\"{}\",\"{low}\",\"{high}\",\"{step_verdict}\",\"{bottleneck}\"",
                     run.kind.name(),
                     run.connections,
                     run.report.achieved_rate_per_sec,
                     run.report.throughput_per_sec,
                     value(latency) / 1e6,
-                    run.report.valid
+                    run.report.valid,
+                    run.repeat
                 );
             }
         }

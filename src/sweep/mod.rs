@@ -1,13 +1,19 @@
-//! Rate sweeps: open-loop steps over `--rates`, the SLO capacity search, rate-capped and
-//! closed-loop points, early stop past saturation, and the export after every step
-//! (`sweep.json`, `sweep.csv`, a `.hlog` per run, the SVG plots).
+//! Rate sweeps: open-loop steps over `--rates` (each `--repeat` times, in `--order`),
+//! the SLO capacity search, rate-capped and closed-loop points, early stop past
+//! saturation, and the export after every run (`sweep.json`, `sweep.csv`, a `.hlog` per
+//! run, the SVG plots).
 //!
-//! Flags are checked in [`crate::config::sweep`], decisions (SLO verdicts, saturation,
-//! bisection) are pure functions in [`search`], the saved model is
-//! [`crate::report::sweep`]; this file only runs the
-//! measurements through [`app::measure`] in order and writes the files. Plots are drawn
-//! by [`crate::report::plot`] from the JSON bytes just written, so `tailrate plot`
-//! redraws them byte for byte.
+//! Flags are checked in [`crate::config::sweep`], decisions (the visit order, SLO
+//! verdicts, saturation, the capacity and its band, bisection) are pure functions in
+//! [`search`], the saved model and the steps' statistics are [`crate::report::sweep`];
+//! this file only runs the measurements through [`app::measure`] in order and writes the
+//! files. Plots are drawn by [`crate::report::plot`] from the JSON bytes just written,
+//! so `tailrate plot` redraws them byte for byte.
+//!
+//! Past saturation (most of a rate's runs achieved under 95% of the schedule or had a p99
+//! over `--stop-at`) the rates above it are not visited: in ascending order that ends the
+//! steps (after the saturated rate's own repeats); shuffled, the rates under it still
+//! run. A rate-capped closed loop runs once per rate, beside its first repeat.
 
 mod replot;
 pub mod search;
@@ -21,14 +27,16 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context, Result};
 
 use crate::app::{self, Campaign, Halt, Io, Status};
-use crate::config::sweep::{Rates, SweepPlan};
+use crate::config::sweep::{Order, Rates, SweepPlan};
 use crate::config::{RunConfig, SweepConfig};
 use crate::drive::{Cancel, Mode};
 use crate::output;
 use crate::report::hlog::HlogWriter;
-use crate::report::sweep::{self as model, Kind, Measurement, PlanRecord, SloResult, SweepReport};
+use crate::report::sweep::{
+    self as model, Kind, Measurement, PlanRecord, SloResult, SweepReport, Verdict,
+};
 use crate::report::{Header, Settings, plot};
-use search::{Bisection, Bracket};
+use search::Finding;
 
 /// File name of the sweep JSON inside `--out`.
 pub const JSON_FILE: &str = "sweep.json";
@@ -36,6 +44,9 @@ pub const JSON_FILE: &str = "sweep.json";
 pub const CSV_FILE: &str = "sweep.csv";
 /// How many rates the capacity's re-measurement tries before giving up.
 pub const CONFIRM_TRIES: usize = 3;
+/// How many times an uncertain search point is measured again (with `--repeat` 2 or
+/// more, so its runs' spread has more to rest on) before the bisection moves on.
+pub const REMEASURE_UNCERTAIN: usize = 1;
 
 /// Runs the sweep `sweep` describes, writing every file into `--out` after each
 /// measurement.
@@ -81,8 +92,11 @@ pub fn run(
             resolution: plan.resolution,
             closed_loop_points: plan.closed_loop_points.clone(),
             rate_capped: plan.rate_capped,
+            repeat: plan.repeat,
+            order: plan.order,
         },
         runs: Vec::new(),
+        steps: Vec::new(),
         slo: None,
         stopped: None,
         interrupted: false,
@@ -113,7 +127,7 @@ impl Campaign for Sweeper<'_> {
             Rates::Absolute(v) => v,
             Rates::OfClosedLoopMax(fractions) => {
                 let connections = self.base.plan.connections;
-                let max = self.measure(Kind::ClosedLoopMax, None, connections)?;
+                let max = self.measure(Kind::ClosedLoopMax, None, connections, 0)?;
                 let throughput = max.report.throughput_per_sec;
                 writeln!(
                     self.stdout,
@@ -135,9 +149,11 @@ impl Campaign for Sweeper<'_> {
         self.coarse_steps(&rates)?;
         if !self.plan.slos.is_empty() {
             self.search()?;
+        } else if self.plan.repeat > 1 || self.plan.order == Order::Shuffle {
+            self.print_steps()?;
         }
         for connections in self.plan.closed_loop_points.clone() {
-            let m = self.measure(Kind::ClosedLoop, None, connections)?;
+            let m = self.measure(Kind::ClosedLoop, None, connections, 0)?;
             let line = m.describe();
             writeln!(
                 self.stdout,
@@ -219,15 +235,29 @@ struct Sweeper<'a> {
 }
 
 impl Sweeper<'_> {
+    /// The coarse steps in `--order`, each `--repeat` times, and a rate-capped closed
+    /// loop beside each rate's first run; rates above one past saturation are skipped.
     fn coarse_steps(&mut self, rates: &[f64]) -> Result<(), Halt> {
         let connections = self.base.plan.connections;
-        for (i, &rate) in rates.iter().enumerate() {
-            let m = self.measure(Kind::Step, Some(rate), connections)?;
+        let repeat = self.plan.repeat;
+        let visits = search::visit_order(rates.len(), repeat, self.plan.order, self.base.plan.seed);
+        let total = visits.len();
+        // The lowest rate seen past saturation: no rate above it is visited. A rate is
+        // past it once most of its runs were, so one stall of a noisy host (a p99 over
+        // --stop-at at a low rate) does not end the sweep.
+        let mut ceiling: Option<f64> = None;
+        let mut saturated_runs = vec![0usize; rates.len()];
+        for (k, &(i, run)) in visits.iter().enumerate() {
+            let rate = rates[i];
+            if ceiling.is_some_and(|c| rate > c) {
+                continue;
+            }
+            let m = self.measure(Kind::Step, Some(rate), connections, run)?;
             writeln!(
                 self.stdout,
-                "step {}/{}: {rate:.0} req/s: {}",
-                i + 1,
-                rates.len(),
+                "step {}/{total}: {rate:.0} req/s{}: {}",
+                k + 1,
+                run_label(run, repeat),
                 m.describe()
             )?;
             let p99 = m.report.response().map_or(0, |l| l.p99_ns);
@@ -237,151 +267,161 @@ impl Sweeper<'_> {
                 p99,
                 self.report.plan.stop_at_ns,
             );
-            if self.plan.rate_capped {
-                let capped = self.measure(Kind::RateCapped, Some(rate), connections)?;
+            if self.plan.rate_capped && run == 0 {
+                let capped = self.measure(Kind::RateCapped, Some(rate), connections, 0)?;
                 writeln!(
                     self.stdout,
                     "  rate-capped closed loop at {rate:.0} req/s: {}",
                     capped.describe()
                 )?;
             }
-            if let Some(why) = saturated {
-                if i + 1 < rates.len() {
-                    writeln!(self.stdout, "stopping the steps: {why}")?;
-                    self.report.stopped = Some(why);
-                    self.save_report()?;
-                }
-                break;
+            let Some(why) = saturated else { continue };
+            saturated_runs[i] += 1;
+            if !search::past_saturation(saturated_runs[i], repeat)
+                || ceiling.is_some_and(|c| c <= rate)
+            {
+                continue;
+            }
+            ceiling = Some(rate);
+            if visits[k + 1..].iter().any(|&(j, _)| rates[j] > rate) {
+                let what = match (self.plan.order, repeat) {
+                    (Order::Ascending, 1) => "stopping the steps".to_string(),
+                    (Order::Ascending, _) => "stopping the steps after this rate's runs".into(),
+                    (Order::Shuffle, _) => format!("skipping the rates above {rate:.0} req/s"),
+                };
+                writeln!(self.stdout, "{what}: {why}")?;
+                self.report.stopped = Some(why);
+                self.save_report()?;
             }
         }
         Ok(())
     }
 
-    /// Bisects between the last passing and first failing coarse rate, then re-measures.
-    fn search(&mut self) -> Result<(), Halt> {
-        // Steps whose sends fell short while the objectives held are left out: they
-        // neither pass nor bound the capacity.
-        let coarse: Vec<(f64, bool)> = self
+    /// Measures `rate` `--repeat` more times for `kind` (a search point or a
+    /// re-measurement) and returns the verdict of every run there together.
+    fn measure_point(&mut self, kind: Kind, rate: f64) -> Result<Verdict, Halt> {
+        let label = match kind {
+            Kind::Confirm => "re-measure",
+            _ => "search",
+        };
+        let done = self
             .report
             .runs
             .iter()
-            .filter(|m| m.kind == Kind::Step)
-            .filter(|m| {
-                !m.slo
-                    .as_ref()
-                    .is_some_and(|v| search::inconclusive(&m.report, v))
-            })
-            .filter_map(|m| {
-                Some((
-                    m.target_rate_per_sec?,
-                    m.slo.as_ref().is_some_and(|v| v.met),
-                ))
-            })
-            .collect();
-        let mut coarse = coarse;
-        coarse.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let slos = self.plan.slos.clone();
-        let mut result = SloResult {
-            slos: slos.clone(),
-            capacity_per_sec: None,
-            searched_per_sec: None,
-            first_failing_per_sec: None,
-            confirmed: false,
-            summary: String::new(),
+            .filter(|m| m.kind == kind && m.target_rate_per_sec == Some(rate))
+            .count();
+        let repeat = self.plan.repeat;
+        for run in done..done + repeat {
+            let m = self.measure(kind, Some(rate), self.base.plan.connections, run)?;
+            writeln!(
+                self.stdout,
+                "{label}: {rate:.0} req/s{}: {}",
+                run_label(run, done + repeat),
+                m.describe()
+            )?;
+        }
+        let step = self
+            .report
+            .steps
+            .iter()
+            .find(|s| s.target_rate_per_sec == rate)
+            .and_then(|s| Some((s.runs, s.slo.as_ref()?)));
+        let Some((runs, verdict)) = step else {
+            return Ok(Verdict::Uncertain);
         };
-        let objectives = slos
+        if runs > 1 {
+            writeln!(
+                self.stdout,
+                "  {rate:.0} req/s over {runs} runs: {} ({})",
+                verdict.verdict.name(),
+                verdict.why
+            )?;
+        }
+        Ok(verdict.verdict)
+    }
+
+    /// The capacity as the steps measured so far say.
+    fn finding(&self) -> Option<Finding> {
+        search::capacity(&search::points(&self.report.steps))
+    }
+
+    /// Writes the SLO result for what was measured so far, so an interrupted search
+    /// still leaves one.
+    fn record_slo(&mut self, searched: Option<f64>, confirmed: bool) -> Result<(), Halt> {
+        let Some(found) = self.finding() else {
+            return Ok(());
+        };
+        let objectives = self
+            .plan
+            .slos
             .iter()
             .map(|s| s.text.as_str())
             .collect::<Vec<_>>()
             .join(" and ");
-        let candidate = match search::bracket(&coarse) {
-            None => return Ok(()),
-            Some(Bracket::NonePassed { lowest }) => {
-                result.first_failing_per_sec = Some(lowest);
-                let passed_above = coarse.iter().any(|(_, met)| *met);
-                result.summary = format!(
-                    "no capacity at {objectives}: the lowest step, {lowest:.0} req/s, missed{}; \
-                     try lower --rates",
-                    if passed_above {
-                        " (a higher step passed: the server or the host is noisy at this rate)"
-                    } else {
-                        ""
-                    }
-                );
-                None
-            }
-            Some(Bracket::AllPassed { highest }) => Some(highest),
-            Some(Bracket::Between { pass, fail }) => {
-                let mut bisection = Bisection {
-                    pass,
-                    fail,
-                    resolution: self.plan.resolution,
-                };
-                while let Some(rate) = bisection.next() {
-                    let m = self.measure(Kind::Search, Some(rate), self.base.plan.connections)?;
-                    let met = m.slo.as_ref().is_some_and(|v| v.met);
-                    writeln!(self.stdout, "search: {rate:.0} req/s: {}", m.describe())?;
-                    bisection.record(rate, met);
-                }
-                result.first_failing_per_sec = Some(bisection.fail);
-                Some(bisection.pass)
-            }
-        };
-        if let Some(candidate) = candidate {
-            result.searched_per_sec = Some(candidate);
-            let measured = self.open_results(|k| k.is_open_loop());
-            let mut failed = Vec::new();
-            for rate in search::confirm_order(candidate, &measured, CONFIRM_TRIES) {
-                let m = self.measure(Kind::Confirm, Some(rate), self.base.plan.connections)?;
-                writeln!(self.stdout, "re-measure: {rate:.0} req/s: {}", m.describe())?;
-                if m.slo.as_ref().is_some_and(|v| v.met) {
-                    result.capacity_per_sec = Some(rate);
-                    result.confirmed = true;
-                    break;
-                }
-                failed.push(format!("{rate:.0}"));
-            }
-            let bound = match result.first_failing_per_sec {
-                Some(f) => format!("{f:.0} req/s failed"),
-                None => "every rate tried passed, so the capacity may be higher: extend --rates"
-                    .to_string(),
-            };
-            result.summary = match (result.capacity_per_sec, failed.is_empty()) {
-                (Some(c), true) => format!(
-                    "capacity at {objectives}: {c:.0} req/s, held when re-measured ({bound})"
-                ),
-                (Some(c), false) => format!(
-                    "capacity at {objectives}: {c:.0} req/s; the search found {candidate:.0} req/s but the re-measurement at {} req/s missed, so this is the highest rate that held ({bound})",
-                    failed.join(", ")
-                ),
-                (None, _) => format!(
-                    "no capacity at {objectives}: the search found {candidate:.0} req/s but re-measurements at {} req/s missed; the server is too noisy at this resolution",
-                    failed.join(", ")
-                ),
-            };
-        }
-        writeln!(self.stdout, "{}", result.summary)?;
-        self.report.slo = Some(result);
+        self.report.slo = Some(SloResult {
+            slos: self.plan.slos.clone(),
+            capacity_per_sec: found.capacity,
+            capacity_band_per_sec: Some(found.band),
+            limited_by: Some(found.limited_by),
+            uncertain_per_sec: found.uncertain.clone(),
+            searched_per_sec: searched,
+            first_failing_per_sec: found.first_failing,
+            confirmed,
+            summary: search::summary(&objectives, &found, confirmed),
+        });
         self.save_report()?;
         Ok(())
     }
 
-    /// `(rate, met)` of the open-loop measurements of the kinds `keep` accepts, by rate.
-    fn open_results(&self, keep: impl Fn(Kind) -> bool) -> Vec<(f64, bool)> {
-        let mut v: Vec<(f64, bool)> = self
-            .report
-            .runs
-            .iter()
-            .filter(|m| keep(m.kind))
-            .filter_map(|m| {
-                Some((
-                    m.target_rate_per_sec?,
-                    m.slo.as_ref().is_some_and(|s| s.met),
-                ))
-            })
-            .collect();
-        v.sort_by(|a, b| a.0.total_cmp(&b.0));
-        v
+    /// Bisects from the capacity the coarse steps show up to the next rate that did not
+    /// pass, re-measuring uncertain points, then re-measures the capacity until one holds.
+    fn search(&mut self) -> Result<(), Halt> {
+        let Some(first) = self.finding() else {
+            return Ok(());
+        };
+        self.record_slo(None, false)?;
+        let points = search::points(&self.report.steps);
+        let mut searched = first.capacity;
+        if let Some(mut bisection) = search::search_bracket(&points, self.plan.resolution) {
+            while let Some(rate) = bisection.next() {
+                let mut verdict = self.measure_point(Kind::Search, rate)?;
+                let mut again = 0;
+                while verdict == Verdict::Uncertain
+                    && self.plan.repeat > 1
+                    && again < REMEASURE_UNCERTAIN
+                {
+                    verdict = self.measure_point(Kind::Search, rate)?;
+                    again += 1;
+                }
+                bisection.record_verdict(rate, verdict);
+                self.record_slo(Some(bisection.pass), false)?;
+            }
+            searched = Some(bisection.pass);
+        }
+        // Re-measure the capacity; when it no longer passes, the next one down is tried.
+        let mut confirmed = false;
+        for _ in 0..CONFIRM_TRIES {
+            let Some(capacity) = self.finding().and_then(|f| f.capacity) else {
+                break;
+            };
+            if self.measure_point(Kind::Confirm, capacity)? == Verdict::Pass {
+                confirmed = self.finding().and_then(|f| f.capacity) == Some(capacity);
+                break;
+            }
+            self.record_slo(searched, false)?;
+        }
+        self.record_slo(searched, confirmed)?;
+        self.print_steps()?;
+        if let Some(result) = &self.report.slo {
+            writeln!(self.stdout, "{}", result.summary)?;
+        }
+        Ok(())
+    }
+
+    /// The steps by rate, as a table.
+    fn print_steps(&mut self) -> Result<(), Halt> {
+        model::write_steps(&mut *self.stdout, &self.report)?;
+        Ok(())
     }
 
     /// Runs one measurement (after the settle pause), records it and writes every file.
@@ -390,6 +430,7 @@ impl Sweeper<'_> {
         kind: Kind,
         rate: Option<f64>,
         connections: usize,
+        repeat: usize,
     ) -> Result<Measurement, Halt> {
         if self.measured_once {
             self.settle()?;
@@ -417,7 +458,7 @@ impl Sweeper<'_> {
         if !config.is_open_loop() {
             config.plan.warmup = Duration::ZERO;
         }
-        let hlog_name = hlog_name(kind, rate, connections);
+        let hlog_name = hlog_name(kind, rate, connections, repeat);
         let hlog_path = self.out.join(&hlog_name);
         let comment = format!(
             "tailrate {} seed {} {} {}",
@@ -446,6 +487,7 @@ impl Sweeper<'_> {
             kind,
             target_rate_per_sec: rate,
             connections,
+            repeat,
             started_secs,
             hlog: hlog_name,
             slo,
@@ -462,6 +504,9 @@ impl Sweeper<'_> {
             }
             None => {
                 self.report.runs.push(m.clone());
+                if kind.is_open_loop() {
+                    self.report.steps = search::judge_steps(&self.report.runs, &self.plan.slos);
+                }
                 self.save_report()?;
                 Ok(m)
             }
@@ -481,12 +526,28 @@ impl Sweeper<'_> {
     }
 }
 
-/// `step-20000.hlog`, `rate-capped-20000.hlog`, `closed-loop-c10.hlog`, `closed-loop-max-c50.hlog`.
-fn hlog_name(kind: Kind, rate: Option<f64>, connections: usize) -> String {
+/// ", run 2/3" for the second of three runs; nothing with one.
+fn run_label(run: usize, of: usize) -> String {
+    if of > 1 {
+        format!(", run {}/{of}", run + 1)
+    } else {
+        String::new()
+    }
+}
+
+/// `step-20000.hlog`, `step-20000-r2.hlog` (its third run), `rate-capped-20000.hlog`,
+/// `closed-loop-c10.hlog`, `closed-loop-max-c50.hlog`.
+fn hlog_name(kind: Kind, rate: Option<f64>, connections: usize, repeat: usize) -> String {
     let rate = rate.map(|r| format!("{r:.0}")).unwrap_or_default();
+    let run = if repeat > 0 {
+        format!("-r{repeat}")
+    } else {
+        String::new()
+    };
     match kind {
-        Kind::Step | Kind::Search => format!("step-{rate}.hlog"),
-        Kind::Confirm => format!("confirm-{rate}.hlog"),
+        // A search point's rate is never a coarse step's, so they share the prefix.
+        Kind::Step | Kind::Search => format!("step-{rate}{run}.hlog"),
+        Kind::Confirm => format!("confirm-{rate}{run}.hlog"),
         Kind::RateCapped => format!("rate-capped-{rate}.hlog"),
         Kind::ClosedLoop => format!("closed-loop-c{connections}.hlog"),
         Kind::ClosedLoopMax => format!("closed-loop-max-c{connections}.hlog"),
@@ -499,14 +560,23 @@ mod tests {
 
     #[test]
     fn hlog_names_say_what_ran() {
-        assert_eq!(hlog_name(Kind::Step, Some(20_000.0), 50), "step-20000.hlog");
         assert_eq!(
-            hlog_name(Kind::Confirm, Some(1234.4), 50),
+            hlog_name(Kind::Step, Some(20_000.0), 50, 0),
+            "step-20000.hlog"
+        );
+        assert_eq!(
+            hlog_name(Kind::Step, Some(20_000.0), 50, 2),
+            "step-20000-r2.hlog"
+        );
+        assert_eq!(
+            hlog_name(Kind::Confirm, Some(1234.4), 50, 0),
             "confirm-1234.hlog"
         );
         assert_eq!(
-            hlog_name(Kind::ClosedLoop, None, 10),
+            hlog_name(Kind::ClosedLoop, None, 10, 0),
             "closed-loop-c10.hlog"
         );
+        assert_eq!(run_label(0, 1), "");
+        assert_eq!(run_label(1, 3), ", run 2/3");
     }
 }

@@ -157,3 +157,15 @@ fn an_out_dir_under_a_file_is_refused_naming_the_flag() {
         0
     );
 }
+
+#[test]
+fn repeats_and_order_are_checked_and_kept() {
+    let plan = sweep_args(&["--repeat", "3", "--order", "shuffle"]).unwrap();
+    assert_eq!((plan.repeat, plan.order), (3, Order::Shuffle));
+    let plan = sweep_args(&[]).unwrap();
+    assert_eq!((plan.repeat, plan.order), (1, Order::Ascending));
+    for bad in ["0", "101"] {
+        let e = sweep_args(&["--repeat", bad]).unwrap_err().to_string();
+        assert!(e.starts_with("invalid value for --repeat:"), "{bad}: {e}");
+    }
+}

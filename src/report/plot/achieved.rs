@@ -9,7 +9,9 @@ use super::{
     Shape, Swatch, draw_line, draw_markers, font, frame, legend, open_steps, rate_label,
     subtitle_of,
 };
-use crate::report::sweep::{Kind, SATURATION_FRACTION, SweepReport, achieved_fraction};
+use crate::report::sweep::{
+    Kind, Measurement, SATURATION_FRACTION, SweepReport, achieved_fraction,
+};
 
 /// The first coarse step, by rate, that achieved under [`SATURATION_FRACTION`] of its planned rate.
 fn saturation_point(report: &SweepReport) -> Option<(f64, f64)> {
@@ -72,16 +74,42 @@ pub(super) fn achieved_vs_target(
         } else {
             INPUT_COLORS[0]
         };
+        // Lines through the median of each rate's runs; a marker for every run.
+        let median_at = |pick: fn(&Measurement) -> f64| -> Vec<(f64, f64)> {
+            let mut rates: Vec<f64> = steps.iter().map(|(rate, _)| *rate).collect();
+            rates.dedup();
+            rates
+                .into_iter()
+                .map(|rate| {
+                    let mut v: Vec<f64> = steps
+                        .iter()
+                        .filter(|(r, _)| *r == rate)
+                        .map(|(_, m)| pick(m))
+                        .collect();
+                    v.sort_by(f64::total_cmp);
+                    let n = v.len();
+                    let median = if n % 2 == 1 {
+                        v[n / 2]
+                    } else {
+                        (v[n / 2 - 1] + v[n / 2]) / 2.0
+                    };
+                    (rate, median)
+                })
+                .collect()
+        };
         let achieved: Vec<(f64, f64)> = steps
             .iter()
             .map(|(rate, m)| (*rate, m.report.achieved_rate_per_sec))
             .collect();
-        draw_line(&mut chart, achieved.clone(), color, 2, false)?;
+        draw_line(
+            &mut chart,
+            median_at(|m| m.report.achieved_rate_per_sec),
+            color,
+            2,
+            false,
+        )?;
         draw_markers(&mut chart, Shape::Circle, achieved, color, 3)?;
-        let replies: Vec<(f64, f64)> = steps
-            .iter()
-            .map(|(rate, m)| (*rate, m.report.throughput_per_sec))
-            .collect();
+        let replies = median_at(|m| m.report.throughput_per_sec);
         let replies_color = if overlay { color } else { PERCENTILE_COLORS[1] };
         draw_line(&mut chart, replies, replies_color, 1, true)?;
         if !overlay {

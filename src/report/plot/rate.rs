@@ -1,16 +1,19 @@
 //! Response-time percentiles versus offered rate, with service time, rate-capped and
-//! closed-loop points, SLO lines and the capacity; one sweep or several overlaid.
+//! closed-loop points, SLO lines, each rate's 95% intervals and verdict, and the
+//! capacity with its band; one sweep or several overlaid. Lines run through the median
+//! of each rate's runs.
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    ALERT, Area, CAPACITY, DrawResult, GRAY, GRID, GRID_BOLD, INK, LogAxis, PERCENTILE_COLORS,
-    PERCENTILES, Shape, Swatch, chart_on, decade_label, draw_line, draw_markers, font, frame,
-    legend, log_ms, metric, open_steps, rate_label, subtitle_of,
+    ALERT, Area, BAND, BAND_OPACITY, CAPACITY, DrawResult, GRAY, GRID, GRID_BOLD, INK, LogAxis,
+    PERCENTILE_COLORS, PERCENTILES, Shape, Swatch, Whisker, chart_on, decade_label, draw_line,
+    draw_markers, draw_whiskers, font, frame, legend, log_ms, median_log_ms, metric, open_steps,
+    rate_groups, rate_label, subtitle_of,
 };
-use crate::report::Bottleneck;
-use crate::report::sweep::{Kind, Measurement, SweepReport};
+use crate::report::sweep::{Kind, Measurement, SweepReport, Verdict};
+use crate::report::{Bottleneck, Percentile};
 
 /// A closed-loop point's label (13-point sans-serif, drawn about 10.5 px high in the
 /// SVG): a generous width per character and the height of one line, in pixels.
@@ -108,16 +111,40 @@ pub(super) fn latency_vs_rate(
     if let [(_, r)] = inputs {
         bottleneck_marks(&mut chart, &open_steps(r), (y_lo, y_hi), x_max)?;
     }
+    for (index, (_, r)) in inputs.iter().enumerate() {
+        if let Some((low, high)) = r.slo.as_ref().and_then(|s| s.capacity_band_per_sec) {
+            let high = high.unwrap_or(x_max);
+            // One sweep's band spans the chart; overlaid ones are bars along the top, so
+            // none hides another's lines.
+            let (bottom, top) = if overlay {
+                let row = (y_hi - y_lo) * 0.03;
+                let top = y_hi - row * (1.5 * index as f64 + 0.3);
+                (top - row, top)
+            } else {
+                (y_lo, y_hi)
+            };
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(low, bottom), (high, top)],
+                BAND.mix(BAND_OPACITY).filled(),
+            )))?;
+        }
+    }
+    let verdict_y = slos.first().map(|s| (s.bound_ns as f64 / 1e6).log10());
     for (index, (label, r)) in inputs.iter().enumerate() {
-        let steps = open_steps(r);
+        let groups = rate_groups(r);
+        let summaries = crate::report::sweep::steps_of(r);
         let dashed = index % 2 == 1;
         let shape = [Shape::Circle, Shape::Triangle, Shape::Square, Shape::Cross][index % 4];
-        for (p, (_, get)) in PERCENTILES.iter().enumerate() {
+        for (p, (name, get)) in PERCENTILES.iter().enumerate() {
             let color = PERCENTILE_COLORS[p];
-            let points = |name: &str| -> Vec<(f64, f64)> {
-                steps
+            // Through the median of each rate's runs.
+            let points = |metric_name: &str| -> Vec<(f64, f64)> {
+                groups
                     .iter()
-                    .filter_map(|(rate, m)| Some((*rate, log_ms(get(metric(m, name)?))?)))
+                    .filter_map(|(rate, group)| {
+                        let median = median_log_ms(group, |m| Some(get(metric(m, metric_name)?)))?;
+                        Some((*rate, median))
+                    })
                     .collect()
             };
             if !overlay {
@@ -125,12 +152,30 @@ pub(super) fn latency_vs_rate(
             }
             let response = points("response");
             draw_line(&mut chart, response.clone(), color, 2, dashed)?;
-            draw_markers(&mut chart, shape, response, color, 3)?;
-            // A step whose self-checks failed is ringed: its numbers are suspect.
-            let invalid = steps
+            draw_markers(&mut chart, shape, response.clone(), color, 3)?;
+            // Each rate's 95% interval (the wider of within a run and across its runs).
+            let key = Percentile::ALL.into_iter().find(|q| q.label() == *name);
+            let whiskers: Vec<Whisker> = key
+                .map(|key| {
+                    summaries
+                        .iter()
+                        .filter_map(|s| {
+                            let ci = s.response.get(key.key())?.ci95_ns?;
+                            let median = log_ms(s.response.get(key.key())?.median_ns)?;
+                            let low = log_ms(ci.low())?.max(y_lo);
+                            let high = ci.high().and_then(log_ms).map(|h| h.min(y_hi));
+                            Some((s.target_rate_per_sec, low, high, median))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let dx = if overlay { 0 } else { 3 * (p as i32 - 2) };
+            draw_whiskers(&mut chart, &whiskers, color, dx)?;
+            // A rate with a run whose self-checks failed is ringed: its numbers are suspect.
+            let invalid = groups
                 .iter()
-                .filter(|(_, m)| !m.report.valid)
-                .filter_map(|(rate, m)| Some((*rate, log_ms(get(metric(m, "response")?))?)))
+                .filter(|(_, group)| group.iter().any(|m| !m.report.valid))
+                .filter_map(|(rate, _)| response.iter().find(|pt| pt.0 == *rate).copied())
                 .collect();
             draw_markers(&mut chart, Shape::Ring, invalid, ALERT, 6)?;
             if !overlay {
@@ -189,28 +234,76 @@ pub(super) fn latency_vs_rate(
                 ))?;
             }
         }
+        // Each rate's verdict on the (first) objective's line.
+        if let (Some(y), false) = (verdict_y, overlay) {
+            for (verdict, shape, color) in [
+                (Verdict::Pass, Shape::Circle, CAPACITY),
+                (Verdict::Uncertain, Shape::Square, GRAY),
+                (Verdict::Fail, Shape::Cross, ALERT),
+            ] {
+                let marks = summaries
+                    .iter()
+                    .filter(|s| s.slo.as_ref().is_some_and(|v| v.verdict == verdict))
+                    .map(|s| (s.target_rate_per_sec, y))
+                    .collect();
+                draw_markers(&mut chart, shape, marks, color, 4)?;
+            }
+        }
         if let Some(result) = &r.slo {
-            let (rate, color, text) = match (result.capacity_per_sec, result.searched_per_sec) {
-                (Some(c), _) => (c, CAPACITY, format!("capacity {}/s", rate_label(c))),
-                (None, Some(s)) => (
+            let limit = result
+                .limited_by
+                .map(|l| format!(": {}", l.name()))
+                .unwrap_or_default();
+            let lowest = summaries.first().map(|s| s.target_rate_per_sec);
+            // The line and its label: the capacity, or where the band ends without one.
+            let (rate, line, color, text) = match (
+                result.capacity_per_sec,
+                result.capacity_band_per_sec,
+                result.searched_per_sec,
+            ) {
+                (Some(c), band, _) => {
+                    let band = match band {
+                        Some((_, Some(h))) => format!(", band to {}/s{limit}", rate_label(h)),
+                        Some((_, None)) => format!(", band open above{limit}"),
+                        None => String::new(),
+                    };
+                    let text = format!("capacity {}/s{band}", rate_label(c));
+                    (c, true, CAPACITY, text)
+                }
+                (None, Some((_, Some(h))), _) if Some(h) == lowest => {
+                    let text =
+                        format!("capacity below {}/s, the lowest rate{limit}", rate_label(h));
+                    (h, false, ALERT, text)
+                }
+                (None, Some((_, high)), _) => {
+                    let to = high.map_or("open above".to_string(), |h| {
+                        format!("0-{}/s", rate_label(h))
+                    });
+                    let text = format!("no rate passed with confidence, band {to}{limit}");
+                    (high.unwrap_or(0.0), false, ALERT, text)
+                }
+                (None, None, Some(s)) => (
                     s,
+                    true,
                     ALERT,
                     format!("searched {}/s, did not hold", rate_label(s)),
                 ),
-                (None, None) => continue,
+                (None, None, None) => continue,
             };
             let text = if overlay {
                 format!("{label}: {text}")
             } else {
                 text
             };
-            draw_line(
-                &mut chart,
-                vec![(rate, y_lo), (rate, y_hi)],
-                color,
-                2,
-                dashed,
-            )?;
+            if line {
+                draw_line(
+                    &mut chart,
+                    vec![(rate, y_lo), (rate, y_hi)],
+                    color,
+                    2,
+                    dashed,
+                )?;
+            }
             // Left of the line when it sits in the right half, so the label stays inside.
             let (anchor, dx) = if rate > x_max / 2.0 {
                 (HPos::Right, -6)
@@ -312,6 +405,43 @@ pub(super) fn latency_vs_rate(
                 dot: false,
             },
         ));
+    }
+    if !overlay {
+        let steps = crate::report::sweep::steps_of(inputs[0].1);
+        for (verdict, text, shape, color) in [
+            (Verdict::Pass, "SLO pass (95%)", Shape::Circle, CAPACITY),
+            (Verdict::Uncertain, "SLO uncertain", Shape::Square, GRAY),
+            (Verdict::Fail, "SLO fail (95%)", Shape::Cross, ALERT),
+        ] {
+            if steps
+                .iter()
+                .any(|s| s.slo.as_ref().is_some_and(|v| v.verdict == verdict))
+            {
+                entries.push((text.into(), Swatch::Marker { color, shape }));
+            }
+        }
+    }
+    if inputs.iter().any(|(_, r)| {
+        crate::report::sweep::steps_of(r)
+            .iter()
+            .any(|s| s.response.values().any(|p| p.ci95_ns.is_some()))
+    }) {
+        entries.push((
+            "95% interval (^ open)".into(),
+            Swatch::Line {
+                color: GRAY,
+                width: 1,
+                dashed: false,
+                dot: false,
+            },
+        ));
+    }
+    if inputs.iter().any(|(_, r)| {
+        r.slo
+            .as_ref()
+            .is_some_and(|s| s.capacity_band_per_sec.is_some())
+    }) {
+        entries.push(("capacity band".into(), Swatch::Band(BAND)));
     }
     if inputs
         .iter()

@@ -1,6 +1,7 @@
 //! The two charts of one sweep read from its histograms and intervals: the
 //! latency-by-percentile spectrum (HdrHistogram's standard picture, x = `1/(1-q)` on a
-//! log scale) and p50/p99/max per interval over the whole sweep.
+//! log scale; each step's curve in a band of its percentiles' 95% intervals) and
+//! p50/p99/max per interval over the whole sweep.
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -16,19 +17,18 @@ const SPECTRUM_POINTS_PER_DECADE: u32 = 40;
 /// Widest spectrum: up to the 99.9999th percentile.
 const SPECTRUM_MAX_DECADES: u32 = 6;
 
-/// The runs drawn on the spectrum: coarse steps, then the re-measured capacity.
+/// The runs drawn on the spectrum: one per coarse rate (of its runs, the one with the
+/// median p99), by rate, then the re-measured capacity.
 fn spectrum_runs(report: &SweepReport) -> Vec<(&Measurement, String)> {
-    let mut runs: Vec<(&Measurement, String)> = report
-        .runs
-        .iter()
-        .filter(|m| m.kind == Kind::Step)
-        .filter_map(|m| Some((m, format!("{}/s", rate_label(m.target_rate_per_sec?)))))
-        .collect();
-    runs.sort_by(|a, b| {
-        a.0.target_rate_per_sec
-            .unwrap_or(0.0)
-            .total_cmp(&b.0.target_rate_per_sec.unwrap_or(0.0))
-    });
+    let mut runs: Vec<(&Measurement, String)> = Vec::new();
+    for (rate, group) in crate::report::sweep::steps::by_rate(&report.runs) {
+        let mut steps: Vec<&Measurement> =
+            group.into_iter().filter(|m| m.kind == Kind::Step).collect();
+        steps.sort_by_key(|m| m.report.response().map_or(0, |l| l.p99_ns));
+        if let Some(m) = steps.get(steps.len().saturating_sub(1) / 2) {
+            runs.push((m, format!("{}/s", rate_label(rate))));
+        }
+    }
     let capacity = report.slo.as_ref().and_then(|s| s.capacity_per_sec);
     if let Some(m) = report
         .runs
@@ -68,6 +68,25 @@ fn spectrum_points(m: &Measurement) -> Vec<(f64, f64)> {
     points
 }
 
+/// Opacity of a step's band on the spectrum: faint, since neighbouring steps' overlap.
+const SPECTRUM_BAND_OPACITY: f64 = 0.16;
+
+/// `(x, log10 ms of the low end, of the high end)` of a step's 95% intervals at the
+/// reported percentiles, from p50 up to the last one in a row whose interval is bounded.
+fn spectrum_band(step: &crate::report::sweep::StepSummary) -> Vec<(f64, f64, f64)> {
+    let mut band = Vec::new();
+    for p in crate::report::Percentile::ALL {
+        let Some(ci) = step.response.get(p.key()).and_then(|s| s.ci95_ns) else {
+            break;
+        };
+        let (Some(low), Some(high)) = (log_ms(ci.low()), ci.high().and_then(log_ms)) else {
+            break;
+        };
+        band.push(((1.0 / (1.0 - p.quantile())).log10(), low, high));
+    }
+    band
+}
+
 /// `0%`, `50%`, `90%`, `99%`, `99.9%` ... for x = log10(1/(1-q)).
 fn percentile_label(x: f64) -> String {
     if (x - 2f64.log10()).abs() < 1e-9 {
@@ -81,7 +100,7 @@ fn percentile_label(x: f64) -> String {
     }
 }
 
-/// Latency by percentile, one curve per step.
+/// Latency by percentile, one curve per step with its band of 95% intervals.
 pub(super) fn spectrum(root: &Area<'_>, title: Option<&str>, report: &SweepReport) -> DrawResult {
     let (plot, legend_area) = frame(
         root,
@@ -126,6 +145,31 @@ pub(super) fn spectrum(root: &Area<'_>, title: Option<&str>, report: &SweepRepor
         .axis_desc_style(font(16))
         .label_style(font(14))
         .draw()?;
+    // Each rate's 95% intervals at the reported percentiles as a translucent band around
+    // its curve, up to the last percentile whose interval is bounded, beneath every line.
+    let summaries = crate::report::sweep::steps_of(report);
+    let mut banded = false;
+    for (i, (m, label)) in runs.iter().enumerate() {
+        if label.ends_with("capacity") {
+            continue;
+        }
+        let Some(step) = summaries
+            .iter()
+            .find(|s| Some(s.target_rate_per_sec) == m.target_rate_per_sec)
+        else {
+            continue;
+        };
+        let band = spectrum_band(step);
+        if band.len() >= 2 {
+            banded = true;
+            let mut outline: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
+            outline.extend(band.iter().rev().map(|b| (b.0, b.1)));
+            chart.draw_series(std::iter::once(Polygon::new(
+                outline,
+                ramp(i, runs.len()).mix(SPECTRUM_BAND_OPACITY).filled(),
+            )))?;
+        }
+    }
     let mut entries = Vec::new();
     for (i, ((_, label), points)) in runs.iter().zip(curves).enumerate() {
         let capacity = label.ends_with("capacity");
@@ -140,6 +184,12 @@ pub(super) fn spectrum(root: &Area<'_>, title: Option<&str>, report: &SweepRepor
                 dashed: false,
                 dot: false,
             },
+        ));
+    }
+    if banded {
+        entries.push((
+            "95% intervals (band)".into(),
+            Swatch::Band(RGBColor(215, 220, 235)),
         ));
     }
     legend(&legend_area, "target rate", &entries)
@@ -259,6 +309,40 @@ pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepRepo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_steps_band_runs_from_p50_to_the_last_bounded_interval() {
+        use crate::report::confidence::Ci95;
+        use crate::report::sweep::{PercentileSummary, StepSummary};
+        let at = |ci: Ci95| PercentileSummary {
+            median_ns: ci.low(),
+            within_ci95_ns: Some(ci),
+            repeats_ci95_ns: None,
+            repeats_coverage: None,
+            ci95_ns: Some(ci),
+        };
+        let response = [
+            ("p50", at(Ci95(100_000, Some(110_000)))),
+            ("p90", at(Ci95(200_000, Some(230_000)))),
+            ("p95", at(Ci95(300_000, None))),
+            ("p99", at(Ci95(400_000, Some(500_000)))),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let step = StepSummary {
+            target_rate_per_sec: 1000.0,
+            runs: 1,
+            achieved_rate_per_sec: 1000.0,
+            response,
+            bottleneck: None,
+            slo: None,
+        };
+        let band = spectrum_band(&step);
+        assert_eq!(band.len(), 2, "{band:?}");
+        assert!((band[0].0 - 2f64.log10()).abs() < 1e-12 && (band[1].0 - 1.0).abs() < 1e-12);
+        assert!((band[1].2 - 0.23f64.log10()).abs() < 1e-9, "{band:?}");
+    }
 
     #[test]
     fn spectrum_ticks_read_as_percentiles() {
