@@ -110,8 +110,11 @@ fn an_open_loop_allocates_nothing_per_request() {
     let long = allocations_of(&[&base[..], &["--duration", "3s"]].concat());
     let extra = long.saturating_sub(short);
     eprintln!("allocations: {short} -> {long}");
+    // Two more seconds are 40 more 50 ms batches, each kept as a few coarse histograms
+    // for the percentiles' intervals (about 38 allocations a batch measured): storage
+    // that grows with time, not with requests (one a request would be 100,000).
     assert!(
-        extra < 1_000,
+        extra < 1_000 + 40 * 50,
         "100,000 more requests made {extra} more allocations ({short} -> {long})"
     );
 }
