@@ -821,7 +821,10 @@ fn contrast_without_a_rate_is_a_usage_error_naming_both_flags() {
 
 /// A server that takes 1 ms a request cannot answer 1500/s on one connection: the backlog
 /// grows through the run, and the steady-state check says so; at 300/s it keeps up, and
-/// the check passes (both far from the capacity, whatever the machine's load).
+/// the check passes (both far from the capacity, whatever the machine's load). One request
+/// in flight keeps the backlog in tailrate's queue, so replies come one by one: a deep
+/// pipeline would have the server read hundreds of requests at once and answer them in a
+/// few clumps, and a loaded host left 6 of the 40 batches with replies (too few to judge).
 #[test]
 fn the_steady_state_check_fails_a_growing_backlog_and_passes_a_server_that_keeps_up() {
     let server = RedisServer::builder()
@@ -841,7 +844,7 @@ fn the_steady_state_check_fails_a_growing_backlog_and_passes_a_server_that_keeps
             "-c",
             "1",
             "--max-inflight",
-            "10000",
+            "1",
             "DEBUG",
             "SLEEP",
             "0.001",
@@ -867,16 +870,21 @@ mod rate_cap {
     mod timing {
         use super::super::*;
 
-        /// A rate-capped closed loop on one connection holds its cap: five of the server's
-        /// round trips fit in its 200 µs per request many times over, so only the limiter's
-        /// wake-ups decide (with a 2 ms allowance, late wake-ups on a busy host cost up to
-        /// 40% of the rate; measured 4.9-5.05k/s since, on a loaded machine).
+        /// A rate-capped closed loop on one connection holds its cap when the server's
+        /// round trip leaves room for it: then only the limiter's wake-ups decide (with a
+        /// 2 ms allowance, late wake-ups on a busy host cost up to 40% of the rate; measured
+        /// 4.9-5.05k/s since, on a loaded machine).
         #[test]
         fn a_rate_capped_closed_loop_on_one_connection_holds_its_rate() {
+            const NAME: &str =
+                "open_loop::rate_cap::timing::a_rate_capped_closed_loop_on_one_connection_holds_its_rate";
             let server = RedisServer::start();
             // On a loaded host one wake-up late by more than the allowance costs rate, and
             // a clean-clone run at load 5 reached 4212/s once: the best of three attempts
             // must hold (with a 2 ms allowance the best of three was still under 4.5k/s).
+            // An attempt counts only where the uncapped loop beside it (--contrast) reached
+            // twice the cap: a CI host once held one connection to 3.3k/s round trips, and
+            // no limiter can send faster than the replies come.
             let mut seen = Vec::new();
             for _ in 0..3 {
                 let (_, report) = run_json(&[
@@ -894,15 +902,32 @@ mod rate_cap {
                     "0s",
                     "--contrast",
                 ]);
+                let uncapped = report["tests"][2]["achieved_rate_per_sec"].as_f64().unwrap();
+                assert!(report["tests"][2]["name"].as_str().unwrap().contains("(closed loop)"));
                 let capped = &report["tests"][1];
                 assert!(capped["name"].as_str().unwrap().contains("rate-capped"));
                 let achieved = capped["achieved_rate_per_sec"].as_f64().unwrap();
-                seen.push(achieved);
-                if (4_750.0..=5_100.0).contains(&achieved) {
+                assert!(achieved <= 5_100.0, "rate-capped at 5000/s sent {achieved:.0}/s");
+                if uncapped < 10_000.0 {
+                    seen.push(format!("{achieved:.0}/s (uncapped {uncapped:.0}/s, not judged)"));
+                    continue;
+                }
+                if achieved >= 4_750.0 {
                     return;
                 }
+                seen.push(format!("{achieved:.0}/s (uncapped {uncapped:.0}/s)"));
             }
-            panic!("rate-capped at 5000/s achieved {seen:.0?}/s in three attempts");
+            if seen.iter().all(|s| s.contains("not judged")) {
+                skip(
+                    NAME,
+                    &format!(
+                        "one connection's round trips never left room for 5000/s: {}",
+                        seen.join(", ")
+                    ),
+                );
+                return;
+            }
+            panic!("rate-capped at 5000/s achieved {} in three attempts", seen.join(", "));
         }
     }
 }

@@ -310,8 +310,6 @@ pub fn server_count(view: &crate::report::server::ServerView, c: &Counts) -> Opt
     })
 }
 
-/// "the server was unreachable for 1.02 s from 1.21 s" (or "for 2.50 s in 3 outages, the
-/// first from 1.21 s"), or `None` when it always was reachable.
 /// Whether an open loop's response time had a steady state: no upward trend through the
 /// measured window in the batches' medians (Mann-Kendall), or one too small to matter
 /// (the last quarter's median of batch medians under [`BACKLOG_GROWTH`] times the
@@ -392,6 +390,8 @@ fn mann_kendall_z(x: &[f64]) -> f64 {
     (s - s.signum()) / var.sqrt()
 }
 
+/// "the server was unreachable for 1.02 s from 1.21 s" (or "for 2.50 s in 3 outages, the
+/// first from 1.21 s"), or `None` when it always was reachable.
 fn outage_clause(events: &crate::drive::ConnectionEvents) -> Option<String> {
     let first = events.outages.first()?;
     let count = events.outages.len() as u64 + events.outages_left_out;
