@@ -60,9 +60,16 @@ impl Sweeper<'_> {
     /// Writes the SLO result for what was measured so far, so an interrupted search
     /// still leaves one.
     fn record_slo(&mut self, searched: Option<f64>, confirmed: bool) -> Result<(), Halt> {
-        let Some(found) = self.finding() else {
-            return Ok(());
-        };
+        if let Some(result) = self.slo_result(searched, confirmed) {
+            self.report.slo = Some(result);
+            self.save_report()?;
+        }
+        Ok(())
+    }
+
+    /// The SLO result the steps measured so far give; `None` before any was judged.
+    pub(super) fn slo_result(&self, searched: Option<f64>, confirmed: bool) -> Option<SloResult> {
+        let found = self.finding()?;
         let objectives = self
             .plan
             .slos
@@ -70,7 +77,7 @@ impl Sweeper<'_> {
             .map(|s| s.text.as_str())
             .collect::<Vec<_>>()
             .join(" and ");
-        self.report.slo = Some(SloResult {
+        Some(SloResult {
             slos: self.plan.slos.clone(),
             capacity_per_sec: found.capacity,
             capacity_band_per_sec: Some(found.band),
@@ -80,9 +87,7 @@ impl Sweeper<'_> {
             first_failing_per_sec: found.first_failing,
             confirmed,
             summary: search::summary(&objectives, &found, confirmed),
-        });
-        self.save_report()?;
-        Ok(())
+        })
     }
 
     /// Bisects from the capacity the coarse steps show up to the next rate that did not

@@ -164,6 +164,10 @@ impl Campaign for Sweeper<'_> {
     fn mark_end(&mut self, complete: bool, interrupted: bool) {
         self.report.complete = complete;
         self.report.interrupted = interrupted;
+        // Interrupted before the search wrote its result: what the steps so far say.
+        if interrupted && self.report.slo.is_none() {
+            self.report.slo = self.slo_result(None, false);
+        }
     }
 
     fn strict_and_invalid(&self) -> bool {
@@ -197,6 +201,9 @@ impl Campaign for Sweeper<'_> {
                 "interrupted during {why}; its partial results are in {} under \"partial\"",
                 JSON_FILE
             )?;
+        }
+        if let (true, Some(slo)) = (self.report.interrupted, &self.report.slo) {
+            writeln!(self.stdout, "so far, {}", slo.summary)?;
         }
         let files = plot::FILE_NAMES.join(", ");
         writeln!(
