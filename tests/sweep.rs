@@ -690,6 +690,8 @@ fn sigint_mid_sweep_leaves_valid_json_with_the_finished_steps() {
             "1k..10k:1k",
             "--duration",
             "1s",
+            "--slo",
+            "p50<=100ms",
         ])
         .args([
             "--warmup",
@@ -749,6 +751,10 @@ fn sigint_mid_sweep_leaves_valid_json_with_the_finished_steps() {
     assert!(
         dir.path().join("sweep.csv").is_file() && dir.path().join(plot::LATENCY_VS_RATE).is_file()
     );
+    // What the finished steps say of the capacity, with its band.
+    let slo = &report["slo"];
+    assert!(slo["capacity_band_per_sec"].is_array(), "{slo}");
+    assert!(slo["summary"].as_str().unwrap().contains(" band "), "{slo}");
 }
 
 #[test]

@@ -15,6 +15,7 @@
 //! steps (after the saturated rate's own repeats); shuffled, the rates under it still
 //! run. A rate-capped closed loop runs once per rate, beside its first repeat.
 
+mod capacity;
 mod replot;
 pub mod search;
 
@@ -32,11 +33,8 @@ use crate::config::{RunConfig, SweepConfig};
 use crate::drive::{Cancel, Mode};
 use crate::output;
 use crate::report::hlog::HlogWriter;
-use crate::report::sweep::{
-    self as model, Kind, Measurement, PlanRecord, SloResult, SweepReport, Verdict,
-};
+use crate::report::sweep::{self as model, Kind, Measurement, PlanRecord, SweepReport};
 use crate::report::{Header, Settings, plot};
-use search::Finding;
 
 /// File name of the sweep JSON inside `--out`.
 pub const JSON_FILE: &str = "sweep.json";
@@ -166,6 +164,10 @@ impl Campaign for Sweeper<'_> {
     fn mark_end(&mut self, complete: bool, interrupted: bool) {
         self.report.complete = complete;
         self.report.interrupted = interrupted;
+        // Interrupted before the search wrote its result: what the steps so far say.
+        if interrupted && self.report.slo.is_none() {
+            self.report.slo = self.slo_result(None, false);
+        }
     }
 
     fn strict_and_invalid(&self) -> bool {
@@ -199,6 +201,9 @@ impl Campaign for Sweeper<'_> {
                 "interrupted during {why}; its partial results are in {} under \"partial\"",
                 JSON_FILE
             )?;
+        }
+        if let (true, Some(slo)) = (self.report.interrupted, &self.report.slo) {
+            writeln!(self.stdout, "so far, {}", slo.summary)?;
         }
         let files = plot::FILE_NAMES.join(", ");
         writeln!(
@@ -293,127 +298,6 @@ impl Sweeper<'_> {
                 self.report.stopped = Some(why);
                 self.save_report()?;
             }
-        }
-        Ok(())
-    }
-
-    /// Measures `rate` `--repeat` more times for `kind` (a search point or a
-    /// re-measurement) and returns the verdict of every run there together.
-    fn measure_point(&mut self, kind: Kind, rate: f64) -> Result<Verdict, Halt> {
-        let label = match kind {
-            Kind::Confirm => "re-measure",
-            _ => "search",
-        };
-        let done = self
-            .report
-            .runs
-            .iter()
-            .filter(|m| m.kind == kind && m.target_rate_per_sec == Some(rate))
-            .count();
-        let repeat = self.plan.repeat;
-        for run in done..done + repeat {
-            let m = self.measure(kind, Some(rate), self.base.plan.connections, run)?;
-            writeln!(
-                self.stdout,
-                "{label}: {rate:.0} req/s{}: {}",
-                run_label(run, done + repeat),
-                m.describe()
-            )?;
-        }
-        let step = self
-            .report
-            .steps
-            .iter()
-            .find(|s| s.target_rate_per_sec == rate)
-            .and_then(|s| Some((s.runs, s.slo.as_ref()?)));
-        let Some((runs, verdict)) = step else {
-            return Ok(Verdict::Uncertain);
-        };
-        if runs > 1 {
-            writeln!(
-                self.stdout,
-                "  {rate:.0} req/s over {runs} runs: {} ({})",
-                verdict.verdict.name(),
-                verdict.why
-            )?;
-        }
-        Ok(verdict.verdict)
-    }
-
-    /// The capacity as the steps measured so far say.
-    fn finding(&self) -> Option<Finding> {
-        search::capacity(&search::points(&self.report.steps))
-    }
-
-    /// Writes the SLO result for what was measured so far, so an interrupted search
-    /// still leaves one.
-    fn record_slo(&mut self, searched: Option<f64>, confirmed: bool) -> Result<(), Halt> {
-        let Some(found) = self.finding() else {
-            return Ok(());
-        };
-        let objectives = self
-            .plan
-            .slos
-            .iter()
-            .map(|s| s.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" and ");
-        self.report.slo = Some(SloResult {
-            slos: self.plan.slos.clone(),
-            capacity_per_sec: found.capacity,
-            capacity_band_per_sec: Some(found.band),
-            limited_by: Some(found.limited_by),
-            uncertain_per_sec: found.uncertain.clone(),
-            searched_per_sec: searched,
-            first_failing_per_sec: found.first_failing,
-            confirmed,
-            summary: search::summary(&objectives, &found, confirmed),
-        });
-        self.save_report()?;
-        Ok(())
-    }
-
-    /// Bisects from the capacity the coarse steps show up to the next rate that did not
-    /// pass, re-measuring uncertain points, then re-measures the capacity until one holds.
-    fn search(&mut self) -> Result<(), Halt> {
-        let Some(first) = self.finding() else {
-            return Ok(());
-        };
-        self.record_slo(None, false)?;
-        let points = search::points(&self.report.steps);
-        let mut searched = first.capacity;
-        if let Some(mut bisection) = search::search_bracket(&points, self.plan.resolution) {
-            while let Some(rate) = bisection.next() {
-                let mut verdict = self.measure_point(Kind::Search, rate)?;
-                let mut again = 0;
-                while verdict == Verdict::Uncertain
-                    && self.plan.repeat > 1
-                    && again < REMEASURE_UNCERTAIN
-                {
-                    verdict = self.measure_point(Kind::Search, rate)?;
-                    again += 1;
-                }
-                bisection.record_verdict(rate, verdict);
-                self.record_slo(Some(bisection.pass), false)?;
-            }
-            searched = Some(bisection.pass);
-        }
-        // Re-measure the capacity; when it no longer passes, the next one down is tried.
-        let mut confirmed = false;
-        for _ in 0..CONFIRM_TRIES {
-            let Some(capacity) = self.finding().and_then(|f| f.capacity) else {
-                break;
-            };
-            if self.measure_point(Kind::Confirm, capacity)? == Verdict::Pass {
-                confirmed = self.finding().and_then(|f| f.capacity) == Some(capacity);
-                break;
-            }
-            self.record_slo(searched, false)?;
-        }
-        self.record_slo(searched, confirmed)?;
-        self.print_steps()?;
-        if let Some(result) = &self.report.slo {
-            writeln!(self.stdout, "{}", result.summary)?;
         }
         Ok(())
     }

@@ -12,7 +12,7 @@ use super::{
     draw_markers, draw_whiskers, font, frame, legend, log_ms, median_log_ms, metric, open_steps,
     rate_groups, rate_label, subtitle_of,
 };
-use crate::report::sweep::{Kind, Measurement, SweepReport, Verdict};
+use crate::report::sweep::{Kind, Limit, Measurement, SweepReport, Verdict};
 use crate::report::{Bottleneck, Percentile};
 
 /// A closed-loop point's label (13-point sans-serif, drawn about 10.5 px high in the
@@ -250,8 +250,10 @@ pub(super) fn latency_vs_rate(
             }
         }
         if let Some(result) = &r.slo {
+            // What limited the band, unless nothing was named.
             let limit = result
                 .limited_by
+                .filter(|l| *l != Limit::None)
                 .map(|l| format!(": {}", l.name()))
                 .unwrap_or_default();
             let lowest = summaries.first().map(|s| s.target_rate_per_sec);

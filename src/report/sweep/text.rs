@@ -1,0 +1,185 @@
+//! A sweep's lines on standard output: one per run (rates, response percentiles, its
+//! verdict with the interval it rests on, the bottleneck), and the table of the steps by
+//! rate that ends a sweep. The numbers are [`super`]'s; printing them is this file's.
+
+use super::{Ci95, Measurement, SloVerdict, SweepReport, steps_of};
+
+impl Measurement {
+    /// One line about a measurement: rates, response percentiles and the SLO verdict.
+    pub fn describe(&self) -> String {
+        let m = self;
+        let r = &m.report;
+        let mut line = format!(
+            "achieved {:.0} req/s, {:.0} replies/s",
+            r.achieved_rate_per_sec, r.throughput_per_sec
+        );
+        if let Some(l) = r.response() {
+            let ms = |ns: u64| ns as f64 / 1e6;
+            line.push_str(&format!(
+                ", response p50 {:.3} p99 {:.3} p99.9 {:.3} max {:.3} ms",
+                ms(l.p50_ns),
+                ms(l.p99_ns),
+                ms(l.p99_9_ns),
+                ms(l.max_ns)
+            ));
+        }
+        if let Some(v) = &m.slo {
+            line.push_str(&slo_clause(v));
+        }
+        if let Some(b) = &r.bottleneck {
+            line.push_str("; bottleneck: ");
+            line.push_str(b.verdict.name());
+        }
+        if !r.valid {
+            line.push_str("; INVALID: ");
+            line.push_str(&r.why_invalid());
+        }
+        line
+    }
+}
+
+/// Writes the steps by rate as a table: runs, median achieved rate, and per objective (or
+/// p99 without one) the median with the 95% interval decisions use, then the verdict and
+/// the bottleneck most runs named.
+pub fn write_steps(out: &mut dyn std::io::Write, report: &SweepReport) -> std::io::Result<()> {
+    let steps = steps_of(report);
+    if steps.is_empty() {
+        return Ok(());
+    }
+    // The objectives' percentiles, or p99 alone.
+    let columns: Vec<(String, f64)> = if report.plan.slos.is_empty() {
+        vec![("p99".to_string(), 99.0)]
+    } else {
+        report
+            .plan
+            .slos
+            .iter()
+            .map(|s| (s.percentile_label(), s.percentile))
+            .collect()
+    };
+    let runs = steps.iter().map(|s| s.runs).max().unwrap_or(1);
+    writeln!(
+        out,
+        "by rate ({}; ms, 95% interval: the wider of within a run and across runs):",
+        if runs > 1 {
+            "median of each rate's runs"
+        } else {
+            "one run each"
+        }
+    )?;
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut header = vec!["rate/s".to_string(), "runs".into(), "achieved/s".into()];
+    for (label, _) in &columns {
+        header.push(label.clone());
+        header.push("95%".into());
+    }
+    header.extend(["SLO".to_string(), "bottleneck".into()]);
+    rows.push(header);
+    for step in &steps {
+        let mut row = vec![
+            format!("{:.0}", step.target_rate_per_sec),
+            step.runs.to_string(),
+            format!("{:.0}", step.achieved_rate_per_sec),
+        ];
+        for (i, (_, percentile)) in columns.iter().enumerate() {
+            let check = step
+                .slo
+                .as_ref()
+                .and_then(|v| v.checks.get(i))
+                .map(|c| c.summary);
+            let summary = check.or_else(|| {
+                let key = crate::report::Percentile::ALL
+                    .into_iter()
+                    .find(|p| (p.quantile() * 100.0 - percentile).abs() < 1e-9)?
+                    .key();
+                step.response.get(key).copied()
+            });
+            match summary {
+                Some(s) => {
+                    row.push(ms3(s.median_ns));
+                    row.push(
+                        interval_text(s.ci95_ns)
+                            .trim_start_matches("95% ")
+                            .to_string(),
+                    );
+                }
+                None => row.extend(["-".to_string(), "-".into()]),
+            }
+        }
+        row.push(
+            step.slo
+                .as_ref()
+                .map_or("-", |v| v.verdict.name())
+                .to_string(),
+        );
+        row.push(step.bottleneck.map_or("-", |b| b.name()).to_string());
+        rows.push(row);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (cell, w))| {
+                // Numbers right-aligned, words left.
+                if c < 3 + 2 * columns.len() {
+                    format!("{cell:>w$}")
+                } else {
+                    format!("{cell:<w$}")
+                }
+            })
+            .collect();
+        writeln!(out, "  {}", cells.join("  ").trim_end())?;
+    }
+    Ok(())
+}
+
+/// "; SLO pass: p99 0.412 ms (95% 0.398-0.431)" for a run's verdict, or the words of a
+/// file written before verdicts had intervals.
+fn slo_clause(v: &SloVerdict) -> String {
+    let Some(verdict) = v.verdict else {
+        return match (v.met, v.valid) {
+            (true, _) => "; SLO met",
+            (false, true) => "; SLO missed",
+            (false, false) if v.checks.iter().all(|c| c.met) => {
+                "; objectives held but sends fell short of the schedule"
+            }
+            (false, false) => "; SLO missed (rate not achieved or requests not sent)",
+        }
+        .to_string();
+    };
+    let checks: Vec<String> = v
+        .checks
+        .iter()
+        .map(|c| {
+            let label = c.slo.split("<=").next().unwrap_or(&c.slo).trim();
+            match c.measured_ns {
+                Some(ns) => format!("{label} {} ms ({})", ms3(ns), interval_text(c.ci95_ns)),
+                None => format!("{label} not measured"),
+            }
+        })
+        .collect();
+    let sends = if v.valid {
+        ""
+    } else {
+        ", sends short of the schedule"
+    };
+    format!("; SLO {}: {}{sends}", verdict.name(), checks.join(", "))
+}
+
+/// `95% 0.398-0.431`, `95% 0.398-unbounded`, `no interval` (milliseconds).
+pub fn interval_text(ci: Option<Ci95>) -> String {
+    match ci {
+        Some(Ci95(low, Some(high))) => format!("95% {}-{}", ms3(low), ms3(high)),
+        Some(Ci95(low, None)) => format!("95% {}-unbounded", ms3(low)),
+        None => "no interval".to_string(),
+    }
+}
+
+/// Nanoseconds as milliseconds with three decimals.
+fn ms3(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
