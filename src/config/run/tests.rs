@@ -351,3 +351,28 @@ fn uri_sets_endpoint_and_credentials() {
     assert_eq!(cfg.plan.handshake.password.as_deref(), Some("secret"));
     assert_eq!(cfg.plan.handshake.db, 3);
 }
+
+#[test]
+fn the_estimate_of_a_request_bounds_every_request_built() {
+    let cases: &[&[&str]] = &[
+        &["-d", "1000"],
+        &["-t", "mset,set,lpush,xadd", "-d", "77", "-r", "100"],
+        &["--ratio", "1:1", "--keyspace", "1000", "--key-size", "300"],
+        &["--data-size-list", "10:1,5000:2", "-t", "set"],
+        &["--command", "SET __key__ x__data__y", "--keyspace", "10"],
+        &["SET", "a", "__data__", "b"],
+    ];
+    for argv in cases {
+        let mut full = vec!["tailrate"];
+        full.extend_from_slice(argv);
+        let args = Args::try_parse_from(full).unwrap();
+        let spec = workload_spec(&args.run, None).unwrap();
+        let estimate = spec.most_request_bytes();
+        let built = workload::Workload::build(spec, 1).unwrap();
+        let actual = built.most_request_bytes();
+        assert!(
+            estimate >= actual && estimate <= 2 * actual + 1024,
+            "{argv:?}: estimated {estimate}, built {actual}"
+        );
+    }
+}
