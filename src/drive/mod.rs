@@ -43,8 +43,10 @@ use std::time::{Duration, SystemTime};
 pub use outcome::{
     ConnectionEvents, DriveError, Interval, MAX_OUTAGES, Outage, RunOutcome, SendCounts, ThreadCpu,
 };
-pub use plan::{Mode, Plan, Stop, Workers};
-pub use schedule::{ArrivalProcess, Pacing};
+pub use plan::{
+    MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_SLOTS, MAX_THREADS, Mode, Plan, Stop, Workers,
+};
+pub use schedule::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
 pub use shared::Cancel;
 
 use ctx::{Dial, ThreadPlan};
