@@ -334,7 +334,7 @@ pub struct RunArgs {
         value_name = "TESTS"
     )]
     pub tests: Option<String>,
-    /// Idle mode: open the connections and wait.
+    /// Idle mode: open the connections and wait until Ctrl+C, or for --duration.
     #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'I')]
     pub idle: bool,
     /// Read the last argument of the custom command from stdin.
@@ -402,7 +402,7 @@ pub struct RunArgs {
     /// 1ms to 1h].
     #[arg(help_heading = "Open loop", long, value_parser = duration_in(MIN_TIME, MAX_TIMEOUT, false, "latencies are recorded up to an hour"), allow_hyphen_values = true, value_name = "DURATION")]
     pub timeout: Option<Duration>,
-    /// Give up connecting after this long [range: 1ms to 1h].
+    /// Give up connecting after this long (Ctrl+C ends the wait at once) [range: 1ms to 1h].
     #[arg(help_heading = "Connection", long = "connect-timeout", value_parser = duration_in(MIN_TIME, MAX_TIMEOUT, false, "an hour"), allow_hyphen_values = true, default_value = "5s", value_name = "DURATION")]
     pub connect_timeout: Duration,
     /// Write the whole report as JSON to this file, rewritten after every test; `-` prints

@@ -150,7 +150,15 @@ pub fn run(
 
     let mut outcomes = Vec::with_capacity(threads);
     for result in results {
-        outcomes.push(result?);
+        match result {
+            Ok(outcome) => outcomes.push(outcome),
+            // Ctrl+C while connecting: the run was asked to end before it began, and it
+            // ends as interrupted with nothing measured, whatever a connect said first.
+            Err(DriveError::Connect(_)) if cancel.is_cancelled() => {
+                outcomes.push(ThreadOutcome::default());
+            }
+            Err(e) => return Err(e),
+        }
     }
     let stopped_early = shared.stopped_early();
     Ok(RunOutcome::merge(
