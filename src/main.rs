@@ -35,7 +35,11 @@ fn main() -> ExitCode {
         Err(e) if e.exit_code() == 2 => return usage(&e.to_string()),
         Err(e) => return fail(&e.to_string()),
     };
-    if command.base_run().is_some() {
+    if let Some(run) = command.base_run() {
+        // Before anything connects: room for a descriptor per connection, or an error.
+        if let Err(e) = tailrate::net::fds::ensure_for(run.plan.connections, 1, run.plan.threads) {
+            return fail(&e.to_string());
+        }
         // Only a command that measures has something to write when interrupted.
         armed.store(true, Ordering::SeqCst);
     }

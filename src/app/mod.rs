@@ -79,6 +79,19 @@ pub(crate) fn probe_or_interrupt(
     Ok(Some(server))
 }
 
+/// Makes room in the open-file limit for a cluster's connections (the run's own were
+/// made room for before it started, one per client: `main`).
+fn room_for_cluster(config: &RunConfig, server: &ServerFacts) -> Result<()> {
+    if let Some(cluster) = server.cluster.as_ref().filter(|c| c.nodes.len() > 1) {
+        crate::net::fds::ensure_for(
+            config.plan.connections,
+            cluster.nodes.len(),
+            config.plan.threads,
+        )?;
+    }
+    Ok(())
+}
+
 /// The one test a command of many runs measures: the first, with a note when no `-t`
 /// chose it (`doing` is what the command does with it: "sweeping", "tuning").
 pub(crate) fn single_test<'c>(
@@ -148,6 +161,7 @@ pub fn run(
             ..ServerFacts::default()
         },
     };
+    room_for_cluster(config, &server)?;
     let cluster = server.cluster.clone();
     if config.idle {
         return idle(config, cancel, stderr);
