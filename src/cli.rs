@@ -9,9 +9,12 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::drive::{ArrivalProcess, Pacing};
-use crate::units::{parse_count, parse_delay, parse_duration, parse_rate};
-use crate::workload::KeyPattern;
+use crate::drive::plan::{
+    MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_RUN, MAX_THREADS, MAX_TIMEOUT, MIN_TIME,
+};
+use crate::drive::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
+use crate::units::{count_in, duration_in, parse_count, parse_duration, rate_up_to};
+use crate::workload::{KeyPattern, MAX_VALUE_SIZE};
 
 /// A load generator and latency profiler for Redis-protocol servers.
 ///
@@ -65,23 +68,27 @@ pub enum Command {
 /// `tailrate tune`: see README.
 #[derive(Debug, clap::Args)]
 pub struct TuneArgs {
-    /// Most search trials (the baseline and the re-measurements come on top).
+    /// Most search trials (the baseline and the re-measurements come on top) [range: 1 to
+    /// 10000].
     #[arg(
         long = "max-trials",
         default_value_t = 30,
         value_name = "N",
+        value_parser = count_in::<usize>(1, 10_000, "each trial is a run of --duration"),
         allow_negative_numbers = true
     )]
     pub max_trials: usize,
-    /// Runs of each of the two best settings after the search; the highest median is reported.
+    /// Runs of each of the two best settings after the search; the highest median is
+    /// reported [range: 1 to 100].
     #[arg(
         long = "confirm-runs",
         default_value_t = 3,
         value_name = "N",
+        value_parser = count_in::<usize>(1, 100, "each is a run of --duration per setting"),
         allow_negative_numbers = true
     )]
     pub confirm_runs: usize,
-    /// Most workers tried (the search starts at 16 per connection).
+    /// Most workers tried (the search starts at 16 per connection) [range: 1 to 1000000].
     #[arg(
         long = "max-workers",
         default_value_t = 4096,
@@ -238,12 +245,13 @@ pub struct RunArgs {
         value_name = "HOST"
     )]
     pub host: String,
-    /// Server port.
+    /// Server port [range: 1 to 65535].
     #[arg(
         help_heading = "Connection",
         short = 'p',
         default_value_t = 6379,
         value_name = "PORT",
+        value_parser = count_in::<u16>(1, 65535, "TCP ports are 16 bits"),
         allow_negative_numbers = true
     )]
     pub port: u16,
@@ -285,39 +293,44 @@ pub struct RunArgs {
     /// TLS: do not verify the server's certificate; for tests only: the traffic is encrypted, but anyone in the path can pose as the server.
     #[arg(help_heading = "TLS and cluster", long)]
     pub insecure: bool,
-    /// Number of parallel connections.
+    /// Number of parallel connections; the open-file limit is raised to the hard limit when
+    /// they need it [range: 1 to 100000].
     #[arg(
         help_heading = "Closed loop (redis-benchmark)",
         short = 'c',
         default_value_t = 50,
         value_name = "CLIENTS",
+        value_parser = count_in::<usize>(1, MAX_CONNECTIONS as u64, "each is a socket and its buffers"),
         allow_negative_numbers = true
     )]
     pub clients: usize,
-    /// Total number of requests per test (closed loop).
-    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'n', value_parser = parse_count, allow_hyphen_values = true, value_name = "REQUESTS")]
+    /// Total number of requests per test (closed loop) [range: 1 to 18446744073709551615].
+    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'n', value_parser = count_in::<u64>(1, u64::MAX, "2^64-1"), allow_hyphen_values = true, value_name = "REQUESTS")]
     pub requests: Option<u64>,
-    /// Data size of SET/GET values in bytes.
-    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'd', default_value_t = 3, value_name = "SIZE", conflicts_with_all = ["data_size_range", "data_size_list"], allow_negative_numbers = true)]
+    /// Data size of SET/GET values in bytes [range: 0 to 536870912].
+    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'd', default_value_t = 3, value_name = "SIZE", value_parser = count_in::<usize>(0, MAX_VALUE_SIZE as u64, "512 MiB, Redis's default proto-max-bulk-len: a server refuses a larger value"), conflicts_with_all = ["data_size_range", "data_size_list"], allow_negative_numbers = true)]
     pub data_size: usize,
-    /// SELECT this database number.
+    /// SELECT this database number [range: 0 to 2147483647].
     #[arg(
         help_heading = "Connection",
         long,
         default_value_t = 0,
         value_name = "DB",
+        value_parser = count_in::<u32>(0, i32::MAX as u64, "Redis numbers its databases with a C int"),
         allow_negative_numbers = true
     )]
     pub dbnum: u32,
     /// Start each session in RESP3 (HELLO 3).
     #[arg(help_heading = "Connection", short = '3')]
     pub resp3: bool,
-    /// OS threads to spread connections over.
+    /// OS threads to spread connections over (at most one per connection) [range: 1 to
+    /// 1000].
     #[arg(
         help_heading = "Closed loop (redis-benchmark)",
         long,
         default_value_t = 1,
         value_name = "NUM",
+        value_parser = count_in::<usize>(1, MAX_THREADS as u64, "each is an OS thread with its own event loop"),
         allow_negative_numbers = true
     )]
     pub threads: usize,
@@ -332,22 +345,24 @@ pub struct RunArgs {
     /// when not given; given, a node not in cluster mode is an error.
     #[arg(help_heading = "TLS and cluster", long)]
     pub cluster: bool,
-    /// 1 = keep alive, 0 = reconnect for every request.
+    /// 1 = keep alive, 0 = reconnect for every request [range: 0 to 1].
     #[arg(help_heading = "Connection", short = 'k', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1), value_name = "BOOLEAN", allow_negative_numbers = true)]
     pub keepalive: u8,
-    /// Random keys in a keyspace of this size: `__rand_int__` becomes a 12-digit number below it.
+    /// Random keys in a keyspace of this size: `__rand_int__` becomes a 12-digit number below
+    /// it [range: 1 to 1000000000000].
     #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'r', value_parser = parse_count, value_name = "KEYSPACELEN", allow_negative_numbers = true)]
     pub keyspace: Option<u64>,
-    /// Pipeline this many requests per connection (closed loop).
+    /// Pipeline this many requests per connection (closed loop) [range: 1 to 1000000].
     #[arg(
         help_heading = "Closed loop (redis-benchmark)",
         short = 'P',
         default_value_t = 1,
         value_name = "NUMREQ",
+        value_parser = count_in::<u32>(1, MAX_DEPTH as u64, "a connection's queues for them are allocated up front"),
         allow_negative_numbers = true
     )]
     pub pipeline: u32,
-    /// Closed loop: this many logical clients, each with one request in flight, dealt evenly over the -c connections; each connection batches its workers' requests (automatic pipelining).
+    /// Closed loop: this many logical clients, each with one request in flight, dealt evenly over the -c connections; each connection batches its workers' requests (automatic pipelining) [range: 1 to 1000000].
     #[arg(
         help_heading = "Workers (many clients over few connections)",
         long,
@@ -355,7 +370,7 @@ pub struct RunArgs {
         allow_negative_numbers = true
     )]
     pub workers: Option<usize>,
-    /// With --workers: a connection writes its waiting requests once this many wait [default: 100].
+    /// With --workers: a connection writes its waiting requests once this many wait [default: 100] [range: 1 to 1000000].
     #[arg(
         help_heading = "Workers (many clients over few connections)",
         long = "pipeline-size",
@@ -363,17 +378,19 @@ pub struct RunArgs {
         allow_negative_numbers = true
     )]
     pub pipeline_size: Option<usize>,
-    /// With --workers: ...or once the oldest has waited this long, or when every worker of the connection waits: `50us`, `1ms`, `0` [default: 0].
-    #[arg(help_heading = "Workers (many clients over few connections)", long = "pipeline-delay", value_parser = parse_delay, allow_hyphen_values = true, value_name = "DURATION")]
+    /// With --workers: ...or once the oldest has waited this long, or when every worker of the connection waits: `50us`, `1ms`, `0` [default: 0] [range: 0 to 1h].
+    #[arg(help_heading = "Workers (many clients over few connections)", long = "pipeline-delay", value_parser = duration_in(Duration::ZERO, MAX_TIMEOUT, true, "an hour"), allow_hyphen_values = true, value_name = "DURATION")]
     pub pipeline_delay: Option<Duration>,
     /// Quiet: one line per test.
     #[arg(help_heading = "Output", short = 'q')]
     pub quiet: bool,
-    /// Decimal places of latencies in the output (redis-benchmark's default is 3).
+    /// Decimal places of latencies in the output (redis-benchmark's default is 3) [range: 0 to
+    /// 9].
     #[arg(
         help_heading = "Output",
         long,
         value_name = "DIGITS",
+        value_parser = count_in::<usize>(0, 9, "nanoseconds are the finest latency measured"),
         allow_negative_numbers = true
     )]
     pub precision: Option<usize>,
@@ -390,13 +407,14 @@ pub struct RunArgs {
         value_name = "TESTS"
     )]
     pub tests: Option<String>,
-    /// Idle mode: open the connections and wait.
+    /// Idle mode: open the connections and wait until Ctrl+C, or for --duration.
     #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'I')]
     pub idle: bool,
     /// Read the last argument of the custom command from stdin.
     #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'x')]
     pub stdin_last_arg: bool,
-    /// Seed of every random choice (keys, values, arrivals); printed in reports.
+    /// Seed of every random choice (keys, values, arrivals); printed in reports [range: 0 to
+    /// 18446744073709551615].
     #[arg(
         help_heading = "Workloads",
         long,
@@ -405,11 +423,13 @@ pub struct RunArgs {
     )]
     pub seed: Option<u64>,
 
-    /// Run for this long instead of a request count: `30s`, `2m`.
-    #[arg(help_heading = "Open loop", long, value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION")]
+    /// Run for this long instead of a request count: `30s`, `2m` [range: 1ms to 30days].
+    #[arg(help_heading = "Open loop", long, value_parser = duration_in(MIN_TIME, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
     pub duration: Option<Duration>,
-    /// Open loop: send this many requests per second in total (`50000`, `50k`, `1.5M`).
-    #[arg(help_heading = "Open loop", long, value_parser = parse_rate, allow_hyphen_values = true, value_name = "RATE")]
+    /// Open loop: send this many requests per second in total (`50000`, `50k`, `1.5M`); one
+    /// thread plans at most 5M a second, so a higher rate needs --threads (and -c) to match
+    /// [range: above 0 to 5000000000].
+    #[arg(help_heading = "Open loop", long, value_parser = rate_up_to(MAX_RATE_PER_THREAD * MAX_THREADS as f64, "5M per second on each of at most 1000 threads"), allow_hyphen_values = true, value_name = "RATE")]
     pub rate: Option<f64>,
     /// After each open-loop test, run it again as a rate-capped closed loop at --rate (what
     /// memtier's --rate-limiting and valkey-benchmark's --rps report) and as a plain
@@ -419,41 +439,44 @@ pub struct RunArgs {
     pub contrast: bool,
     /// Run each test this many times, and summarise each percentile as the median of the
     /// repeats with an interval from their spread beside the interval within one run
-    /// (in a sweep: every step and every re-measurement).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
+    /// (in a sweep: every step and every re-measurement) [range: 1 to 1000].
+    #[arg(long, default_value_t = 1, value_parser = count_in::<u32>(1, 1000, "every repeat's report is kept"), value_name = "N", allow_negative_numbers = true)]
     pub repeat: u32,
     /// Open-loop arrival process.
     #[arg(help_heading = "Open loop", long, value_enum, default_value_t = ArrivalProcess::Poisson)]
     pub arrival: ArrivalProcess,
-    /// Requests sent before measuring starts (sent, not recorded).
-    #[arg(help_heading = "Open loop", long, value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION")]
+    /// Requests sent before measuring starts (sent, not recorded) [range: 0s to 30days].
+    #[arg(help_heading = "Open loop", long, value_parser = duration_in(Duration::ZERO, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
     pub warmup: Option<Duration>,
     /// Open-loop pacing: precision against CPU.
     #[arg(help_heading = "Open loop", long, value_enum, default_value_t = Pacing::Hybrid)]
     pub pacing: Pacing,
-    /// Open loop: most requests in flight on one connection.
+    /// Open loop: most requests in flight on one connection [range: 1 to 1000000].
     #[arg(
         help_heading = "Open loop",
         long = "max-inflight",
         default_value_t = 64,
         value_name = "N",
+        value_parser = count_in::<usize>(1, MAX_DEPTH as u64, "a connection's queues for them are allocated up front"),
         allow_negative_numbers = true
     )]
     pub max_inflight: usize,
-    /// Open loop: most requests waiting for a free connection before they are dropped as not sent.
+    /// Open loop: most requests waiting for a free connection before they are dropped as not sent [range: 0 to 10000000].
     #[arg(
         help_heading = "Open loop",
         long = "max-backlog",
         default_value_t = 1_000_000,
         value_name = "N",
+        value_parser = count_in::<usize>(0, MAX_BACKLOG as u64, "the backlog is memory"),
         allow_negative_numbers = true
     )]
     pub max_backlog: usize,
-    /// A request with no reply after this long is a timeout; its connection is reset.
-    #[arg(help_heading = "Open loop", long, value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION")]
+    /// A request with no reply after this long is a timeout; its connection is reset [range:
+    /// 1ms to 1h].
+    #[arg(help_heading = "Open loop", long, value_parser = duration_in(MIN_TIME, MAX_TIMEOUT, false, "latencies are recorded up to an hour"), allow_hyphen_values = true, value_name = "DURATION")]
     pub timeout: Option<Duration>,
-    /// Give up connecting after this long.
-    #[arg(help_heading = "Connection", long = "connect-timeout", value_parser = parse_duration, allow_hyphen_values = true, default_value = "5s", value_name = "DURATION")]
+    /// Give up connecting after this long (Ctrl+C ends the wait at once) [range: 1ms to 1h].
+    #[arg(help_heading = "Connection", long = "connect-timeout", value_parser = duration_in(MIN_TIME, MAX_TIMEOUT, false, "an hour"), allow_hyphen_values = true, default_value = "5s", value_name = "DURATION")]
     pub connect_timeout: Duration,
     /// Write the whole report as JSON to this file, rewritten after every test; `-` prints
     /// it on standard output when the run ends, instead of the text or CSV report.
@@ -472,8 +495,9 @@ pub struct RunArgs {
     /// With -P, time every reply of a batch to its last reply, as redis-benchmark does.
     #[arg(help_heading = "Closed loop (redis-benchmark)", long = "batch-latency")]
     pub batch_latency: bool,
-    /// Largest reply accepted before the connection is dropped as a protocol error.
-    #[arg(help_heading = "Workloads", long = "max-reply-bytes", value_parser = parse_count, default_value = "536870912", value_name = "BYTES", allow_negative_numbers = true)]
+    /// Largest reply accepted before the connection is dropped as a protocol error [range: 16
+    /// to 4294967296].
+    #[arg(help_heading = "Workloads", long = "max-reply-bytes", value_parser = count_in::<u64>(16, 1 << 32, "a reply is buffered whole on its connection"), default_value = "536870912", value_name = "BYTES", allow_negative_numbers = true)]
     pub max_reply_bytes: u64,
     /// Show no live progress line.
     #[arg(help_heading = "Output", long = "no-progress")]
@@ -491,10 +515,12 @@ pub struct RunArgs {
         value_name = "PATTERN"
     )]
     pub key_pattern: Option<KeyPattern>,
-    /// Number of distinct keys (indices 0..N); alone it means uniform keys, like -r N.
+    /// Number of distinct keys (indices 0..N); alone it means uniform keys, like -r N [range:
+    /// 1 to 1000000000000].
     #[arg(help_heading = "Workloads", long = "keyspace", value_parser = parse_count, value_name = "N", allow_negative_numbers = true)]
     pub keyspace_size: Option<u64>,
-    /// Exponent s of --key-pattern zipf: the key of rank r gets weight 1/r^s [default: 1.0].
+    /// Exponent s of --key-pattern zipf: the key of rank r gets weight 1/r^s [default: 1.0]
+    /// [range: above 0 to 100].
     #[arg(
         help_heading = "Workloads",
         long = "zipf-exponent",
@@ -505,8 +531,9 @@ pub struct RunArgs {
     /// Prefix of the keys `__key__` becomes [default: key:] (the default tests keep their own key names).
     #[arg(help_heading = "Workloads", long = "key-prefix", value_name = "PREFIX")]
     pub key_prefix: Option<String>,
-    /// Make every `__key__` this many bytes: the prefix, then the key index zero-padded.
-    #[arg(help_heading = "Workloads", long = "key-size", value_parser = parse_count, value_name = "BYTES", allow_negative_numbers = true)]
+    /// Make every `__key__` this many bytes: the prefix, then the key index zero-padded
+    /// [range: 1 to 536870912].
+    #[arg(help_heading = "Workloads", long = "key-size", value_parser = count_in::<u64>(1, MAX_VALUE_SIZE as u64, "512 MiB, the largest key Redis accepts"), value_name = "BYTES", allow_negative_numbers = true)]
     pub key_size: Option<u64>,
     /// Value sizes drawn uniformly from MIN to MAX bytes, inclusive: `32-1024`.
     #[arg(
@@ -526,7 +553,8 @@ pub struct RunArgs {
     /// A SET/GET mix, memtier's spelling: `1:10` sends one `SET __key__ __data__` per ten `GET __key__`.
     #[arg(help_heading = "Workloads", long, value_name = "SET:GET")]
     pub ratio: Option<String>,
-    /// A SET/GET mix, go-redis's spelling: the fraction of requests that are GETs (`0.8`).
+    /// A SET/GET mix, go-redis's spelling: the fraction of requests that are GETs (`0.8`)
+    /// [range: 0 to 1].
     #[arg(
         help_heading = "Workloads",
         long = "read-ratio",

@@ -1,9 +1,16 @@
 //! The binary: arguments, then one checked [`Command`], then the command's run, then an
 //! exit code. The only place that exits: 0 done, 1 a failed run, 2 bad usage, 130
 //! interrupted.
+//!
+//! Signals: before a command starts (while its flags are read, or `-x` reads standard
+//! input), Ctrl+C or SIGTERM exits at once, with nothing to write. Once it runs, the
+//! first signal ends it as interrupted (what was measured is written), the second skips
+//! waiting for replies still in flight (and still writes), the third exits at once.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{CommandFactory, Parser};
 use tailrate::app::{self, Io, Status};
@@ -13,6 +20,11 @@ use tailrate::config::{Command, RunConfig};
 use tailrate::drive::Cancel;
 
 fn main() -> ExitCode {
+    let cancel = Cancel::new();
+    // Watched from the start, so that no signal meets the default action (a death by
+    // signal, no exit code); `armed` says whether a command has outputs to write yet.
+    let armed = Arc::new(AtomicBool::new(false));
+    watch_signals(&cancel, &armed);
     let argv: Vec<String> = std::env::args().collect();
     let args = match Args::try_parse_from(&argv) {
         Ok(args) => args,
@@ -23,12 +35,21 @@ fn main() -> ExitCode {
         Err(e) if e.exit_code() == 2 => return usage(&e.to_string()),
         Err(e) => return fail(&e.to_string()),
     };
-    let cancel = Cancel::new();
-    watch_signals(&cancel);
+    let runs = command.base_runs();
+    // Before anything connects: room for a descriptor per connection (both sides' of a
+    // live compare), or an error.
+    let connections: usize = runs.iter().map(|r| r.plan.connections).sum();
+    let threads: usize = runs.iter().map(|r| r.plan.threads).sum();
+    if !runs.is_empty() {
+        if let Err(e) = tailrate::net::fds::ensure_for(connections, 1, threads) {
+            return fail(&e.to_string());
+        }
+        // Only a command that measures has something to write when interrupted.
+        armed.store(true, Ordering::SeqCst);
+    }
     let command_line = redact(&argv);
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
-    let runs = command.base_runs();
     if !runs.is_empty() {
         warn_about_password(&argv, &mut stderr);
         warn_about_insecure(&runs, &mut stderr);
@@ -56,6 +77,8 @@ fn main() -> ExitCode {
     };
     let _ = stdout.flush();
     match result {
+        // A signal that came after the last test ended still asked to interrupt.
+        Ok(Status::Completed | Status::Invalid) if cancel.is_cancelled() => ExitCode::from(130),
         Ok(Status::Completed) => ExitCode::SUCCESS,
         Ok(Status::Invalid) => {
             fail("a self-check failed and --strict was given; the results above are marked invalid")
@@ -153,35 +176,49 @@ fn warn_about_insecure(configs: &[&RunConfig], stderr: &mut dyn Write) {
     }
 }
 
-/// Ctrl+C and SIGTERM end the run; what was measured is still reported and written.
-/// A second signal exits at once.
-fn watch_signals(cancel: &Cancel) {
-    let cancel = cancel.clone();
+/// Ctrl+C and SIGTERM: at once exit 130 while `armed` is false (nothing to write yet);
+/// once it is, the first ends the run (what was measured is still reported and written),
+/// the second hurries it (no waiting for replies in flight), the third exits at once.
+/// Returns when the handlers are in place.
+fn watch_signals(cancel: &Cancel, armed: &Arc<AtomicBool>) {
+    let (cancel, armed) = (cancel.clone(), armed.clone());
+    let (ready, installed) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
         else {
+            let _ = ready.send(());
             return;
         };
         runtime.block_on(async move {
-            let Ok(mut term) =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            else {
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut interrupt), Ok(mut term)) = (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) else {
+                let _ = ready.send(());
                 return;
             };
+            let _ = ready.send(());
             let mut seen = 0;
             loop {
                 tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
+                    _ = interrupt.recv() => {}
                     _ = term.recv() => {}
                 }
                 seen += 1;
-                if seen > 1 {
+                if !armed.load(Ordering::SeqCst) || seen > 2 {
                     std::process::exit(130);
                 }
-                cancel.cancel();
+                if seen == 1 {
+                    cancel.cancel();
+                } else {
+                    cancel.hurry();
+                }
             }
         });
     });
+    // The handlers are registered (or failed to be) before the program goes on.
+    let _ = installed.recv();
 }

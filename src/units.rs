@@ -16,14 +16,113 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
 }
 
 /// Parses a whole count with an optional `k`/`M`/`G` suffix: `100000`, `100k`.
+///
+/// A plain number is read exactly (every value up to 2^64-1); one with a suffix, a
+/// fraction or an exponent goes through `f64` and must come out whole and below 2^64.
 pub fn parse_count(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    if !trimmed.is_empty() && trimmed.bytes().all(|b| b.is_ascii_digit()) {
+        return trimmed.parse().map_err(|_| {
+            format!("'{text}' is above 18446744073709551615 (2^64-1), the largest count")
+        });
+    }
     let value = parse_scaled(text)?;
-    if value < 0.0 || value.fract() != 0.0 || value > u64::MAX as f64 {
+    // 2^64 as f64 exactly: `u64::MAX as f64` rounds up to it, so `>` would let it through.
+    const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
+    if value < 0.0 || value.fract() != 0.0 {
         return Err(format!(
             "expected a whole non-negative number, got '{text}'"
         ));
     }
+    if value >= TWO_TO_64 {
+        return Err(format!(
+            "'{text}' is above 18446744073709551615 (2^64-1), the largest count"
+        ));
+    }
     Ok(value as u64)
+}
+
+/// A value parser for a whole-number flag in `min..=max` (suffixes as [`parse_count`]):
+/// `value_parser = count_in::<usize>(1, 100_000, "each one is a socket")`. `why` says
+/// what the upper bound protects; it ends the message for a value above it.
+pub fn count_in<T>(
+    min: u64,
+    max: u64,
+    why: &'static str,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: TryFrom<u64>,
+{
+    move |text| {
+        let value = parse_count(text)?;
+        if value < min {
+            return Err(format!(
+                "{value} is below {min}, the least [range: {min} to {max}]"
+            ));
+        }
+        if value > max {
+            return Err(format!(
+                "{value} is above {max}, the most ({why}) [range: {min} to {max}]"
+            ));
+        }
+        T::try_from(value).map_err(|_| format!("{value} does not fit this machine's integers"))
+    }
+}
+
+/// A value parser for a duration flag (units required, as [`parse_duration`]; `zero_ok`
+/// also takes a bare `0`, as [`parse_delay`]) from `min` to `max`; `why` says what the upper
+/// bound protects.
+pub fn duration_in(
+    min: Duration,
+    max: Duration,
+    zero_ok: bool,
+    why: &'static str,
+) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
+    move |text| {
+        let value = if zero_ok {
+            parse_delay(text)?
+        } else {
+            parse_duration(text)?
+        };
+        let range = format!(
+            "[range: {} to {}]",
+            humantime::format_duration(min),
+            humantime::format_duration(max)
+        );
+        if value < min {
+            return Err(format!(
+                "'{}' is shorter than {}, the least {range}",
+                text.trim(),
+                humantime::format_duration(min)
+            ));
+        }
+        if value > max {
+            return Err(format!(
+                "'{}' is longer than {}, the most ({why}) {range}",
+                text.trim(),
+                humantime::format_duration(max)
+            ));
+        }
+        Ok(value)
+    }
+}
+
+/// A value parser for a rate flag (as [`parse_rate`]: above zero, finite) of at most
+/// `max_per_sec`; `why` says what the upper bound protects.
+pub fn rate_up_to(
+    max_per_sec: f64,
+    why: &'static str,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |text| {
+        let value = parse_rate(text)?;
+        if value > max_per_sec {
+            return Err(format!(
+                "'{}' per second is above {max_per_sec}, the most ({why})",
+                text.trim()
+            ));
+        }
+        Ok(value)
+    }
 }
 
 /// Parses a duration that must carry units: `30s`, `250ms`, `2m`, `1m30s`.
@@ -107,5 +206,71 @@ mod tests {
     fn counts_are_whole() {
         assert_eq!(parse_count("100k").unwrap(), 100_000);
         assert!(parse_count("1.5").is_err());
+    }
+
+    #[test]
+    fn counts_are_exact_up_to_2_to_the_64_and_refused_above() {
+        assert_eq!(parse_count("18446744073709551615").unwrap(), u64::MAX);
+        assert_eq!(
+            parse_count("9007199254740993").unwrap(),
+            9_007_199_254_740_993
+        );
+        for above in [
+            "18446744073709551616",
+            "18446744073709551617",
+            "1.8446744073709552e19",
+            "18446744073709552k",
+            "1e30",
+            "99999999999999999999999",
+        ] {
+            let err = parse_count(above).unwrap_err();
+            assert!(err.contains("2^64"), "{above}: {err}");
+        }
+        for bad in ["-1", "nan", "inf", "-inf", "", "1e400"] {
+            assert!(parse_count(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn ranged_counts_name_both_bounds_and_say_why_above() {
+        let parse = count_in::<u32>(1, 10, "because");
+        assert_eq!(parse("10").unwrap(), 10);
+        assert!(parse("0").unwrap_err().contains("[range: 1 to 10]"));
+        let above = parse("11").unwrap_err();
+        assert!(
+            above.contains("because") && above.contains("[range: 1 to 10]"),
+            "{above}"
+        );
+        let narrow = count_in::<u8>(0, 1000, "wide");
+        assert!(narrow("300").unwrap_err().contains("does not fit"));
+    }
+
+    #[test]
+    fn ranged_durations_refuse_what_overflows_a_clock() {
+        let parse = duration_in(
+            Duration::from_millis(1),
+            Duration::from_secs(3600),
+            false,
+            "an hour",
+        );
+        assert_eq!(parse("1h").unwrap(), Duration::from_secs(3600));
+        assert!(parse("1h 1ns").unwrap_err().contains("an hour"));
+        assert!(
+            parse("18446744073709551615s")
+                .unwrap_err()
+                .contains("longer")
+        );
+        assert!(parse("999us").unwrap_err().contains("shorter"));
+        assert!(parse("0").is_err());
+        let delay = duration_in(Duration::ZERO, Duration::from_secs(1), true, "a second");
+        assert_eq!(delay("0").unwrap(), Duration::ZERO);
+    }
+
+    #[test]
+    fn ranged_rates_refuse_above_the_most() {
+        let parse = rate_up_to(1e6, "planning");
+        assert_eq!(parse("1M").unwrap(), 1e6);
+        assert!(parse("1.5M").unwrap_err().contains("planning"));
+        assert!(parse("nan").is_err() && parse("inf").is_err() && parse("0").is_err());
     }
 }

@@ -53,12 +53,43 @@ pub struct Io<'a> {
 
 /// Asks the server about itself ([`server_facts`]) and prints what it noted.
 pub(crate) fn probe(config: &RunConfig, stderr: &mut dyn Write) -> Result<ServerFacts> {
-    let server =
-        server_facts(config).with_context(|| format!("connecting to {}", config.plan.endpoint))?;
+    probe_or_interrupt(config, &Cancel::new(), stderr)?
+        .with_context(|| format!("connecting to {}", config.plan.endpoint))
+}
+
+/// [`probe`] that Ctrl+C ends: `None` when `cancel` came first, noted on `stderr`.
+pub(crate) fn probe_or_interrupt(
+    config: &RunConfig,
+    cancel: &Cancel,
+    stderr: &mut dyn Write,
+) -> Result<Option<ServerFacts>> {
+    let server = server_facts(config, cancel)
+        .with_context(|| format!("connecting to {}", config.plan.endpoint))?;
+    let Some(server) = server else {
+        writeln!(
+            stderr,
+            "note: interrupted while connecting to {}: nothing was measured",
+            config.plan.endpoint
+        )?;
+        return Ok(None);
+    };
     for note in &server.notes {
         writeln!(stderr, "note: {note}")?;
     }
-    Ok(server)
+    Ok(Some(server))
+}
+
+/// Makes room in the open-file limit for a cluster's connections (the run's own were
+/// made room for before it started, one per client: `main`).
+fn room_for_cluster(config: &RunConfig, server: &ServerFacts) -> Result<()> {
+    if let Some(cluster) = server.cluster.as_ref().filter(|c| c.nodes.len() > 1) {
+        crate::net::fds::ensure_for(
+            config.plan.connections,
+            cluster.nodes.len(),
+            config.plan.threads,
+        )?;
+    }
+    Ok(())
 }
 
 /// The one test a command of many runs measures: the first, with a note when no `-t`
@@ -121,7 +152,16 @@ pub fn run(
         stderr,
         stderr_is_terminal,
     } = io;
-    let server = probe(config, stderr)?;
+    // Interrupted before the server answered: the run ends at once as interrupted (the
+    // loop below sees it before any test), and its outputs are written, with no tests.
+    let server = match probe_or_interrupt(config, cancel, stderr)? {
+        Some(server) => server,
+        None => ServerFacts {
+            endpoint: config.plan.endpoint.to_string(),
+            ..ServerFacts::default()
+        },
+    };
+    room_for_cluster(config, &server)?;
     let cluster = server.cluster.clone();
     if config.idle {
         return idle(config, cancel, stderr);
@@ -276,34 +316,53 @@ pub fn run(
     Ok(status)
 }
 
-/// `-I`: opens the connections and waits until interrupted.
+/// `-I`: opens the connections and waits until interrupted, or for `--duration`.
 fn idle(config: &RunConfig, cancel: &Cancel, stderr: &mut dyn Write) -> Result<Status> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    writeln!(
-        stderr,
-        "Creating {} idle connections and waiting forever (Ctrl+C when done)",
-        config.plan.connections
-    )?;
+    // Only a typed --duration ends it: the default request count has no meaning here.
+    let how_long = match config.plan.stop {
+        crate::drive::Stop::After(d) => Some(d),
+        crate::drive::Stop::Requests(_) => None,
+    };
+    match how_long {
+        Some(d) => writeln!(
+            stderr,
+            "Creating {} idle connections and waiting {} (Ctrl+C to end sooner)",
+            config.plan.connections,
+            humantime::format_duration(d)
+        )?,
+        None => writeln!(
+            stderr,
+            "Creating {} idle connections and waiting forever (Ctrl+C when done)",
+            config.plan.connections
+        )?,
+    }
     runtime.block_on(async {
         let mut conns = Vec::with_capacity(config.plan.connections);
         for _ in 0..config.plan.connections {
-            conns.push(
-                Connection::open(
-                    &config.plan.endpoint,
-                    &config.plan.handshake,
-                    config.plan.connect_timeout,
-                    config.plan.limits,
-                )
-                .await
-                .with_context(|| format!("connecting to {}", config.plan.endpoint))?,
+            let opening = Connection::open(
+                &config.plan.endpoint,
+                &config.plan.handshake,
+                config.plan.connect_timeout,
+                config.plan.limits,
             );
+            let Some(opened) = cancel.or_cancelled(opening).await else {
+                return Ok(Status::Interrupted);
+            };
+            conns.push(opened.with_context(|| format!("connecting to {}", config.plan.endpoint))?);
         }
         writeln!(stderr, "clients: {}", conns.len())?;
-        while !cancel.is_cancelled() {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        Ok(Status::Interrupted)
+        let waiting = async {
+            match how_long {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        Ok(match cancel.or_cancelled(waiting).await {
+            Some(()) => Status::Completed,
+            None => Status::Interrupted,
+        })
     })
 }

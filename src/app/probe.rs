@@ -6,16 +6,19 @@
 use anyhow::Result;
 
 use crate::config::RunConfig;
+use crate::drive::Cancel;
 use crate::net::{Connection, NetError};
 use crate::report::ServerFacts;
 
 /// Connects once to learn the server's version and persistence settings; a server that
 /// refuses CONFIG or INFO (a proxy) is noted, not fatal. An unreachable server is fatal.
-pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
+/// `None` when `cancel` ended the asking: every wait here is bounded by
+/// `--connect-timeout`, and Ctrl+C must not wait that out.
+pub fn server_facts(config: &RunConfig, cancel: &Cancel) -> Result<Option<ServerFacts>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(async {
+    runtime.block_on(cancel.or_cancelled(async {
         let mut conn = Connection::open(&config.plan.endpoint, &config.plan.handshake, config.plan.connect_timeout, config.plan.limits).await?;
         let mut facts = ServerFacts { endpoint: config.plan.endpoint.to_string(), ..Default::default() };
         for key in ["save", "appendonly"] {
@@ -115,7 +118,7 @@ pub fn server_facts(config: &RunConfig) -> Result<ServerFacts> {
             }
         }
         Ok(facts)
-    })
+    })).transpose()
 }
 
 /// What the notes say about a cluster's layout: ranges read other than as given, and the

@@ -97,9 +97,7 @@ impl Command {
             Some(cli::Command::Man) => Command::Man,
             None => {
                 let stdin_arg = if args.run.stdin_last_arg {
-                    let mut buf = Vec::new();
-                    stdin.read_to_end(&mut buf).map_err(ConfigError::Stdin)?;
-                    Some(buf)
+                    Some(read_last_arg(stdin)?)
                 } else {
                     None
                 };
@@ -122,6 +120,27 @@ impl Command {
             Command::Plot(_) | Command::Completions(_) | Command::Man => Vec::new(),
         }
     }
+}
+
+/// Reads `-x`'s argument: all of `stdin`, refused past what a server takes in one
+/// argument. Reading stops one byte past it, so a larger input costs no more than that.
+fn read_last_arg(stdin: &mut dyn Read) -> Result<Vec<u8>, ConfigError> {
+    let most = crate::workload::MAX_VALUE_SIZE as u64;
+    let mut buf = Vec::new();
+    stdin
+        .take(most + 1)
+        .read_to_end(&mut buf)
+        .map_err(ConfigError::Stdin)?;
+    if buf.len() as u64 > most {
+        return Err(ConfigError::invalid(
+            "-x",
+            format!(
+                "standard input holds more than {most} bytes (512 MiB, Redis's default \
+                 proto-max-bulk-len): a server refuses a larger argument"
+            ),
+        ));
+    }
+    Ok(buf)
 }
 
 /// `--out -`: a directory of several files has no standard-output form.

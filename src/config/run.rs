@@ -9,10 +9,15 @@ use super::endpoint::resolve_endpoint;
 use super::workers::workers_of;
 use super::workload::workload_spec;
 use crate::cli::RunArgs;
-use crate::drive::{Mode, Plan, Stop};
+use crate::drive::{MAX_RATE_PER_THREAD, MAX_SLOTS, Mode, Plan, Stop};
 use crate::output;
 use crate::resp::Limits;
 use crate::workload;
+
+/// Most bytes of requests a run may hold for writing at once over all its connections
+/// (`-c` times the requests one write carries, times the largest request): each
+/// connection's write buffer grows to its largest batch and keeps that memory.
+pub const MAX_BATCH_BYTES: u64 = 4 << 30;
 
 /// Everything the core needs to run, validated.
 #[derive(Debug, Clone)]
@@ -102,6 +107,7 @@ impl RunConfig {
         let workers = workers_of(args)?;
         let mode = match args.rate {
             Some(rate_per_sec) => {
+                check_rate_per_thread(args, rate_per_sec)?;
                 if args.pipeline != 1 {
                     return Err(ConfigError::Conflict {
                         a: "--rate",
@@ -189,7 +195,11 @@ impl RunConfig {
                 "at most 9 decimal places (nanoseconds)",
             ));
         }
-        let workload = workload::Workload::build(workload_spec(args, stdin_arg)?, seed)?;
+        check_slots(args, &mode)?;
+        let spec = workload_spec(args, stdin_arg)?;
+        // Before building, which makes the values (up to 512 MiB).
+        check_batch_bytes(args, &mode, &spec)?;
+        let workload = workload::Workload::build(spec, seed)?;
         // Last, as it touches the file system: every other flag is right by now.
         check_outputs(args)?;
 
@@ -237,6 +247,103 @@ impl RunConfig {
     pub fn is_open_loop(&self) -> bool {
         self.plan.is_open_loop()
     }
+}
+
+/// Refuses a rate above what the run's threads can plan ([`MAX_RATE_PER_THREAD`] each).
+fn check_rate_per_thread(args: &RunArgs, rate_per_sec: f64) -> Result<(), ConfigError> {
+    // Each thread has a connection at least: more threads than -c are not started.
+    let threads = args.threads.min(args.clients).max(1);
+    if rate_per_sec <= MAX_RATE_PER_THREAD * threads as f64 {
+        return Ok(());
+    }
+    let needed = (rate_per_sec / MAX_RATE_PER_THREAD).ceil();
+    Err(ConfigError::invalid(
+        "--rate",
+        format!(
+            "{rate_per_sec} per second is more than {threads} thread(s) can plan (at most \
+             {MAX_RATE_PER_THREAD} per second each, or the scheduler falls behind its own \
+             plan): give --threads {needed} (and -c at least {needed}), or a lower rate"
+        ),
+    ))
+}
+
+/// The requests one connection may have in flight, and the flag that says so; `None`
+/// with `--workers`, whose total `--workers` bounds.
+fn depth_of(args: &RunArgs, mode: &Mode) -> Option<(u64, &'static str)> {
+    match mode {
+        Mode::Open { max_inflight, .. } => Some((*max_inflight as u64, "--max-inflight")),
+        Mode::Closed { workers: None, .. } => Some((u64::from(args.pipeline), "-P")),
+        Mode::Closed {
+            workers: Some(_), ..
+        } => None,
+    }
+}
+
+/// Refuses more request slots than a run allocates up front ([`MAX_SLOTS`]).
+fn check_slots(args: &RunArgs, mode: &Mode) -> Result<(), ConfigError> {
+    let Some((depth, flag)) = depth_of(args, mode) else {
+        return Ok(());
+    };
+    let slots = (args.clients as u64).saturating_mul(depth);
+    if slots <= MAX_SLOTS {
+        return Ok(());
+    }
+    Err(ConfigError::invalid(
+        flag,
+        format!(
+            "-c {} connections with {flag} {depth} each is {slots} requests in flight, above \
+             {MAX_SLOTS}, the most a run allocates room for: lower -c or {flag}",
+            args.clients
+        ),
+    ))
+}
+
+/// Refuses requests so large that the write buffers of every connection together could
+/// hold more than [`MAX_BATCH_BYTES`]; names the flag that makes them large.
+fn check_batch_bytes(
+    args: &RunArgs,
+    mode: &Mode,
+    spec: &workload::WorkloadSpec,
+) -> Result<(), ConfigError> {
+    let (per_write, depth_flag) = match (mode.workers(), depth_of(args, mode)) {
+        (Some(w), _) => (w.pipeline_size.min(w.count) as u64, "--pipeline-size"),
+        (None, Some(depth)) => depth,
+        (None, None) => (1, "-P"),
+    };
+    let request = spec.most_request_bytes();
+    let total = (args.clients as u64)
+        .saturating_mul(per_write)
+        .saturating_mul(request);
+    if total <= MAX_BATCH_BYTES {
+        return Ok(());
+    }
+    let value = spec.sizes.max();
+    let key = args.key_size.unwrap_or(0);
+    let stdin_bytes = spec
+        .custom
+        .as_ref()
+        .and_then(|c| c.stdin_arg.as_ref())
+        .map_or(0, Vec::len);
+    let size_flag = if stdin_bytes >= value && stdin_bytes as u64 >= key {
+        "-x"
+    } else if key > value as u64 {
+        "--key-size"
+    } else if args.data_size_range.is_some() {
+        "--data-size-range"
+    } else if args.data_size_list.is_some() {
+        "--data-size-list"
+    } else {
+        "-d"
+    };
+    Err(ConfigError::invalid(
+        size_flag,
+        format!(
+            "requests of up to {request} bytes, {per_write} per write ({depth_flag}) on each of \
+             -c {} connections, could hold {total} bytes in write buffers, above {MAX_BATCH_BYTES} \
+             (4 GiB), the most a run holds: lower -c, {depth_flag} or the size",
+            args.clients
+        ),
+    ))
 }
 
 /// Checks `--json` and `--hdr-log` before anything runs, so a path that cannot be

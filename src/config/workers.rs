@@ -51,6 +51,12 @@ pub(super) fn workers_of(args: &RunArgs) -> Result<Option<Workers>, ConfigError>
             "a batch holds at least one request",
         ));
     }
+    if args.pipeline_size.is_some_and(|n| n > MAX_WORKERS) {
+        return Err(ConfigError::invalid(
+            "--pipeline-size",
+            format!("at most {MAX_WORKERS}: no connection has more workers to wait for"),
+        ));
+    }
     if args.rate.is_some() {
         return Err(ConfigError::Conflict {
             a: "--workers",

@@ -8,6 +8,9 @@ use crate::workload::{
     WorkloadSpec,
 };
 
+/// Largest `--zipf-exponent`.
+const MAX_ZIPF_EXPONENT: f64 = 100.0;
+
 /// Subcommands a mistyped first word may have meant.
 const SUBCOMMANDS: [&str; 5] = ["sweep", "plot", "tune", "completions", "man"];
 
@@ -134,12 +137,22 @@ pub(super) fn workload_spec(
         ));
     }
     let exponent = args.zipf_exponent.unwrap_or(1.0);
+    // Past s = 100 the second key's weight is 2^-100 of the first's: every request goes to
+    // one key whatever the exponent, and the sampler's powers only lose precision.
+    if exponent > MAX_ZIPF_EXPONENT {
+        return Err(ConfigError::invalid(
+            "--zipf-exponent",
+            format!("{exponent} is above {MAX_ZIPF_EXPONENT}, the most [range: above 0 to 100]"),
+        ));
+    }
     let keys = match keyspace {
         None => KeyDist::single(),
         Some(n) => KeyDist::new(pattern, n, exponent).map_err(|e| match e {
             KeyDistError::BadExponent => ConfigError::invalid(
                 "--zipf-exponent",
-                format!("{exponent} is not a number above 0 (1.0 is classic Zipf)"),
+                format!(
+                    "{exponent} is not a number above 0 (1.0 is classic Zipf) [range: above 0 to 100]"
+                ),
             ),
             KeyDistError::Empty => ConfigError::invalid(size_flag, "need at least one key"),
             KeyDistError::TooLarge => ConfigError::invalid(

@@ -43,8 +43,10 @@ use std::time::{Duration, SystemTime};
 pub use outcome::{
     ConnectionEvents, DriveError, Interval, MAX_OUTAGES, Outage, RunOutcome, SendCounts, ThreadCpu,
 };
-pub use plan::{Mode, Plan, Stop, Workers};
-pub use schedule::{ArrivalProcess, Pacing};
+pub use plan::{
+    MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_SLOTS, MAX_THREADS, Mode, Plan, Stop, Workers,
+};
+pub use schedule::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
 pub use shared::Cancel;
 
 use ctx::{Dial, ThreadPlan};
@@ -148,7 +150,15 @@ pub fn run(
 
     let mut outcomes = Vec::with_capacity(threads);
     for result in results {
-        outcomes.push(result?);
+        match result {
+            Ok(outcome) => outcomes.push(outcome),
+            // Ctrl+C while connecting: the run was asked to end before it began, and it
+            // ends as interrupted with nothing measured, whatever a connect said first.
+            Err(DriveError::Connect(_)) if cancel.is_cancelled() => {
+                outcomes.push(ThreadOutcome::default());
+            }
+            Err(e) => return Err(e),
+        }
     }
     let stopped_early = shared.stopped_early();
     Ok(RunOutcome::merge(

@@ -10,6 +10,30 @@ use crate::record::Timing;
 use crate::resp::Limits;
 use crate::workload::Workload;
 
+/// Most connections of one run (`-c`): each is a socket and its buffers (about 15 KB when
+/// idle, measured with `-c 8000`).
+pub const MAX_CONNECTIONS: usize = 100_000;
+/// Most OS threads of one run (`--threads`).
+pub const MAX_THREADS: usize = 1000;
+/// Most requests one connection may have in flight (`-P`, `--max-inflight`): its queues
+/// for them are allocated when it starts.
+pub const MAX_DEPTH: usize = 1_000_000;
+/// Most request slots over every connection of a run (`-c` times `-P` or
+/// `--max-inflight`), all allocated when the connections start; under a stall every one
+/// of them may hold a request.
+pub const MAX_SLOTS: u64 = 1 << 24;
+/// Most requests waiting client-side for a free connection (`--max-backlog`): the
+/// backlog grows to hold them.
+pub const MAX_BACKLOG: usize = 10_000_000;
+
+/// The longest run and warm-up (`--duration`, `--warmup`): a month.
+pub const MAX_RUN: Duration = Duration::from_secs(30 * 24 * 3600);
+/// The longest timeout (`--timeout`, `--connect-timeout`): the histograms hold latencies
+/// up to an hour.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+/// The shortest run and timeout.
+pub const MIN_TIME: Duration = Duration::from_millis(1);
+
 /// What the driver needs to run the tests of one command line.
 #[derive(Debug, Clone)]
 pub struct Plan {

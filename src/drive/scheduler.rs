@@ -10,34 +10,43 @@ use super::ctx::Ctx;
 use super::request::Request;
 use super::schedule::{Pacing, wait_until};
 
+/// Most requests one [`hand_out`] takes from the schedule. A thread that has fallen
+/// behind (a rate above what it can send, a stall of the host) may find a great many due
+/// at once; taken in slices, the connections write between two slices and Ctrl+C is
+/// seen after each, instead of after the whole arrears.
+const MOST_PER_HAND_OUT: usize = 1024;
+
 /// Hands every request of the schedule that is due by `now` to a connection (or the
 /// backlog), as one batch taken at `now`: each one's lag is `now - intended`, and its
 /// latency still counts from `intended`. The scheduler calls it when it wakes; so does a
 /// connection that has just read the clock for a reply, so that on a busy thread due
 /// requests are taken between any two tasks rather than only when the scheduler's turn
 /// comes round (which, with many connections ready, can be tens of microseconds).
-pub(crate) fn hand_out(ctx: &Ctx, now: Instant) {
+///
+/// Takes at most [`MOST_PER_HAND_OUT`] requests; returns false when it left due ones
+/// behind (the caller yields before the next slice).
+pub(crate) fn hand_out(ctx: &Ctx, now: Instant) -> bool {
     let mut schedule = ctx.schedule.borrow_mut();
     let (Some(schedule), Some(end)) = (schedule.as_mut(), ctx.end) else {
-        return;
+        return true;
     };
     if ctx.shared.cancel.is_cancelled() {
         ctx.next_due.set(None);
-        return;
+        return true;
     }
     let mut dispatch = ctx.dispatch.borrow_mut();
     let mut rec = ctx.rec.borrow_mut();
     let mut sampler = ctx.sampler.borrow_mut();
     dispatch.begin_batch();
-    loop {
+    for _ in 0..MOST_PER_HAND_OUT {
         let intended = ctx.start + schedule.peek();
         if intended >= end {
             ctx.next_due.set(None);
-            break;
+            return true;
         }
         if intended > now {
             ctx.next_due.set(Some(intended));
-            break;
+            return true;
         }
         schedule.advance();
         let measured = intended >= ctx.measure_from;
@@ -55,6 +64,10 @@ pub(crate) fn hand_out(ctx: &Ctx, now: Instant) {
         };
         dispatch.offer(request, node, &mut rec);
     }
+    // Cut short: what comes next may be due already.
+    let next = ctx.start + schedule.peek();
+    ctx.next_due.set((next < end).then_some(next));
+    next >= end || next > now
 }
 
 /// Whether a request is due by `now` (a connection's check after each read: one compare).
@@ -73,10 +86,16 @@ pub(crate) async fn scheduler_loop(ctx: Rc<Ctx>, pacing: Pacing) {
             break;
         }
         wait_until(next, pacing, &ctx.spin).await;
-        hand_out(&ctx, Instant::now());
+        let caught_up = hand_out(&ctx, Instant::now());
         ctx.dispatch.borrow_mut().take_wakes(&mut wakes);
         for &slot in &wakes {
             ctx.wake[slot].notify_one();
+        }
+        if !caught_up {
+            // The wait above returns at once for a passed deadline: without this the
+            // scheduler would hand out all its arrears before any connection could write
+            // or the thread could see Ctrl+C.
+            tokio::task::yield_now().await;
         }
     }
     ctx.sending_done.set(true);

@@ -127,8 +127,15 @@ pub(crate) fn thread_main(
         };
         let mut conns = Vec::with_capacity(plan.connections * endpoints.len());
         let mut failure = None;
+        let mut interrupted = false;
         for slot in 0..plan.connections * endpoints.len() {
-            match dial.open(&endpoints[slot % endpoints.len()]).await {
+            // Ctrl+C ends a connect or handshake that is waiting out --connect-timeout.
+            let opening = dial.open(&endpoints[slot % endpoints.len()]);
+            let Some(opened) = shared.cancel.or_cancelled(opening).await else {
+                interrupted = true;
+                break;
+            };
+            match opened {
                 Ok(c) => conns.push(c),
                 Err(e) => {
                     failure = Some(e);
@@ -136,7 +143,9 @@ pub(crate) fn thread_main(
                 }
             }
         }
-        let start = gate.arrive(failure.is_none());
+        // An interrupted thread keeps the run from starting, as a failed one does, but
+        // it is no failure: the run reports it measured nothing and was interrupted.
+        let start = gate.arrive(failure.is_none() && !interrupted);
         if let Some(e) = failure {
             return Err(DriveError::Connect(e));
         }
@@ -277,7 +286,8 @@ async fn drive_thread(
             for w in &ctx.wake {
                 w.notify_one();
             }
-            if now > seen + CANCEL_GRACE {
+            // A second Ctrl+C (hurry) leaves the replies in flight unawaited.
+            if now > seen + CANCEL_GRACE || ctx.shared.cancel.is_hurried() {
                 break;
             }
         }

@@ -6,11 +6,13 @@
 //! to take many replies) and takes whole replies with [`Connection::take_plain_replies`]
 //! and [`Connection::next_reply`]. Framing is `resp`'s business.
 //! TLS ([`tls`]) is a kind of endpoint whose client configuration is built once per run.
-//! [`cluster`] knows Redis Cluster's slots, key hashing and redirects.
+//! [`cluster`] knows Redis Cluster's slots, key hashing and redirects. [`fds`] makes room
+//! for the sockets in the process's open-file limit.
 
 pub mod cluster;
 mod connection;
 mod endpoint;
+pub mod fds;
 mod read_buffer;
 pub mod tls;
 

@@ -55,7 +55,14 @@ pub fn run(
         stderr_is_terminal,
     } = io;
     let config = &tune.base;
-    let server = app::probe(config, stderr)?;
+    // Interrupted before the server answered: the first trial sees it, and the report
+    // is saved with no trials, as after any interruption.
+    let server = app::probe_or_interrupt(config, cancel, stderr)?.unwrap_or_else(|| {
+        crate::report::ServerFacts {
+            endpoint: config.plan.endpoint.to_string(),
+            ..Default::default()
+        }
+    });
     if server.cluster.is_some() {
         anyhow::bail!(
             "tailrate tune: {} is a Redis Cluster node, and --workers does not route over a cluster",

@@ -80,6 +80,13 @@ pub fn parse_ratio(text: &str) -> Result<(u64, u64), String> {
             "'{text}' sends nothing: at least one side must be above zero"
         ));
     }
+    // The sides are weights drawn from by their sum, which must be a count too.
+    if set.checked_add(get).is_none() {
+        return Err(format!(
+            "'{text}' adds up to more than 18446744073709551615 (2^64-1); give smaller \
+             numbers in the same ratio"
+        ));
+    }
     Ok((set, get))
 }
 
@@ -125,7 +132,9 @@ pub fn cumulative(weights: &[u64]) -> Vec<u64> {
     weights
         .iter()
         .scan(0u64, |acc, &w| {
-            *acc += w;
+            // The parsers refuse weights whose sum overflows; saturating keeps any other
+            // caller from a panic.
+            *acc = acc.saturating_add(w);
             Some(*acc)
         })
         .collect()
@@ -199,6 +208,15 @@ mod tests {
         assert!(parse_ratio("1:x").is_err());
         assert!(parse_ratio("-1:10").is_err());
         assert!(parse_ratio("0:0").unwrap_err().contains("nothing"));
+        assert!(
+            parse_ratio("18446744073709551615:1")
+                .unwrap_err()
+                .contains("2^64-1")
+        );
+        assert_eq!(
+            parse_ratio("18446744073709551614:1").unwrap(),
+            (u64::MAX - 1, 1)
+        );
     }
 
     #[test]

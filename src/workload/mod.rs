@@ -339,6 +339,60 @@ pub struct WorkloadSpec {
     pub scripts: Vec<String>,
 }
 
+impl WorkloadSpec {
+    /// The most bytes one request of this workload can take, known before it is built
+    /// (building makes the values, up to 512 MiB each): every argument with its framing,
+    /// each value at the largest size and each `__key__` at the key format's width. An
+    /// upper bound on what a built template writes (a unit test checks it against them).
+    pub fn most_request_bytes(&self) -> u64 {
+        let value = self.sizes.max() as u64;
+        let key = (self.key_format.prefix.len() + self.key_format.width) as u64;
+        // `$`, up to 20 digits of length and two CRLFs around each argument; the array's
+        // header alike.
+        const FRAMING: u64 = 25;
+        let word = |w: &[u8]| {
+            let data = occurrences(w, b"__data__").saturating_mul(value);
+            let keys = occurrences(w, b"__key__").saturating_mul(key);
+            (w.len() as u64 + FRAMING)
+                .saturating_add(data)
+                .saturating_add(keys)
+        };
+        let sum = |words: &mut dyn Iterator<Item = u64>| {
+            words.fold(FRAMING, |total, w| total.saturating_add(w))
+        };
+        if let Some(mix) = &self.mix {
+            mix.commands()
+                .iter()
+                .map(|(words, _)| sum(&mut words.iter().map(|w| word(w.as_bytes()))))
+                .max()
+                .unwrap_or(0)
+        } else if let Some(custom) = &self.custom {
+            let typed = custom.argv.iter().map(|w| word(w));
+            let stdin = custom.stdin_arg.iter().map(|a| a.len() as u64 + FRAMING);
+            sum(&mut typed.chain(stdin))
+        } else {
+            let Ok(tests) = select_tests(self.tests.as_deref()) else {
+                return 0;
+            };
+            tests
+                .iter()
+                .map(|t| {
+                    sum(&mut t.argv.iter().map(|a| match *a {
+                        "$DATA" => value + FRAMING,
+                        other => word(other.as_bytes()),
+                    }))
+                })
+                .max()
+                .unwrap_or(0)
+        }
+    }
+}
+
+/// How many times `needle` occurs in `hay` (overlaps counted: an upper bound).
+fn occurrences(hay: &[u8], needle: &[u8]) -> u64 {
+    hay.windows(needle.len()).filter(|w| *w == needle).count() as u64
+}
+
 /// The tests of a run, in order, with what every request needs to be written.
 #[derive(Debug, Clone)]
 pub struct Workload {
@@ -362,6 +416,18 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// The most bytes one request of any test can take, as built.
+    #[cfg(test)]
+    pub(crate) fn most_request_bytes(&self) -> u64 {
+        let largest_value = self.sizes.max();
+        self.tests
+            .iter()
+            .flat_map(|t| &t.commands)
+            .map(|c| c.most_bytes(largest_value))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Builds the tests that `spec` describes; `seed` makes the value bytes.
     pub fn build(spec: WorkloadSpec, seed: u64) -> Result<Self, WorkloadError> {
         let randomize = spec.keyspace.is_some();
@@ -375,6 +441,8 @@ impl Workload {
             key: spec.key_format.clone(),
             shas,
         };
+        // Every value is a slice of this buffer; the default tests' fixed value is its start.
+        let values = values::value_buffer(spec.sizes.max(), seed);
         let tests = if let Some(mix) = &spec.mix {
             vec![build_mix(mix, &placeholders)?]
         } else if let Some(CustomCommand {
@@ -398,14 +466,8 @@ impl Workload {
             vec![Test::single(name.clone(), Template::build(&tokens))]
         } else {
             let selected = select_tests(spec.tests.as_deref())?;
-            let data = spec
-                .sizes
-                .is_fixed()
-                .then(|| value_bytes(spec.sizes.max(), seed));
-            selected
-                .iter()
-                .map(|t| t.build(data.as_deref(), randomize))
-                .collect()
+            let data = spec.sizes.is_fixed().then(|| &values[..spec.sizes.max()]);
+            selected.iter().map(|t| t.build(data, randomize)).collect()
         };
         let setup = spec
             .scripts
@@ -418,7 +480,7 @@ impl Workload {
             data_size: spec.sizes.max(),
             keys: spec.keys,
             key_format: spec.key_format,
-            values: values::value_buffer(spec.sizes.max(), seed),
+            values,
             sizes: spec.sizes,
             setup,
         })
@@ -468,13 +530,25 @@ pub fn fresh_seed() -> u64 {
 }
 
 /// The value written by SET/LPUSH/...: `size` printable bytes from a seeded generator.
+/// A shorter value is a prefix of a longer one of the same seed.
 pub fn value_bytes(size: usize, seed: u64) -> Vec<u8> {
-    use rand::{Rng, SeedableRng};
+    use rand::{RngCore, SeedableRng};
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed ^ 0xda7a);
-    (0..size)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())])
-        .collect()
+    let mut out = Vec::with_capacity(size);
+    // Eight characters per draw, each byte scaled onto the alphabet (multiply-shift): a
+    // 512 MiB value is made several times faster than with a draw per character. Some
+    // characters come up 5/4 as often as others, which does not matter to filler.
+    while out.len() < size {
+        let word = rng.next_u64().to_le_bytes();
+        let take = (size - out.len()).min(word.len());
+        out.extend(
+            word[..take]
+                .iter()
+                .map(|&b| ALPHABET[(usize::from(b) * ALPHABET.len()) >> 8]),
+        );
+    }
+    out
 }
 
 /// Goodness-of-fit helpers for the distribution tests of this module's files.

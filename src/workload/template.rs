@@ -398,6 +398,16 @@ impl Template {
     pub fn has_value(&self) -> bool {
         self.pieces.contains(&Piece::Value)
     }
+
+    /// The most bytes one request can take when no value is above `largest_value` bytes:
+    /// its static bytes, and for each value the value and its `$len` header.
+    #[cfg(test)]
+    pub(crate) fn most_bytes(&self, largest_value: usize) -> u64 {
+        let values = self.pieces.iter().filter(|p| **p == Piece::Value).count() as u64;
+        // `$`, up to 20 digits, CRLF; the value's own CRLF is among the static bytes.
+        let per_value = largest_value as u64 + 23;
+        self.bytes.len() as u64 + values.saturating_mul(per_value)
+    }
 }
 
 #[derive(Default)]

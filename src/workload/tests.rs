@@ -314,3 +314,22 @@ fn one_command_tests_pick_without_drawing() {
         "no random draw for a one-command test"
     );
 }
+
+#[test]
+fn values_are_printable_prefixes_of_each_other_and_follow_the_seed() {
+    let long = value_bytes(10_003, 9);
+    assert!(long.iter().all(u8::is_ascii_alphanumeric));
+    assert_eq!(value_bytes(17, 9), long[..17]);
+    assert_ne!(value_bytes(64, 10), long[..64]);
+    // Every character of the alphabet turns up: 4 or 5 of the 256 byte values map to each,
+    // so each is expected 156 or 195 times here.
+    let mut counts = std::collections::HashMap::new();
+    for b in &long {
+        *counts.entry(*b).or_insert(0usize) += 1;
+    }
+    assert_eq!(counts.len(), 62);
+    assert!(
+        counts.values().all(|&n| (100..=260).contains(&n)),
+        "{counts:?}"
+    );
+}

@@ -351,3 +351,81 @@ fn uri_sets_endpoint_and_credentials() {
     assert_eq!(cfg.plan.handshake.password.as_deref(), Some("secret"));
     assert_eq!(cfg.plan.handshake.db, 3);
 }
+
+#[test]
+fn a_rate_above_what_the_threads_plan_is_refused_naming_the_threads_needed() {
+    refused(
+        &["--rate", "1e9", "--duration", "1s"],
+        &["--rate", "--threads 200", "-c at least 200"],
+    );
+    // Threads beyond -c do not count: each needs a connection.
+    refused(
+        &[
+            "--rate",
+            "20M",
+            "--threads",
+            "8",
+            "-c",
+            "2",
+            "--duration",
+            "1s",
+        ],
+        &["--rate", "2 thread(s)"],
+    );
+    assert!(config(&["--rate", "20M", "--threads", "4", "-c", "4"]).is_ok());
+}
+
+#[test]
+fn more_request_slots_than_a_run_allocates_are_refused_naming_both_flags() {
+    refused(
+        &["-c", "1000", "--rate", "100", "--max-inflight", "100000"],
+        &["--max-inflight", "-c 1000", "16777216"],
+    );
+    refused(&["-c", "100", "-P", "1000000"], &["-P", "-c 100"]);
+    assert!(config(&["-c", "16", "-P", "1000000", "-t", "ping"]).is_ok());
+}
+
+#[test]
+fn write_buffers_above_4_gib_are_refused_before_the_values_are_made() {
+    let started = std::time::Instant::now();
+    refused(&["-c", "50", "-d", "536870912"], &["-d", "4 GiB", "-c 50"]);
+    refused(
+        &["-t", "mset", "-c", "1", "-d", "536870912"],
+        &["-d", "4 GiB"],
+    );
+    refused(
+        &["-t", "set", "-c", "1", "--rate", "10", "-d", "100000000"],
+        &["-d", "--max-inflight"],
+    );
+    refused(
+        &["-t", "set", "-c", "9", "--data-size-range", "1-536870912"],
+        &["--data-size-range"],
+    );
+    // Making a 512 MiB value takes a while: a refusal does not wait for it.
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+}
+
+#[test]
+fn the_estimate_of_a_request_bounds_every_request_built() {
+    let cases: &[&[&str]] = &[
+        &["-d", "1000"],
+        &["-t", "mset,set,lpush,xadd", "-d", "77", "-r", "100"],
+        &["--ratio", "1:1", "--keyspace", "1000", "--key-size", "300"],
+        &["--data-size-list", "10:1,5000:2", "-t", "set"],
+        &["--command", "SET __key__ x__data__y", "--keyspace", "10"],
+        &["SET", "a", "__data__", "b"],
+    ];
+    for argv in cases {
+        let mut full = vec!["tailrate"];
+        full.extend_from_slice(argv);
+        let args = Args::try_parse_from(full).unwrap();
+        let spec = workload_spec(&args.run, None).unwrap();
+        let estimate = spec.most_request_bytes();
+        let built = workload::Workload::build(spec, 1).unwrap();
+        let actual = built.most_request_bytes();
+        assert!(
+            estimate >= actual && estimate <= 2 * actual + 1024,
+            "{argv:?}: estimated {estimate}, built {actual}"
+        );
+    }
+}

@@ -1,0 +1,345 @@
+//! Ctrl+C and SIGTERM at any moment: while connecting (to a server that accepts and never
+//! answers, plain or TLS), while the generator opens its connections, during a run at a
+//! high rate, and twice in quick succession. Each time tailrate exits 130 within a
+//! second of the first signal and leaves a valid `--json` file with what was measured.
+//!
+//! The second is the bound, not a measured spread: on the 2-core test machine
+//! under other builds' load, a single signal took 0.29-0.36 s to an exit (its replies
+//! get a 250 ms grace, then the report is written), two signals 0.06-0.08 s, a signal
+//! while connecting 5-12 ms. Each case runs three times and prints its times.
+
+use std::io::{BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::harness::{RedisServer, Reply, read_reply, tailrate_bin};
+
+/// The bound on the time from a signal to the exit.
+const PROMPT: Duration = Duration::from_secs(1);
+/// Longest a case may take to reach the moment it signals, on a loaded machine.
+const SETTLE_LIMIT: Duration = Duration::from_secs(20);
+/// Runs of each case.
+const RUNS: usize = 3;
+
+/// A fake server on 127.0.0.1:0 that accepts every connection. With `answer_first`, the
+/// first connection gets `+OK` to AUTH and `-ERR` to anything else (what a server that
+/// refuses CONFIG and INFO says); every other connection, or all without it, hears
+/// nothing back. Stops accepting on drop.
+struct Silent {
+    port: u16,
+    accepted: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+impl Silent {
+    fn start(answer_first: bool) -> Silent {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (accepted2, stop2) = (accepted.clone(), stop.clone());
+        let acceptor = thread::spawn(move || {
+            let mut held = Vec::new();
+            while !stop2.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        let index = accepted2.fetch_add(1, Ordering::Relaxed);
+                        if answer_first && index == 0 {
+                            thread::spawn(move || answer(stream));
+                        } else {
+                            held.push(stream);
+                        }
+                    }
+                    Err(_) => thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        Silent {
+            port,
+            accepted,
+            stop,
+            acceptor: Some(acceptor),
+        }
+    }
+
+    fn accepted(&self) -> usize {
+        self.accepted.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Silent {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.acceptor.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// `+OK` to AUTH, `-ERR` to every other command, until the peer goes.
+fn answer(stream: TcpStream) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
+    let mut out = &stream;
+    let mut reader = BufReader::new(&stream);
+    while let Ok(Reply::Array(argv)) = read_reply(&mut reader) {
+        let name = argv.first().map(|a| a.to_string().to_ascii_uppercase());
+        let reply: &[u8] = if name.as_deref() == Some("AUTH") {
+            b"+OK\r\n"
+        } else {
+            b"-ERR unknown command\r\n"
+        };
+        if out.write_all(reply).is_err() {
+            return;
+        }
+    }
+}
+
+/// A tailrate process whose standard error is kept.
+struct Running {
+    child: Child,
+    stderr: JoinHandle<String>,
+}
+
+fn spawn(args: &[&str]) -> Running {
+    let mut child = Command::new(tailrate_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stderr.take().unwrap();
+    let stderr = thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    });
+    Running { child, stderr }
+}
+
+impl Running {
+    /// Waits until `ready` holds (polled every 10 ms), failing the test after
+    /// [`SETTLE_LIMIT`] or if tailrate ends first.
+    fn wait_for(&mut self, what: &str, mut ready: impl FnMut() -> bool) {
+        let started = Instant::now();
+        while !ready() {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!("tailrate ended ({status}) before {what}");
+            }
+            assert!(started.elapsed() < SETTLE_LIMIT, "never {what}");
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Sends `signals` (`-INT`, `-TERM`) `gap` apart and returns the exit code, the time
+    /// from the first signal to the exit, and standard error. Kills it and fails after
+    /// ten times [`PROMPT`].
+    fn signal(mut self, signals: &[&str], gap: Duration) -> (Option<i32>, Duration, String) {
+        let first = Instant::now();
+        for (i, which) in signals.iter().enumerate() {
+            if i > 0 {
+                thread::sleep(gap);
+            }
+            // Another signal may find it gone already: that is a prompt exit, not an error.
+            let _ = Command::new("kill")
+                .args([*which, &self.child.id().to_string()])
+                .stderr(Stdio::null())
+                .status();
+        }
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if first.elapsed() > PROMPT * 10 {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!(
+                    "still running {:?} after {signals:?}\n{}",
+                    first.elapsed(),
+                    self.stderr.join().unwrap_or_default()
+                );
+            }
+            thread::sleep(Duration::from_millis(1));
+        };
+        let took = first.elapsed();
+        (status.code(), took, self.stderr.join().unwrap_or_default())
+    }
+}
+
+fn read_json(path: &Path) -> Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("no {}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{} is broken: {e}", path.display()))
+}
+
+/// Every intended request ended in exactly one count.
+fn assert_balanced(test: &Value) {
+    let c = |k: &str| test["counts"][k].as_u64().unwrap();
+    assert_eq!(
+        c("intended"),
+        c("completed") + c("errors") + c("timeouts") + c("not_sent") + c("in_flight_at_end"),
+        "{}",
+        test["counts"]
+    );
+}
+
+/// Checks one case's end: 130, within [`PROMPT`], no panic.
+fn assert_prompt(case: &str, code: Option<i32>, took: Duration, stderr: &str) {
+    assert!(!stderr.contains("panicked"), "{case}: {stderr}");
+    assert_eq!(code, Some(130), "{case}: {stderr}");
+    assert!(
+        took < PROMPT,
+        "{case}: exited {took:?} after the signal\n{stderr}"
+    );
+}
+
+mod timing {
+    use super::*;
+
+    #[test]
+    fn a_signal_while_connecting_exits_130_at_once_with_a_json() {
+        let silent = Silent::start(false);
+        let port = silent.port.to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let mut times = Vec::new();
+        for (transport, extra) in [("plain", &[][..]), ("tls", &["--tls", "--insecure"][..])] {
+            for which in ["-INT", "-TERM"] {
+                for run in 0..RUNS {
+                    let json = dir.path().join(format!("{transport}{which}{run}.json"));
+                    let mut args = vec![
+                        "-p",
+                        &port,
+                        "--connect-timeout",
+                        "60s",
+                        "-t",
+                        "get",
+                        "-n",
+                        "100",
+                        "--no-progress",
+                        "--json",
+                        json.to_str().unwrap(),
+                    ];
+                    args.extend_from_slice(extra);
+                    let before = silent.accepted();
+                    let mut running = spawn(&args);
+                    running.wait_for("connected", || silent.accepted() > before);
+                    // Well into the wait for an answer that never comes.
+                    thread::sleep(Duration::from_millis(300));
+                    let (code, took, stderr) = running.signal(&[which], Duration::ZERO);
+                    let case = format!("{transport} {which} run {run}");
+                    assert_prompt(&case, code, took, &stderr);
+                    assert!(stderr.contains("interrupted while connecting"), "{stderr}");
+                    let report = read_json(&json);
+                    assert_eq!(report["tests"], Value::Array(vec![]), "{case}");
+                    times.push(took);
+                }
+            }
+        }
+        eprintln!("signal while connecting, to exit: {times:?}");
+    }
+
+    #[test]
+    fn a_signal_while_the_generator_opens_its_connections_exits_130_with_a_json() {
+        // The first connection (the probe's) is answered; the generator's AUTH is not.
+        let dir = tempfile::tempdir().unwrap();
+        let mut times = Vec::new();
+        for run in 0..RUNS {
+            let fake = Silent::start(true);
+            let port = fake.port.to_string();
+            let json = dir.path().join(format!("{run}.json"));
+            let mut running = spawn(&[
+                "-p",
+                &port,
+                "-a",
+                "pw",
+                "-c",
+                "4",
+                "--connect-timeout",
+                "60s",
+                "--no-server-stats",
+                "-t",
+                "get",
+                "-n",
+                "100",
+                "--no-progress",
+                "--json",
+                json.to_str().unwrap(),
+            ]);
+            running.wait_for("the generator connected", || fake.accepted() >= 2);
+            thread::sleep(Duration::from_millis(300));
+            let (code, took, stderr) = running.signal(&["-INT"], Duration::ZERO);
+            assert_prompt(&format!("run {run}"), code, took, &stderr);
+            let test = &read_json(&json)["tests"][0];
+            assert_eq!(test["stopped_early"], "interrupted", "{test}");
+            assert_eq!(test["counts"]["completed"], 0, "{}", test["counts"]);
+            assert_balanced(test);
+            times.push(took);
+        }
+        eprintln!("signal while the generator connects, to exit: {times:?}");
+    }
+
+    /// A run at 2M requests a second (above what the server or the generator can do, so
+    /// the backlog is full and the scheduler busy), signalled once it is measuring.
+    fn high_rate_case(signals: &[&str], gap: Duration) -> Vec<Duration> {
+        let server = RedisServer::start();
+        let port = server.port().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let mut times = Vec::new();
+        for run in 0..RUNS {
+            let json = dir.path().join(format!("{run}.json"));
+            server.reset_stats();
+            let mut running = spawn(&[
+                "-p",
+                &port,
+                "-c",
+                "4",
+                "--rate",
+                "2M",
+                "--duration",
+                "60s",
+                "-t",
+                "get",
+                "--no-progress",
+                "--json",
+                json.to_str().unwrap(),
+            ]);
+            running.wait_for("measuring", || {
+                server.commandstats().get("get").copied().unwrap_or(0) > 20_000
+            });
+            let (code, took, stderr) = running.signal(signals, gap);
+            assert_prompt(&format!("{signals:?} run {run}"), code, took, &stderr);
+            let test = &read_json(&json)["tests"][0];
+            assert_eq!(test["stopped_early"], "interrupted", "{test}");
+            assert!(
+                test["counts"]["completed"].as_u64().unwrap() > 0,
+                "{}",
+                test["counts"]
+            );
+            assert_balanced(test);
+            times.push(took);
+        }
+        times
+    }
+
+    #[test]
+    fn a_signal_at_a_high_rate_exits_130_within_a_second_with_what_was_measured() {
+        let times = high_rate_case(&["-INT"], Duration::ZERO);
+        eprintln!("one SIGINT at 2M/s, to exit: {times:?}");
+    }
+
+    #[test]
+    fn two_quick_signals_still_write_what_was_measured() {
+        let times = high_rate_case(&["-INT", "-INT"], Duration::from_millis(5));
+        eprintln!("two SIGINTs 5 ms apart at 2M/s, to exit: {times:?}");
+        let times = high_rate_case(&["-TERM", "-INT"], Duration::from_millis(5));
+        eprintln!("SIGTERM then SIGINT 5 ms apart at 2M/s, to exit: {times:?}");
+    }
+}
