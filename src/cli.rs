@@ -13,7 +13,7 @@ use crate::drive::plan::{
     MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_RUN, MAX_THREADS, MAX_TIMEOUT, MIN_TIME,
 };
 use crate::drive::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
-use crate::units::{count_in, duration_in, parse_count, parse_duration, rate_up_to};
+use crate::units::{count_in, duration_in, parse_count, rate_up_to};
 use crate::workload::{KeyPattern, MAX_VALUE_SIZE};
 
 /// A load generator and latency profiler for Redis-protocol servers.
@@ -115,24 +115,26 @@ pub struct SweepArgs {
     /// `-`).
     #[arg(long, value_name = "DIR", default_value = "tailrate-out")]
     pub out: PathBuf,
-    /// Pause between steps.
-    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true, default_value = "1s", value_name = "DURATION")]
+    /// Pause between steps: `1s`, `200ms`, `0` [range: 0s to 1h].
+    #[arg(long, value_parser = duration_in(Duration::ZERO, MAX_TIMEOUT, true, "a pause between two steps"), allow_hyphen_values = true, default_value = "1s", value_name = "DURATION")]
     pub settle: Duration,
-    /// Stop once response-time p99 exceeds this.
-    #[arg(long = "stop-at", value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION")]
+    /// Stop once response-time p99 exceeds this [range: 1us to 1h].
+    #[arg(long = "stop-at", value_parser = duration_in(Duration::from_micros(1), MAX_TIMEOUT, false, "latencies are recorded up to an hour"), allow_hyphen_values = true, value_name = "DURATION")]
     pub stop_at: Option<Duration>,
-    /// Resolution of the SLO search, as a fraction of the rate.
+    /// Resolution of the SLO search, as a fraction of the rate [range: above 0 to 0.5].
     #[arg(
         long,
         default_value_t = 0.02,
         value_name = "FRACTION",
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     pub resolution: f64,
-    /// Closed-loop connection counts to run beside the open-loop steps: `1,10,50`.
+    /// Closed-loop connection counts to run beside the open-loop steps: `1,10,50` [range: 1
+    /// to 100000].
     #[arg(
         long = "closed-loop-points",
         value_delimiter = ',',
+        value_parser = count_in::<usize>(1, MAX_CONNECTIONS as u64, "each one is a socket"),
         value_name = "CONNS",
         allow_negative_numbers = true
     )]
@@ -172,16 +174,17 @@ pub struct CompareArgs {
     /// With --live: server B, as HOST:PORT or a URI.
     #[arg(help_heading = "Compare", long = "b", value_name = "ENDPOINT")]
     pub b: Option<String>,
-    /// With --live: rounds; each measures A and B once [default: 10].
+    /// With --live: rounds; each measures A and B once [default: 10] [range: 1 to 10000].
     #[arg(
         help_heading = "Compare",
         long,
+        value_parser = count_in::<usize>(1, 10_000, "every round's two runs are kept"),
         value_name = "N",
         allow_negative_numbers = true
     )]
     pub rounds: Option<usize>,
-    /// With --live: how long each side runs in a round [default: 1s].
-    #[arg(help_heading = "Compare", long = "round-duration", value_parser = parse_duration, allow_hyphen_values = true, value_name = "DURATION")]
+    /// With --live: how long each side runs in a round [default: 1s] [range: 1ms to 30days].
+    #[arg(help_heading = "Compare", long = "round-duration", value_parser = duration_in(MIN_TIME, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
     pub round_duration: Option<Duration>,
     /// The latency compared: response, service, lag or queue_wait [default: response].
     #[arg(

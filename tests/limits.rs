@@ -18,23 +18,6 @@ use tailrate::cli::Args;
 
 use super::harness::{RedisServer, require_tool, skip, tailrate_bin, this_test};
 
-/// Numeric flags left out, each with why. Every name must exist (checked), so the list
-/// cannot outlive the flag.
-const SKIPPED: &[(&str, &str)] = &[
-    (
-        "sweep --settle",
-        "sweep's own flags are checked in src/config/sweep.rs, which another change owns now",
-    ),
-    ("sweep --stop-at", "as --settle"),
-    ("sweep --resolution", "as --settle"),
-    ("sweep --closed-loop-points", "as --settle"),
-    (
-        "compare --rounds",
-        "compare's own flags are checked in src/config/compare.rs, which another change owns now",
-    ),
-    ("compare --round-duration", "as --rounds"),
-];
-
 /// What a numeric flag's values are.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
@@ -124,24 +107,6 @@ fn kind_of(arg: &clap::Arg) -> Option<Kind> {
     }
 }
 
-fn tested_flags() -> Vec<Flag> {
-    let flags = numeric_flags();
-    for (name, _) in SKIPPED {
-        assert!(
-            flags.iter().any(|f| f.name() == *name),
-            "{name} is skipped but is no numeric flag any more: drop it from SKIPPED"
-        );
-    }
-    let (skipped, tested): (Vec<Flag>, Vec<Flag>) = flags
-        .into_iter()
-        .partition(|f| SKIPPED.iter().any(|(name, _)| *name == f.name()));
-    for flag in &skipped {
-        let why = SKIPPED.iter().find(|(n, _)| *n == flag.name()).map(|s| s.1);
-        eprintln!("not tested here: {} ({})", flag.name(), why.unwrap_or(""));
-    }
-    tested
-}
-
 /// Flags and values a flag needs beside it to mean something (`--pipeline-size` needs
 /// `--workers`, `--max-inflight` an open loop), as flag-value pairs. A flag not named here
 /// gets a short closed loop of PINGs: one added later is still run, in that context.
@@ -158,6 +123,40 @@ fn context(flag: &Flag) -> Vec<&'static str> {
             "2",
             "--confirm-runs",
             "1",
+        ];
+    }
+    if flag.subcommand.as_deref() == Some("sweep") {
+        // One short step; with --slo, a search by --resolution that Ctrl+C ends.
+        return vec![
+            "-t",
+            "get",
+            "-c",
+            "1",
+            "--rates",
+            "1000,2000",
+            "--slo",
+            "p99<=1ms",
+            "--duration",
+            "200ms",
+            "--warmup",
+            "0s",
+            "--settle",
+            "0s",
+        ];
+    }
+    if flag.subcommand.as_deref() == Some("compare") {
+        // --live, a switch, comes first in `argv`.
+        return vec![
+            "-t",
+            "get",
+            "-c",
+            "1",
+            "--rate",
+            "1000",
+            "--rounds",
+            "2",
+            "--round-duration",
+            "100ms",
         ];
     }
     let open = vec![
@@ -205,6 +204,9 @@ fn context(flag: &Flag) -> Vec<&'static str> {
 /// `common` or the context that sets `flag` itself is left out.
 fn argv(flag: &Flag, value: &str, common: &[String]) -> Vec<String> {
     let mut out: Vec<String> = flag.subcommand.iter().cloned().collect();
+    if flag.subcommand.as_deref() == Some("compare") {
+        out.push("--live".into());
+    }
     let context: Vec<String> = context(flag).into_iter().map(String::from).collect();
     for pair in common.chunks(2).chain(context.chunks(2)) {
         if pair[0] != flag.spelling {
@@ -328,7 +330,7 @@ fn check_in_process(argv: &[String], through_config: bool) -> Result<(), String>
 
 #[test]
 fn every_numeric_flag_documents_the_range_it_enforces() {
-    let flags = tested_flags();
+    let flags = numeric_flags();
     assert!(
         flags.len() >= 30,
         "found only {} numeric flags",
@@ -479,20 +481,42 @@ fn signal(pid: u32, which: &str) {
 fn extreme_values_of_every_numeric_flag_end_cleanly_never_in_a_panic() {
     let server = RedisServer::start();
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
-    let common: Vec<String> = [
-        "-p",
-        &server.port().to_string(),
-        "--no-progress",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]
-    .map(String::from)
-    .to_vec();
+    let port = server.port().to_string();
+    let address = format!("127.0.0.1:{port}");
+    // What every case adds, and the JSON it leaves: a sweep writes into --out and takes
+    // no --json, a live compare names its two servers and prints a table, not -q.
+    let outputs = |flag: &Flag| -> (Vec<String>, std::path::PathBuf) {
+        let out = dir.path().to_str().unwrap();
+        let report = dir.path().join("r.json");
+        let report_arg = report.to_str().unwrap();
+        let (common, json) = match flag.subcommand.as_deref() {
+            Some("sweep") => (
+                vec!["-p", &port, "--no-progress", "-q", "--out", out],
+                dir.path().join("sweep.json"),
+            ),
+            Some("compare") => (
+                vec![
+                    "--a",
+                    &address,
+                    "--b",
+                    &address,
+                    "--no-progress",
+                    "--json",
+                    report_arg,
+                ],
+                report.clone(),
+            ),
+            _ => (
+                vec!["-p", &port, "--no-progress", "-q", "--json", report_arg],
+                report.clone(),
+            ),
+        };
+        (common.into_iter().map(String::from).collect(), json)
+    };
     let mut tally = std::collections::BTreeMap::<&str, usize>::new();
     let mut ran = Vec::new();
-    for flag in tested_flags() {
+    for flag in numeric_flags() {
+        let (common, json) = outputs(&flag);
         for value in extremes(flag.kind) {
             let args = argv(&flag, value, &common);
             let _ = std::fs::remove_file(&json);

@@ -876,8 +876,7 @@ mod rate_cap {
         /// 4.9-5.05k/s since, on a loaded machine).
         #[test]
         fn a_rate_capped_closed_loop_on_one_connection_holds_its_rate() {
-            const NAME: &str =
-                "open_loop::rate_cap::timing::a_rate_capped_closed_loop_on_one_connection_holds_its_rate";
+            const NAME: &str = "open_loop::rate_cap::timing::a_rate_capped_closed_loop_on_one_connection_holds_its_rate";
             let server = RedisServer::start();
             // On a loaded host one wake-up late by more than the allowance costs rate, and
             // a clean-clone run at load 5 reached 4212/s once: the best of three attempts
@@ -902,14 +901,26 @@ mod rate_cap {
                     "0s",
                     "--contrast",
                 ]);
-                let uncapped = report["tests"][2]["achieved_rate_per_sec"].as_f64().unwrap();
-                assert!(report["tests"][2]["name"].as_str().unwrap().contains("(closed loop)"));
+                let uncapped = report["tests"][2]["achieved_rate_per_sec"]
+                    .as_f64()
+                    .unwrap();
+                assert!(
+                    report["tests"][2]["name"]
+                        .as_str()
+                        .unwrap()
+                        .contains("(closed loop)")
+                );
                 let capped = &report["tests"][1];
                 assert!(capped["name"].as_str().unwrap().contains("rate-capped"));
                 let achieved = capped["achieved_rate_per_sec"].as_f64().unwrap();
-                assert!(achieved <= 5_100.0, "rate-capped at 5000/s sent {achieved:.0}/s");
+                assert!(
+                    achieved <= 5_100.0,
+                    "rate-capped at 5000/s sent {achieved:.0}/s"
+                );
                 if uncapped < 10_000.0 {
-                    seen.push(format!("{achieved:.0}/s (uncapped {uncapped:.0}/s, not judged)"));
+                    seen.push(format!(
+                        "{achieved:.0}/s (uncapped {uncapped:.0}/s, not judged)"
+                    ));
                     continue;
                 }
                 if achieved >= 4_750.0 {
@@ -927,7 +938,10 @@ mod rate_cap {
                 );
                 return;
             }
-            panic!("rate-capped at 5000/s achieved {} in three attempts", seen.join(", "));
+            panic!(
+                "rate-capped at 5000/s achieved {} in three attempts",
+                seen.join(", ")
+            );
         }
     }
 }

@@ -246,6 +246,43 @@ mod timing {
         eprintln!("signal while connecting, to exit: {times:?}");
     }
 
+    /// A sweep, a live compare and tune ask the server about itself first, as a run does:
+    /// Ctrl+C there ends them too, before anything is measured.
+    #[test]
+    fn a_signal_while_a_sweep_compare_or_tune_connects_exits_130_at_once() {
+        let silent = Silent::start(false);
+        let port = silent.port.to_string();
+        let address = format!("127.0.0.1:{port}");
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().to_str().unwrap();
+        let cases: [(&str, Vec<&str>); 3] = [
+            (
+                "sweep",
+                vec!["sweep", "-p", &port, "--rates", "1000", "--out", out],
+            ),
+            (
+                "compare --live",
+                vec![
+                    "compare", "--live", "--a", &address, "--b", &address, "--rate", "1000",
+                ],
+            ),
+            ("tune", vec!["tune", "-p", &port]),
+        ];
+        for (case, mut args) in cases {
+            args.extend(["--connect-timeout", "60s", "-t", "get", "--no-progress"]);
+            let before = silent.accepted();
+            let mut running = spawn(&args);
+            running.wait_for("connected", || silent.accepted() > before);
+            thread::sleep(Duration::from_millis(300));
+            let (code, took, stderr) = running.signal(&["-INT"], Duration::ZERO);
+            assert_prompt(case, code, took, &stderr);
+            assert!(
+                stderr.contains("interrupted while connecting"),
+                "{case}: {stderr}"
+            );
+        }
+    }
+
     #[test]
     fn a_signal_while_the_generator_opens_its_connections_exits_130_with_a_json() {
         // The first connection (the probe's) is answered; the generator's AUTH is not.

@@ -91,7 +91,7 @@ pub fn measure(
         merger.recycle(record);
     };
     let mut observer =
-        super::server_view::Observer::open(config, cluster.map(|c| &**c), &command_names);
+        super::server_view::Observer::open(config, cluster.map(|c| &**c), &command_names, cancel);
     let before = observer.as_mut().map(|o| (o.read(), o.taken()));
     let outcome = {
         let mut on_interval = |iv: &Interval| {

@@ -51,14 +51,9 @@ pub struct Io<'a> {
     pub stderr_is_terminal: bool,
 }
 
-/// Asks the server about itself ([`server_facts`]) and prints what it noted.
-pub(crate) fn probe(config: &RunConfig, stderr: &mut dyn Write) -> Result<ServerFacts> {
-    probe_or_interrupt(config, &Cancel::new(), stderr)?
-        .with_context(|| format!("connecting to {}", config.plan.endpoint))
-}
-
-/// [`probe`] that Ctrl+C ends: `None` when `cancel` came first, noted on `stderr`.
-pub(crate) fn probe_or_interrupt(
+/// Asks the server about itself ([`server_facts`]) and prints what it noted; `None` when
+/// Ctrl+C (`cancel`) came first, noted on `stderr`.
+pub(crate) fn probe(
     config: &RunConfig,
     cancel: &Cancel,
     stderr: &mut dyn Write,
@@ -154,7 +149,7 @@ pub fn run(
     } = io;
     // Interrupted before the server answered: the run ends at once as interrupted (the
     // loop below sees it before any test), and its outputs are written, with no tests.
-    let server = match probe_or_interrupt(config, cancel, stderr)? {
+    let server = match probe(config, cancel, stderr)? {
         Some(server) => server,
         None => ServerFacts {
             endpoint: config.plan.endpoint.to_string(),

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::config::RunConfig;
+use crate::drive::Cancel;
 use crate::net::Connection;
 use crate::net::cluster::ClusterMap;
 use crate::report::server::{self, Reading};
@@ -41,11 +42,13 @@ pub struct Observer {
 
 impl Observer {
     /// Opens one connection per node (the endpoint, or each master of `cluster`);
-    /// `None` when no reading is wanted (`--no-server-stats`).
+    /// `None` when no reading is wanted (`--no-server-stats`). Ctrl+C (`cancel`) ends a
+    /// connect that waits: the run that follows then ends at once, and says so.
     pub fn open(
         config: &RunConfig,
         cluster: Option<&ClusterMap>,
         commands: &[String],
+        cancel: &Cancel,
     ) -> Option<Observer> {
         if !config.output.server_stats {
             return None;
@@ -74,13 +77,19 @@ impl Observer {
             .into_iter()
             .map(|endpoint| {
                 let name = endpoint.to_string();
-                let conn = runtime.block_on(async {
+                let conn = runtime.block_on(cancel.or_cancelled(async {
                     tokio::time::timeout(
                         plan.connect_timeout,
                         Connection::open(&endpoint, &handshake, plan.connect_timeout, plan.limits),
                     )
                     .await
-                });
+                }));
+                let Some(conn) = conn else {
+                    missing.push(format!(
+                        "{name}: no connection for its readings (interrupted)"
+                    ));
+                    return (name, None);
+                };
                 let conn = match conn {
                     Ok(Ok(mut conn)) => {
                         // Best effort: a server without CLIENT SETNAME (a proxy) still

@@ -173,8 +173,16 @@ pub(super) fn run(
     stderr: &mut dyn Write,
     stderr_is_terminal: bool,
 ) -> Result<Outcome> {
-    let server_a = app::probe(&duet.a, stderr).context("server A (--a)")?;
-    let server_b = app::probe(&duet.b, stderr).context("server B (--b)")?;
+    let interrupted = Outcome {
+        comparison: None,
+        status: Status::Interrupted,
+    };
+    let Some(server_a) = app::probe(&duet.a, cancel, stderr).context("server A (--a)")? else {
+        return Ok(interrupted);
+    };
+    let Some(server_b) = app::probe(&duet.b, cancel, stderr).context("server B (--b)")? else {
+        return Ok(interrupted);
+    };
     let clusters: [Option<Arc<ClusterMap>>; 2] =
         [server_a.cluster.clone(), server_b.cluster.clone()];
     // Each side's run, reseeded every round; cloned once, as a workload is large.

@@ -278,14 +278,9 @@ fn live(args: &CompareArgs) -> Result<LiveConfig, ConfigError> {
     if let Some((_, flag, why)) = refused.into_iter().find(|(given, ..)| *given) {
         return Err(CompareError::NotWithLive { flag, why }.into());
     }
+    // Both are in range where clap read them (src/cli.rs).
     let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
-    if rounds == 0 {
-        return Err(invalid("--rounds", "need at least one round").into());
-    }
     let round = args.round_duration.unwrap_or(DEFAULT_ROUND);
-    if round.is_zero() {
-        return Err(invalid("--round-duration", "must be longer than zero").into());
-    }
     let (Some(a), Some(b)) = (&args.a, &args.b) else {
         let flag = if args.a.is_none() { "--a" } else { "--b" };
         return Err(CompareError::Missing {

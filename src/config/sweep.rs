@@ -382,23 +382,14 @@ fn plan(args: &SweepArgs) -> Result<SweepPlan, SweepError> {
         .iter()
         .map(|s| parse_slo(s))
         .collect::<Result<Vec<_>, _>>()?;
-    if !(args.resolution.is_finite() && args.resolution > 0.0 && args.resolution < 1.0) {
+    if !(args.resolution.is_finite() && args.resolution > 0.0 && args.resolution <= 0.5) {
         return Err(invalid(
             "--resolution",
             format!(
-                "{} is not a fraction between 0 and 1 (e.g. 0.02 for 2%)",
+                "{} is not a fraction above 0 and at most 0.5 (e.g. 0.02 for 2%) [range: above 0 to 0.5]",
                 args.resolution
             ),
         ));
-    }
-    if args.closed_loop_points.contains(&0) {
-        return Err(invalid(
-            "--closed-loop-points",
-            "every point needs at least one connection",
-        ));
-    }
-    if args.stop_at.is_some_and(|d| d.is_zero()) {
-        return Err(invalid("--stop-at", "must be longer than zero"));
     }
     let repeat = args.run.repeat as usize;
     if !(1..=MAX_REPEAT).contains(&repeat) {

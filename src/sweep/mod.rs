@@ -61,7 +61,10 @@ pub fn run(
         stderr,
         stderr_is_terminal,
     } = io;
-    let server = app::probe(config, stderr)?;
+    // Interrupted before anything was measured: no sweep.json to write.
+    let Some(server) = app::probe(config, cancel, stderr)? else {
+        return Ok(Status::Interrupted);
+    };
     let test = app::single_test(config, "sweeping", stderr)?;
     let cluster = server.cluster.clone();
     let base = config.clone();

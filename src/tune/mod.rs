@@ -57,12 +57,11 @@ pub fn run(
     let config = &tune.base;
     // Interrupted before the server answered: the first trial sees it, and the report
     // is saved with no trials, as after any interruption.
-    let server = app::probe_or_interrupt(config, cancel, stderr)?.unwrap_or_else(|| {
-        crate::report::ServerFacts {
+    let server =
+        app::probe(config, cancel, stderr)?.unwrap_or_else(|| crate::report::ServerFacts {
             endpoint: config.plan.endpoint.to_string(),
             ..Default::default()
-        }
-    });
+        });
     if server.cluster.is_some() {
         anyhow::bail!(
             "tailrate tune: {} is a Redis Cluster node, and --workers does not route over a cluster",

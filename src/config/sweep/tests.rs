@@ -123,10 +123,7 @@ fn run_flags_a_sweep_cannot_use_are_named() {
         (&["-t", "get,set"][..], "-t"),
         (&["-t", "ping"][..], "-t"),
         (&["--resolution", "0"][..], "--resolution"),
-        (
-            &["--closed-loop-points", "0,10"][..],
-            "--closed-loop-points",
-        ),
+        (&["--resolution", "0.6"][..], "--resolution"),
         (&["--slo", "p99<1ms"][..], "--slo"),
     ] {
         let e = sweep_args(flags).unwrap_err().to_string();
