@@ -1,12 +1,17 @@
-//! The SLO search of a sweep, after its coarse steps: the bisection from the capacity the
-//! steps show to the next rate that did not pass (an uncertain point measured once more),
-//! the re-measurement of the capacity, and the result with its band, written after every
-//! point so an interrupted search still leaves one. The decisions are [`super::search`]'s.
+//! The SLO search of a sweep, after its coarse steps: rates below the lowest while none
+//! passed, the bisection from the capacity the steps show to the next rate that did not
+//! pass (an uncertain point measured once more), the re-measurement of the capacity, and
+//! the result with its band, written after every point so an interrupted search still
+//! leaves one. The decisions are [`super::search`]'s.
 
 use super::{CONFIRM_TRIES, REMEASURE_UNCERTAIN, Sweeper, run_label, search};
 use crate::app::{Campaign, Halt};
 use crate::report::sweep::{Kind, SloResult, Verdict};
 use search::Finding;
+
+/// How many times the search halves the lowest rate when no rate passed: down to an
+/// eighth of it, a few more points rather than a sweep of its own.
+pub const HALVINGS: usize = 3;
 
 impl Sweeper<'_> {
     /// Measures `rate` `--repeat` more times for `kind` (a search point or a
@@ -90,15 +95,23 @@ impl Sweeper<'_> {
         })
     }
 
-    /// Bisects from the capacity the coarse steps show up to the next rate that did not
-    /// pass, re-measuring uncertain points, then re-measures the capacity until one holds.
+    /// Halves the lowest rate while none passed ([`HALVINGS`] times at most), bisects
+    /// from the capacity up to the next rate that did not pass, re-measuring uncertain
+    /// points, then re-measures the capacity until one holds.
     pub(super) fn search(&mut self) -> Result<(), Halt> {
-        let Some(first) = self.finding() else {
+        if self.finding().is_none() {
             return Ok(());
-        };
+        }
         self.record_slo(None, false)?;
+        for _ in 0..HALVINGS {
+            let Some(rate) = self.finding().as_ref().and_then(search::below_lowest) else {
+                break;
+            };
+            self.measure_point(Kind::Search, rate)?;
+            self.record_slo(None, false)?;
+        }
         let points = search::points(&self.report.steps);
-        let mut searched = first.capacity;
+        let mut searched = self.finding().and_then(|f| f.capacity);
         if let Some(mut bisection) = search::search_bracket(&points, self.plan.resolution) {
             while let Some(rate) = bisection.next() {
                 let mut verdict = self.measure_point(Kind::Search, rate)?;

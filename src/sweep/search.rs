@@ -368,6 +368,14 @@ pub fn capacity(points: &[Point]) -> Option<Finding> {
     })
 }
 
+/// The rate to try below every measured one when none passed: half the lowest (a whole
+/// number of requests per second), so that a sweep whose rates all sat above the capacity
+/// still ends with "at least X"; `None` once one passed, or under 2 req/s.
+pub fn below_lowest(found: &Finding) -> Option<f64> {
+    let half = (found.lowest / 2.0).floor();
+    (found.capacity.is_none() && half >= 1.0).then_some(half)
+}
+
 /// Where a bisection to `resolution` can narrow the band: from the capacity up to the
 /// lowest rate above it measured (failing or uncertain); `None` without a capacity or a
 /// rate above it.
@@ -694,6 +702,18 @@ mod tests {
         assert_eq!(f.uncertain, vec![1.0]);
         let f = capacity(&[point(2.0, Uncertain), point(1.0, Uncertain)]).unwrap();
         assert_eq!((f.capacity, f.band, f.lowest), (None, (0.0, None), 1.0));
+    }
+
+    #[test]
+    fn with_nothing_passing_the_search_tries_half_the_lowest_rate() {
+        let failed = capacity(&[point(1000.0, Verdict::Fail), point(2000.0, Verdict::Fail)]);
+        assert_eq!(failed.as_ref().and_then(below_lowest), Some(500.0));
+        let uncertain = capacity(&[point(3.0, Verdict::Uncertain)]);
+        assert_eq!(uncertain.as_ref().and_then(below_lowest), Some(1.0));
+        let passed = capacity(&[point(1000.0, Verdict::Pass), point(2000.0, Verdict::Fail)]);
+        assert_eq!(passed.as_ref().and_then(below_lowest), None);
+        let floor = capacity(&[point(1.0, Verdict::Fail)]);
+        assert_eq!(floor.as_ref().and_then(below_lowest), None);
     }
 
     #[test]
