@@ -99,6 +99,24 @@ fn assert_verdicts_are_drawn(report: &Value, dir: &Path) {
 mod timing {
     use super::*;
 
+    /// A sweep of `DEBUG SLEEP 0.001` at `rates` against `slo`: constant arrivals over 4
+    /// connections, sleep pacing, 1 s steps after 300 ms of warm-up.
+    fn sleepy_sweep(
+        server: &RedisServer,
+        out: &Path,
+        rates: &str,
+        slo: &str,
+        resolution: &str,
+    ) -> Output {
+        #[rustfmt::skip]
+        let args = [
+            "-c", "4", "--arrival", "constant", "--pacing", "sleep", "--rates", rates,
+            "--duration", "1s", "--warmup", "300ms", "--settle", "100ms", "--slo", slo,
+            "--resolution", resolution, "DEBUG", "SLEEP", "0.001",
+        ];
+        sweep(server, out, &args)
+    }
+
     /// The capacity of a server with a fixed service time, from queueing facts.
     ///
     /// `DEBUG SLEEP 0.001` blocks the single-threaded server for at least 1 ms per command
@@ -124,33 +142,7 @@ mod timing {
             .arg("--enable-debug-command", "yes")
             .start();
         let dir = tempfile::tempdir().unwrap();
-        let out = sweep(
-            &server,
-            dir.path(),
-            &[
-                "-c",
-                "4",
-                "--arrival",
-                "constant",
-                "--pacing",
-                "sleep",
-                "--rates",
-                "200..1400:200",
-                "--duration",
-                "1s",
-                "--warmup",
-                "300ms",
-                "--settle",
-                "100ms",
-                "--slo",
-                "p90<=20ms",
-                "--resolution",
-                "0.05",
-                "DEBUG",
-                "SLEEP",
-                "0.001",
-            ],
-        );
+        let out = sleepy_sweep(&server, dir.path(), "200..1400:200", "p90<=20ms", "0.05");
         let stdout = assert_success(&out);
         let report = read_json(&dir.path().join("sweep.json"));
         assert_eq!(report["complete"], true, "{stdout}");
@@ -276,33 +268,7 @@ mod timing {
             .arg("--enable-debug-command", "yes")
             .start();
         let dir = tempfile::tempdir().unwrap();
-        let out = sweep(
-            &server,
-            dir.path(),
-            &[
-                "-c",
-                "4",
-                "--arrival",
-                "constant",
-                "--pacing",
-                "sleep",
-                "--rates",
-                "2400",
-                "--duration",
-                "1s",
-                "--warmup",
-                "300ms",
-                "--settle",
-                "100ms",
-                "--slo",
-                "p90<=50ms",
-                "--resolution",
-                "0.5",
-                "DEBUG",
-                "SLEEP",
-                "0.001",
-            ],
-        );
+        let out = sleepy_sweep(&server, dir.path(), "2400", "p90<=50ms", "0.5");
         let stdout = assert_success(&out);
         let report = read_json(&dir.path().join("sweep.json"));
         let slo = &report["slo"];
