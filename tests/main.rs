@@ -19,6 +19,7 @@ mod outputs;
 mod proxy;
 mod reliability;
 mod server_view;
+mod shard;
 mod signals;
 mod sweep;
 mod tls;

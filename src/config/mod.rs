@@ -11,6 +11,7 @@ pub mod compare;
 mod endpoint;
 pub mod redact;
 mod run;
+pub mod shard;
 pub mod sweep;
 pub mod tune;
 mod workers;
