@@ -56,6 +56,8 @@ pub enum Command {
     Compare(Box<CompareArgs>),
     /// Search --workers, --pipeline-size and --pipeline-delay for the highest closed-loop throughput on -c connections, in trials of --duration [default: 1s].
     Tune(Box<TuneArgs>),
+    /// Add the reports of a plan's shards (JSON, and their .hlog files) into one, exactly: histograms and counts added, every percentile and interval derived again.
+    Merge(MergeArgs),
     /// Print a shell completion script: `source <(tailrate completions bash)`.
     Completions {
         /// The shell to complete in.
@@ -236,6 +238,21 @@ pub struct PlotArgs {
     /// Text put before every chart's own title.
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
+}
+
+/// `tailrate merge`: see README, "Scale out".
+#[derive(Debug, Clone, clap::Args)]
+pub struct MergeArgs {
+    /// The shards' JSON reports (`--json`) and .hlog files (`--hdr-log`), or directories
+    /// holding them.
+    #[arg(required = true, value_name = "FILES_OR_DIRS")]
+    pub inputs: Vec<PathBuf>,
+    /// Directory for merged.json and merged.hlog (a directory, so never `-`).
+    #[arg(long, value_name = "DIR", required = true)]
+    pub out: PathBuf,
+    /// Merge even when shards are missing; the result is marked partial and names them.
+    #[arg(long)]
+    pub partial: bool,
 }
 
 /// Options of a single run: redis-benchmark's flags plus tailrate's own.

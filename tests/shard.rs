@@ -192,6 +192,194 @@ fn a_shard_ready_after_its_start_refuses_to_run() {
     assert_eq!(calls(&server, "get"), 0, "a late shard sent requests");
 }
 
+/// Runs `tailrate merge` with `args`; returns its exit code and stderr.
+fn merge(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    let out = Command::new(tailrate_bin())
+        .arg("merge")
+        .args(args)
+        .output()
+        .unwrap();
+    (out.status.code(), stderr_of(&out))
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn merging_one_runs_intervals_gives_back_its_totals_value_for_value() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (json, hlog) = (dir.path().join("run.json"), dir.path().join("run.hlog"));
+    let out = Command::new(tailrate_bin())
+        .args([
+            "-p",
+            &server.port().to_string(),
+            "-t",
+            "get,set",
+            "--rate",
+            "3000",
+        ])
+        .args([
+            "--duration",
+            "2s",
+            "--seed",
+            "5",
+            "--no-progress",
+            "-q",
+            "--json",
+        ])
+        .arg(&json)
+        .arg("--hdr-log")
+        .arg(&hlog)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let merged_dir = dir.path().join("merged");
+    let (code, err) = merge(&[
+        json.as_os_str(),
+        hlog.as_os_str(),
+        "--out".as_ref(),
+        merged_dir.as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let run = read_json(&json);
+    let merged = read_json(&merged_dir.join("merged.json"));
+    assert_eq!(run["tests"].as_array().unwrap().len(), 2);
+    for (a, b) in run["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(merged["tests"].as_array().unwrap())
+    {
+        assert_eq!(a["counts"], b["counts"], "{}", a["name"]);
+        for (metric, latency) in a["latency"].as_object().unwrap() {
+            // The histogram itself, so every value it holds, and what is derived from it.
+            for field in [
+                "hdr_v2_base64",
+                "count",
+                "p50_ns",
+                "p99_ns",
+                "p99_9_ns",
+                "max_ns",
+            ] {
+                assert_eq!(
+                    latency[field], b["latency"][metric][field],
+                    "{} {metric} {field}",
+                    a["name"]
+                );
+            }
+        }
+        let per = |t: &Value| -> Vec<(u64, u64)> {
+            t["intervals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| {
+                    (
+                        i["completed"].as_u64().unwrap(),
+                        i["p99_ns"].as_u64().unwrap(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(per(a), per(b), "{}", a["name"]);
+    }
+    assert_eq!(merged["merge"]["shards"], 1);
+    let log = std::fs::read_to_string(merged_dir.join("merged.hlog")).unwrap();
+    assert!(
+        log.starts_with("#tailrate") && log.contains("Tag=GET.response,"),
+        "{log}"
+    );
+}
+
+/// Two shards of a short constant-rate plan, run together.
+fn two_shards(dir: &Path, server: &RedisServer) {
+    let at = start_in_a_moment();
+    let extra = [
+        "--rate",
+        "2000",
+        "--duration",
+        "1s",
+        "--arrival",
+        "constant",
+    ];
+    let children: Vec<Child> = (0..2)
+        .map(|i| spawn_shard(server, dir, i, 2, &at, &extra))
+        .collect();
+    for (i, c) in children.into_iter().enumerate() {
+        finish(c, &dir.join(format!("shard-{i}.json")));
+    }
+}
+
+#[test]
+fn a_missing_shard_or_another_plan_is_refused_in_one_line_and_partial_is_marked() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    two_shards(dir.path(), &server);
+    let shard = |i: u32| dir.path().join(format!("shard-{i}.json"));
+    let out = dir.path().join("out");
+    let out_arg = ["--out".as_ref(), out.as_os_str()];
+    let (code, err) = merge(&[shard(0).as_os_str(), out_arg[0], out_arg[1]]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("shard 1 of 2 missing"), "{err}");
+
+    let (code, err) = merge(&[
+        shard(0).as_os_str(),
+        "--partial".as_ref(),
+        out_arg[0],
+        out_arg[1],
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let merged = read_json(&out.join("merged.json"));
+    assert_eq!(merged["merge"]["partial"], true);
+    assert_eq!(merged["merge"]["missing"], serde_json::json!([1]));
+    assert_eq!(merged["tests"][0]["valid"], false);
+
+    let (code, err) = merge(&[
+        shard(0).as_os_str(),
+        shard(0).as_os_str(),
+        out_arg[0],
+        out_arg[1],
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("both shard 0"), "{err}");
+
+    // Shard 1 of another plan: another seed.
+    let mut other = read_json(&shard(1));
+    other["seed"] = serde_json::json!(12);
+    let other_path = dir.path().join("other.json");
+    std::fs::write(&other_path, serde_json::to_vec(&other).unwrap()).unwrap();
+    let (code, err) = merge(&[
+        shard(0).as_os_str(),
+        other_path.as_os_str(),
+        out_arg[0],
+        out_arg[1],
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("not shards of one plan") && err.contains("seed"),
+        "{err}"
+    );
+
+    // A log of another run beside a report.
+    let (code, err) = merge(&[
+        shard(0).as_os_str(),
+        shard(1).as_os_str(),
+        dir.path().join("shard-1.hlog").as_os_str(),
+        dir.path().join("shard-0.hlog").as_os_str(),
+        out_arg[0],
+        out_arg[1],
+    ]);
+    assert_eq!(
+        code,
+        Some(0),
+        "logs pair with reports by the shard in their header: {err}"
+    );
+}
+
 mod timing {
     use super::*;
 
@@ -252,6 +440,25 @@ mod timing {
                 assert!(intended.abs_diff(4000) < 320, "poisson: {intended}");
             }
             assert_eq!(calls(&server, "get"), completed, "{arrival}");
+            // The merge of the directory: counts are the sum of the JSONs', and so are
+            // the merged log's intervals.
+            let out = dir.path().join("merged");
+            let (code, err) = merge(&[dir.path().as_os_str(), "--out".as_ref(), out.as_os_str()]);
+            assert_eq!(code, Some(0), "{err}");
+            let merged = read_json(&out.join("merged.json"));
+            let m = &merged["tests"][0];
+            assert_eq!(m["counts"]["intended"], intended);
+            assert_eq!(m["counts"]["completed"], completed);
+            assert_eq!(m["target_rate_per_sec"], 4000.0);
+            assert_eq!(m["latency"]["response"]["count"], completed);
+            let in_intervals: u64 = m["intervals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["completed"].as_u64().unwrap())
+                .sum();
+            assert_eq!(in_intervals, completed, "{arrival}");
+            assert_eq!(merged["merge"]["parts"].as_array().unwrap().len(), 2);
         }
     }
 }

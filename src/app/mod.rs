@@ -173,6 +173,7 @@ pub fn run(
         tests: Vec::new(),
         contrasts: Vec::new(),
         repeats: Vec::new(),
+        merge: None,
     };
     let to_stdout = |path: &Option<std::path::PathBuf>| path.as_deref().is_some_and(is_stdout);
     let (json_to_stdout, hlog_to_stdout) = (

@@ -30,6 +30,17 @@ use crate::cli;
 use crate::net::TlsError;
 use crate::workload::WorkloadError;
 
+/// `tailrate merge`, checked: the inputs are read when it runs.
+#[derive(Debug, Clone)]
+pub struct MergeConfig {
+    /// Files and directories as given.
+    pub inputs: Vec<PathBuf>,
+    /// Where merged.json and merged.hlog go.
+    pub out: PathBuf,
+    /// Merge with shards missing, marked partial.
+    pub partial: bool,
+}
+
 /// What the command line asks for, checked.
 #[derive(Debug, Clone)]
 pub enum Command {
@@ -43,6 +54,8 @@ pub enum Command {
     Plot(PlotConfig),
     /// Compare two reports or two servers (`tailrate compare`).
     Compare(Box<CompareConfig>),
+    /// Add shards' reports (`tailrate merge`).
+    Merge(MergeConfig),
     /// Print a shell completion script.
     Completions(clap_complete::Shell),
     /// Print the man page.
@@ -94,6 +107,15 @@ impl Command {
             Some(cli::Command::Compare(compare)) => {
                 Command::Compare(Box::new(CompareConfig::from_args(compare)?))
             }
+            Some(cli::Command::Merge(merge)) => {
+                refuse_stdout_dir(&merge.out)?;
+                sweep::check_out_dir(&merge.out)?;
+                Command::Merge(MergeConfig {
+                    inputs: merge.inputs.clone(),
+                    out: merge.out.clone(),
+                    partial: merge.partial,
+                })
+            }
             Some(cli::Command::Completions { shell }) => Command::Completions(*shell),
             Some(cli::Command::Man) => Command::Man,
             None => {
@@ -118,7 +140,9 @@ impl Command {
                 compare::Source::Live(live) => vec![&live.a, &live.b],
                 compare::Source::Files { .. } => Vec::new(),
             },
-            Command::Plot(_) | Command::Completions(_) | Command::Man => Vec::new(),
+            Command::Plot(_) | Command::Merge(_) | Command::Completions(_) | Command::Man => {
+                Vec::new()
+            }
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod csv;
 pub mod hlog;
 pub mod json;
 mod latency;
+pub mod merged;
 pub mod plot;
 pub mod repeats;
 pub mod server;
@@ -91,6 +92,9 @@ pub struct RunReport {
     /// `tests`, each with its `repeat`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repeats: Vec<repeats::RepeatSummary>,
+    /// A report of `tailrate merge`: its shards and each one's own figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<merged::MergeSummary>,
 }
 
 /// Facts about the server, where it answers; absent facts are noted, not fatal.
