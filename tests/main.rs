@@ -10,6 +10,7 @@ mod closed_loop;
 mod cluster;
 mod compare;
 mod confidence;
+mod deploy;
 mod errors;
 mod intervals;
 mod limits;

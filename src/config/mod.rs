@@ -78,7 +78,7 @@ pub struct PlotConfig {
 impl Command {
     /// Checks `args`; `stdin` is read only for `-x` (the last argument from stdin).
     pub fn from_args(args: &cli::Args, stdin: &mut dyn Read) -> Result<Self, ConfigError> {
-        Ok(match &args.subcommand {
+        let command = match &args.subcommand {
             Some(cli::Command::Sweep(sweep)) => {
                 refuse_stdout_dir(&sweep.out)?;
                 Command::Sweep(Box::new(SweepConfig::from_args(sweep)?))
@@ -126,7 +126,23 @@ impl Command {
                 };
                 Command::Run(Box::new(RunConfig::from_args(&args.run, stdin_arg)?))
             }
-        })
+        };
+        // Only a single run is split into shards so far: a sweep's, a search's or a
+        // comparison's steps would each need the shared clock.
+        if !matches!(command, Command::Run(_))
+            && command
+                .base_runs()
+                .iter()
+                .any(|r| r.plan.shard.is_split() || r.plan.start_at.is_some())
+        {
+            return Err(ConfigError::invalid(
+                "--shard",
+                "sweep, tune and compare do not run as shards (nor with --start-at); a single \
+                 run does (from --shard, JOB_COMPLETION_INDEX with --shards, or srun's \
+                 SLURM_PROCID)",
+            ));
+        }
+        Ok(command)
     }
 
     /// The runs every measurement of this command starts from (none for `plot`, a
