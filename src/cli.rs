@@ -10,7 +10,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use crate::drive::plan::{
-    MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_RUN, MAX_THREADS, MAX_TIMEOUT, MIN_TIME,
+    MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_RUN, MAX_SHARDS, MAX_THREADS, MAX_TIMEOUT,
+    MIN_TIME,
 };
 use crate::drive::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
 use crate::units::{count_in, duration_in, parse_count, rate_up_to};
@@ -55,6 +56,8 @@ pub enum Command {
     Compare(Box<CompareArgs>),
     /// Search --workers, --pipeline-size and --pipeline-delay for the highest closed-loop throughput on -c connections, in trials of --duration [default: 1s].
     Tune(Box<TuneArgs>),
+    /// Add the reports of a plan's shards (JSON, and their .hlog files) into one, exactly: histograms and counts added, every percentile and interval derived again.
+    Merge(MergeArgs),
     /// Print a shell completion script: `source <(tailrate completions bash)`.
     Completions {
         /// The shell to complete in.
@@ -235,6 +238,21 @@ pub struct PlotArgs {
     /// Text put before every chart's own title.
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
+}
+
+/// `tailrate merge`: see README, "Scale out".
+#[derive(Debug, Clone, clap::Args)]
+pub struct MergeArgs {
+    /// The shards' JSON reports (`--json`) and .hlog files (`--hdr-log`), or directories
+    /// holding them.
+    #[arg(required = true, value_name = "FILES_OR_DIRS")]
+    pub inputs: Vec<PathBuf>,
+    /// Directory for merged.json and merged.hlog (a directory, so never `-`).
+    #[arg(long, value_name = "DIR", required = true)]
+    pub out: PathBuf,
+    /// Merge even when shards are missing; the result is marked partial and names them.
+    #[arg(long)]
+    pub partial: bool,
 }
 
 /// Options of a single run: redis-benchmark's flags plus tailrate's own.
@@ -448,6 +466,33 @@ pub struct RunArgs {
     /// Open-loop arrival process.
     #[arg(help_heading = "Open loop", long, value_enum, default_value_t = ArrivalProcess::Poisson)]
     pub arrival: ArrivalProcess,
+
+    /// Run shard I of K of the plan (from 0): an open loop's arrivals at --rate are split
+    /// into K streams, -c and -n into K shares; `tailrate merge` adds the shards' reports.
+    /// Without it, the index and count come from the environment: JOB_COMPLETION_INDEX
+    /// with --shards (a Kubernetes Indexed Job), or SLURM_PROCID and SLURM_NTASKS (srun).
+    #[arg(
+        help_heading = "Scale out",
+        long,
+        value_name = "I/K",
+        allow_hyphen_values = true
+    )]
+    pub shard: Option<String>,
+    /// Shards of the plan when the index comes from JOB_COMPLETION_INDEX (or, under srun,
+    /// to check SLURM_NTASKS) [range: 1 to 10000].
+    #[arg(help_heading = "Scale out", long, value_name = "K", value_parser = count_in::<u32>(1, MAX_SHARDS as u64, "each shard's share of the plan must be worth a process"), allow_negative_numbers = true)]
+    pub shards: Option<u32>,
+    /// Start the test's schedule at this wall-clock instant: RFC 3339
+    /// (`2026-12-02T06:00:00Z`), Unix seconds (`1796191200`), or `+30s` for the next whole
+    /// 30 s of the clock, so shards started within a few seconds of each other agree; a
+    /// shard ready more than 1 s after it refuses to run.
+    #[arg(
+        help_heading = "Scale out",
+        long = "start-at",
+        value_name = "TIME",
+        allow_hyphen_values = true
+    )]
+    pub start_at: Option<String>,
     /// Requests sent before measuring starts (sent, not recorded) [range: 0s to 30days].
     #[arg(help_heading = "Open loop", long, value_parser = duration_in(Duration::ZERO, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
     pub warmup: Option<Duration>,

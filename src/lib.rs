@@ -5,6 +5,7 @@
 //! - [`cli`]: what the user typed (clap derive), redis-benchmark-compatible flags.
 //! - [`sweep`], [`tune`]: the commands of many runs: rate sweeps with the SLO capacity
 //!   search, and the search for the best `--workers` setting.
+//! - [`merge`]: `tailrate merge`, the shards of one plan added into one report.
 //! - [`app`]: orchestration: probe the server, measure each test, export.
 //! - [`progress`]: the live status line.
 //! - [`report`]: every report model (run, sweep, tune), the self-checks, the text, csv,
@@ -27,6 +28,7 @@ pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod drive;
+pub mod merge;
 pub mod net;
 pub mod output;
 pub mod progress;

@@ -66,6 +66,7 @@ fn main() -> ExitCode {
         Command::Tune(tune) => tailrate::tune::run(tune, command_line, &cancel, io),
         Command::Plot(plot) => tailrate::sweep::replot(plot, io.stdout).map(|()| Status::Completed),
         Command::Compare(compare) => tailrate::compare::run(compare, command_line, &cancel, io),
+        Command::Merge(merge) => tailrate::merge::run(merge, io.stdout).map(|()| Status::Completed),
         Command::Completions(shell) => {
             clap_complete::generate(*shell, &mut Args::command(), "tailrate", io.stdout);
             Ok(Status::Completed)
@@ -145,7 +146,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Input the user must fix (a report `compare` cannot read or compare): bad usage.
 fn is_bad_input(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.is::<tailrate::compare::InputError>())
+    e.chain()
+        .any(|c| c.is::<tailrate::compare::InputError>() || c.is::<tailrate::merge::MergeError>())
 }
 
 /// redis-cli's warning when a password is typed on the command line.

@@ -142,7 +142,7 @@ pub fn measure(
         &batches,
     );
     if let Some(view) = server {
-        report.add_server_view(view);
+        report.add_server_view(view, !config.plan.shard.is_split());
     }
     Ok((report, outcome.stopped_early))
 }

@@ -173,6 +173,7 @@ pub fn run(
         tests: Vec::new(),
         contrasts: Vec::new(),
         repeats: Vec::new(),
+        merge: None,
     };
     let to_stdout = |path: &Option<std::path::PathBuf>| path.as_deref().is_some_and(is_stdout);
     let (json_to_stdout, hlog_to_stdout) = (
@@ -195,10 +196,17 @@ pub fn run(
     }
     let started = SystemTime::now();
     let run_start = std::time::Instant::now();
+    // The shard's place in its plan, for `tailrate merge` to pair logs with reports.
+    let shard = config.plan.shard;
     let comment = format!(
-        "tailrate {} seed {}",
+        "tailrate {} seed {}{}",
         env!("CARGO_PKG_VERSION"),
-        config.plan.seed
+        config.plan.seed,
+        if shard.is_split() {
+            format!(" shard {}/{}", shard.index, shard.count)
+        } else {
+            String::new()
+        }
     );
     let mut no_report = std::io::sink();
     let (stdout, mut hlog): (&mut dyn Write, _) = match &config.output.hdr_log {

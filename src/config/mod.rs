@@ -11,6 +11,7 @@ pub mod compare;
 mod endpoint;
 pub mod redact;
 mod run;
+pub mod shard;
 pub mod sweep;
 pub mod tune;
 mod workers;
@@ -29,6 +30,17 @@ use crate::cli;
 use crate::net::TlsError;
 use crate::workload::WorkloadError;
 
+/// `tailrate merge`, checked: the inputs are read when it runs.
+#[derive(Debug, Clone)]
+pub struct MergeConfig {
+    /// Files and directories as given.
+    pub inputs: Vec<PathBuf>,
+    /// Where merged.json and merged.hlog go.
+    pub out: PathBuf,
+    /// Merge with shards missing, marked partial.
+    pub partial: bool,
+}
+
 /// What the command line asks for, checked.
 #[derive(Debug, Clone)]
 pub enum Command {
@@ -42,6 +54,8 @@ pub enum Command {
     Plot(PlotConfig),
     /// Compare two reports or two servers (`tailrate compare`).
     Compare(Box<CompareConfig>),
+    /// Add shards' reports (`tailrate merge`).
+    Merge(MergeConfig),
     /// Print a shell completion script.
     Completions(clap_complete::Shell),
     /// Print the man page.
@@ -64,7 +78,7 @@ pub struct PlotConfig {
 impl Command {
     /// Checks `args`; `stdin` is read only for `-x` (the last argument from stdin).
     pub fn from_args(args: &cli::Args, stdin: &mut dyn Read) -> Result<Self, ConfigError> {
-        Ok(match &args.subcommand {
+        let command = match &args.subcommand {
             Some(cli::Command::Sweep(sweep)) => {
                 refuse_stdout_dir(&sweep.out)?;
                 Command::Sweep(Box::new(SweepConfig::from_args(sweep)?))
@@ -93,6 +107,15 @@ impl Command {
             Some(cli::Command::Compare(compare)) => {
                 Command::Compare(Box::new(CompareConfig::from_args(compare)?))
             }
+            Some(cli::Command::Merge(merge)) => {
+                refuse_stdout_dir(&merge.out)?;
+                sweep::check_out_dir(&merge.out)?;
+                Command::Merge(MergeConfig {
+                    inputs: merge.inputs.clone(),
+                    out: merge.out.clone(),
+                    partial: merge.partial,
+                })
+            }
             Some(cli::Command::Completions { shell }) => Command::Completions(*shell),
             Some(cli::Command::Man) => Command::Man,
             None => {
@@ -103,7 +126,23 @@ impl Command {
                 };
                 Command::Run(Box::new(RunConfig::from_args(&args.run, stdin_arg)?))
             }
-        })
+        };
+        // Only a single run is split into shards so far: a sweep's, a search's or a
+        // comparison's steps would each need the shared clock.
+        if !matches!(command, Command::Run(_))
+            && command
+                .base_runs()
+                .iter()
+                .any(|r| r.plan.shard.is_split() || r.plan.start_at.is_some())
+        {
+            return Err(ConfigError::invalid(
+                "--shard",
+                "sweep, tune and compare do not run as shards (nor with --start-at); a single \
+                 run does (from --shard, JOB_COMPLETION_INDEX with --shards, or srun's \
+                 SLURM_PROCID)",
+            ));
+        }
+        Ok(command)
     }
 
     /// The runs every measurement of this command starts from (none for `plot`, a
@@ -117,7 +156,9 @@ impl Command {
                 compare::Source::Live(live) => vec![&live.a, &live.b],
                 compare::Source::Files { .. } => Vec::new(),
             },
-            Command::Plot(_) | Command::Completions(_) | Command::Man => Vec::new(),
+            Command::Plot(_) | Command::Merge(_) | Command::Completions(_) | Command::Man => {
+                Vec::new()
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::ConfigError;
 use super::endpoint::resolve_endpoint;
+use super::shard;
 use super::workers::workers_of;
 use super::workload::workload_spec;
 use crate::cli::RunArgs;
@@ -105,9 +106,14 @@ impl RunConfig {
         }
 
         let workers = workers_of(args)?;
+        let shard = shard::shard_of(args, &|name| std::env::var(name).ok())?;
+        let start_at = shard::start_at_of(args, std::time::SystemTime::now())?;
         let mode = match args.rate {
             Some(rate_per_sec) => {
                 check_rate_per_thread(args, rate_per_sec)?;
+                // This shard's share: its schedule is cut from the whole plan's (see
+                // `Shard::stream`), and its checks judge what it was to send.
+                let rate_per_sec = rate_per_sec / f64::from(shard.count);
                 if args.pipeline != 1 {
                     return Err(ConfigError::Conflict {
                         a: "--rate",
@@ -182,12 +188,33 @@ impl RunConfig {
             (None, Some(0), _) => {
                 return Err(ConfigError::invalid("-n", "need at least one request"));
             }
-            (None, Some(n), _) => Stop::Requests(n),
-            (None, None, Mode::Closed { .. }) => Stop::Requests(100_000),
+            (None, Some(n), _) if shard.share_of(n) == 0 => {
+                return Err(ConfigError::invalid(
+                    "-n",
+                    format!(
+                        "{n} requests cannot be split into {} shards: give -n at least {}",
+                        shard.count, shard.count
+                    ),
+                ));
+            }
+            (None, Some(n), _) => Stop::Requests(shard.share_of(n)),
+            (None, None, Mode::Closed { .. }) => Stop::Requests(shard.share_of(100_000)),
             (None, None, Mode::Open { .. }) => Stop::After(Duration::from_secs(10)),
         };
 
-        let seed = args.seed.unwrap_or_else(workload::fresh_seed);
+        check_shard(args, shard, start_at)?;
+        // Shards of one plan share its seed; a fresh one would make each its own plan.
+        let seed = match (args.seed, shard.is_split()) {
+            (Some(seed), _) => seed,
+            (None, true) => {
+                return Err(ConfigError::invalid(
+                    "--shard",
+                    "every shard of a plan needs the same --seed (each one's streams are \
+                     derived from it): give --seed",
+                ));
+            }
+            (None, false) => workload::fresh_seed(),
+        };
         let precision = args.precision.unwrap_or(3);
         if precision > 9 {
             return Err(ConfigError::invalid(
@@ -200,6 +227,16 @@ impl RunConfig {
         // Before building, which makes the values (up to 512 MiB).
         check_batch_bytes(args, &mode, &spec)?;
         let workload = workload::Workload::build(spec, seed)?;
+        if start_at.is_some() && workload.tests.len() != 1 {
+            return Err(ConfigError::invalid(
+                "--start-at",
+                format!(
+                    "it starts one test at one instant, and this run has {}: give one test \
+                     (-t NAME or a command)",
+                    workload.tests.len()
+                ),
+            ));
+        }
         // Last, as it touches the file system: every other flag is right by now.
         check_outputs(args)?;
 
@@ -209,8 +246,10 @@ impl RunConfig {
             mode,
             stop,
             warmup: args.warmup.unwrap_or_default(),
-            connections: args.clients,
-            threads: args.threads.min(args.clients),
+            connections: shard.share_of(args.clients as u64) as usize,
+            threads: args
+                .threads
+                .min(shard.share_of(args.clients as u64) as usize),
             reconnect_each_request: args.keepalive == 0,
             workload,
             seed,
@@ -222,6 +261,8 @@ impl RunConfig {
             },
             exit_on_error: args.exit_on_error,
             batch_latency: args.batch_latency,
+            shard,
+            start_at,
         };
         Ok(RunConfig {
             plan,
@@ -247,6 +288,43 @@ impl RunConfig {
     pub fn is_open_loop(&self) -> bool {
         self.plan.is_open_loop()
     }
+}
+
+/// Refuses what a shard cannot split or start together with the others: fewer
+/// connections than shards, `--workers` (its logical clients are not split), and with
+/// `--start-at` more than one test (only the first would start at the common instant).
+fn check_shard(
+    args: &RunArgs,
+    shard: crate::drive::Shard,
+    start_at: Option<std::time::SystemTime>,
+) -> Result<(), ConfigError> {
+    if shard.share_of(args.clients as u64) == 0 {
+        return Err(ConfigError::invalid(
+            "-c",
+            format!(
+                "{} connections cannot be split into {} shards: give -c at least {}",
+                args.clients, shard.count, shard.count
+            ),
+        ));
+    }
+    if shard.is_split() && args.workers.is_some() {
+        return Err(ConfigError::Conflict {
+            a: "--shard",
+            b: "--workers",
+            why: "the logical clients are not split between shards; use -c",
+        });
+    }
+    if start_at.is_some() {
+        let several = args.repeat > 1 || args.contrast || args.loop_forever || args.idle;
+        if several {
+            return Err(ConfigError::invalid(
+                "--start-at",
+                "it starts one test at one instant: give it without --repeat, --contrast, -l \
+                 or -I",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a rate above what the run's threads can plan ([`MAX_RATE_PER_THREAD`] each).

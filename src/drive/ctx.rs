@@ -21,7 +21,7 @@ use tokio::sync::Notify;
 use super::batch;
 use super::dispatch::Dispatch;
 use super::outcome::{ConnectionEvents, Interval, Outage, SendCounts};
-use super::plan::{Mode, Stop};
+use super::plan::{Mode, Shard, Stop};
 use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
 use super::shared::Shared;
@@ -49,6 +49,9 @@ pub(crate) struct ThreadPlan {
     pub exit_on_error: bool,
     pub batch_latency: bool,
     pub seed: u64,
+    /// The part of the plan this process runs: its threads' arrival streams are among
+    /// the whole plan's.
+    pub shard: Shard,
     /// Against a cluster: its layout at the start.
     pub cluster: Option<Arc<ClusterMap>>,
 }

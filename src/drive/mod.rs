@@ -44,7 +44,8 @@ pub use outcome::{
     ConnectionEvents, DriveError, Interval, MAX_OUTAGES, Outage, RunOutcome, SendCounts, ThreadCpu,
 };
 pub use plan::{
-    MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_SLOTS, MAX_THREADS, Mode, Plan, Stop, Workers,
+    MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_SHARDS, MAX_SLOTS, MAX_START_LATENESS,
+    MAX_THREADS, Mode, Plan, Shard, Stop, Workers,
 };
 pub use schedule::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
 pub use shared::Cancel;
@@ -89,10 +90,12 @@ pub fn run(
     let interval = BATCH;
     let gate = Arc::new(StartGate::new(threads));
     let (tx, rx) = mpsc::channel::<Interval>();
-    let started_at = SystemTime::now();
+    // With --start-at the test starts at that instant (the wait is the gate's).
+    let started_at = plan.start_at.unwrap_or_else(SystemTime::now);
     // The run's totals are the sum of its intervals: one recording path, added exactly.
     let mut totals = Recorder::new(test.commands.len());
 
+    let mut opened = Ok(None);
     let results: Vec<Result<ThreadOutcome, DriveError>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
         for index in 0..threads {
@@ -111,9 +114,13 @@ pub fn run(
                 exit_on_error: plan.exit_on_error,
                 batch_latency: plan.batch_latency,
                 cluster: cluster.cloned(),
+                // Per stream of the whole plan (see `Shard::stream`): each shard's keys
+                // and arrivals have seeds of their own, and one shard's are one
+                // process's.
                 seed: plan.seed
                     ^ ((test_index as u64) << 32)
-                    ^ (index as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
+                    ^ (plan.shard.stream(index) as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
+                shard: plan.shard,
             };
             let (shared, gate, tx) = (shared.clone(), gate.clone(), tx.clone());
             let dial = Dial {
@@ -129,7 +136,7 @@ pub fn run(
         }
         drop(tx);
         // Every thread connects first; the run starts for all at once, or not at all.
-        gate.open_when_ready();
+        opened = gate.open_when_ready(plan.start_at, cancel);
         for item in rx.iter() {
             totals.add(&item.record);
             on_interval(&item);
@@ -160,6 +167,7 @@ pub fn run(
             Err(e) => return Err(e),
         }
     }
+    let start_skew_ns = opened?;
     let stopped_early = shared.stopped_early();
     Ok(RunOutcome::merge(
         outcomes,
@@ -168,5 +176,6 @@ pub fn run(
         plan.is_open_loop(),
         started_at,
         stopped_early,
+        start_skew_ns,
     ))
 }

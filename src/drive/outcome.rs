@@ -70,6 +70,9 @@ pub struct RunOutcome {
     pub connections: ConnectionEvents,
     /// Warm-up requests written, per command (not in `record`; the server counts them).
     pub warmup_sent: Vec<u64>,
+    /// With `--start-at`: how long after the common start the threads were let go, in
+    /// nanoseconds (the lateness of the last wait, or of a start already past).
+    pub start_skew_ns: Option<i64>,
 }
 
 /// Most outages a run keeps; later ones are counted in [`ConnectionEvents::outages_left_out`].
@@ -181,6 +184,17 @@ pub enum DriveError {
     /// The tokio runtime or a thread could not start.
     #[error("could not start generator thread: {0}")]
     Runtime(std::io::Error),
+    /// `--start-at` had passed by more than a shard may be late when its connections were
+    /// ready: run now, its schedule would be skewed against the other shards'.
+    #[error(
+        "--start-at: this shard was ready {} after the start, more than the {} a shard may be late; nothing was sent: give a later --start-at",
+        humantime::format_duration(Duration::from_millis(late.as_millis() as u64)),
+        humantime::format_duration(super::plan::MAX_START_LATENESS)
+    )]
+    LateStart {
+        /// How late it was.
+        late: Duration,
+    },
 }
 
 impl RunOutcome {
@@ -194,6 +208,7 @@ impl RunOutcome {
         open_loop: bool,
         started_at: SystemTime,
         stopped_early: Option<String>,
+        start_skew_ns: Option<i64>,
     ) -> RunOutcome {
         let mut connections = ConnectionEvents::default();
         let mut in_flight_at_end = 0;
@@ -263,6 +278,7 @@ impl RunOutcome {
             stopped_early,
             connections,
             warmup_sent,
+            start_skew_ns,
         }
     }
 }

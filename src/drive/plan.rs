@@ -2,7 +2,7 @@
 //! when it stops, where it connects and what it sends. `config` builds a [`Plan`] from
 //! the flags; the cluster layout, found at run time, is passed beside it.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use super::schedule::{ArrivalProcess, Pacing};
 use crate::net::{Endpoint, Handshake};
@@ -33,6 +33,49 @@ pub const MAX_RUN: Duration = Duration::from_secs(30 * 24 * 3600);
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 /// The shortest run and timeout.
 pub const MIN_TIME: Duration = Duration::from_millis(1);
+/// Most shards of one plan (`--shard I/K`, `--shards K`).
+pub const MAX_SHARDS: u32 = 10_000;
+/// How late after `--start-at` a shard may still start. Later, its intended times would
+/// lie that far in the past at its first wake-up and every early request would carry
+/// the lateness as lag, so it refuses to run instead.
+pub const MAX_START_LATENESS: Duration = Duration::from_secs(1);
+
+/// Which part of one plan this process runs: shard `index` of `count` (0-based), each
+/// started by an engine (a Kubernetes Indexed Job, `srun`) with its index. Shard 0 of 1
+/// is the whole plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Shard {
+    /// This process's index, from 0.
+    pub index: u32,
+    /// Shards of the plan.
+    pub count: u32,
+}
+
+impl Shard {
+    /// The whole plan in one process.
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    /// Whether the plan is split at all.
+    pub fn is_split(self) -> bool {
+        self.count > 1
+    }
+
+    /// This shard's part of `total` things dealt round-robin (connections, requests):
+    /// shard `i` gets `i, i + K, i + 2K, ...`.
+    pub fn share_of(self, total: u64) -> u64 {
+        let (i, k) = (u64::from(self.index), u64::from(self.count.max(1)));
+        // Written so that `total` up to 2^64-1 (`-n`'s largest) cannot overflow.
+        total / k + u64::from(total % k > i)
+    }
+
+    /// The index of this shard's thread `thread` of `threads` among the whole plan's
+    /// `count * threads` arrival streams: thread `t` of shard `i` is stream `i + K t`, so
+    /// that with one shard the streams are the threads, and the streams of every shard
+    /// together interleave as one process's threads would.
+    pub fn stream(self, thread: usize) -> usize {
+        self.index as usize + self.count.max(1) as usize * thread
+    }
+}
 
 /// What the driver needs to run the tests of one command line.
 #[derive(Debug, Clone)]
@@ -67,6 +110,11 @@ pub struct Plan {
     pub exit_on_error: bool,
     /// redis-benchmark's batch latency with -P.
     pub batch_latency: bool,
+    /// The part of the plan this process runs; the connections, `-n` and an open loop's
+    /// rate above are already this shard's share.
+    pub shard: Shard,
+    /// `--start-at`: the wall-clock start of the first test.
+    pub start_at: Option<SystemTime>,
 }
 
 impl Plan {

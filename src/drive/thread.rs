@@ -7,7 +7,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::Notify;
 
@@ -15,10 +15,11 @@ use super::conn::connection_loop;
 use super::ctx::{Ctx, Dial, ThreadPlan};
 use super::dispatch::Dispatch;
 use super::outcome::{DriveError, Interval, SendCounts, ThreadCpu, ThreadOutcome};
-use super::plan::{Mode, Stop};
+use super::plan::{MAX_START_LATENESS, Mode, Stop};
 use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
 use super::scheduler::scheduler_loop;
+use super::shared::Cancel;
 use super::shared::Shared;
 use super::window::{IntervalClock, Latest, SendTimes};
 use crate::net::Connection;
@@ -82,22 +83,82 @@ impl StartGate {
         state.start
     }
 
-    /// Waits for every thread, then sets the start a little ahead so all begin together.
-    pub(crate) fn open_when_ready(&self) {
-        let Ok(mut state) = self.state.lock() else {
-            return;
-        };
-        while state.arrived < self.threads {
-            state = match self.changed.wait(state) {
-                Ok(s) => s,
-                Err(_) => return,
+    /// Waits for every thread, then sets the start: a little ahead so all begin together,
+    /// or at `start_at` by the wall clock (`--start-at`), waited for here. Returns how far
+    /// after its start the run was let go, in nanoseconds (positive: late), with
+    /// `start_at`; a run that would start more than [`MAX_START_LATENESS`] late, or is
+    /// interrupted while it waits, lets every thread go with no start.
+    pub(crate) fn open_when_ready(
+        &self,
+        start_at: Option<SystemTime>,
+        cancel: &Cancel,
+    ) -> Result<Option<i64>, DriveError> {
+        {
+            let Ok(mut state) = self.state.lock() else {
+                return Ok(None);
             };
+            while state.arrived < self.threads {
+                state = match self.changed.wait(state) {
+                    Ok(s) => s,
+                    Err(_) => return Ok(None),
+                };
+            }
         }
+        let (start, skew) = match start_at {
+            None => (Some(Instant::now() + Duration::from_millis(2)), Ok(None)),
+            Some(at) => match wall_clock_start(at, cancel) {
+                Ok(Some((start, skew_ns))) => (Some(start), Ok(Some(skew_ns))),
+                Ok(None) => (None, Ok(None)),
+                Err(late) => (None, Err(late)),
+            },
+        };
+        let Ok(mut state) = self.state.lock() else {
+            return skew;
+        };
         if !state.failed {
-            state.start = Some(Instant::now() + Duration::from_millis(2));
+            state.start = start;
         }
         state.opened = true;
         self.changed.notify_all();
+        skew
+    }
+}
+
+/// The monotonic instant of `at` on the wall clock, slept up to (in slices, so Ctrl+C is
+/// seen); `None` when interrupted first. The instant is mapped from the wall clock once,
+/// just before it, so the host's clock steps while waiting do not move it. Also returns
+/// how late the threads were let go (the last sleep's overshoot, or the lateness of a
+/// start already past), in nanoseconds.
+fn wall_clock_start(at: SystemTime, cancel: &Cancel) -> Result<Option<(Instant, i64)>, DriveError> {
+    const SLICE: Duration = Duration::from_millis(20);
+    loop {
+        if cancel.is_cancelled() {
+            return Ok(None);
+        }
+        let now = Instant::now();
+        match at.duration_since(SystemTime::now()) {
+            Ok(ahead) if ahead > SLICE => std::thread::sleep(ahead - SLICE),
+            Ok(ahead) => {
+                let start = now + ahead;
+                std::thread::sleep(ahead);
+                let skew = Instant::now().saturating_duration_since(start);
+                return Ok(Some((
+                    start,
+                    i64::try_from(skew.as_nanos()).unwrap_or(i64::MAX),
+                )));
+            }
+            Err(past) => {
+                let late = past.duration();
+                if late > MAX_START_LATENESS {
+                    return Err(DriveError::LateStart { late });
+                }
+                let start = now.checked_sub(late).unwrap_or(now);
+                return Ok(Some((
+                    start,
+                    i64::try_from(late.as_nanos()).unwrap_or(i64::MAX),
+                )));
+            }
+        }
     }
 }
 
@@ -191,13 +252,18 @@ async fn drive_thread(
             rate_per_sec,
             arrival,
             ..
-        } if end.is_some() => Some(Schedule::new(
-            arrival,
-            rate_per_sec,
-            plan.index,
-            plan.threads,
-            plan.seed,
-        )),
+        } if end.is_some() => {
+            // The rate is this shard's share; the schedule is cut from the whole plan's,
+            // as stream `shard.stream(index)` of `count * threads`.
+            let streams = plan.shard.count.max(1) as usize * plan.threads;
+            Some(Schedule::new(
+                arrival,
+                rate_per_sec * f64::from(plan.shard.count.max(1)),
+                plan.shard.stream(plan.index),
+                streams,
+                plan.seed,
+            ))
+        }
         _ => None,
     };
     let next_due = match (&schedule, end) {

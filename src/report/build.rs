@@ -121,6 +121,7 @@ impl TestReport {
             server: None,
             bottleneck: None,
             repeat: None,
+            start_skew_ns: outcome.start_skew_ns,
         }
         .judged()
     }
@@ -131,9 +132,11 @@ impl TestReport {
         self
     }
 
-    /// Adds the server's view of the test, and the check of its count against tailrate's.
-    pub fn add_server_view(&mut self, view: super::server::ServerView) {
-        if let Some(check) = checks::server_count(&view, &self.counts) {
+    /// Adds the server's view of the test, and the check of its count against tailrate's
+    /// when `own` (the server saw only this process's requests: a shard's server also
+    /// counts the other shards', so its count is judged on the merged result).
+    pub fn add_server_view(&mut self, view: super::server::ServerView, own: bool) {
+        if let Some(check) = checks::server_count(&view, &self.counts).filter(|_| own) {
             self.valid &= check.verdict != Verdict::Fail;
             self.checks.push(check);
         }

@@ -145,7 +145,7 @@ impl<'a> HlogWriter<'a> {
 }
 
 /// Tags may not hold commas or white space; keep letters, digits, `_`, `.`, `-`.
-fn sanitize(tag: &str) -> String {
+pub fn sanitize(tag: &str) -> String {
     let mut out: String = tag
         .chars()
         .map(|c| {

@@ -17,6 +17,7 @@ pub mod csv;
 pub mod hlog;
 pub mod json;
 mod latency;
+pub mod merged;
 pub mod plot;
 pub mod repeats;
 pub mod server;
@@ -91,6 +92,9 @@ pub struct RunReport {
     /// `tests`, each with its `repeat`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repeats: Vec<repeats::RepeatSummary>,
+    /// A report of `tailrate merge`: its shards and each one's own figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<merged::MergeSummary>,
 }
 
 /// Facts about the server, where it answers; absent facts are noted, not fatal.
@@ -156,6 +160,22 @@ pub struct Settings {
     /// `--pipeline-delay` in nanoseconds, with `--workers`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline_delay_ns: Option<u64>,
+    /// Which shard of one plan this run is (`--shard`, or the engine's index); absent for
+    /// a whole plan. `clients`, `requests` and the target rate above are its share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardSettings>,
+}
+
+/// A shard's place in its plan.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct ShardSettings {
+    /// Its index, from 0.
+    pub index: u32,
+    /// Shards of the plan.
+    pub count: u32,
+    /// `--start-at`: the common start, seconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at_unix_secs: Option<f64>,
 }
 
 impl Settings {
@@ -209,6 +229,17 @@ impl Settings {
                 .mode
                 .workers()
                 .map(|w| crate::record::nanos(w.pipeline_delay)),
+            shard: (config.plan.shard.is_split() || config.plan.start_at.is_some()).then(|| {
+                ShardSettings {
+                    index: config.plan.shard.index,
+                    count: config.plan.shard.count,
+                    start_at_unix_secs: config.plan.start_at.map(|at| {
+                        at.duration_since(std::time::UNIX_EPOCH)
+                            .unwrap_or_default()
+                            .as_secs_f64()
+                    }),
+                }
+            }),
         }
     }
 }
@@ -290,6 +321,10 @@ pub struct TestReport {
     /// With `--repeat`: which repeat this is, from 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
+    /// With `--start-at`: how long after the common start this process let its threads
+    /// go, in nanoseconds (the overshoot of its wait, or its lateness).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_skew_ns: Option<i64>,
 }
 
 fn is_zero(n: &u64) -> bool {

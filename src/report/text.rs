@@ -108,6 +108,23 @@ fn full(
         )?,
     }
     writeln!(out, "  {} parallel clients", s.clients)?;
+    if let Some(shard) = &s.shard {
+        write!(out, "  shard {} of {}", shard.index, shard.count)?;
+        if shard.count > 1 {
+            write!(
+                out,
+                " (numbers above and below are this shard's share; `tailrate merge` adds the shards)"
+            )?;
+        }
+        writeln!(out)?;
+        if let Some(skew) = test.start_skew_ns {
+            writeln!(
+                out,
+                "  start skew: {} msec after --start-at",
+                ms(skew as f64, precision)
+            )?;
+        }
+    }
     writeln!(out, "  {} bytes payload", s.data_size)?;
     writeln!(out, "  keep alive: {}", u8::from(s.keepalive))?;
     if let Some(save) = &report.header.server.save {

@@ -548,6 +548,7 @@ mod tests {
             server: None,
             bottleneck: None,
             repeat: None,
+            start_skew_ns: None,
         };
         let slo = Some(judge(&report, &[slo_p99_1ms()]));
         Measurement {
