@@ -27,6 +27,7 @@ mod feed;
 mod inflight;
 mod outcome;
 pub mod plan;
+mod refresh;
 mod reply;
 mod request;
 mod route;
@@ -34,6 +35,7 @@ pub mod schedule;
 mod scheduler;
 mod shared;
 mod thread;
+mod topology;
 mod window;
 
 use std::sync::Arc;
@@ -48,11 +50,13 @@ pub use plan::{
 };
 pub use schedule::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
 pub use shared::Cancel;
+pub use topology::{LayoutChange, LayoutHistory, MAX_LAYOUT_CHANGES};
 
 use ctx::{Dial, ThreadPlan};
 use outcome::ThreadOutcome;
 use shared::Shared;
 use thread::StartGate;
+use topology::Topology;
 
 use crate::net::cluster::ClusterMap;
 use crate::record::Recorder;
@@ -89,6 +93,7 @@ pub fn run(
     let interval = BATCH;
     let gate = Arc::new(StartGate::new(threads));
     let (tx, rx) = mpsc::channel::<Interval>();
+    let topology = cluster.map(|map| Arc::new(Topology::new(map, room_for_masters(map))));
     let started_at = SystemTime::now();
     // The run's totals are the sum of its intervals: one recording path, added exactly.
     let mut totals = Recorder::new(test.commands.len());
@@ -111,6 +116,8 @@ pub fn run(
                 exit_on_error: plan.exit_on_error,
                 batch_latency: plan.batch_latency,
                 cluster: cluster.cloned(),
+                topology: topology.clone(),
+                lost_server_wait: plan.lost_server_wait.unwrap_or(plan.connect_timeout),
                 seed: plan.seed
                     ^ ((test_index as u64) << 32)
                     ^ (index as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
@@ -161,12 +168,21 @@ pub fn run(
         }
     }
     let stopped_early = shared.stopped_early();
-    Ok(RunOutcome::merge(
+    let mut outcome = RunOutcome::merge(
         outcomes,
         totals,
         shared.window_start(),
         plan.is_open_loop(),
         started_at,
         stopped_early,
-    ))
+    );
+    outcome.layout = topology.map(|t| t.history());
+    Ok(outcome)
+}
+
+/// Places kept per client for a cluster's masters: those of the starting layout, as
+/// many again for replicas promoted in their place, and a few for masters added during
+/// the run. A place costs memory only; its connections open when it is first used.
+fn room_for_masters(map: &ClusterMap) -> usize {
+    (2 * map.nodes.len() + 4).min(usize::from(u16::MAX) - 1)
 }

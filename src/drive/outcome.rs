@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
+use super::topology::LayoutHistory;
 use crate::net::NetError;
 use crate::record::Recorder;
 
@@ -70,6 +71,9 @@ pub struct RunOutcome {
     pub connections: ConnectionEvents,
     /// Warm-up requests written, per command (not in `record`; the server counts them).
     pub warmup_sent: Vec<u64>,
+    /// Against a cluster: its masters (in the order of `record`'s per-node records) and
+    /// the layout's changes during the run.
+    pub layout: Option<LayoutHistory>,
 }
 
 /// Most outages a run keeps; later ones are counted in [`ConnectionEvents::outages_left_out`].
@@ -263,6 +267,7 @@ impl RunOutcome {
             stopped_early,
             connections,
             warmup_sent,
+            layout: None,
         }
     }
 }
