@@ -8,7 +8,8 @@
 //! batched by the policy in `batch`; in open loop a scheduler task per thread
 //! (`scheduler`) turns the schedule into requests with computed intended times and hands
 //! them to connections with room, or to a bounded backlog (`dispatch`); against a
-//! cluster, requests go to a connection of their key's master (`route`). Replies are
+//! cluster, requests go to a connection of their key's master (`route`), and a layout
+//! that changes during the run is read again (`refresh`) and shared (`topology`). Replies are
 //! taken in order (`inflight`, `reply`), and a request's times become the durations
 //! recorded in one place (`request`), into the thread's interval [`Recorder`]. The
 //! thread's interval clock (`window`) says which interval of the measured window those

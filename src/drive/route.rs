@@ -1,5 +1,7 @@
 //! Cluster routing inside one generator thread: which master each request goes to,
-//! the thread's copy of the slot map (a `MOVED` updates it), following `MOVED` and
+//! the thread's copy of the slot map (a `MOVED` and a layout read update it), the
+//! masters it knows and where they listen (one learned from a redirect gets a place
+//! numbered by the shared `topology`), following `MOVED` and
 //! `ASK` redirects, and the closed-loop clients whose requests are spread over one
 //! connection per master. Handing a request to a connection is left to the
 //! dispatcher, and claiming a closed-loop client's batch to its connection's feed.

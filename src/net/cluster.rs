@@ -1,5 +1,6 @@
-//! Redis Cluster: which master owns which hash slot, learned once from `CLUSTER SHARDS`
-//! (or `CLUSTER SLOTS` before Redis 7), the key-to-slot function with `{hash tag}`s,
+//! Redis Cluster: which master owns which hash slot, read from `CLUSTER SHARDS` (or
+//! `CLUSTER SLOTS` before Redis 7) at the start and again whenever the driver asks, the
+//! key-to-slot function with `{hash tag}`s,
 //! and the `MOVED`/`ASK` redirects a node answers with when a slot lives elsewhere.
 //!
 //! Pure data and parsing: discovery sends two commands over a [`Connection`] the caller
