@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::harness::cluster::RedisCluster;
-use crate::harness::{RedisServer, assert_success, run_tailrate, stderr_of};
+use crate::harness::{RedisServer, assert_success, run_tailrate, skip, stderr_of};
 
 fn report(path: &std::path::Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
@@ -418,6 +418,10 @@ fn assert_accounted(label: &str, c: &Value) {
     );
 }
 
+/// The latest a slot move may end, from the spawn of the 12 s run, for the new master's
+/// traffic to show.
+const LATEST_MOVE: Duration = Duration::from_millis(10_500);
+
 #[test]
 fn a_master_added_during_a_run_receives_traffic() {
     let mut cluster = RedisCluster::start_with(3, 0, 1, 5000);
@@ -435,7 +439,7 @@ fn a_master_added_during_a_run_receives_traffic() {
         "--rate",
         "2000",
         "--duration",
-        "7s",
+        "12s",
         "--warmup",
         "0s",
         "-c",
@@ -450,11 +454,22 @@ fn a_master_added_during_a_run_receives_traffic() {
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         run_tailrate(&refs)
     });
+    let spawned = Instant::now();
     std::thread::sleep(Duration::from_millis(1500));
     let added = cluster.add_node(0, 0);
-    // GETs of missing keys: the slots move with no keys, in a second or two.
-    cluster.reshard(0, added, 300);
+    // GETs of missing keys: the slots move with no keys, in a second or two (on a
+    // loaded host add-node and reshard took up to 8 s).
+    cluster.reshard(0, added, 50);
+    let moved_at = spawned.elapsed();
     let out = run.join().unwrap();
+    eprintln!("add-node and reshard done {moved_at:?} after the spawn");
+    if moved_at > LATEST_MOVE {
+        skip(
+            "cluster::a_master_added_during_a_run_receives_traffic",
+            &format!("add-node and reshard ended {moved_at:?} into the run, past {LATEST_MOVE:?}"),
+        );
+        return;
+    }
     assert_success(&out);
     let r = report(&json);
     let test = &r["tests"][0];
