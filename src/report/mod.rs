@@ -328,7 +328,7 @@ impl LayoutChangeReport {
     pub fn describe(&self) -> String {
         let from = match &self.from {
             Some(from) => format!(" from {from}"),
-            None => " no master served".into(),
+            None => " that no master served".into(),
         };
         format!(
             "layout changed at {:.2} s: {} took over {} slot{}{}",
@@ -542,5 +542,28 @@ mod tests {
         };
         assert!(c.balanced());
         assert!(!Counts { completed: 7, ..c }.balanced());
+    }
+
+    #[test]
+    fn a_layout_change_reads_as_one_line_naming_both_masters() {
+        let change = LayoutChangeReport {
+            at_secs: 2.031,
+            from: Some("127.0.0.1:7631".into()),
+            to: "127.0.0.1:7634".into(),
+            slots: 5461,
+        };
+        assert_eq!(
+            change.describe(),
+            "layout changed at 2.03 s: 127.0.0.1:7634 took over 5461 slots from 127.0.0.1:7631"
+        );
+        let unowned = LayoutChangeReport {
+            from: None,
+            slots: 1,
+            ..change
+        };
+        assert_eq!(
+            unowned.describe(),
+            "layout changed at 2.03 s: 127.0.0.1:7634 took over 1 slot that no master served"
+        );
     }
 }
