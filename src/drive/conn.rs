@@ -41,11 +41,10 @@ enum Event {
     Timeout,
 }
 
-/// Runs one connection until the run ends.
-/// A connection with none yet (`conn` is `None`: the place of a master learned during
+/// Runs one connection until the run ends. A connection with none yet (`conn` is `None`: the place of a master learned during
 /// the run) connects when its master is known.
 pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Option<Connection>) {
-    // Never connected yet: not a loss.
+    // `-k 0` closed the connection after its batch, or it never had one yet: not a loss.
     let mut closed_on_purpose = conn.is_none();
     let mut feed = Feed::new(&ctx, slot);
     let cap = ctx.plan.capacity();
@@ -57,7 +56,6 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Option<Conn
     let mut deferred: Vec<Deferred> =
         Vec::with_capacity(if ctx.plan.batch_latency { cap } else { 0 });
     let mut backoff = BACKOFF_START;
-    // `-k 0` closed the connection after its batch: not a loss.
     // How much of the connection's byte counts is in the records already (sent,
     // received). The bytes are windowed by the requests they carry, not by time: a write
     // counts when it carried a measured request, a read when the oldest request waiting
