@@ -526,6 +526,11 @@ pub struct RunArgs {
     /// Give up connecting after this long (Ctrl+C ends the wait at once) [range: 1ms to 1h].
     #[arg(help_heading = "Connection", long = "connect-timeout", value_parser = duration_in(MIN_TIME, MAX_TIMEOUT, false, "an hour"), allow_hyphen_values = true, default_value = "5s", value_name = "DURATION")]
     pub connect_timeout: Duration,
+    /// Closed loop: end the run when the server (against a cluster, a master whose slots
+    /// no other node took over) stays unreachable this long; the open loop waits out
+    /// any outage [default: the --connect-timeout] [range: 1ms to 30days].
+    #[arg(help_heading = "Connection", long = "lost-server-wait", value_parser = duration_in(MIN_TIME, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
+    pub lost_server_wait: Option<Duration>,
     /// Write the whole report as JSON to this file, rewritten after every test; `-` prints
     /// it on standard output when the run ends, instead of the text or CSV report.
     #[arg(help_heading = "Output", long, value_name = "FILE")]

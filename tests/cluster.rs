@@ -1,7 +1,8 @@
 //! Redis Cluster: requests are routed by key slot to every master, redirects are
-//! followed while slots migrate during a run (with no failed request), results come
-//! per node, and `--cluster` against a standalone server is a clear error. Each test
-//! starts its own cluster of three real masters (`redis-server --cluster-enabled yes`
+//! followed while slots migrate during a run (with no failed request), a master added,
+//! a failover and a killed master are followed (`timing`), results come per node, and
+//! `--cluster` against a standalone server is a clear error. Each test
+//! starts its own cluster of real nodes (`redis-server --cluster-enabled yes`
 //! joined by `redis-cli --cluster create`, ~2 s) and stops it when it ends: nextest
 //! runs every test in a process of its own, and a cluster kept in a `static` would
 //! never be dropped, so its servers would outlive the run.
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::harness::cluster::RedisCluster;
-use crate::harness::{RedisServer, assert_success, run_tailrate, stderr_of};
+use crate::harness::{RedisServer, assert_success, run_tailrate, skip, stderr_of};
 
 fn report(path: &std::path::Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
@@ -387,4 +388,313 @@ fn cluster_notes_tell_what_happens_with_backwards_and_partial_slot_ranges() {
         "{notes}"
     );
     assert!(!notes.contains("fail"), "no failure is foretold: {notes}");
+}
+
+/// Reads `sent`, `completed` of each node in a test's per-node results, by address.
+fn node_counts(test: &Value) -> std::collections::BTreeMap<String, (u64, u64)> {
+    test["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["node"].as_str().unwrap().to_string(),
+                (
+                    n["sent"].as_u64().unwrap(),
+                    n["completed"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Every intended request ended one way or another, or was still in flight.
+fn assert_accounted(label: &str, c: &Value) {
+    let n = |k: &str| c[k].as_u64().unwrap();
+    assert_eq!(
+        n("intended"),
+        n("completed") + n("errors") + n("timeouts") + n("not_sent") + n("in_flight_at_end"),
+        "{label}: {c}"
+    );
+}
+
+/// The latest a slot move may end, from the spawn of the 12 s run, for the new master's
+/// traffic to show.
+const LATEST_MOVE: Duration = Duration::from_millis(10_500);
+
+#[test]
+fn a_master_added_during_a_run_receives_traffic() {
+    let mut cluster = RedisCluster::start_with(3, 0, 1, 5000);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let port = cluster.nodes[0].port().to_string();
+    let args: Vec<String> = [
+        "-p",
+        &port,
+        "--cluster",
+        "-t",
+        "get",
+        "-r",
+        "100000",
+        "--rate",
+        "2000",
+        "--duration",
+        "12s",
+        "--warmup",
+        "0s",
+        "-c",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let run = std::thread::spawn(move || {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_tailrate(&refs)
+    });
+    let spawned = Instant::now();
+    std::thread::sleep(Duration::from_millis(1500));
+    let added = cluster.add_node(0, 0);
+    // GETs of missing keys: the slots move with no keys, in a second or two (on a
+    // loaded host add-node and reshard took up to 8 s).
+    cluster.reshard(0, added, 50);
+    let moved_at = spawned.elapsed();
+    let out = run.join().unwrap();
+    eprintln!("add-node and reshard done {moved_at:?} after the spawn");
+    if moved_at > LATEST_MOVE {
+        skip(
+            "cluster::a_master_added_during_a_run_receives_traffic",
+            &format!("add-node and reshard ended {moved_at:?} into the run, past {LATEST_MOVE:?}"),
+        );
+        return;
+    }
+    assert_success(&out);
+    let r = report(&json);
+    let test = &r["tests"][0];
+    let c = &test["counts"];
+    assert_accounted("add-node", c);
+    assert_eq!(
+        (c["errors"].as_u64(), c["not_sent"].as_u64()),
+        (Some(0), Some(0)),
+        "{c}"
+    );
+    let new_addr = cluster.nodes[added].addr();
+    let nodes = node_counts(test);
+    let (sent, completed) = nodes.get(&new_addr).copied().unwrap_or_default();
+    assert!(
+        sent > 0 && completed > 0,
+        "the added master {new_addr} got no traffic: {nodes:?}"
+    );
+    let changes = test["layout_changes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        changes.iter().any(|ch| ch["to"] == new_addr.as_str()),
+        "the slots' move to {new_addr} is reported: {changes:?}"
+    );
+    // What the servers executed is what tailrate says completed, node by node.
+    for server in &cluster.nodes {
+        let calls = server.commandstats().get("get").copied().unwrap_or(0);
+        let (_, completed) = nodes.get(&server.addr()).copied().unwrap_or_default();
+        assert_eq!(
+            calls,
+            completed,
+            "{}: server calls against tailrate's",
+            server.addr()
+        );
+    }
+}
+
+mod timing {
+    //! A failover and a killed master under an open and a closed loop: the run goes
+    //! on, the redirects are followed, every slot reaches its new master, and the
+    //! servers executed what tailrate says completed.
+
+    use std::time::{Duration, Instant};
+
+    use super::{assert_accounted, node_counts, report};
+    use crate::harness::cluster::RedisCluster;
+    use crate::harness::{assert_success, run_tailrate, skip};
+
+    /// How long a replica may take to take over from a killed master with a 1 s node
+    /// timeout (about 2 s measured here); past this the test cannot check and skips.
+    const PROMOTION_LIMIT: Duration = Duration::from_secs(8);
+    /// How long after a promotion tailrate may take to report the new master: one
+    /// layout read every 100 ms while a master is unreachable, plus a loaded host's
+    /// stalls (measured under 0.5 s).
+    const FOLLOW_LIMIT_SECS: f64 = 2.5;
+    /// The latest promotion, from the run's spawn, that leaves the 9 s run time to send
+    /// the new master traffic.
+    const LATEST_PROMOTION: Duration = Duration::from_millis(7500);
+
+    #[test]
+    fn a_failover_then_a_killed_master_are_followed_by_the_open_and_the_closed_loop() {
+        let name = "cluster::timing::a_failover_then_a_killed_master_are_followed_by_the_open_and_the_closed_loop";
+        let mut cluster = RedisCluster::start_with(3, 1, 0, 1000);
+        let dir = tempfile::tempdir().unwrap();
+        let loops: [(&str, &[&str]); 2] = [
+            ("open", &["--rate", "2000", "--warmup", "0s", "-c", "2"]),
+            ("closed", &["-c", "2", "--lost-server-wait", "20s"]),
+        ];
+        for (mode, flags) in loops {
+            // Two shards that still have a replica: one fails over, the other loses its
+            // master.
+            let masters: Vec<usize> = (0..cluster.nodes.len())
+                .filter(|&i| cluster.is_master(i))
+                .collect();
+            let shards: Vec<(usize, usize)> = masters
+                .into_iter()
+                .filter_map(|m| Some((m, cluster.replica_of(m)?)))
+                .collect();
+            assert!(
+                shards.len() >= 2,
+                "{mode}: shards with replicas: {shards:?}"
+            );
+            let ((a_master, a_replica), (b_master, b_replica)) = (shards[0], shards[1]);
+            for n in cluster.nodes.iter().filter(|n| n.child_running()) {
+                n.reset_stats();
+            }
+            let json = dir.path().join(format!("{mode}.json"));
+            let port = cluster.nodes[a_master].port().to_string();
+            let mut args: Vec<String> = [
+                "-p",
+                &port,
+                "--cluster",
+                "-t",
+                "get",
+                "-r",
+                "100000",
+                "--duration",
+                "9s",
+                "--json",
+                json.to_str().unwrap(),
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            args.extend(flags.iter().map(|s| s.to_string()));
+            let spawned = Instant::now();
+            let run = std::thread::spawn(move || {
+                let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                run_tailrate(&refs)
+            });
+            std::thread::sleep(Duration::from_millis(1500));
+            cluster.nodes[a_replica].cmd(&["CLUSTER", "FAILOVER"]);
+            let failed_over = cluster.wait_master(a_replica, PROMOTION_LIMIT);
+            std::thread::sleep(Duration::from_millis(3500).saturating_sub(spawned.elapsed()));
+            // A killed master's last counts are read just before it dies; it answers a
+            // few more requests after.
+            let killed_addr = cluster.nodes[b_master].addr();
+            let before_kill = cluster.nodes[b_master]
+                .commandstats()
+                .get("get")
+                .copied()
+                .unwrap_or(0);
+            cluster.nodes[b_master].kill();
+            let promoted = cluster.wait_master(b_replica, PROMOTION_LIMIT);
+            let promoted_at = spawned.elapsed();
+            let out = run.join().unwrap();
+            // A promotion that leaves under 1.5 s of the 9 s run cannot show the new
+            // master's traffic.
+            let (Some(_), Some(_), true) = (failed_over, promoted, promoted_at < LATEST_PROMOTION)
+            else {
+                skip(
+                    name,
+                    &format!(
+                        "{mode}: no promotion within {PROMOTION_LIMIT:?} (failover {failed_over:?}, after the kill {promoted:?})"
+                    ),
+                );
+                return;
+            };
+            let text = assert_success(&out);
+            let r = report(&json);
+            let test = &r["tests"][0];
+            let c = &test["counts"];
+            let label = format!("{mode}: {c}");
+            assert_accounted(&label, c);
+            assert!(c["completed"].as_u64().unwrap() > 1000, "{label}");
+            assert!(
+                c["redirects"].as_u64().unwrap() > 0,
+                "{label}: the failover redirected"
+            );
+            // While the cluster misses a master it answers CLUSTERDOWN, and requests in
+            // flight on the killed master fail with their connection; redirects are
+            // never errors.
+            for (kind, _) in c["errors_by_kind"].as_object().unwrap() {
+                assert!(
+                    kind == "CLUSTERDOWN" || kind.starts_with("connection_"),
+                    "{label}: error kind {kind}"
+                );
+            }
+            if mode == "open" {
+                assert_eq!(
+                    c["not_sent"], 0,
+                    "{label}: the killed master's arrivals moved on"
+                );
+            }
+            let a = (
+                cluster.nodes[a_master].addr(),
+                cluster.nodes[a_replica].addr(),
+            );
+            let b = (killed_addr.clone(), cluster.nodes[b_replica].addr());
+            let changes = test["layout_changes"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let change_to = |(from, to): &(String, String)| {
+                changes
+                    .iter()
+                    .find(|ch| ch["from"] == from.as_str() && ch["to"] == to.as_str())
+                    .and_then(|ch| ch["at_secs"].as_f64())
+            };
+            let a_at = change_to(&a);
+            let b_at = change_to(&b);
+            eprintln!(
+                "{mode}: failover seen at {a_at:?} s, kill's promotion at {:.2} s after spawn, seen at {b_at:?} s",
+                promoted_at.as_secs_f64()
+            );
+            assert!(a_at.is_some() && b_at.is_some(), "{mode}: {changes:?}");
+            // Times in the report count from tailrate's start, after the spawn.
+            assert!(
+                b_at.unwrap() <= promoted_at.as_secs_f64() + FOLLOW_LIMIT_SECS,
+                "{mode}: the promotion at {promoted_at:?} was seen at {b_at:?} s"
+            );
+            assert!(text.contains("layout changed at "), "{text}");
+            let nodes = node_counts(test);
+            for new_master in [&a.1, &b.1] {
+                let (sent, completed) = nodes.get(new_master).copied().unwrap_or_default();
+                assert!(
+                    sent > 0 && completed > 0,
+                    "{mode}: the new master {new_master} got no traffic: {nodes:?}"
+                );
+            }
+            // Every node alive executed exactly what tailrate says it completed there;
+            // the killed one at least what it had executed before it died.
+            let mut total = 0;
+            for server in cluster.nodes.iter().filter(|n| n.child_running()) {
+                let calls = server.commandstats().get("get").copied().unwrap_or(0);
+                let (_, completed) = nodes.get(&server.addr()).copied().unwrap_or_default();
+                assert_eq!(
+                    calls,
+                    completed,
+                    "{mode}: {} calls against completed",
+                    server.addr()
+                );
+                total += completed;
+            }
+            let (_, killed_completed) = nodes.get(&killed_addr).copied().unwrap_or_default();
+            assert!(
+                killed_completed >= before_kill,
+                "{mode}: {killed_completed} < {before_kill}"
+            );
+            assert_eq!(
+                total + killed_completed,
+                c["completed"].as_u64().unwrap(),
+                "{mode}"
+            );
+        }
+    }
 }

@@ -255,6 +255,7 @@ impl RunConfig {
             seed,
             timeout: args.timeout,
             connect_timeout: args.connect_timeout,
+            lost_server_wait: args.lost_server_wait,
             limits: Limits {
                 max_bulk_bytes: args.max_reply_bytes,
                 ..Limits::default()

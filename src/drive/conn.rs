@@ -30,6 +30,9 @@ use crate::record::nanos;
 const BACKOFF_START: Duration = Duration::from_millis(10);
 /// Longest delay between reconnect attempts.
 const BACKOFF_MAX: Duration = Duration::from_secs(1);
+/// How often the place of a master not known yet looks again (it is also woken when its
+/// master is learned).
+const UNKNOWN_NODE_POLL: Duration = Duration::from_millis(250);
 
 /// What woke the loop while it waited.
 enum Event {
@@ -38,9 +41,11 @@ enum Event {
     Timeout,
 }
 
-/// Runs one connection until the run ends.
-pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection) {
-    let mut conn = Some(conn);
+/// Runs one connection until the run ends. A connection with none yet (`conn` is `None`: the place of a master learned during
+/// the run) connects when its master is known.
+pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Option<Connection>) {
+    // `-k 0` closed the connection after its batch, or it never had one yet: not a loss.
+    let mut closed_on_purpose = conn.is_none();
     let mut feed = Feed::new(&ctx, slot);
     let cap = ctx.plan.capacity();
     let limiter = ctx.shared.limiter.as_ref();
@@ -51,14 +56,13 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
     let mut deferred: Vec<Deferred> =
         Vec::with_capacity(if ctx.plan.batch_latency { cap } else { 0 });
     let mut backoff = BACKOFF_START;
-    // `-k 0` closed the connection after its batch: not a loss.
-    let mut closed_on_purpose = false;
     // How much of the connection's byte counts is in the records already (sent,
     // received). The bytes are windowed by the requests they carry, not by time: a write
     // counts when it carried a measured request, a read when the oldest request waiting
     // for it was measured, so warm-up's bytes stay out (a read that answers the last
     // warm-up requests and the first measured ones counts whole).
     let mut counted = (0u64, 0u64);
+    let mut conn = conn;
 
     loop {
         let Some(c) = conn.as_mut() else {
@@ -78,7 +82,12 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
             // Boxed: connecting (and a TLS handshake) is the largest state this loop
             // awaits, and inline it would size every connection's task for it, though
             // most of it is never touched after the start (see bench/).
-            match Box::pin(ctx.dial.open(ctx.endpoint_of(slot))).await {
+            let Some(endpoint) = ctx.endpoint_of(slot) else {
+                // A master not known yet: woken when work is handed to it.
+                let _ = tokio::time::timeout(UNKNOWN_NODE_POLL, ctx.wake[slot].notified()).await;
+                continue;
+            };
+            match Box::pin(ctx.dial.open(&endpoint)).await {
                 Ok(fresh) => {
                     conn = Some(fresh);
                     counted = (0, 0);
@@ -89,8 +98,11 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
                 }
                 Err(e) => {
                     let since_down = ctx.connect_failed(slot, Instant::now(), &e);
+                    // A cluster master whose slots others took over is waited for no
+                    // longer: nothing is routed to it.
                     if feed.gives_up_when_unreachable()
-                        && since_down.elapsed() > ctx.dial.connect_timeout
+                        && since_down.elapsed() > ctx.plan.lost_server_wait
+                        && !ctx.serves_nothing(slot)
                     {
                         // The outage is closed at the run's end (`Ctx::end_outages`).
                         ctx.shared.stop(format!("lost the server: {e}"));
@@ -106,7 +118,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Connection)
         // A rate-capped closed loop waits for the limiter before each batch; the wait is
         // not timed (that is what such tools do, and what the comparison shows).
         if let Some(limiter) = limiter
-            && feed.batch_due(&ctx, &fifo)
+            && feed.batch_due(&ctx, slot, &fifo)
         {
             cold_path();
             let n = std::num::NonZeroU32::new(cap as u32).unwrap_or(std::num::NonZeroU32::MIN);

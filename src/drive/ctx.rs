@@ -25,6 +25,7 @@ use super::plan::{Mode, Shard, Stop};
 use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
 use super::shared::Shared;
+use super::topology::Topology;
 use super::window::{IntervalClock, Latest, SendTimes};
 use crate::net::cluster::ClusterMap;
 use crate::net::{Connection, Endpoint, Handshake, NetError};
@@ -54,6 +55,10 @@ pub(crate) struct ThreadPlan {
     pub shard: Shard,
     /// Against a cluster: its layout at the start.
     pub cluster: Option<Arc<ClusterMap>>,
+    /// Against a cluster: what every thread learns of its layout during the run.
+    pub topology: Option<Arc<Topology>>,
+    /// Closed loop: how long the server may stay unreachable before the run gives up.
+    pub lost_server_wait: Duration,
 }
 
 impl ThreadPlan {
@@ -156,12 +161,31 @@ pub(crate) struct Down {
 }
 
 impl Ctx {
-    /// Where connection `slot` connects (its master, against a cluster).
-    pub(crate) fn endpoint_of(&self, slot: usize) -> &Endpoint {
+    /// Where connection `slot` connects (its master, against a cluster); `None` for the
+    /// place of a master not known yet.
+    pub(crate) fn endpoint_of(&self, slot: usize) -> Option<Endpoint> {
         match &self.cluster {
-            Some(cluster) => &cluster.endpoints[slot % cluster.len()],
-            None => &self.dial.endpoint,
+            Some(cluster) => cluster.endpoint(slot % cluster.len()),
+            None => Some(self.dial.endpoint.clone()),
         }
+    }
+
+    /// Against a cluster: connection `slot`'s master serves no slot by this thread's map
+    /// (it failed and another took over, or it was never a master here), so nothing
+    /// waits for it to come back.
+    pub(crate) fn serves_nothing(&self, slot: usize) -> bool {
+        self.cluster
+            .as_ref()
+            .is_some_and(|c| !c.serves_slots(slot % c.len()))
+    }
+
+    /// Closed loop against a cluster: the connection that claims client `group`'s
+    /// batches, its first that is up (a client whose first master failed goes on
+    /// through another).
+    pub(crate) fn lead_of(&self, group: usize) -> Option<usize> {
+        let nodes = self.cluster.as_ref()?.len();
+        let dispatch = self.dispatch.borrow();
+        (group * nodes..(group + 1) * nodes).find(|&s| dispatch.slots[s].up)
     }
 
     /// Connection `slot` was lost to a failure (a close, a reset, a timeout) at `now`.

@@ -54,7 +54,8 @@ impl Dispatch {
         Dispatch {
             slots: (0..connections)
                 .map(|_| Slot {
-                    pending: VecDeque::with_capacity(cap),
+                    // Grown on first use: against a cluster most places may never be.
+                    pending: VecDeque::new(),
                     load: 0,
                     up: true,
                 })
@@ -171,18 +172,81 @@ impl Dispatch {
         self.backlog.iter().map(VecDeque::len).sum()
     }
 
-    /// The run is over: every request never written counts as not sent.
-    pub(crate) fn abandon(&mut self, rec: &mut Recorder) {
+    /// `slot` has no connection yet (the place of a master not known yet): it takes no
+    /// work until it connects.
+    pub(crate) fn not_connected(&mut self, slot: usize) {
+        self.slots[slot].up = false;
+    }
+
+    /// The layout changed: every request waiting for a connection that `node_of` now
+    /// routes elsewhere moves there (open loop: from the node's backlog, offered to the
+    /// new node; closed loop: from a connection that is down, to its client's
+    /// connection of the new node). Requests already handed to a connection that is up
+    /// stay: if they reach the old node, its redirect brings them over. Returns how
+    /// many redirected requests found no room and were counted as not sent (they had
+    /// been counted in flight).
+    pub(crate) fn reroute(
+        &mut self,
+        mut node_of: impl FnMut(&Request) -> usize,
+        rec: &mut Recorder,
+    ) -> u64 {
+        let mut moved = Vec::new();
+        if self.keep_pending {
+            for s in 0..self.slots.len() {
+                if self.slots[s].up || self.slots[s].pending.is_empty() {
+                    continue;
+                }
+                let (client, node) = (s / self.nodes, s % self.nodes);
+                let pending = std::mem::take(&mut self.slots[s].pending);
+                for request in pending {
+                    match node_of(&request) {
+                        to if to == node || to >= self.nodes => {
+                            self.slots[s].pending.push_back(request);
+                        }
+                        to => moved.push((client * self.nodes + to, request)),
+                    }
+                }
+                self.slots[s].load = self.slots[s].pending.len();
+            }
+            for (slot, request) in moved {
+                self.push_to(slot, request);
+            }
+            return 0;
+        }
+        for node in 0..self.nodes {
+            let backlog = std::mem::take(&mut self.backlog[node]);
+            for request in backlog {
+                match node_of(&request) {
+                    to if to == node || to >= self.nodes => self.backlog[node].push_back(request),
+                    to => moved.push((to, request)),
+                }
+            }
+        }
+        let mut dropped = 0;
+        for (to, request) in moved {
+            if !self.offer(request, to, rec) && request.measured && request.retry {
+                dropped += 1;
+            }
+        }
+        dropped
+    }
+
+    /// The run is over: every request never written counts as not sent. Returns how
+    /// many of them were measured redirects, which had been counted in flight.
+    pub(crate) fn abandon(&mut self, rec: &mut Recorder) -> u64 {
         let unsent = self
             .backlog
             .iter_mut()
             .flat_map(|b| b.drain(..))
             .chain(self.slots.iter_mut().flat_map(|s| s.pending.drain(..)));
+        let mut redirected = 0;
         for request in unsent {
             if request.measured {
                 rec.commands[request.command as usize].not_sent += 1;
+                redirected += u64::from(request.retry);
             }
         }
+        redirected
     }
 }
 
@@ -278,6 +342,49 @@ mod tests {
             1,
             "the node's backlog drains into the node's connection"
         );
+    }
+
+    #[test]
+    fn a_layout_change_moves_waiting_requests_to_their_new_node() {
+        // One client over two nodes; node 0 is down, its arrivals wait in its backlog.
+        let mut d = Dispatch::new(2, 2, 4, 10, false);
+        let mut rec = Recorder::new(1);
+        d.slot_down(0);
+        d.offer(request(true), 0, &mut rec);
+        d.offer(request(true), 0, &mut rec);
+        assert_eq!(d.backlog_len(), 2);
+        let dropped = d.reroute(|_| 1, &mut rec);
+        assert_eq!(
+            (dropped, d.backlog_len(), d.slots[1].pending.len()),
+            (0, 0, 2)
+        );
+    }
+
+    #[test]
+    fn a_layout_change_moves_a_closed_loop_clients_requests_off_a_down_connection() {
+        let mut d = Dispatch::new(4, 2, 4, 0, true);
+        let mut rec = Recorder::new(1);
+        d.push_to(2, request(true));
+        d.slot_down(2);
+        d.reroute(|_| 1, &mut rec);
+        assert_eq!(
+            (d.slots[2].pending.len(), d.slots[3].pending.len()),
+            (0, 1),
+            "client 1's request goes to client 1's connection of node 1"
+        );
+    }
+
+    #[test]
+    fn abandoned_redirects_are_reported_so_they_leave_the_in_flight_count() {
+        let mut d = Dispatch::new(1, 1, 1, 10, false);
+        let mut rec = Recorder::new(1);
+        d.slot_down(0);
+        let mut retry = request(true);
+        retry.retry = true;
+        d.offer(retry, 0, &mut rec);
+        d.offer(request(true), 0, &mut rec);
+        assert_eq!(d.abandon(&mut rec), 1);
+        assert_eq!(rec.commands[0].not_sent, 2);
     }
 
     #[test]

@@ -38,11 +38,12 @@ pub(crate) enum Feed<'a> {
         max_inflight: usize,
         cluster: Option<&'a Cluster>,
     },
-    /// Writes what its client's batches and redirects handed it; `lead` is the client
-    /// whose batches this connection claims (its first connection's), if any.
+    /// Writes what its client's batches and redirects handed it; the client's lead
+    /// connection (its first that is up, `Ctx::lead_of`) also claims client `group`'s
+    /// batches.
     Routed {
         cluster: &'a Cluster,
-        lead: Option<usize>,
+        group: usize,
         pipeline: usize,
     },
 }
@@ -70,9 +71,7 @@ impl<'a> Feed<'a> {
             },
             (Mode::Closed { pipeline, .. }, Some(cluster)) => Feed::Routed {
                 cluster,
-                lead: slot
-                    .is_multiple_of(cluster.len())
-                    .then(|| slot / cluster.len()),
+                group: slot / cluster.len(),
                 pipeline: *pipeline as usize,
             },
             (
@@ -95,13 +94,15 @@ impl<'a> Feed<'a> {
 
     /// Whether a closed-loop batch is due, the moment a rate cap's limiter is asked:
     /// this connection's last batch is answered, or against a cluster its client's.
-    pub(crate) fn batch_due(&self, ctx: &Ctx, fifo: &InFlightQueue) -> bool {
+    pub(crate) fn batch_due(&self, ctx: &Ctx, slot: usize, fifo: &InFlightQueue) -> bool {
         match self {
             Feed::Closed { .. } | Feed::Workers { .. } => fifo.is_empty(),
             Feed::Open { .. } => false,
-            Feed::Routed { cluster, lead, .. } => lead.is_some_and(|group| {
-                cluster.outstanding[group].get() == 0 && !ctx.sending_done.get()
-            }),
+            Feed::Routed { cluster, group, .. } => {
+                cluster.outstanding[*group].get() == 0
+                    && !ctx.sending_done.get()
+                    && ctx.lead_of(*group).is_some_and(|lead| lead == slot)
+            }
         }
     }
 
@@ -137,11 +138,12 @@ impl<'a> Feed<'a> {
             }
             Feed::Routed {
                 cluster,
-                lead,
+                group,
                 pipeline,
             } => {
                 cold_path();
-                if let Some(group) = *lead {
+                let group = *group;
+                if ctx.lead_of(group) == Some(slot) {
                     if route_batch(ctx, cluster, group, *pipeline) > 0 {
                         ctx.wake_given();
                     } else {
@@ -240,7 +242,7 @@ impl<'a> Feed<'a> {
     }
 
     /// A closed loop has no schedule to keep: it gives up once the server has been
-    /// unreachable for longer than the connect timeout. An open loop keeps trying.
+    /// unreachable for longer than `--lost-server-wait`. An open loop keeps trying.
     pub(crate) fn gives_up_when_unreachable(&self) -> bool {
         !matches!(self, Feed::Open { .. })
     }

@@ -8,7 +8,8 @@
 //! batched by the policy in `batch`; in open loop a scheduler task per thread
 //! (`scheduler`) turns the schedule into requests with computed intended times and hands
 //! them to connections with room, or to a bounded backlog (`dispatch`); against a
-//! cluster, requests go to a connection of their key's master (`route`). Replies are
+//! cluster, requests go to a connection of their key's master (`route`), and a layout
+//! that changes during the run is read again (`refresh`) and shared (`topology`). Replies are
 //! taken in order (`inflight`, `reply`), and a request's times become the durations
 //! recorded in one place (`request`), into the thread's interval [`Recorder`]. The
 //! thread's interval clock (`window`) says which interval of the measured window those
@@ -27,6 +28,7 @@ mod feed;
 mod inflight;
 mod outcome;
 pub mod plan;
+mod refresh;
 mod reply;
 mod request;
 mod route;
@@ -34,6 +36,7 @@ pub mod schedule;
 mod scheduler;
 mod shared;
 mod thread;
+mod topology;
 mod window;
 
 use std::sync::Arc;
@@ -49,11 +52,13 @@ pub use plan::{
 };
 pub use schedule::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
 pub use shared::Cancel;
+pub use topology::{LayoutChange, LayoutHistory, MAX_LAYOUT_CHANGES};
 
 use ctx::{Dial, ThreadPlan};
 use outcome::ThreadOutcome;
 use shared::Shared;
 use thread::StartGate;
+use topology::Topology;
 
 use crate::net::cluster::ClusterMap;
 use crate::record::Recorder;
@@ -90,6 +95,7 @@ pub fn run(
     let interval = BATCH;
     let gate = Arc::new(StartGate::new(threads));
     let (tx, rx) = mpsc::channel::<Interval>();
+    let topology = cluster.map(|map| Arc::new(Topology::new(map, room_for_masters(map))));
     // With --start-at the test starts at that instant (the wait is the gate's).
     let started_at = plan.start_at.unwrap_or_else(SystemTime::now);
     // The run's totals are the sum of its intervals: one recording path, added exactly.
@@ -114,6 +120,8 @@ pub fn run(
                 exit_on_error: plan.exit_on_error,
                 batch_latency: plan.batch_latency,
                 cluster: cluster.cloned(),
+                topology: topology.clone(),
+                lost_server_wait: plan.lost_server_wait.unwrap_or(plan.connect_timeout),
                 // Per stream of the whole plan (see `Shard::stream`): each shard's keys
                 // and arrivals have seeds of their own, and one shard's are one
                 // process's.
@@ -169,7 +177,7 @@ pub fn run(
     }
     let start_skew_ns = opened?;
     let stopped_early = shared.stopped_early();
-    Ok(RunOutcome::merge(
+    let mut outcome = RunOutcome::merge(
         outcomes,
         totals,
         shared.window_start(),
@@ -177,5 +185,14 @@ pub fn run(
         started_at,
         stopped_early,
         start_skew_ns,
-    ))
+    );
+    outcome.layout = topology.map(|t| t.history());
+    Ok(outcome)
+}
+
+/// Places kept per client for a cluster's masters: those of the starting layout, as
+/// many again for replicas promoted in their place, and a few for masters added during
+/// the run. A place costs memory only; its connections open when it is first used.
+fn room_for_masters(map: &ClusterMap) -> usize {
+    (2 * map.nodes.len() + 4).min(usize::from(u16::MAX) - 1)
 }

@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
+use super::topology::LayoutHistory;
 use crate::net::NetError;
 use crate::record::Recorder;
 
@@ -73,6 +74,9 @@ pub struct RunOutcome {
     /// With `--start-at`: how long after the common start the threads were let go, in
     /// nanoseconds (the lateness of the last wait, or of a start already past).
     pub start_skew_ns: Option<i64>,
+    /// Against a cluster: its masters (in the order of `record`'s per-node records) and
+    /// the layout's changes during the run.
+    pub layout: Option<LayoutHistory>,
 }
 
 /// Most outages a run keeps; later ones are counted in [`ConnectionEvents::outages_left_out`].
@@ -279,6 +283,7 @@ impl RunOutcome {
             connections,
             warmup_sent,
             start_skew_ns,
+            layout: None,
         }
     }
 }

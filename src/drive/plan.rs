@@ -104,6 +104,9 @@ pub struct Plan {
     pub timeout: Option<Duration>,
     /// Connect timeout.
     pub connect_timeout: Duration,
+    /// Closed loop: how long the server may stay unreachable before the run gives up
+    /// (`None`: the connect timeout). An open loop waits out any outage.
+    pub lost_server_wait: Option<Duration>,
     /// Reply size limits.
     pub limits: Limits,
     /// Stop at the first error reply.

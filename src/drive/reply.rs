@@ -256,12 +256,14 @@ fn count_error(ctx: &Ctx, command: u16, count: u32, kind: &str, message: &str) {
 }
 
 /// Closed loop against a cluster: `count` requests of client `group`'s batch ended; the
-/// last wakes the client's first connection, which starts the next batch.
+/// last wakes the client's lead connection, which starts the next batch.
 fn batch_members_done(ctx: &Ctx, cluster: &Cluster, group: usize, count: u32) {
     let outstanding = &cluster.outstanding[group];
     outstanding.set(outstanding.get().saturating_sub(count));
-    if outstanding.get() == 0 {
-        ctx.wake[group * cluster.len()].notify_one();
+    if outstanding.get() == 0
+        && let Some(lead) = ctx.lead_of(group)
+    {
+        ctx.wake[lead].notify_one();
     }
 }
 
@@ -315,6 +317,11 @@ pub(crate) fn end_in_flight(
     });
     drop(rec);
     ctx.dispatch.borrow_mut().slot_down(slot);
+    // A lost node may be a failed master: its slots are read again until another
+    // serves them.
+    if let Some(cluster) = &ctx.cluster {
+        cluster.request_refresh();
+    }
     ctx.wake_all_if_done();
 }
 

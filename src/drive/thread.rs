@@ -16,6 +16,7 @@ use super::ctx::{Ctx, Dial, ThreadPlan};
 use super::dispatch::Dispatch;
 use super::outcome::{DriveError, Interval, SendCounts, ThreadCpu, ThreadOutcome};
 use super::plan::{MAX_START_LATENESS, Mode, Stop};
+use super::refresh::refresh_loop;
 use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
 use super::scheduler::scheduler_loop;
@@ -186,18 +187,24 @@ pub(crate) fn thread_main(
                 .collect(),
             None => vec![dial.endpoint.clone()],
         };
+        // Against a cluster each client also keeps places for masters learned during the
+        // run (`Topology::capacity`); their connections open when they are learned.
+        let places = plan.topology.as_ref().map_or(1, |t| t.capacity);
         let mut conns = Vec::with_capacity(plan.connections * endpoints.len());
         let mut failure = None;
         let mut interrupted = false;
-        for slot in 0..plan.connections * endpoints.len() {
+        for (client, node) in
+            (0..plan.connections).flat_map(|c| (0..endpoints.len()).map(move |n| (c, n)))
+        {
+            let slot = client * places + node;
             // Ctrl+C ends a connect or handshake that is waiting out --connect-timeout.
-            let opening = dial.open(&endpoints[slot % endpoints.len()]);
+            let opening = dial.open(&endpoints[node]);
             let Some(opened) = shared.cancel.or_cancelled(opening).await else {
                 interrupted = true;
                 break;
             };
             match opened {
-                Ok(c) => conns.push(c),
+                Ok(c) => conns.push((slot, c)),
                 Err(e) => {
                     failure = Some(e);
                     break;
@@ -228,7 +235,7 @@ async fn drive_thread(
     dial: Dial,
     shared: Arc<Shared>,
     tx: Sender<Interval>,
-    conns: Vec<Connection>,
+    conns: Vec<(usize, Connection)>,
     start: Instant,
 ) -> ThreadOutcome {
     let is_open = matches!(plan.mode, Mode::Open { .. });
@@ -237,16 +244,22 @@ async fn drive_thread(
         Stop::After(d) => Some(measure_from + d),
         Stop::Requests(_) => None,
     };
-    let n_connections = conns.len();
+    let places = plan.topology.as_ref().map_or(1, |t| t.capacity);
+    let n_connections = plan.connections * places;
     let n_commands = test.commands.len();
     let max_backlog = match &plan.mode {
         Mode::Open { max_backlog, .. } => *max_backlog,
         Mode::Closed { .. } => 0,
     };
-    let cluster = plan
-        .cluster
-        .as_ref()
-        .map(|map| Cluster::new(map, &dial.endpoint, plan.connections));
+    let cluster = match (&plan.cluster, &plan.topology) {
+        (Some(map), Some(topology)) => Some(Cluster::new(
+            map,
+            topology.clone(),
+            &dial.endpoint,
+            plan.connections,
+        )),
+        _ => None,
+    };
     let schedule = match plan.mode {
         Mode::Open {
             rate_per_sec,
@@ -288,9 +301,10 @@ async fn drive_thread(
     let ctx = Rc::new(Ctx {
         sampler: RefCell::new(sampler),
         counts_hits: test.commands.iter().map(|c| c.counts_hits).collect(),
-        dispatch: RefCell::new(Dispatch::new(
+        dispatch: RefCell::new(dispatch_for(
             n_connections,
             nodes,
+            conns.iter().map(|(slot, _)| *slot),
             plan.capacity(),
             max_backlog,
             !is_open,
@@ -307,7 +321,7 @@ async fn drive_thread(
         last_reply: Latest::default(),
         last_send: SendTimes::new(offer_first_send),
         sending_done: Cell::new(false),
-        live: Cell::new(n_connections),
+        live: Cell::new(conns.len()),
         finished: Notify::new(),
         send_counts: RefCell::new(send_counts_for(&plan)),
         warmup_sent: RefCell::new(vec![0; n_commands]),
@@ -325,9 +339,13 @@ async fn drive_thread(
     let cpu_before = thread_cpu_secs();
 
     let tick = tokio::task::spawn_local(tick_loop(ctx.clone()));
-    for (slot, conn) in conns.into_iter().enumerate() {
-        tokio::task::spawn_local(connection_loop(ctx.clone(), slot, conn));
+    for (slot, conn) in conns {
+        tokio::task::spawn_local(connection_loop(ctx.clone(), slot, Some(conn)));
     }
+    let refresh = ctx
+        .cluster
+        .is_some()
+        .then(|| tokio::task::spawn_local(refresh_loop(ctx.clone())));
     if let Mode::Open { pacing, .. } = ctx.plan.mode {
         tokio::task::spawn_local(scheduler_loop(ctx.clone(), pacing));
     }
@@ -362,13 +380,19 @@ async fn drive_thread(
         }
     }
     tick.abort();
+    if let Some(refresh) = refresh {
+        refresh.abort();
+    }
     let ended = Instant::now();
     ctx.end_outages(ended);
 
     // Requests never written are "not sent"; the window's last interval is sent.
     {
         let mut rec = ctx.rec.borrow_mut();
-        ctx.dispatch.borrow_mut().abandon(&mut rec);
+        let redirected = ctx.dispatch.borrow_mut().abandon(&mut rec);
+        // A redirect never sent again is not sent, no longer in flight.
+        ctx.in_flight
+            .set(ctx.in_flight.get().saturating_sub(redirected));
     }
     let window_end = if is_open {
         Some(match (cancel_seen, ctx.end) {
@@ -396,6 +420,27 @@ async fn drive_thread(
         warmup_sent: std::mem::take(&mut *ctx.warmup_sent.borrow_mut()),
         connections: std::mem::take(&mut *ctx.connections.borrow_mut()),
     }
+}
+
+/// The dispatcher of `n_connections` places over `nodes` nodes, of which only those in
+/// `connected` have a connection at the start.
+fn dispatch_for(
+    n_connections: usize,
+    nodes: usize,
+    connected: impl Iterator<Item = usize>,
+    cap: usize,
+    max_backlog: usize,
+    keep_pending: bool,
+) -> Dispatch {
+    let mut dispatch = Dispatch::new(n_connections, nodes, cap, max_backlog, keep_pending);
+    let mut up = vec![false; n_connections];
+    for slot in connected {
+        up[slot] = true;
+    }
+    for (slot, _) in up.iter().enumerate().filter(|(_, up)| !**up) {
+        dispatch.not_connected(slot);
+    }
+    dispatch
 }
 
 /// Windows long enough to hold ~20 sends of this thread, for the whole measured run.

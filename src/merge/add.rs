@@ -16,7 +16,8 @@ use crate::report::confidence::{Batch, MIN_GROUPS};
 use crate::report::hlog::{HlogWriter, sanitize};
 use crate::report::merged::{MergeSummary, ShardPart, ShardTest};
 use crate::report::{
-    CommandReport, Counts, IntervalSummary, Latency, RunReport, Settings, TestReport,
+    CommandReport, Counts, IntervalSummary, Latency, LayoutChangeReport, RunReport, Settings,
+    TestReport,
 };
 
 /// The settings that make two reports shards of one plan: everything but what a shard
@@ -488,7 +489,31 @@ fn merge_test(
         bottleneck: None,
         repeat: first.repeat,
         start_skew_ns: parts.iter().filter_map(|p| p.start_skew_ns).max(),
+        layout_changes: layout_changes(parts),
+        layout_changes_left_out: parts
+            .iter()
+            .map(|p| p.layout_changes_left_out)
+            .max()
+            .unwrap_or(0),
+        layout_reads: parts.iter().map(|p| p.layout_reads).sum(),
     }
+}
+
+/// Every shard sees the same changes of a cluster's layout, each when its own read
+/// showed it: each change once, at the earliest time a shard saw it.
+fn layout_changes(parts: &[&TestReport]) -> Vec<LayoutChangeReport> {
+    let mut changes: Vec<LayoutChangeReport> = Vec::new();
+    for change in parts.iter().flat_map(|p| &p.layout_changes) {
+        match changes
+            .iter_mut()
+            .find(|c| (&c.from, &c.to, c.slots) == (&change.from, &change.to, change.slots))
+        {
+            Some(seen) => seen.at_secs = seen.at_secs.min(change.at_secs),
+            None => changes.push(change.clone()),
+        }
+    }
+    changes.sort_by(|a, b| a.at_secs.total_cmp(&b.at_secs));
+    changes
 }
 
 /// Each check of any shard once: failed when any shard failed it (the detail names those

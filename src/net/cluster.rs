@@ -1,5 +1,6 @@
-//! Redis Cluster: which master owns which hash slot, learned once from `CLUSTER SHARDS`
-//! (or `CLUSTER SLOTS` before Redis 7), the key-to-slot function with `{hash tag}`s,
+//! Redis Cluster: which master owns which hash slot, read from `CLUSTER SHARDS` (or
+//! `CLUSTER SLOTS` before Redis 7) at the start and again whenever the driver asks, the
+//! key-to-slot function with `{hash tag}`s,
 //! and the `MOVED`/`ASK` redirects a node answers with when a slot lives elsewhere.
 //!
 //! Pure data and parsing: discovery sends two commands over a [`Connection`] the caller
@@ -141,7 +142,6 @@ impl ClusterMap {
 /// layout: `Ok(None)` for a standalone server, an error for a node that says it is a
 /// cluster node but gives no usable layout.
 pub async fn discover(conn: &mut Connection) -> Result<Option<ClusterMap>, ClusterError> {
-    let endpoint = conn.endpoint().to_string();
     let info = conn.call(&[b"INFO", b"cluster"]).await?;
     let enabled = info
         .as_str()
@@ -153,6 +153,21 @@ pub async fn discover(conn: &mut Connection) -> Result<Option<ClusterMap>, Clust
     if enabled != Some("1") {
         return Ok(None);
     }
+    let (ranges, source) = read_layout(conn).await?;
+    Ok(Some(ClusterMap {
+        source,
+        ..ClusterMap::from_ranges(&ranges)
+    }))
+}
+
+/// Reads the layout from the cluster node behind `conn`: `CLUSTER SHARDS`, or `CLUSTER
+/// SLOTS` when it does not answer that (before Redis 7); the ranges with their masters
+/// and the command they came from. Used at the start and again whenever the layout may
+/// have changed during a run.
+pub async fn read_layout(
+    conn: &mut Connection,
+) -> Result<(Vec<(u16, u16, NodeAddr)>, &'static str), ClusterError> {
+    let endpoint = conn.endpoint().to_string();
     let shards = conn.call(&[b"CLUSTER", b"SHARDS"]).await?;
     let (ranges, source) = match parse_shards(&shards) {
         Some(ranges) if !ranges.is_empty() => (ranges, "CLUSTER SHARDS"),
@@ -178,10 +193,7 @@ pub async fn discover(conn: &mut Connection) -> Result<Option<ClusterMap>, Clust
             why: "no slot is assigned to any master".into(),
         });
     }
-    Ok(Some(ClusterMap {
-        source,
-        ..ClusterMap::from_ranges(&ranges)
-    }))
+    Ok((ranges, source))
 }
 
 /// The node at `endpoint` is not a cluster node but `--cluster` asked for one.

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use super::checks::{self, Verdict};
 use super::confidence::{Batch, BatchSeries};
 use super::{
-    Batches, CommandReport, Counts, IntervalSummary, Latency, NodeReport, OutageReport, TestReport,
+    Batches, CommandReport, Counts, IntervalSummary, Latency, LayoutChangeReport, NodeReport,
+    OutageReport, TestReport,
 };
 use crate::config::RunConfig;
 use crate::drive::{Mode, RunOutcome};
@@ -105,7 +106,7 @@ impl TestReport {
             stopped_early: outcome.stopped_early.clone(),
             generator_cpu: outcome.thread_cpu.clone(),
             intervals,
-            nodes: node_reports(cluster, &outcome.record, batches),
+            nodes: node_reports(cluster, outcome, batches),
             batches: config.plan.mode.workers().map(|_| Batches {
                 writes: outcome.record.writes,
                 mean_requests_per_write: if outcome.record.writes == 0 {
@@ -117,6 +118,9 @@ impl TestReport {
             reconnects: outcome.connections.reconnects,
             outages: outage_reports(&outcome.connections),
             outages_left_out: outcome.connections.outages_left_out,
+            layout_changes: layout_changes(outcome),
+            layout_changes_left_out: outcome.layout.as_ref().map_or(0, |l| l.changes_left_out),
+            layout_reads: outcome.layout.as_ref().map_or(0, |l| l.reads),
             excluded_from_latency,
             server: None,
             bottleneck: None,
@@ -181,18 +185,43 @@ pub(super) fn outage_reports(events: &crate::drive::ConnectionEvents) -> Vec<Out
         .collect()
 }
 
+/// The layout's changes during the run, for the report.
+fn layout_changes(outcome: &RunOutcome) -> Vec<LayoutChangeReport> {
+    let Some(layout) = &outcome.layout else {
+        return Vec::new();
+    };
+    layout
+        .changes
+        .iter()
+        .map(|c| LayoutChangeReport {
+            at_secs: c.at.as_secs_f64(),
+            from: c.from.as_ref().map(ToString::to_string),
+            to: c.to.to_string(),
+            slots: c.slots,
+        })
+        .collect()
+}
+
+/// One report per master of the starting layout, and per master learned during the run
+/// that was sent anything (a replica promoted, a master added).
 fn node_reports(
     cluster: Option<&ClusterMap>,
-    record: &crate::record::Recorder,
+    outcome: &RunOutcome,
     batches: &BatchSeries,
 ) -> Vec<NodeReport> {
     let Some(map) = cluster else {
         return Vec::new();
     };
+    let record = &outcome.record;
     let empty = crate::record::NodeRecord::default();
-    map.nodes
+    let nodes = outcome
+        .layout
+        .as_ref()
+        .map_or_else(|| map.nodes.clone(), |l| l.nodes.clone());
+    nodes
         .iter()
         .enumerate()
+        .filter(|(i, _)| *i < map.nodes.len() || record.nodes.get(*i).is_some_and(|r| r.sent > 0))
         .map(|(i, node)| {
             let r = record.nodes.get(i).unwrap_or(&empty);
             NodeReport {

@@ -307,6 +307,17 @@ pub struct TestReport {
     /// Outages past the 100 kept.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub outages_left_out: u64,
+    /// Against a cluster: each change of its layout during the test, in order (at most
+    /// 100; see `layout_changes_left_out`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layout_changes: Vec<LayoutChangeReport>,
+    /// Layout changes past the 100 kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub layout_changes_left_out: u64,
+    /// Against a cluster: how many times the generator read the layout again during the
+    /// test (after a redirect or a lost node; each generator thread reads on its own).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub layout_reads: u64,
     /// Intended requests that are not in the latency percentiles: never sent, timed out,
     /// ended in an error, or in flight at the end (`intended - completed`).
     #[serde(default)]
@@ -329,6 +340,40 @@ pub struct TestReport {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// A change of a cluster's layout during a test: slots that one master served are now
+/// another's (a failover, a slot migration, a master added).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LayoutChangeReport {
+    /// When a layout read first showed it, seconds from the test's start (warm-up
+    /// included).
+    pub at_secs: f64,
+    /// The master that served the slots before (`None`: no master did).
+    pub from: Option<String>,
+    /// The master that serves them now.
+    pub to: String,
+    /// How many slots.
+    pub slots: u32,
+}
+
+impl LayoutChangeReport {
+    /// One line: `layout changed at 2.03 s: 127.0.0.1:7634 took over 5461 slots from
+    /// 127.0.0.1:7631`.
+    pub fn describe(&self) -> String {
+        let from = match &self.from {
+            Some(from) => format!(" from {from}"),
+            None => " that no master served".into(),
+        };
+        format!(
+            "layout changed at {:.2} s: {} took over {} slot{}{}",
+            self.at_secs,
+            self.to,
+            self.slots,
+            if self.slots == 1 { "" } else { "s" },
+            from
+        )
+    }
 }
 
 /// A time the server could not be reached during a test.
@@ -532,5 +577,28 @@ mod tests {
         };
         assert!(c.balanced());
         assert!(!Counts { completed: 7, ..c }.balanced());
+    }
+
+    #[test]
+    fn a_layout_change_reads_as_one_line_naming_both_masters() {
+        let change = LayoutChangeReport {
+            at_secs: 2.031,
+            from: Some("127.0.0.1:7631".into()),
+            to: "127.0.0.1:7634".into(),
+            slots: 5461,
+        };
+        assert_eq!(
+            change.describe(),
+            "layout changed at 2.03 s: 127.0.0.1:7634 took over 5461 slots from 127.0.0.1:7631"
+        );
+        let unowned = LayoutChangeReport {
+            from: None,
+            slots: 1,
+            ..change
+        };
+        assert_eq!(
+            unowned.describe(),
+            "layout changed at 2.03 s: 127.0.0.1:7634 took over 1 slot that no master served"
+        );
     }
 }

@@ -362,6 +362,16 @@ fn connection_lines(out: &mut dyn Write, test: &TestReport) -> io::Result<()> {
     if test.reconnects > 0 {
         writeln!(out, "  reconnects: {}", test.reconnects)?;
     }
+    for change in &test.layout_changes {
+        writeln!(out, "  {}", printable(&change.describe()))?;
+    }
+    if test.layout_changes_left_out > 0 {
+        writeln!(
+            out,
+            "  and {} more layout changes",
+            test.layout_changes_left_out
+        )?;
+    }
     let c = &test.counts;
     if test.excluded_from_latency > 0 && c.intended > 0 {
         let parts: Vec<String> = [

@@ -1,7 +1,9 @@
-//! A throwaway three-master Redis Cluster for the tests: `redis-server
-//! --cluster-enabled yes` nodes on free loopback ports (the bus on another free port,
-//! `--cluster-port`), joined with `redis-cli --cluster create`, and slot moves with
-//! `redis-cli --cluster reshard`. Every node is a [`RedisServer`], killed on drop.
+//! A throwaway Redis Cluster for the tests: `redis-server --cluster-enabled yes` nodes
+//! on free loopback ports (the bus on another free port, `--cluster-port`), joined with
+//! `redis-cli --cluster create` (masters only, or with replicas and a short node
+//! timeout so that a killed master's replica takes over in a second or two), slot
+//! moves with `redis-cli --cluster reshard`, failovers, and nodes added with
+//! `--cluster add-node`. Every node is a [`RedisServer`], killed on drop.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -12,10 +14,26 @@ use super::{RedisServer, find_in_path, free_port, run_with_timeout};
 /// How long the cluster may take to agree on its layout after `--cluster create`.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A running cluster of masters (no replicas).
+/// A running cluster.
 pub struct RedisCluster {
-    /// The masters, in start order.
+    /// Its nodes, in start order (masters first when it was created with replicas,
+    /// then any added with [`RedisCluster::add_node`]).
     pub nodes: Vec<RedisServer>,
+    /// Nodes started in cluster mode but not joined, for [`RedisCluster::add_node`].
+    pub spare: Vec<RedisServer>,
+}
+
+/// One cluster-mode node: `node_timeout_ms` is how long a silent peer takes to be
+/// declared failed; replicas sync at once (no diskless delay), so a replica can take
+/// over soon after the cluster is created.
+fn cluster_node(node_timeout_ms: u64) -> RedisServer {
+    RedisServer::builder()
+        .arg("--cluster-enabled", "yes")
+        .arg("--cluster-port", &free_port().to_string())
+        .arg("--cluster-config-file", "nodes.conf")
+        .arg("--cluster-node-timeout", &node_timeout_ms.to_string())
+        .arg("--repl-diskless-sync-delay", "0")
+        .start()
 }
 
 /// `redis-cli`, from PATH or Debian's place.
@@ -27,20 +45,26 @@ impl RedisCluster {
     /// Starts `masters` nodes, joins them with every slot assigned, and waits until
     /// every node says `cluster_state:ok` and knows all the others.
     pub fn start(masters: usize) -> RedisCluster {
-        let nodes: Vec<RedisServer> = (0..masters)
-            .map(|_| {
-                RedisServer::builder()
-                    .arg("--cluster-enabled", "yes")
-                    .arg("--cluster-port", &free_port().to_string())
-                    .arg("--cluster-config-file", "nodes.conf")
-                    .arg("--cluster-node-timeout", "5000")
-                    .start()
-            })
+        Self::start_with(masters, 0, 0, 5000)
+    }
+
+    /// Starts `masters` masters with `replicas` replicas each and `spare` nodes left out
+    /// of it, every node with `--cluster-node-timeout node_timeout_ms`; waits until the
+    /// cluster agrees and every replica is in sync with its master.
+    pub fn start_with(
+        masters: usize,
+        replicas: usize,
+        spare: usize,
+        node_timeout_ms: u64,
+    ) -> RedisCluster {
+        let nodes: Vec<RedisServer> = (0..masters * (1 + replicas))
+            .map(|_| cluster_node(node_timeout_ms))
             .collect();
+        let spare = (0..spare).map(|_| cluster_node(node_timeout_ms)).collect();
         let mut cli = Command::new(redis_cli_bin());
         cli.args(["--cluster", "create"])
             .args(nodes.iter().map(RedisServer::addr))
-            .args(["--cluster-replicas", "0", "--cluster-yes"]);
+            .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"]);
         let out = run_with_timeout(cli, Duration::from_secs(60));
         assert!(
             out.status.success(),
@@ -48,16 +72,90 @@ impl RedisCluster {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        let cluster = RedisCluster { nodes };
+        let cluster = RedisCluster { nodes, spare };
         cluster.wait_settled();
+        cluster.wait_replicas_synced();
         cluster
+    }
+
+    /// Waits until every replica's link to its master is up (a replica that never
+    /// synced cannot take over).
+    pub fn wait_replicas_synced(&self) {
+        let deadline = Instant::now() + SETTLE_TIMEOUT;
+        while !self.nodes.iter().all(|n| {
+            let info = n.info("replication");
+            !info.contains("role:slave") || info.contains("master_link_status:up")
+        }) {
+            assert!(
+                Instant::now() < deadline,
+                "the replicas did not sync within {SETTLE_TIMEOUT:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Whether node `i` is running and says it is a master.
+    pub fn is_master(&mut self, i: usize) -> bool {
+        self.nodes[i].is_running() && self.nodes[i].info("replication").contains("role:master")
+    }
+
+    /// The node that replicates master `master`, if one does.
+    pub fn replica_of(&self, master: usize) -> Option<usize> {
+        let id = self.id(master);
+        let nodes = self.nodes[master].cmd(&["CLUSTER", "NODES"]);
+        let addr = nodes
+            .lines()
+            .find(|l| l.split_whitespace().nth(3) == Some(id.as_str()))?
+            .split_whitespace()
+            .nth(1)?
+            .split('@')
+            .next()?
+            .to_string();
+        self.nodes.iter().position(|n| n.addr() == addr)
+    }
+
+    /// Waits up to `limit` for node `i` to be a master; how long it took, or `None`.
+    pub fn wait_master(&mut self, i: usize, limit: Duration) -> Option<Duration> {
+        let started = Instant::now();
+        while started.elapsed() < limit {
+            if self.is_master(i) {
+                return Some(started.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    /// Adds spare node `spare` (see [`RedisCluster::start_with`]) as a master with no
+    /// slots, through node `via`, and waits until every node knows it; returns its
+    /// index in `nodes`.
+    pub fn add_node(&mut self, spare: usize, via: usize) -> usize {
+        let node = self.spare.remove(spare);
+        let mut cli = Command::new(redis_cli_bin());
+        cli.args([
+            "--cluster",
+            "add-node",
+            &node.addr(),
+            &self.nodes[via].addr(),
+        ]);
+        let out = run_with_timeout(cli, Duration::from_secs(60));
+        assert!(
+            out.status.success(),
+            "redis-cli --cluster add-node failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.nodes.push(node);
+        self.wait_settled();
+        self.nodes.len() - 1
     }
 
     /// Waits until every node reports `cluster_state:ok` and sees every master.
     pub fn wait_settled(&self) {
         let deadline = Instant::now() + SETTLE_TIMEOUT;
         loop {
-            let ok = self.nodes.iter().all(|n| {
+            // A killed node is no longer asked (it cannot answer).
+            let ok = self.nodes.iter().filter(|n| n.child_running()).all(|n| {
                 let info = n.cmd(&["CLUSTER", "INFO"]);
                 info.contains("cluster_state:ok")
                     && info.contains(&format!("cluster_known_nodes:{}", self.nodes.len()))

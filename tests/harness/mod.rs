@@ -519,6 +519,12 @@ impl RedisServer {
         std::fs::read_to_string(self.log_path()).unwrap_or_default()
     }
 
+    /// Whether the harness has a process for it (it was not killed with
+    /// [`RedisServer::kill`]); unlike [`RedisServer::is_running`] it needs no `&mut`.
+    pub fn child_running(&self) -> bool {
+        self.child.is_some()
+    }
+
     /// Whether the server process is still alive.
     pub fn is_running(&mut self) -> bool {
         match self.child.as_mut() {
