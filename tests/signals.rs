@@ -246,6 +246,42 @@ mod timing {
         eprintln!("signal while connecting, to exit: {times:?}");
     }
 
+    /// A shard waiting for its `--start-at` instant ends on Ctrl+C at once, not at the
+    /// start (it slept up to the instant in one piece and ended 19 s after the signal).
+    #[test]
+    fn a_signal_while_a_shard_waits_for_its_start_exits_130_at_once() {
+        let server = RedisServer::start();
+        let port = server.port().to_string();
+        let start = std::time::SystemTime::now() + Duration::from_secs(30);
+        let at = start
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            .to_string();
+        let running = spawn(&[
+            "-p",
+            &port,
+            "-t",
+            "get",
+            "--rate",
+            "1000",
+            "--duration",
+            "1s",
+            "--seed",
+            "1",
+            "--shard",
+            "0/2",
+            "--start-at",
+            &at,
+            "--no-progress",
+            "-q",
+        ]);
+        // Well into the wait: connections open in milliseconds, the start is 30 s away.
+        thread::sleep(Duration::from_millis(1000));
+        let (code, took, stderr) = running.signal(&["-INT"], Duration::ZERO);
+        assert_prompt("waiting for --start-at", code, took, &stderr);
+    }
+
     /// A sweep, a live compare and tune ask the server about itself first, as a run does:
     /// Ctrl+C there ends them too, before anything is measured.
     #[test]

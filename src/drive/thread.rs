@@ -138,7 +138,7 @@ fn wall_clock_start(at: SystemTime, cancel: &Cancel) -> Result<Option<(Instant, 
         }
         let now = Instant::now();
         match at.duration_since(SystemTime::now()) {
-            Ok(ahead) if ahead > SLICE => std::thread::sleep(ahead - SLICE),
+            Ok(ahead) if ahead > SLICE => std::thread::sleep((ahead - SLICE).min(SLICE)),
             Ok(ahead) => {
                 let start = now + ahead;
                 std::thread::sleep(ahead);
