@@ -61,7 +61,8 @@ pub struct ShardInput {
     pub log: Option<ShardLog>,
 }
 
-/// Runs `tailrate merge`: reads, checks, adds, writes; one line on `stdout` says where.
+/// Runs `tailrate merge`: reads, checks, adds, writes; on `stdout`, each merged test's
+/// `-q` line and one line that says where it went.
 pub fn run(config: &MergeConfig, stdout: &mut dyn Write) -> Result<()> {
     let (reports, logs) = inputs(&config.inputs)?;
     let shards = pair(reports, logs)?;
@@ -76,6 +77,14 @@ pub fn run(config: &MergeConfig, stdout: &mut dyn Write) -> Result<()> {
         crate::output::write_file(&config.out.join(HLOG_FILE), &text)
             .context("writing the merged log")?;
         wrote.push(HLOG_FILE);
+    }
+    // The merged result as a run's `-q` line per test, then where it went.
+    let mut quiet = crate::report::text::Text {
+        quiet: true,
+        precision: 3,
+    };
+    for test in &merged.tests {
+        crate::report::Exporter::test_done(&mut quiet, stdout, &merged, test)?;
     }
     let summary = merged.merge.as_ref();
     writeln!(
