@@ -79,7 +79,7 @@ impl<'a> Progress<'a> {
         let secs = self.window_length.as_secs_f64().max(1e-9);
         let rate = total.completed as f64 / secs;
         let overall = self.overall_completed as f64 / self.overall_elapsed.as_secs_f64().max(1e-9);
-        let h = &total.hist.response;
+        let h = &total.hist.response();
         let (p50, p99) = if h.is_empty() {
             (0.0, 0.0)
         } else {

@@ -25,11 +25,11 @@ pub(super) fn write_hlog(
     record: &Recorder,
 ) -> std::io::Result<()> {
     let total = record.total();
-    log.write_untagged(start, length, &total.hist.response)?;
+    log.write_untagged(start, length, &total.hist.response())?;
     let mut write = |tag: &str, hist: &Histograms| {
         for metric in Metric::ALL {
             if let Some(h) = hist.of(metric, timing).filter(|h| !h.is_empty()) {
-                log.write(&format!("{tag}.{}", metric.name()), start, length, h)?;
+                log.write(&format!("{tag}.{}", metric.name()), start, length, &h)?;
             }
         }
         std::io::Result::Ok(())
@@ -46,17 +46,15 @@ pub(super) fn write_hlog(
 pub(super) fn summary(start: Duration, length: Duration, record: &Recorder) -> IntervalSummary {
     // Only the response histogram is summarised: merge just that one, and nothing at all
     // for a single command (a merged record is four fresh histograms every interval).
-    let merged;
     let h = match record.commands.as_slice() {
-        [one] => &one.hist.response,
+        [one] => one.hist.response(),
         many => {
             let mut all = crate::record::new_histogram();
             for rec in many {
                 // Same bounds on both sides, so `add` cannot fail.
-                let _ = all.add(&rec.hist.response);
+                let _ = all.add(rec.hist.response());
             }
-            merged = all;
-            &merged
+            all
         }
     };
     let q = |p: f64| {

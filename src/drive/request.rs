@@ -258,9 +258,10 @@ mod tests {
         burst.add(&rec, &written(0, at(40), at(40), at(40)), 3);
         burst.flush(&rec);
         let hist = &rec.borrow().commands[0].hist;
+        let response = hist.response();
         assert_eq!(
-            (hist.response.len(), hist.response.max()),
-            (3, hist.response.highest_equivalent(60_000))
+            (response.len(), response.max()),
+            (3, response.highest_equivalent(60_000))
         );
         for metric in [Metric::Service, Metric::Lag, Metric::QueueWait] {
             assert!(hist.get(metric).is_empty());

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use super::counts::Counts;
+
 /// Lowest recordable value in nanoseconds.
 pub const LOWEST_NS: u64 = 1;
 /// Highest recordable value in nanoseconds (one hour); larger values saturate.
@@ -88,50 +90,40 @@ impl Timing {
     }
 }
 
-/// An empty histogram with the project's bounds, made once, for a time nothing was recorded in.
-fn empty_histogram() -> &'static Histogram<u64> {
-    static EMPTY: LazyLock<Histogram<u64>> = LazyLock::new(new_histogram);
-    &EMPTY
-}
-
-/// The four histograms of one command.
+/// The four histograms of one command, as [`Counts`] (see there for why).
 ///
 /// The response time is in every run; the other three are made when a run of a
 /// [`Timing`] that has them starts ([`Histograms::for_timing`]), or when a value is
 /// first recorded or added into them. A histogram is 270 KB of counts, zeroed when made:
 /// a plain closed loop, which records only the response time, would otherwise make and
 /// keep three more per command in every recorder (RSS, and page faults at every start).
-#[derive(Debug, Clone)]
+///
+/// Reads give an HdrHistogram made from the counts ([`Histograms::get`]): a report's,
+/// an interval's or a log's, never a reply's.
+#[derive(Debug, Clone, Default)]
 pub struct Histograms {
     /// Response time.
-    pub response: Histogram<u64>,
+    pub(super) response: Counts,
     /// Service time.
-    pub(super) service: Option<Histogram<u64>>,
+    pub(super) service: Option<Counts>,
     /// Schedule lag.
-    pub(super) lag: Option<Histogram<u64>>,
+    pub(super) lag: Option<Counts>,
     /// Queue wait.
-    pub(super) queue_wait: Option<Histogram<u64>>,
+    pub(super) queue_wait: Option<Counts>,
     /// `received - handled`, recorded beside the lag: what the response time would have
     /// been had the generator handled each request on time. Not a reported metric: the
     /// schedule-lag check compares its percentiles with the response time's to say how
     /// far the generator's lateness moved each reported percentile (see
     /// [`Histograms::on_time`]).
-    pub(super) on_time: Option<Histogram<u64>>,
-}
-
-impl Default for Histograms {
-    /// The response time's histogram (a plain closed loop's); the others are made on first use.
-    fn default() -> Self {
-        Histograms::for_timing(Timing::Closed)
-    }
+    pub(super) on_time: Option<Counts>,
 }
 
 impl Histograms {
     /// Every histogram a run of `timing` records into, made now (not while replies arrive).
     pub fn for_timing(timing: Timing) -> Self {
-        let made = |records: bool| records.then(new_histogram);
+        let made = |records: bool| records.then(Counts::new);
         Histograms {
-            response: new_histogram(),
+            response: Counts::new(),
             service: made(timing.service_apart()),
             lag: made(timing.lag()),
             queue_wait: made(timing.queue_wait()),
@@ -141,71 +133,89 @@ impl Histograms {
 
     /// `received - handled` of every reply whose lag was recorded: the response time less
     /// the generator's own lateness (an empty histogram when no lag was recorded).
-    pub fn on_time(&self) -> &Histogram<u64> {
-        self.on_time.as_ref().unwrap_or_else(|| empty_histogram())
+    pub fn on_time(&self) -> Histogram<u64> {
+        self.on_time
+            .as_ref()
+            .map_or_else(new_histogram, Counts::to_histogram)
     }
 
     /// The histogram that holds `metric` for a run of `timing`; `None` where such a run
     /// has no such time. A plain closed loop's service time is its response time, kept
     /// once (see [`Timing`]).
-    pub fn of(&self, metric: Metric, timing: Timing) -> Option<&Histogram<u64>> {
+    pub fn of(&self, metric: Metric, timing: Timing) -> Option<Histogram<u64>> {
+        self.counts_of(metric, timing).map(Counts::to_histogram)
+    }
+
+    /// The counts [`Histograms::of`] makes its histogram from.
+    pub fn counts_of(&self, metric: Metric, timing: Timing) -> Option<&Counts> {
+        static EMPTY: LazyLock<Counts> = LazyLock::new(Counts::new);
         match metric {
             Metric::Response => Some(&self.response),
             Metric::Service if !timing.service_apart() => Some(&self.response),
             Metric::Lag if !timing.lag() => None,
             Metric::QueueWait if !timing.queue_wait() => None,
-            _ => Some(self.get(metric)),
+            _ => Some(self.counts(metric).unwrap_or(&EMPTY)),
         }
     }
 
     /// The histogram of `metric` (an empty one when nothing was recorded in it).
-    pub fn get(&self, metric: Metric) -> &Histogram<u64> {
+    pub fn get(&self, metric: Metric) -> Histogram<u64> {
+        self.counts(metric)
+            .map_or_else(new_histogram, Counts::to_histogram)
+    }
+
+    /// The response time's histogram.
+    pub fn response(&self) -> Histogram<u64> {
+        self.response.to_histogram()
+    }
+
+    /// How many response times were recorded.
+    pub fn response_len(&self) -> u64 {
+        self.response.len()
+    }
+
+    fn counts(&self, metric: Metric) -> Option<&Counts> {
         match metric {
-            Metric::Response => &self.response,
-            Metric::Service => self.service.as_ref().unwrap_or_else(|| empty_histogram()),
-            Metric::Lag => self.lag.as_ref().unwrap_or_else(|| empty_histogram()),
-            Metric::QueueWait => self
-                .queue_wait
-                .as_ref()
-                .unwrap_or_else(|| empty_histogram()),
+            Metric::Response => Some(&self.response),
+            Metric::Service => self.service.as_ref(),
+            Metric::Lag => self.lag.as_ref(),
+            Metric::QueueWait => self.queue_wait.as_ref(),
         }
     }
 
     /// Adds `other` into `self` (exact). A histogram empty in `other` makes none here.
     pub fn add(&mut self, other: &Histograms) {
         for metric in Metric::ALL {
-            let from = other.get(metric);
-            if from.is_empty() {
-                continue;
+            if let Some(from) = other.counts(metric).filter(|c| !c.is_empty()) {
+                self.get_mut(metric).add(from);
             }
-            // Same bounds on both sides, so `add` cannot fail; ignore the impossible error.
-            let _ = self.get_mut(metric).add(from);
         }
-        if let Some(from) = other.on_time.as_ref().filter(|h| !h.is_empty()) {
-            let _ = self.on_time.get_or_insert_with(new_histogram).add(from);
+        if let Some(from) = other.on_time.as_ref().filter(|c| !c.is_empty()) {
+            self.on_time.get_or_insert_with(Counts::new).add(from);
         }
     }
 
-    /// The on-time histogram, made if this record has none yet.
+    /// The on-time counts, made if this record has none yet.
     #[inline]
-    pub(super) fn on_time_mut(&mut self) -> &mut Histogram<u64> {
-        self.on_time.get_or_insert_with(new_histogram)
+    pub(super) fn on_time_mut(&mut self) -> &mut Counts {
+        self.on_time.get_or_insert_with(Counts::new)
     }
 
-    /// The histogram of `metric`, made if this record has none yet.
+    /// The counts of `metric`, made if this record has none yet.
     #[inline]
-    pub(super) fn get_mut(&mut self, metric: Metric) -> &mut Histogram<u64> {
+    pub(super) fn get_mut(&mut self, metric: Metric) -> &mut Counts {
         match metric {
             Metric::Response => &mut self.response,
-            Metric::Service => self.service.get_or_insert_with(new_histogram),
-            Metric::Lag => self.lag.get_or_insert_with(new_histogram),
-            Metric::QueueWait => self.queue_wait.get_or_insert_with(new_histogram),
+            Metric::Service => self.service.get_or_insert_with(Counts::new),
+            Metric::Lag => self.lag.get_or_insert_with(Counts::new),
+            Metric::QueueWait => self.queue_wait.get_or_insert_with(Counts::new),
         }
     }
 
-    /// Empties every histogram, keeping its memory.
+    /// Empties every histogram, keeping its memory; only the counts that hold anything
+    /// are cleared.
     pub fn reset(&mut self) {
-        for h in [
+        for c in [
             Some(&mut self.response),
             self.service.as_mut(),
             self.lag.as_mut(),
@@ -215,10 +225,7 @@ impl Histograms {
         .into_iter()
         .flatten()
         {
-            // An empty histogram is already all zeros: skip the memset of its counts.
-            if !h.is_empty() {
-                h.reset();
-            }
+            c.reset();
         }
     }
 }

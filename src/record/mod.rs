@@ -6,9 +6,11 @@
 //! clamped at 3 s, and coordinated omission is never "corrected" here: open-loop
 //! values already start at the intended time.
 
+mod counts;
 mod histograms;
 mod recorder;
 
+pub use counts::Counts;
 pub use histograms::{
     HIGHEST_NS, Histograms, LOWEST_NS, Metric, SIGNIFICANT_DIGITS, Timing, nanos, new_histogram,
 };

@@ -232,7 +232,7 @@ fn node_reports(
                 moved: r.moved,
                 ask: r.ask,
                 response: Latency::of(
-                    &r.response,
+                    &r.response.to_histogram(),
                     batches.nodes.get(i).map_or(&[][..], Vec::as_slice),
                 ),
             }
@@ -254,7 +254,7 @@ fn latency_map(
             Some((
                 metric.name().to_string(),
                 Latency::of(
-                    rec.hist.of(metric, timing)?,
+                    &rec.hist.of(metric, timing)?,
                     batches.get(&metric).map_or(&[][..], Vec::as_slice),
                 ),
             ))

@@ -181,7 +181,7 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
 /// a few percent.) What it cannot see is a server that a late, bursty send pattern made
 /// slower; that is the load the run applied, and `poisson_fit` judges its shape.
 fn schedule_lag(total: &CommandRecord, pacing: Pacing, outage: Option<&str>) -> Check {
-    let (response, on_time) = (&total.hist.response, total.hist.on_time());
+    let (response, on_time) = (total.hist.response(), total.hist.on_time());
     let lag_p99 = total
         .hist
         .get(crate::record::Metric::Lag)

@@ -80,11 +80,21 @@ pub struct Batch {
 impl Batch {
     /// The batch of the replies in `h`.
     pub fn of(h: &Histogram<u64>) -> Self {
+        Batch::of_buckets(
+            h.iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value())),
+        )
+    }
+
+    /// The batch of the replies in `buckets`: (the highest value of a histogram's
+    /// bucket, its count), in order, as [`Counts::iter`](crate::record::Counts::iter)
+    /// gives them.
+    pub fn of_buckets(buckets: impl Iterator<Item = (u64, u64)>) -> Self {
         let mut cumulative: Vec<(u16, u64)> = Vec::new();
         let mut total = 0;
-        for v in h.iter_recorded() {
-            total += v.count_at_value();
-            let bucket = coarse_bucket(v.value_iterated_to());
+        for (highest_ns, count) in buckets {
+            total += count;
+            let bucket = coarse_bucket(highest_ns);
             match cumulative.last_mut() {
                 Some(last) if last.0 == bucket => last.1 = total,
                 _ => cumulative.push((bucket, total)),
@@ -188,8 +198,11 @@ impl BatchSeries {
         }
         for (series, rec) in self.commands.iter_mut().zip(&record.commands) {
             for metric in Metric::ALL {
-                if let Some(h) = rec.hist.of(metric, timing) {
-                    series.entry(metric).or_default().push(Batch::of(h));
+                if let Some(counts) = rec.hist.counts_of(metric, timing) {
+                    series
+                        .entry(metric)
+                        .or_default()
+                        .push(Batch::of_buckets(counts.iter()));
                 }
             }
         }
@@ -197,7 +210,7 @@ impl BatchSeries {
             self.nodes.resize_with(record.nodes.len(), Vec::new);
         }
         for (series, node) in self.nodes.iter_mut().zip(&record.nodes) {
-            series.push(Batch::of(&node.response));
+            series.push(Batch::of_buckets(node.response.iter()));
         }
     }
 
