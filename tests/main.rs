@@ -22,6 +22,7 @@ mod reliability;
 mod server_view;
 mod shard;
 mod signals;
+mod slurm;
 mod sweep;
 mod tls;
 mod tune;

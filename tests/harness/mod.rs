@@ -18,6 +18,7 @@
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod slurm;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
