@@ -668,7 +668,7 @@ mod timing {
                 let (sent, completed) = nodes.get(new_master).copied().unwrap_or_default();
                 assert!(
                     sent > 0 && completed > 0,
-                    "{mode}: the new master {new_master} got no traffic: {nodes:?}"
+                    "{mode}: the new master {new_master} got no traffic: {nodes:?}\n{label}\nlayout changes: {changes:?}\n{text}"
                 );
             }
             // Every node alive executed exactly what tailrate says it completed there;

@@ -290,6 +290,11 @@ pub(crate) fn end_in_flight(
     kind: &str,
     timeout: bool,
 ) {
+    // Down before its requests end: the last of a client's batch wakes the client's
+    // lead (its first connection that is up), and a lead that is this one would be woken
+    // only to find its connection gone, leaving the client stalled for the rest of the
+    // run.
+    ctx.dispatch.borrow_mut().slot_down(slot);
     let mut rec = ctx.rec.borrow_mut();
     fifo.drain(|f, count| {
         let req = f.req;
@@ -316,7 +321,6 @@ pub(crate) fn end_in_flight(
         }
     });
     drop(rec);
-    ctx.dispatch.borrow_mut().slot_down(slot);
     // A lost node may be a failed master: its slots are read again until another
     // serves them.
     if let Some(cluster) = &ctx.cluster {
