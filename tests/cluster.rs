@@ -99,11 +99,7 @@ fn a_run_spreads_over_every_master_as_the_slots_say() {
         (Some(30000), Some(30000)),
         "{set}"
     );
-    let count = test["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "server_count");
+    let count = crate::harness::find_check(test, "server_count");
     assert_eq!(
         count.map(|c| c["verdict"].clone()),
         Some("pass".into()),

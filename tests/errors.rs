@@ -187,12 +187,7 @@ fn a_run_in_which_most_requests_get_an_error_reply_is_invalid_and_fails_with_str
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let test = &report["tests"][0];
     assert_eq!(test["valid"], false, "{test}");
-    let check = test["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "error_replies")
-        .unwrap_or_else(|| panic!("no error_replies check: {test}"));
+    let check = crate::harness::check(test, "error_replies");
     assert_eq!(check["verdict"], "fail", "{check}");
 
     let strict = run_tailrate(&[&base[..], &["-q", "--strict", "NOSUCHCMD"]].concat());

@@ -689,12 +689,7 @@ fn sleep_pacing_on_a_fast_server_fails_the_lag_check_naming_the_percentile() {
         "-q",
     ]);
     let test = &report["tests"][0];
-    let lag = test["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "schedule_lag")
-        .unwrap();
+    let lag = crate::harness::check(test, "schedule_lag");
     assert_eq!(lag["verdict"], "fail", "{lag}");
     let detail = lag["detail"].as_str().unwrap();
     assert!(

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::harness::{RedisServer, run_tailrate, run_tailrate_json, send_command};
+use super::harness::{RedisServer, check, run_tailrate, run_tailrate_json, send_command};
 
 fn server_command<'a>(test: &'a Value, command: &str) -> &'a Value {
     test["server"]["commands"]
@@ -17,15 +17,6 @@ fn server_command<'a>(test: &'a Value, command: &str) -> &'a Value {
         .iter()
         .find(|c| c["command"].as_str().unwrap().eq_ignore_ascii_case(command))
         .unwrap_or_else(|| panic!("no {command} in {}", test["server"]))
-}
-
-fn check<'a>(test: &'a Value, name: &str) -> &'a Value {
-    test["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} check: {}", test["checks"]))
 }
 
 #[test]

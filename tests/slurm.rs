@@ -13,7 +13,8 @@ mod timing {
 
     use crate::harness::slurm::Slurm;
     use crate::harness::{
-        RedisServer, assert_success, require_tool, run_with_timeout, skip, tailrate_bin, this_test,
+        RedisServer, assert_success, check, require_tool, run_with_timeout, skip, tailrate_bin,
+        this_test,
     };
 
     /// The whole plan's rate and length, as the script's RATE and DURATION.
@@ -32,16 +33,6 @@ mod timing {
             .unwrap_or_else(|e| panic!("the job wrote no {}: {e}", path.display()));
         serde_json::from_slice(&bytes)
             .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
-    }
-
-    /// The check called `name` of a report's test.
-    fn check<'a>(test: &'a Value, name: &str) -> &'a Value {
-        test["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .unwrap_or_else(|| panic!("no {name} check in {}", test["checks"]))
     }
 
     fn panic_text(e: &(dyn std::any::Any + Send)) -> String {

@@ -735,6 +735,20 @@ pub fn parse_commandstats(info: &str) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// The self-check called `name` in a report's test (`tests[i]` of `--json`); `None`
+/// when the run did not make it.
+pub fn find_check<'a>(test: &'a serde_json::Value, name: &str) -> Option<&'a serde_json::Value> {
+    test["checks"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == name)
+}
+
+/// [`find_check`], failing the test with the checks it has when there is none.
+pub fn check<'a>(test: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    find_check(test, name).unwrap_or_else(|| panic!("no {name} check in {}", test["checks"]))
+}
+
 /// A process's stderr as text.
 pub fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
