@@ -123,6 +123,11 @@ impl Schedule {
 /// rounds its timeout up to 1 ms, so a wake-up can come ~2 ms after the asked instant.
 const HYBRID_SPIN_LEAD: Duration = Duration::from_micros(2500);
 
+/// Longest last stretch before a deadline that spinning waits on the clock alone (see
+/// [`spin_until`]); a round measured longer (one the host interrupted) is not what a
+/// round costs.
+const LAST_STRETCH_MAX: Duration = Duration::from_micros(5);
+
 /// What spinning costs, kept so the CPU self-check can tell spinning from work.
 #[derive(Debug, Default)]
 pub struct SpinMeter {
@@ -130,6 +135,9 @@ pub struct SpinMeter {
     pub work: Cell<u64>,
     /// Time spent in spin rounds in which no other task did any work.
     pub idle: Cell<Duration>,
+    /// What one idle round of the runtime costs (a yield and a poll of the sockets), a
+    /// moving average of the last rounds, capped at [`LAST_STRETCH_MAX`].
+    pub round: Cell<Duration>,
 }
 
 /// Waits until `deadline` the way `pacing` asks. Returns without waiting when it has passed.
@@ -151,14 +159,34 @@ pub async fn wait_until(deadline: Instant, pacing: Pacing, meter: &SpinMeter) {
 /// Yields to the runtime until `deadline`: the connection tasks keep running (each
 /// yield lets the runtime poll I/O) while this task watches the clock. A round in which
 /// no connection did any work is idle spinning; its time goes to `meter.idle`.
+///
+/// The last stretch, shorter than an idle round, is waited on the clock without
+/// yielding: one more round would end past the deadline by part of a round (a poll of
+/// the sockets is a system call, microseconds in a virtual machine), and that overshoot
+/// is schedule lag on every request; a reply that comes meanwhile waits no longer than
+/// it would for that round.
 async fn spin_until(deadline: Instant, meter: &SpinMeter) {
     let mut before = Instant::now();
     while before < deadline {
+        if deadline - before <= meter.round.get() {
+            let mut now = Instant::now();
+            while now < deadline {
+                std::hint::spin_loop();
+                now = Instant::now();
+            }
+            // Waiting, not work: the CPU check leaves it out as it does idle rounds.
+            meter.idle.set(meter.idle.get() + (now - before));
+            return;
+        }
         let work = meter.work.get();
         tokio::task::yield_now().await;
         let now = Instant::now();
         if meter.work.get() == work {
-            meter.idle.set(meter.idle.get() + (now - before));
+            let round = now - before;
+            meter.idle.set(meter.idle.get() + round);
+            // An average over about eight rounds: one interrupted round moves it little.
+            let average = (meter.round.get() * 7 + round.min(LAST_STRETCH_MAX)) / 8;
+            meter.round.set(average);
         }
         before = now;
     }

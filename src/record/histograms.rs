@@ -169,6 +169,11 @@ impl Histograms {
         self.response.to_histogram()
     }
 
+    /// The response-time counts [`Histograms::response`] is made from.
+    pub fn response_counts(&self) -> &Counts {
+        &self.response
+    }
+
     /// How many response times were recorded.
     pub fn response_len(&self) -> u64 {
         self.response.len()
