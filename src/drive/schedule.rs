@@ -136,7 +136,7 @@ pub struct SpinMeter {
     /// Time spent in spin rounds in which no other task did any work.
     pub idle: Cell<Duration>,
     /// What one idle round of the runtime costs (a yield and a poll of the sockets), a
-    /// moving average of the last rounds, capped at [`LAST_STRETCH_MAX`].
+    /// moving average of the last rounds, capped at 5 µs (`LAST_STRETCH_MAX`).
     pub round: Cell<Duration>,
 }
 
