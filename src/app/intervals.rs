@@ -161,21 +161,34 @@ impl IntervalMerger {
         }
     }
 
-    /// Adds `iv`; returns the intervals now whole, in order, as (start, length, record).
-    pub(super) fn push(&mut self, iv: &Interval) -> Vec<(Duration, Duration, Recorder)> {
+    /// Adds `iv`; returns the intervals now whole, in order, as (start, length, record),
+    /// and a record for the threads to record into next. The first thread's record of an
+    /// index becomes that interval's sum (an emptied spare goes back in its place), so a
+    /// run of one thread adds nothing here: this runs on the collector, which may share
+    /// the generator's core, where each add of a batch's five histograms held it for tens
+    /// of microseconds.
+    pub(super) fn push(
+        &mut self,
+        iv: Interval,
+    ) -> (Vec<(Duration, Duration, Recorder)>, Option<Recorder>) {
         self.origin = Some(self.origin.map_or(iv.origin, |o| o.min(iv.origin)));
         self.reached = self.reached.max(iv.reached);
         // A thread sends each index once, in order, and an index is emitted only after
         // every thread sent it: nothing comes for an emitted one. Were it to, it is kept
         // in the next, so that the intervals still add up to the run.
         let index = iv.index.max(self.next);
-        let spares = &mut self.spares;
-        let entry = self
-            .pending
-            .entry(index)
-            .or_insert_with(|| (0, spares.pop().unwrap_or_default()));
-        entry.0 += 1;
-        entry.1.add(&iv.record);
+        let back = match self.pending.entry(index) {
+            std::collections::btree_map::Entry::Vacant(first) => {
+                first.insert((1, iv.record));
+                self.spares.pop()
+            }
+            std::collections::btree_map::Entry::Occupied(mut sum) => {
+                let (sent, record) = sum.get_mut();
+                *sent += 1;
+                record.add(&iv.record);
+                Some(iv.record)
+            }
+        };
         let mut done = Vec::new();
         // Whole: every thread sent it and the window reaches past its end, so it is not
         // the window's last (whose length only the window's end says).
@@ -188,7 +201,7 @@ impl IntervalMerger {
             }
             self.next += 1;
         }
-        done
+        (done, back)
     }
 
     /// Keeps an emitted interval's record, emptied, for a later interval: allocating a
@@ -285,6 +298,11 @@ mod tests {
         assert_eq!(out, [(0, 250, 5), (250, 70, 2)]);
     }
 
+    /// Pushes `iv`, keeping only the intervals it made whole.
+    fn push(m: &mut IntervalMerger, iv: Interval) -> Vec<(Duration, Duration, Recorder)> {
+        m.push(iv).0
+    }
+
     fn shape(out: &[(Duration, Duration, Recorder)]) -> Vec<(u64, u64, u64)> {
         out.iter()
             .map(|(s, l, r)| (s.as_millis() as u64, l.as_millis() as u64, r.completed()))
@@ -295,14 +313,14 @@ mod tests {
     fn an_interval_is_emitted_once_every_thread_sent_it_and_the_window_passed_it() {
         let t0 = Instant::now();
         let mut m = IntervalMerger::new(2, Duration::from_secs(1));
-        assert!(m.push(&interval(0, 0, 1001, 10, t0)).is_empty());
+        assert!(push(&mut m, interval(0, 0, 1001, 10, t0)).is_empty());
         assert_eq!(
-            shape(&m.push(&interval(1, 0, 1002, 20, t0))),
+            shape(&push(&mut m, interval(1, 0, 1002, 20, t0))),
             [(0, 1000, 30)]
         );
         // Both sent 1, but no thread knows the window goes past 2 s: it may be the last.
-        assert!(m.push(&interval(0, 1, 1900, 1, t0)).is_empty());
-        assert!(m.push(&interval(1, 1, 1900, 2, t0)).is_empty());
+        assert!(push(&mut m, interval(0, 1, 1900, 1, t0)).is_empty());
+        assert!(push(&mut m, interval(1, 1, 1900, 2, t0)).is_empty());
         assert_eq!(
             shape(&m.flush(Duration::from_millis(1900))),
             [(1000, 900, 3)]
@@ -313,18 +331,21 @@ mod tests {
     fn the_flush_ends_the_last_interval_at_the_window_end_and_keeps_what_came_after() {
         let t0 = Instant::now();
         let mut m = IntervalMerger::new(2, Duration::from_secs(1));
-        m.push(&interval(0, 0, 1500, 5, t0));
-        m.push(&interval(1, 0, 1500, 5, t0));
+        push(&mut m, interval(0, 0, 1500, 5, t0));
+        push(&mut m, interval(1, 0, 1500, 5, t0));
         // Thread 0 moved on past the window's end (its tick), with a timeout counted there.
-        m.push(&interval(0, 1, 1500, 4, t0));
-        m.push(&interval(0, 2, 1500, 1, t0));
-        m.push(&interval(1, 1, 1500, 6, t0));
+        push(&mut m, interval(0, 1, 1500, 4, t0));
+        push(&mut m, interval(0, 2, 1500, 1, t0));
+        push(&mut m, interval(1, 1, 1500, 6, t0));
         // Thread 1 never reached index 3; nobody sent 3.
         let out = m.flush(Duration::from_millis(1500));
         assert_eq!(shape(&out), [(1000, 500, 11)]);
         // Gaps are filled: a window of 3.5 s whose middle nobody sent.
         let mut m = IntervalMerger::new(1, Duration::from_secs(1));
-        assert_eq!(shape(&m.push(&interval(0, 0, 2000, 1, t0))), [(0, 1000, 1)]);
+        assert_eq!(
+            shape(&push(&mut m, interval(0, 0, 2000, 1, t0))),
+            [(0, 1000, 1)]
+        );
         assert_eq!(
             shape(&m.flush(Duration::from_millis(3500))),
             [(1000, 1000, 0), (2000, 1000, 0), (3000, 500, 0)]
@@ -335,8 +356,11 @@ mod tests {
     fn a_window_of_whole_intervals_ends_with_a_whole_one() {
         let t0 = Instant::now();
         let mut m = IntervalMerger::new(1, Duration::from_secs(1));
-        assert_eq!(shape(&m.push(&interval(0, 0, 1000, 1, t0))), []);
-        assert_eq!(shape(&m.push(&interval(0, 1, 2000, 2, t0))), [(0, 1000, 1)]);
+        assert_eq!(shape(&push(&mut m, interval(0, 0, 1000, 1, t0))), []);
+        assert_eq!(
+            shape(&push(&mut m, interval(0, 1, 2000, 2, t0))),
+            [(0, 1000, 1)]
+        );
         assert_eq!(shape(&m.flush(Duration::from_secs(2))), [(1000, 1000, 2)]);
         let mut empty = IntervalMerger::new(1, Duration::from_secs(1));
         assert_eq!(shape(&empty.flush(Duration::ZERO)), [(0, 0, 0)]);

@@ -94,11 +94,13 @@ pub fn measure(
         super::server_view::Observer::open(config, cluster.map(|c| &**c), &command_names, cancel);
     let before = observer.as_mut().map(|o| (o.read(), o.taken()));
     let outcome = {
-        let mut on_interval = |iv: &Interval| {
+        let mut on_interval = |iv: Interval| {
             progress.interval(&iv.record, iv.start, iv.length, iv.backlog);
-            for (start, length, record) in merger.push(iv) {
+            let (whole, back) = merger.push(iv);
+            for (start, length, record) in whole {
                 emit(&mut merger, start, length, record, false);
             }
+            back
         };
         drive::run(&config.plan, cluster, test, index, cancel, &mut on_interval)
     };

@@ -80,15 +80,17 @@ pub fn interval_length(plan: &Plan) -> Duration {
 /// a pass over the histograms' buckets.
 pub const BATCH: Duration = Duration::from_millis(50);
 
-/// Runs one test as `plan` says; `on_interval` sees every interval of every thread as
-/// the thread sends it (see [`Interval`]).
+/// Runs one test as `plan` says; `on_interval` takes every interval of every thread as
+/// the thread sends it (see [`Interval`]), and may give back a record of the run's shape
+/// that it is done with (the interval's own, or one it kept), for the threads to record
+/// into next rather than a fresh one.
 pub fn run(
     plan: &Plan,
     cluster: Option<&Arc<ClusterMap>>,
     test: &Test,
     test_index: usize,
     cancel: &Cancel,
-    on_interval: &mut dyn FnMut(&Interval),
+    on_interval: &mut dyn FnMut(Interval) -> Option<Recorder>,
 ) -> Result<RunOutcome, DriveError> {
     let threads = plan.threads.max(1);
     let shared = Arc::new(Shared::new(plan, cancel));
@@ -147,9 +149,10 @@ pub fn run(
         opened = gate.open_when_ready(plan.start_at, cancel);
         for item in rx.iter() {
             totals.add(&item.record);
-            on_interval(&item);
-            // Two per thread: one being filled, one on its way here.
-            shared.give_back(item.record, 2 * threads);
+            if let Some(spare) = on_interval(item) {
+                // Two per thread: one being filled, one on its way here.
+                shared.give_back(spare, 2 * threads);
+            }
         }
         handles
             .into_iter()
