@@ -258,6 +258,8 @@ mod timing {
             .unwrap()
             .as_secs()
             .to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("shard.json");
         let running = spawn(&[
             "-p",
             &port,
@@ -275,11 +277,29 @@ mod timing {
             &at,
             "--no-progress",
             "-q",
+            "--json",
+            json.to_str().unwrap(),
         ]);
         // Well into the wait: connections open in milliseconds, the start is 30 s away.
         thread::sleep(Duration::from_millis(1000));
         let (code, took, stderr) = running.signal(&["-INT"], Duration::ZERO);
         assert_prompt("waiting for --start-at", code, took, &stderr);
+        // Its report is the shard's, of nothing: a zero-length window, said to be empty,
+        // not a rate of 0 that reads as a measurement.
+        let report = read_json(&json);
+        let test = &report["tests"][0];
+        assert_eq!(report["settings"]["shard"]["index"], 0, "{report}");
+        assert_eq!(test["measured_secs"], 0.0, "{test}");
+        assert_eq!(test["stopped_early"], "interrupted", "{test}");
+        assert_eq!(test["counts"]["sent"], 0, "{test}");
+        assert_eq!(test["valid"], false, "{test}");
+        let rate = crate::harness::check(test, "achieved_rate");
+        assert!(
+            rate["detail"].as_str().unwrap().starts_with(
+                "nothing measured: the run ended (interrupted) before its measured window began"
+            ),
+            "{rate}"
+        );
     }
 
     /// A sweep, a live compare and tune ask the server about itself first, as a run does:

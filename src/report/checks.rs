@@ -100,7 +100,23 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
                 .unwrap_or_default()
         ),
     };
-    out.push(Check {
+    if measured_secs == 0.0 && total.intended == 0 {
+        // Ended before its window began (Ctrl+C while a shard waited for --start-at, or
+        // while connecting): the report is empty, and says so rather than "0 req/s".
+        out.push(Check {
+            name: "achieved_rate".into(),
+            verdict: Verdict::Fail,
+            detail: format!(
+                "nothing measured: the run ended{} before its measured window began; planned {rate_per_sec:.1} req/s",
+                match outcome.stopped_early.as_deref() {
+                    Some("interrupted") => " (interrupted)",
+                    _ => "",
+                }
+            ),
+            meaning: "no request was sent in the measured window: every figure of this test is empty, not a measurement of the server".into(),
+        });
+    } else {
+        out.push(Check {
         name: "achieved_rate".into(),
         verdict: if shortfall <= RATE_TOLERANCE && total.not_sent == 0 { Verdict::Pass } else { Verdict::Fail },
         detail: format!(
@@ -114,6 +130,7 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
         ),
         meaning: achieved_meaning,
     });
+    }
 
     out.push(schedule_lag(total, pacing, outage.as_deref()));
 
