@@ -459,6 +459,32 @@ mod timing {
                 .sum();
             assert_eq!(in_intervals, completed, "{arrival}");
             assert_eq!(merged["merge"]["parts"].as_array().unwrap().len(), 2);
+            // Poisson shards write their sends per window, and the merge judges the
+            // shards' sends together: window by window the sum of the two.
+            let windows = |t: &Value| -> Option<(u64, Vec<u64>)> {
+                let a = t.get("arrivals")?;
+                let counts = a["counts"].as_array()?.iter().map(|n| n.as_u64().unwrap());
+                Some((a["window_ns"].as_u64()?, counts.collect()))
+            };
+            if arrival == "constant" {
+                assert!(windows(&tests[0]).is_none() && windows(m).is_none(), "{m}");
+                continue;
+            }
+            let (w0, c0) = windows(&tests[0]).expect("shard 0's arrivals");
+            let (w1, c1) = windows(&tests[1]).expect("shard 1's arrivals");
+            let (wm, cm) = windows(m).expect("the merged arrivals");
+            assert_eq!((w0, w1), (wm, wm));
+            assert_eq!(cm.len(), c0.len().min(c1.len()));
+            for (i, n) in cm.iter().enumerate() {
+                assert_eq!(*n, c0[i] + c1[i], "window {i}");
+            }
+            let fit = crate::harness::check(m, "poisson_fit");
+            let detail = fit["detail"].as_str().unwrap();
+            assert!(
+                detail.starts_with("the shards' sends together: index-of-dispersion test")
+                    && detail.contains(&format!("({} windows,", cm.len())),
+                "{fit}"
+            );
         }
     }
 }

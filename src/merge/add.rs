@@ -424,6 +424,21 @@ fn merge_test(
         None => Vec::new(),
     };
     let mut checks = combined_checks(parts, present);
+    let arrivals = merged_arrivals(parts);
+    if let Some(a) = &arrivals {
+        // The shards' sends together replace their separate verdicts: each shard's own
+        // check saw only its share of the superposition.
+        let together = crate::report::checks::poisson_fit(
+            &a.counts,
+            std::time::Duration::from_nanos(a.window_ns),
+            "the shards' sends together: ",
+            None,
+        );
+        match checks.iter_mut().find(|c| c.name == "poisson_fit") {
+            Some(c) => *c = together,
+            None => checks.push(together),
+        }
+    }
     if !missing.is_empty() {
         checks.push(Check {
             name: "shards".into(),
@@ -489,6 +504,7 @@ fn merge_test(
         bottleneck: None,
         repeat: first.repeat,
         start_skew_ns: parts.iter().filter_map(|p| p.start_skew_ns).max(),
+        arrivals,
         layout_changes: layout_changes(parts),
         layout_changes_left_out: parts
             .iter()
@@ -514,6 +530,29 @@ fn layout_changes(parts: &[&TestReport]) -> Vec<LayoutChangeReport> {
     }
     changes.sort_by(|a, b| a.at_secs.total_cmp(&b.at_secs));
     changes
+}
+
+/// Every shard's sends per window added, window by window, over the windows all of them
+/// hold; `None` unless each part has them, in windows of one length (shards of one plan
+/// have equal rates per thread, so their windows match; windows that start a start skew
+/// apart still add to a Poisson count, the streams being independent).
+fn merged_arrivals(parts: &[&TestReport]) -> Option<crate::report::ArrivalWindows> {
+    let first = parts.first()?.arrivals.as_ref()?;
+    let mut counts = first.counts.clone();
+    for p in &parts[1..] {
+        let a = p.arrivals.as_ref()?;
+        if a.window_ns != first.window_ns {
+            return None;
+        }
+        counts.truncate(a.counts.len());
+        for (sum, n) in counts.iter_mut().zip(&a.counts) {
+            *sum += n;
+        }
+    }
+    Some(crate::report::ArrivalWindows {
+        window_ns: first.window_ns,
+        counts,
+    })
 }
 
 /// Each check of any shard once: failed when any shard failed it (the detail names those

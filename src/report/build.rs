@@ -126,6 +126,13 @@ impl TestReport {
             bottleneck: None,
             repeat: None,
             start_skew_ns: outcome.start_skew_ns,
+            arrivals: match config.plan.mode {
+                Mode::Open {
+                    arrival: crate::drive::ArrivalProcess::Poisson,
+                    ..
+                } if config.plan.shard.is_split() => checks::arrival_windows(outcome),
+                _ => None,
+            },
         }
         .judged()
     }

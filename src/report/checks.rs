@@ -162,30 +162,50 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
 
     if arrival == ArrivalProcess::Poisson {
         let (counts, window) = window_counts(outcome);
-        let check = match dispersion_z(&counts) {
-            None => Check {
-                name: "poisson_fit".into(),
-                verdict: Verdict::Skipped,
-                detail: format!("{} windows of {window:?}: too few sends to test", counts.len()),
-                meaning: String::new(),
-            },
-            Some((z, windows, mean)) => Check {
-                name: "poisson_fit".into(),
-                verdict: if z.abs() <= DISPERSION_Z { Verdict::Pass } else { Verdict::Fail },
-                detail: format!(
-                    "index-of-dispersion test on sends per {window:?} window ({windows} windows, {mean:.1} sends each): z = {z:+.2}; bound |z| <= {DISPERSION_Z}"
-                ),
-                meaning: match &outage {
-                    None => "the sends were not a Poisson process (too regular if z < 0, too bursty if z > 0)".to_string(),
-                    Some(outage) => format!(
-                        "the sends were not a Poisson process because {outage}: nothing could be sent meanwhile, and the requests held back went out in a burst when it came back; that is the outage, not the generator's pacing"
-                    ),
-                },
-            },
-        };
-        out.push(check);
+        out.push(poisson_fit(&counts, window, "", outage.as_deref()));
     }
     out
+}
+
+/// The index-of-dispersion check of `counts`, sends per `window`; `whose` prefixes the
+/// detail (the merge's "the shards' sends together: ").
+pub fn poisson_fit(
+    counts: &[u64],
+    window: std::time::Duration,
+    whose: &str,
+    outage: Option<&str>,
+) -> Check {
+    match dispersion_z(counts) {
+        None => Check {
+            name: "poisson_fit".into(),
+            verdict: Verdict::Skipped,
+            detail: format!("{whose}{} windows of {window:?}: too few sends to test", counts.len()),
+            meaning: String::new(),
+        },
+        Some((z, windows, mean)) => Check {
+            name: "poisson_fit".into(),
+            verdict: if z.abs() <= DISPERSION_Z { Verdict::Pass } else { Verdict::Fail },
+            detail: format!(
+                "{whose}index-of-dispersion test on sends per {window:?} window ({windows} windows, {mean:.1} sends each): z = {z:+.2}; bound |z| <= {DISPERSION_Z}"
+            ),
+            meaning: match outage {
+                None => "the sends were not a Poisson process (too regular if z < 0, too bursty if z > 0)".to_string(),
+                Some(outage) => format!(
+                    "the sends were not a Poisson process because {outage}: nothing could be sent meanwhile, and the requests held back went out in a burst when it came back; that is the outage, not the generator's pacing"
+                ),
+            },
+        },
+    }
+}
+
+/// A shard's sends per window, for the merge's check of the shards' arrivals together
+/// (`None` with no windows: a closed loop, or a run too short for one).
+pub fn arrival_windows(outcome: &RunOutcome) -> Option<super::ArrivalWindows> {
+    let (counts, window) = window_counts(outcome);
+    (!counts.is_empty()).then(|| super::ArrivalWindows {
+        window_ns: crate::record::nanos(window),
+        counts,
+    })
 }
 
 /// How far the generator's lateness moved each reported response-time percentile.

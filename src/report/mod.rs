@@ -336,6 +336,21 @@ pub struct TestReport {
     /// go, in nanoseconds (the overshoot of its wait, or its lateness).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_skew_ns: Option<i64>,
+    /// A shard's Poisson arrivals, for `tailrate merge` to judge the shards' sends
+    /// together: independent Poisson streams add up to one, so the merged `poisson_fit`
+    /// tests the sum of every shard's windows (a shard's own check sees only its share).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<ArrivalWindows>,
+}
+
+/// Sends per window over the whole windows of a test's measured span, summed over its
+/// threads, in order from the span's start.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ArrivalWindows {
+    /// The windows' length, in nanoseconds.
+    pub window_ns: u64,
+    /// Sends in each window.
+    pub counts: Vec<u64>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -552,6 +552,7 @@ mod tests {
             bottleneck: None,
             repeat: None,
             start_skew_ns: None,
+            arrivals: None,
         };
         let slo = Some(judge(&report, &[slo_p99_1ms()]));
         Measurement {
