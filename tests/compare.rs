@@ -724,11 +724,10 @@ mod timing {
     /// of them the claims stay under the binomial's 99.99% point. p50 must be bounded in
     /// each, so that "cannot tell" everywhere cannot pass it.
     ///
-    /// Not asserted: the "no difference in 19 of 20 comparisons" at every
-    /// percentile at once. With three or four bounded percentiles a comparison, each at
-    /// 95%, two of twenty comparisons with some claim is what such intervals give about
-    /// one run in four (seen in CI: 18 of 20, the claims at p90 in seeds 4 and 7); it
-    /// needs verdicts at a family-wise level, which compare does not make yet.
+    /// Not asserted: no claim at any percentile in 19 of 20 comparisons. With three or
+    /// four bounded percentiles a comparison, each at 95%, two of twenty comparisons
+    /// with some claim is what such intervals give about one run in four; that needs
+    /// verdicts at a family-wise level, which compare does not make yet.
     #[test]
     fn two_identical_servers_claim_a_difference_no_more_often_than_95_percent_intervals_allow() {
         use statrs::distribution::{Binomial, DiscreteCDF};

@@ -12,7 +12,8 @@ use serde_json::Value;
 use tailrate::report::plot::{self, PERCENTILE_COLORS, PERCENTILES};
 
 use super::harness::{
-    RedisServer, assert_success, run_tailrate, run_tailrate_with_timeout, tailrate_bin,
+    RedisServer, assert_success, run_tailrate, run_tailrate_with_timeout, skip, tailrate_bin,
+    this_test,
 };
 
 /// Runs `tailrate sweep -p PORT --out DIR ARGS...` and returns its output.
@@ -272,9 +273,39 @@ mod timing {
         let stdout = assert_success(&out);
         let report = read_json(&dir.path().join("sweep.json"));
         let slo = &report["slo"];
-        let capacity = slo["capacity_per_sec"]
-            .as_f64()
-            .unwrap_or_else(|| panic!("no capacity found: {slo}\n{stdout}"));
+        let Some(capacity) = slo["capacity_per_sec"].as_f64() else {
+            // The lowest rate searched left uncertain, by a run whose p90 was under the
+            // bound but whose interval had no upper end: a stall of the host correlated
+            // its replies (the design effect took the interval's end), and "not shown,
+            // band 0..first failing" is then the sweep's right answer; this test cannot
+            // check the halving.
+            let lowest = slo["searched_per_sec"].as_f64();
+            let unbounded: Vec<String> = report["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["target_rate_per_sec"].as_f64() == lowest)
+                .filter_map(|r| r["slo"]["checks"].get(0))
+                .filter(|c| {
+                    c["ci95_ns"][1].is_null()
+                        && c["measured_ns"].as_u64().is_some_and(|m| m < 50_000_000)
+                })
+                .map(|c| c.to_string())
+                .collect();
+            assert!(
+                lowest.is_some() && !unbounded.is_empty(),
+                "no capacity found, and no run at the lowest rate left its interval open: {slo}\n{stdout}"
+            );
+            skip(
+                &this_test(),
+                &format!(
+                    "the host's stalls left the p90 interval at the lowest rate searched, {} req/s, without an upper end: {}",
+                    lowest.unwrap_or(0.0),
+                    unbounded.join(" / ")
+                ),
+            );
+            return;
+        };
         assert!(capacity <= 1016.0, "{slo}\n{stdout}");
         let searched: Vec<f64> = runs_of(&report, "search")
             .iter()
