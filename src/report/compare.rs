@@ -34,6 +34,20 @@
 //! A side whose interval has no upper end (fewer than ten samples beyond the percentile)
 //! gives no interval of the difference: the verdict is [`Verdict::CannotTell`].
 //!
+//! # Many percentiles at once
+//!
+//! A comparison asks its question at every percentile of every metric and test, and a
+//! 95% verdict at each would claim a difference between identical servers somewhere in
+//! most comparisons of a dozen rows: a CI gate on it would fail about one build in four.
+//! So the 95% is the comparison's, not each row's: the intervals of the differences hold
+//! together with 95% confidence (Bonferroni: with `m` rows that can give a verdict, each
+//! side's interval is taken at `1 - 0.05 / m` from its histogram and the design effect
+//! its report kept, see [`Latency::interval_at`]). Any claim of the comparison, and
+//! `--fail-if-slower`, is then wrong in at most 5% of comparisons of identical servers.
+//! Bonferroni needs no model of how the rows depend on each other; they do (p95 and p99
+//! of one run move together), which only makes it more cautious than it need be. The
+//! sides' own columns stay their reports' 95% intervals.
+//!
 //! Reports written before intervals existed carry only the histogram: their intervals
 //! are recomputed from it as plain binomial ones ([`confidence::estimate`] with no
 //! batches), and a note says so, since those take no account of replies delayed together.
@@ -54,12 +68,14 @@ use super::{Latency, Percentile};
 use crate::record::SIGNIFICANT_DIGITS;
 
 /// Version of the comparison's JSON layout; bumped on any incompatible change.
-pub const COMPARE_SCHEMA_VERSION: u32 = 1;
+pub const COMPARE_SCHEMA_VERSION: u32 = 2;
 
 /// How the difference intervals are made, as reports say it.
-pub const METHOD: &str = "MOVER (Newcombe; Zou & Donner): each side's 95% interval combined, \
+pub const METHOD: &str = "MOVER (Newcombe; Zou & Donner): each side's interval combined, \
                           lower = d - sqrt((a_hi - a)^2 + (b - b_lo)^2), \
-                          upper = d + sqrt((a - a_lo)^2 + (b_hi - b)^2)";
+                          upper = d + sqrt((a - a_lo)^2 + (b_hi - b)^2); \
+                          simultaneous over the compared percentiles (Bonferroni: each \
+                          side's interval at 1 - 0.05/m for m rows with a verdict)";
 
 /// What a difference's interval says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -135,7 +151,8 @@ pub struct Row {
     pub difference_ns: i64,
     /// `(b - a) / a` in percent; null when A's value is 0.
     pub difference_pct: Option<f64>,
-    /// The 95% interval of `b - a`, `[lower, upper]`, rounded outward; null when a side's
+    /// The interval of `b - a`, `[lower, upper]`, rounded outward: with every other row's,
+    /// 95% together (each at the comparison's `row_confidence`); null when a side's
     /// interval is unbounded.
     pub difference_ci95_ns: Option<[i64; 2]>,
     /// The same interval in percent of A's value.
@@ -224,8 +241,14 @@ pub struct Comparison {
     pub schema_version: u32,
     /// The tool that compared.
     pub tool: String,
-    /// Confidence of every interval and verdict.
+    /// Confidence of the differences' intervals and the verdicts, all together.
     pub confidence: f64,
+    /// Rows that can give a verdict (both sides' 95% intervals bounded): the `m` the
+    /// confidence is shared among.
+    pub family_rows: usize,
+    /// Confidence of each row's interval of the difference, and of the sides' intervals it
+    /// is made from: `1 - (1 - confidence) / family_rows`.
+    pub row_confidence: f64,
     /// How the differences' intervals are made.
     pub method: String,
     /// Side A.
@@ -326,10 +349,8 @@ pub enum ComparisonError {
         /// What each side has.
         why: String,
     },
-    /// A report with neither intervals nor a histogram to recompute them from.
-    #[error(
-        "{side}'s {what} has no 95% intervals and its histogram (hdr_v2_base64) does not decode"
-    )]
+    /// A report whose histogram cannot be read: the intervals are made from it.
+    #[error("{side}'s {what}: its histogram (hdr_v2_base64) does not decode")]
     NoHistogram {
         /// `A` or `B`.
         side: &'static str,
@@ -349,7 +370,7 @@ pub fn compare(
     let (b_side, b_entries) = b;
     let mut notes = Vec::new();
     let mut recomputed = [false, false];
-    let mut groups = Vec::new();
+    let mut compared = Vec::new();
     let (pairs, only_in_a, only_in_b) = match_entries(a_entries, b_entries);
     for (ea, eb) in &pairs {
         for (side, e) in [("A", ea), ("B", eb)] {
@@ -384,7 +405,8 @@ pub fn compare(
                 let (xb, rb) = with_intervals(xb, "B", &what)?;
                 recomputed[0] |= ra;
                 recomputed[1] |= rb;
-                groups.push(Group {
+                let (ha, hb) = (histogram(&xa, "A", &what)?, histogram(&xb, "B", &what)?);
+                let group = Group {
                     test: ea.name.clone(),
                     command: command.clone(),
                     metric: metric.clone(),
@@ -392,11 +414,38 @@ pub fn compare(
                     b_count: xb.count,
                     a_intervals: intervals_method(&xa, ra),
                     b_intervals: intervals_method(&xb, rb),
-                    rows: compare_latency(&xa, &xb, options.fail_if_slower),
-                });
+                    rows: Vec::new(),
+                };
+                compared.push((group, (xa, ha), (xb, hb)));
             }
         }
     }
+    let family_rows = compared
+        .iter()
+        .map(|(_, (xa, _), (xb, _))| {
+            let bounded = |l: &Latency, p| l.ci95(p).is_some_and(|c: Ci95| c.high().is_some());
+            Percentile::ALL
+                .into_iter()
+                .filter(|&p| bounded(xa, p) && bounded(xb, p))
+                .count()
+        })
+        .sum::<usize>();
+    let row_confidence = 1.0 - (1.0 - confidence::CONFIDENCE) / family_rows.max(1) as f64;
+    let groups: Vec<Group> = compared
+        .into_iter()
+        .map(|(mut group, (xa, ha), (xb, hb))| {
+            let a = Measured {
+                latency: &xa,
+                histogram: &ha,
+            };
+            let b = Measured {
+                latency: &xb,
+                histogram: &hb,
+            };
+            group.rows = compare_latency(a, b, row_confidence, options.fail_if_slower);
+            group
+        })
+        .collect();
     for (side, done) in ["A", "B"].into_iter().zip(recomputed) {
         if done {
             notes.push(format!(
@@ -415,6 +464,8 @@ pub fn compare(
         schema_version: COMPARE_SCHEMA_VERSION,
         tool: format!("tailrate {}", env!("CARGO_PKG_VERSION")),
         confidence: confidence::CONFIDENCE,
+        family_rows,
+        row_confidence,
         method: METHOD.into(),
         a: a_side,
         b: b_side,
@@ -563,9 +614,51 @@ fn intervals_method(latency: &Latency, recomputed: bool) -> String {
     }
 }
 
-/// Every percentile of `a` against `b` (both with intervals); `fail_if_slower` is the
+/// `latency`'s histogram, decoded.
+fn histogram(
+    latency: &Latency,
+    side: &'static str,
+    what: &str,
+) -> Result<Histogram<u64>, ComparisonError> {
+    latency
+        .histogram()
+        .ok_or_else(|| ComparisonError::NoHistogram {
+            side,
+            what: what.to_string(),
+        })
+}
+
+/// One side of one metric as [`compare_latency`] reads it: its report's values and 95%
+/// intervals, and its histogram to take intervals at other confidences from.
+#[derive(Clone, Copy)]
+pub struct Measured<'a> {
+    /// The values, the 95% intervals, and the design effects they rest on.
+    pub latency: &'a Latency,
+    /// `latency`'s histogram, decoded.
+    pub histogram: &'a Histogram<u64>,
+}
+
+impl Measured<'_> {
+    /// The interval of `p` at `confidence`: the report's own at 95%, else taken from the
+    /// histogram and the report's design effect.
+    fn interval(&self, p: Percentile, confidence: f64) -> Option<Ci95> {
+        let reported = self.latency.ci95(p)?;
+        if (confidence - confidence::CONFIDENCE).abs() < 1e-12 {
+            return Some(reported);
+        }
+        self.latency.interval_at(self.histogram, p, confidence)
+    }
+}
+
+/// Every percentile of `a` against `b` (both with 95% intervals), each difference's
+/// interval made from the sides' intervals at `row_confidence`; `fail_if_slower` is the
 /// share of A's value a difference's lower end must exceed to count against B.
-pub fn compare_latency(a: &Latency, b: &Latency, fail_if_slower: Option<f64>) -> Vec<Row> {
+pub fn compare_latency(
+    a: Measured<'_>,
+    b: Measured<'_>,
+    row_confidence: f64,
+    fail_if_slower: Option<f64>,
+) -> Vec<Row> {
     // Only the histogram's layout matters here (its buckets), not its range.
     let layout = Histogram::<u64>::new(SIGNIFICANT_DIGITS);
     let widened = |ci: Ci95| -> (f64, Option<f64>) {
@@ -578,10 +671,14 @@ pub fn compare_latency(a: &Latency, b: &Latency, fail_if_slower: Option<f64>) ->
     Percentile::ALL
         .into_iter()
         .filter_map(|p| {
-            let (a_ns, b_ns) = (a.at(p), b.at(p));
-            let (a_ci, b_ci) = (a.ci95(p)?, b.ci95(p)?);
-            let interval =
-                difference_interval(a_ns as f64, widened(a_ci), b_ns as f64, widened(b_ci));
+            let (a_ns, b_ns) = (a.latency.at(p), b.latency.at(p));
+            let (a_ci, b_ci) = (a.latency.ci95(p)?, b.latency.ci95(p)?);
+            let sides = a
+                .interval(p, row_confidence)
+                .zip(b.interval(p, row_confidence));
+            let interval = sides.and_then(|(a_row, b_row)| {
+                difference_interval(a_ns as f64, widened(a_row), b_ns as f64, widened(b_row))
+            });
             let verdict = Verdict::of(interval);
             let pct = |ns: f64| (a_ns > 0).then(|| ns / a_ns as f64 * 100.0);
             let slower_than_allowed = match (fail_if_slower, interval) {
@@ -592,10 +689,10 @@ pub fn compare_latency(a: &Latency, b: &Latency, fail_if_slower: Option<f64>) ->
                 percentile: p.key().to_string(),
                 a_ns,
                 a_ci95_ns: a_ci,
-                a_beyond: a.beyond(p),
+                a_beyond: a.latency.beyond(p),
                 b_ns,
                 b_ci95_ns: b_ci,
-                b_beyond: b.beyond(p),
+                b_beyond: b.latency.beyond(p),
                 difference_ns: b_ns as i64 - a_ns as i64,
                 difference_pct: pct(b_ns as f64 - a_ns as f64),
                 difference_ci95_ns: interval.map(|(l, h)| [l.floor() as i64, h.ceil() as i64]),

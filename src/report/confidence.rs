@@ -252,6 +252,9 @@ pub struct Estimate {
     /// Variance of the batches' fraction at or below it over the binomial variance
     /// (1 for independent samples, at least 1 as used).
     pub design_effect: f64,
+    /// The degrees of freedom that design effect rests on, when it widened the interval
+    /// (see [`design_effect_at`]).
+    pub freedom: Option<f64>,
 }
 
 /// The 95% interval of the `quantile` of `total`, widened by the spread of `batches` (the
@@ -263,36 +266,77 @@ pub fn estimate(total: &Histogram<u64>, batches: &[Batch], quantile: f64) -> Opt
     }
     let value_ns = total.value_at_quantile(quantile);
     let rank = ((quantile * n as f64).ceil() as u64).clamp(1, n);
+    let (design_effect, freedom) = design_effect(batches, value_ns);
+    Some(Estimate {
+        value_ns,
+        ci95: interval(total, quantile, design_effect, CONFIDENCE)?,
+        beyond: n - rank,
+        design_effect,
+        freedom,
+    })
+}
+
+/// The `confidence` interval of the `quantile` of `total` for samples carrying the
+/// information of `total.len() / design_effect` independent ones; `None` for an empty
+/// histogram. [`estimate`] is this at 95% with the design effect of its batches; a
+/// comparison asks for more confidence per percentile (one of many tested at once) from
+/// what a report kept: its histogram and design effects.
+pub fn interval(
+    total: &Histogram<u64>,
+    quantile: f64,
+    design_effect: f64,
+    confidence: f64,
+) -> Option<Ci95> {
+    let n = total.len();
+    if n == 0 {
+        return None;
+    }
+    let value_ns = total.value_at_quantile(quantile);
+    let rank = ((quantile * n as f64).ceil() as u64).clamp(1, n);
     let beyond = n - rank;
-    let design_effect = design_effect(batches, value_ns);
-    let (low_rank, high_rank) = rank_interval(n, quantile, design_effect);
+    let (low_rank, high_rank) = rank_interval(n, quantile, design_effect, confidence);
     let low = if low_rank == 0 {
         total.highest_equivalent(total.min())
     } else {
         value_at_rank(total, low_rank)
     };
     let high = (high_rank <= n && beyond >= MIN_BEYOND).then(|| value_at_rank(total, high_rank));
-    Some(Estimate {
-        value_ns,
-        ci95: Ci95(low.min(value_ns), high.map(|h| h.max(value_ns))),
-        beyond,
-        design_effect,
-    })
+    Some(Ci95(low.min(value_ns), high.map(|h| h.max(value_ns))))
 }
 
 /// The ranks `(l, u)` (1-based; 0 for below the smallest, `n + 1` for above the
 /// largest) whose order statistics bracket the `quantile` of `n` samples carrying the
-/// information of `n / design_effect` independent ones.
-fn rank_interval(n: u64, quantile: f64, design_effect: f64) -> (u64, u64) {
+/// information of `n / design_effect` independent ones, with two-sided `confidence`.
+fn rank_interval(n: u64, quantile: f64, design_effect: f64, confidence: f64) -> (u64, u64) {
     let effective = ((n as f64 / design_effect.max(1.0)).round() as u64).max(1);
     let Ok(binomial) = Binomial::new(quantile, effective) else {
         return (0, n + 1);
     };
-    let tail = (1.0 - CONFIDENCE) / 2.0;
+    let tail = (1.0 - confidence) / 2.0;
     let scale = n as f64 / effective as f64;
     let low = binomial.inverse_cdf(tail) as f64 * scale;
     let high = (binomial.inverse_cdf(1.0 - tail) + 1) as f64 * scale;
     (low.floor() as u64, (high.ceil() as u64).min(n + 1))
+}
+
+/// A design effect measured for 95% intervals (`design_effect`, resting on `freedom`
+/// degrees of freedom), as it widens an interval at `confidence`. The measured spread
+/// is scaled by `(t / z)^2` for the few degrees of freedom it rests on, and that ratio
+/// grows with the confidence asked for: at 10 degrees of freedom it is 1.29 at 95% and
+/// 1.80 at 99.8%. Without `freedom` (a report written before it was kept, or an interval
+/// no batch spread widened) the design effect is taken as it is.
+pub fn design_effect_at(design_effect: f64, freedom: Option<f64>, confidence: f64) -> f64 {
+    let Some(freedom) = freedom.filter(|&f| f >= 1.0 && design_effect > 1.0) else {
+        return design_effect.max(1.0);
+    };
+    let ratio = |confidence: f64| {
+        let p = 1.0 - (1.0 - confidence) / 2.0;
+        match StudentsT::new(0.0, 1.0, freedom) {
+            Ok(t) => (t.inverse_cdf(p) / normal_quantile(p)).powi(2),
+            Err(_) => 1.0,
+        }
+    };
+    (design_effect / ratio(CONFIDENCE) * ratio(confidence)).max(1.0)
 }
 
 /// The `rank`-th smallest sample (1-based).
@@ -308,15 +352,16 @@ fn value_at_rank(h: &Histogram<u64>, rank: u64) -> u64 {
 /// batch-means estimate if it is significantly above 1 (beyond the 95% point of what
 /// independent samples would show: chi-squared with `groups - 1` degrees of freedom),
 /// scaled by `(t / z)^2` for the few degrees of freedom it rests on; the largest of them,
-/// and 1 when none is or there are too few batches to tell.
-pub fn design_effect(batches: &[Batch], value_ns: u64) -> f64 {
+/// and 1 when none is or there are too few batches to tell. With it, the degrees of
+/// freedom of the grouping that gave it (`None` when none widened the interval).
+pub fn design_effect(batches: &[Batch], value_ns: u64) -> (f64, Option<f64>) {
     let points: Vec<(f64, f64)> = batches
         .iter()
         .filter(|b| !b.is_empty())
         .map(|b| (b.len() as f64, b.at_most(value_ns) as f64))
         .collect();
     let z = normal_quantile(1.0 - (1.0 - CONFIDENCE) / 2.0);
-    let mut largest: f64 = 1.0;
+    let mut largest: (f64, Option<f64>) = (1.0, None);
     let mut group = 1;
     while points.len() / group >= MIN_GROUPS {
         let grouped: Vec<(f64, f64)> = points
@@ -325,12 +370,16 @@ pub fn design_effect(batches: &[Batch], value_ns: u64) -> f64 {
             .collect();
         let freedom = (grouped.len() - 1) as f64;
         if let Some((d, t_freedom)) = grouped_design_effect(&grouped)
+            && let t_freedom = t_freedom.clamp(1.0, freedom)
             && let Ok(chi) = ChiSquared::new(freedom)
-            && let Ok(t) = StudentsT::new(0.0, 1.0, t_freedom.clamp(1.0, freedom))
+            && let Ok(t) = StudentsT::new(0.0, 1.0, t_freedom)
             && d > chi.inverse_cdf(SIGNIFICANT) / freedom
         {
             let t = t.inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0);
-            largest = largest.max(d * (t / z).powi(2));
+            let widened = d * (t / z).powi(2);
+            if widened > largest.0 {
+                largest = (widened, Some(t_freedom));
+            }
         }
         group *= 2;
     }

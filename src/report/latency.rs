@@ -89,6 +89,11 @@ pub struct Confidence {
     /// How much wider than for independent samples each interval was made (the design
     /// effect, 1 for none), by key.
     pub design_effect: BTreeMap<String, f64>,
+    /// The degrees of freedom each design effect above 1 rests on, by key: what a
+    /// comparison needs to widen the interval further at a higher confidence. Absent in
+    /// reports written before it was kept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub freedom: BTreeMap<String, f64>,
 }
 
 /// A latency distribution: summary values in nanoseconds and the histogram itself.
@@ -150,11 +155,15 @@ impl Latency {
         }
         let mut beyond = BTreeMap::new();
         let mut design_effect = BTreeMap::new();
+        let mut freedom = BTreeMap::new();
         for p in Percentile::ALL {
             if let Some(e) = confidence::estimate(h, batches, p.quantile()) {
                 *latency.ci95_mut(p) = Some(e.ci95);
                 beyond.insert(p.key().to_string(), e.beyond);
                 design_effect.insert(p.key().to_string(), e.design_effect);
+                if let Some(f) = e.freedom {
+                    freedom.insert(p.key().to_string(), f);
+                }
             }
         }
         let used = batches.iter().filter(|b| !b.is_empty()).count();
@@ -173,6 +182,7 @@ impl Latency {
             batches: used,
             beyond,
             design_effect,
+            freedom,
         });
         latency
     }
@@ -215,6 +225,24 @@ impl Latency {
     /// Samples above `p` (`k`), when the report says.
     pub fn beyond(&self, p: Percentile) -> Option<u64> {
         self.confidence.as_ref()?.beyond.get(p.key()).copied()
+    }
+
+    /// The interval of `p` at `confidence` from `h`, this latency's histogram decoded,
+    /// and the design effect kept for `p` (none: the plain binomial interval). At 95% it
+    /// is the reported interval; a comparison testing many percentiles at once asks for
+    /// more per percentile.
+    pub fn interval_at(&self, h: &Histogram<u64>, p: Percentile, confidence: f64) -> Option<Ci95> {
+        let kept = self.confidence.as_ref();
+        let design_effect = kept
+            .and_then(|c| c.design_effect.get(p.key()).copied())
+            .unwrap_or(1.0);
+        let freedom = kept.and_then(|c| c.freedom.get(p.key()).copied());
+        confidence::interval(
+            h,
+            p.quantile(),
+            confidence::design_effect_at(design_effect, freedom, confidence),
+            confidence,
+        )
     }
 
     /// Summarises and encodes `h`, with no intervals.

@@ -40,14 +40,20 @@ pub fn write(out: &mut dyn Write, comparison: &Comparison, precision: usize) -> 
     writeln!(out)?;
     writeln!(
         out,
-        "B slower at {}, faster at {}, no difference at {}, cannot tell at {} of {} percentiles \
-         ({:.0}% intervals of B-A by MOVER from each side's own)",
+        "B slower at {}, faster at {}, no difference at {}, cannot tell at {} of {} percentiles",
         c.count(Verdict::BSlower),
         c.count(Verdict::BFaster),
         c.count(Verdict::NoDifference),
         c.count(Verdict::CannotTell),
         c.rows().count(),
-        c.confidence * 100.0
+    )?;
+    writeln!(
+        out,
+        "intervals of B-A: {:.0}% for all {} with a verdict together (each {}%, by MOVER from \
+         the sides' intervals at that confidence)",
+        c.confidence * 100.0,
+        c.family_rows,
+        trim_float((c.row_confidence * 1e5).floor() / 1e3)
     )?;
     if c.count(Verdict::CannotTell) > 0 {
         writeln!(
