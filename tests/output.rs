@@ -302,12 +302,18 @@ fn without_invalid_mark(line: &str) -> String {
 
 /// Every key path of `value`, sorted and without repeats: object keys joined by `.`,
 /// array elements as `[]` (`tests[].latency.response.p99_ns`); a path ends at a scalar,
-/// a null, an empty array (`notes[]`) or an empty object (`{}`).
+/// a null, an empty array (`notes[]`) or an empty object (`{}`). A confidence's
+/// `freedom` is left out: it holds a key only for the percentiles whose interval the
+/// run's own spread widened, which the data decides (`freedom_is_kept_where_...` below
+/// checks it).
 fn key_paths(value: &Value) -> String {
     fn walk(value: &Value, path: &str, out: &mut BTreeSet<String>) {
         match value {
             Value::Object(map) if !map.is_empty() => {
                 for (key, v) in map {
+                    if key == "freedom" && path.ends_with(".confidence") {
+                        continue;
+                    }
                     let path = if path.is_empty() {
                         key.clone()
                     } else {
@@ -427,6 +433,49 @@ fn json_reports_of_a_closed_and_an_open_loop_keep_their_key_sets() {
     let (_, open) = run_tailrate_json(&argv(&port, OPEN, &[]));
     insta::assert_snapshot!("closed_loop_json_keys", key_paths(&closed));
     insta::assert_snapshot!("open_loop_json_keys", key_paths(&open));
+    freedom_is_kept_where_the_design_effect_widened(&closed);
+    freedom_is_kept_where_the_design_effect_widened(&open);
+}
+
+/// Each metric's `confidence.freedom` names exactly the percentiles whose design effect
+/// is above 1 (the degrees of freedom that widening rests on, which `compare` needs to
+/// redo it at another confidence), each with at least one degree of freedom.
+fn freedom_is_kept_where_the_design_effect_widened(report: &Value) {
+    let mut seen = 0;
+    for test in report["tests"].as_array().unwrap() {
+        for (metric, latency) in test["latency"].as_object().unwrap() {
+            let Some(confidence) = latency.get("confidence") else {
+                continue;
+            };
+            let effects = confidence["design_effect"].as_object().unwrap();
+            let empty = serde_json::Map::new();
+            let freedom = confidence
+                .get("freedom")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
+            for (key, effect) in effects {
+                let widened = effect.as_f64().unwrap() > 1.0;
+                match freedom.get(key).and_then(Value::as_f64) {
+                    Some(f) => assert!(
+                        widened && f >= 1.0,
+                        "{metric} {key}: freedom {f} beside design effect {effect}"
+                    ),
+                    None => assert!(
+                        !widened,
+                        "{metric} {key}: design effect {effect} without freedom"
+                    ),
+                }
+                seen += 1;
+            }
+            for key in freedom.keys() {
+                assert!(
+                    effects.contains_key(key),
+                    "{metric}: freedom for {key}, no design effect"
+                );
+            }
+        }
+    }
+    assert!(seen > 0, "no design effect in the report");
 }
 
 #[test]

@@ -106,26 +106,40 @@ fn a_server_sleeping_1ms_per_command_shows_it_in_its_execution_time() {
         .arg("--enable-debug-command", "yes")
         .start();
     let port = server.port().to_string();
-    let (_, report) = run_tailrate_json(&[
-        "-p", &port, "-c", "1", "-n", "200", "-q", "DEBUG", "SLEEP", "0.001",
-    ]);
-    let test = &report["tests"][0];
-    let c = server_command(test, "debug");
-    assert_eq!(c["calls"], 200);
-    // usleep(1000) never returns early, and the sleep is most of what a client waits:
-    // the execution time lies between 1 ms and tailrate's service time (which adds the
-    // round trip, ~0.1 ms), and within 20% of the latter. How late usleep returns
-    // depends on the machine's load, so the sleep itself is no tighter bound.
-    let mean = c["mean_exec_usec"].as_f64().unwrap();
-    let service = test["latency"]["response"]["mean_ns"].as_f64().unwrap() / 1e3;
-    assert!(
-        mean >= 1000.0 && mean <= service && mean >= 0.8 * service,
-        "mean execution {mean:.1} µs for a 1 ms sleep, mean service time {service:.1} µs"
+    // Each attempt must count every call and never show an execution shorter than the
+    // sleep (usleep never returns early) or longer than tailrate's service time, which
+    // holds it. That the sleep is most of what the client waits (within 20% of the
+    // service time, which adds a round trip of ~0.1 ms) and that Redis files it in the
+    // 1 ms buckets are the machine's to keep: a loaded host stretches the round trip
+    // (and usleep's oversleep) past that, so one attempt in three must show them.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let (_, report) = run_tailrate_json(&[
+            "-p", &port, "-c", "1", "-n", "200", "-q", "DEBUG", "SLEEP", "0.001",
+        ]);
+        let test = &report["tests"][0];
+        let c = server_command(test, "debug");
+        assert_eq!(c["calls"], 200);
+        let mean = c["mean_exec_usec"].as_f64().unwrap();
+        let service = test["latency"]["response"]["mean_ns"].as_f64().unwrap() / 1e3;
+        assert!(
+            mean >= 1000.0 && mean <= service,
+            "mean execution {mean:.1} µs for a 1 ms sleep, mean service time {service:.1} µs"
+        );
+        let p50 = c["exec_usec_at_most"]["p50"].as_u64().unwrap();
+        // Redis's buckets double from 1 µs, rounded (..., 528, 1056, 2113): 1 ms lies in
+        // the 1056 or the 2113 bucket.
+        if mean >= 0.8 * service && [1056, 2113].contains(&p50) {
+            return;
+        }
+        seen.push(format!(
+            "mean execution {mean:.1} µs, mean service {service:.1} µs, p50 bucket {p50} µs"
+        ));
+    }
+    panic!(
+        "in no attempt was a 1 ms sleep most of the service time in the 1 ms buckets: {}",
+        seen.join("; ")
     );
-    let p50 = c["exec_usec_at_most"]["p50"].as_u64().unwrap();
-    // Redis's buckets double from 1 µs, rounded (..., 528, 1056, 2113): 1 ms lies in the
-    // 1056 or the 2113 bucket.
-    assert!([1056, 2113].contains(&p50), "p50 bucket {p50} µs");
 }
 
 #[test]

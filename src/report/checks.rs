@@ -100,37 +100,43 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
                 .unwrap_or_default()
         ),
     };
-    if measured_secs == 0.0 && total.intended == 0 {
+    let achieved = if measured_secs == 0.0 && total.intended == 0 {
         // Ended before its window began (Ctrl+C while a shard waited for --start-at, or
         // while connecting): the report is empty, and says so rather than "0 req/s".
-        out.push(Check {
+        let how = match outcome.stopped_early.as_deref() {
+            Some("interrupted") => " (interrupted)",
+            _ => "",
+        };
+        Check {
             name: "achieved_rate".into(),
             verdict: Verdict::Fail,
             detail: format!(
-                "nothing measured: the run ended{} before its measured window began; planned {rate_per_sec:.1} req/s",
-                match outcome.stopped_early.as_deref() {
-                    Some("interrupted") => " (interrupted)",
-                    _ => "",
-                }
+                "nothing measured: the run ended{how} before its measured window began; \
+                 planned {rate_per_sec:.1} req/s"
             ),
-            meaning: "no request was sent in the measured window: every figure of this test is empty, not a measurement of the server".into(),
-        });
+            meaning: "no request was sent in the measured window: every figure of this test \
+                      is empty, not a measurement of the server"
+                .into(),
+        }
     } else {
-        out.push(Check {
-        name: "achieved_rate".into(),
-        verdict: if shortfall <= RATE_TOLERANCE && total.not_sent == 0 { Verdict::Pass } else { Verdict::Fail },
-        detail: format!(
-            "sent {:.1} req/s against {:.1} planned by the schedule ({:+.2}%; target {:.1}), {} not sent; bound: within {:.0}%",
-            outcome.achieved_rate_per_sec,
-            planned,
-            -shortfall * 100.0,
-            rate_per_sec,
-            total.not_sent,
-            RATE_TOLERANCE * 100.0
-        ),
-        meaning: achieved_meaning,
-    });
-    }
+        let within = shortfall <= RATE_TOLERANCE && total.not_sent == 0;
+        Check {
+            name: "achieved_rate".into(),
+            verdict: if within { Verdict::Pass } else { Verdict::Fail },
+            detail: format!(
+                "sent {:.1} req/s against {:.1} planned by the schedule ({:+.2}%; target \
+                 {:.1}), {} not sent; bound: within {:.0}%",
+                outcome.achieved_rate_per_sec,
+                planned,
+                -shortfall * 100.0,
+                rate_per_sec,
+                total.not_sent,
+                RATE_TOLERANCE * 100.0
+            ),
+            meaning: achieved_meaning,
+        }
+    };
+    out.push(achieved);
 
     out.push(schedule_lag(total, pacing, outage.as_deref()));
 
