@@ -380,6 +380,77 @@ fn a_missing_shard_or_another_plan_is_refused_in_one_line_and_partial_is_marked(
     );
 }
 
+/// The merged server count fails when another client ran the same command on the server
+/// while the shards ran (its GETs are in the server's count, not in the shards' writes),
+/// and passes on the same shards' run alone; a partial merge does not judge it.
+#[test]
+fn the_merged_server_count_fails_when_another_client_sends_the_same_command() {
+    for other_client in [false, true] {
+        let server = RedisServer::start();
+        let dir = tempfile::tempdir().unwrap();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let meddler = other_client.then(|| {
+            let (addr, done) = (server.addr(), done.clone());
+            thread::spawn(move || {
+                let mut sent = 0;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    send_command(&addr, &["GET", "elsewhere"]).unwrap();
+                    sent += 1;
+                    thread::sleep(Duration::from_millis(5));
+                }
+                sent
+            })
+        });
+        two_shards(dir.path(), &server);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        let meddled = meddler.map(|t| t.join().unwrap());
+        let out = dir.path().join("merged");
+        let (code, err) = merge(&[dir.path().as_os_str(), "--out".as_ref(), out.as_os_str()]);
+        assert_eq!(code, Some(0), "{err}");
+        let m = &read_json(&out.join("merged.json"))["tests"][0];
+        let count = crate::harness::check(m, "server_count");
+        let get = &m["server"]["commands"][0];
+        let (calls, sent) = (
+            get["calls"].as_u64().unwrap(),
+            get["sent_by_tailrate"].as_u64().unwrap(),
+        );
+        if other_client {
+            assert_eq!(count["verdict"], "fail", "{meddled:?} other GETs: {count}");
+            assert_eq!(m["valid"], false);
+            assert!(calls > sent, "{get}");
+        } else {
+            assert_eq!(count["verdict"], "pass", "{count}");
+            assert_eq!(calls, sent, "{get}");
+        }
+        // Shard 1 missing: the server counted its requests too, so nothing is judged,
+        // and the merged view says why.
+        let partial = dir.path().join("partial");
+        let (code, err) = merge(&[
+            dir.path().join("shard-0.json").as_os_str(),
+            "--partial".as_ref(),
+            "--out".as_ref(),
+            partial.as_os_str(),
+        ]);
+        assert_eq!(code, Some(0), "{err}");
+        let p = &read_json(&partial.join("merged.json"))["tests"][0];
+        assert!(
+            p["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c["name"] != "server_count"),
+            "{p}"
+        );
+        assert!(
+            p["server"]["missing"][0]
+                .as_str()
+                .unwrap()
+                .contains("shards 1, missing"),
+            "{p}"
+        );
+    }
+}
+
 mod timing {
     use super::*;
 
@@ -459,6 +530,22 @@ mod timing {
                 .sum();
             assert_eq!(in_intervals, completed, "{arrival}");
             assert_eq!(merged["merge"]["parts"].as_array().unwrap().len(), 2);
+            // The server's count, judged on the shards together: what it executed
+            // between the earliest and the latest of their readings is every GET it
+            // ever ran here, and what the shards wrote.
+            let count = crate::harness::check(m, "server_count");
+            assert_eq!(count["verdict"], "pass", "{arrival}: {count}");
+            let get = &m["server"]["commands"][0];
+            assert_eq!(get["calls"], calls(&server, "get"), "{arrival}: {get}");
+            let sent: u64 = tests
+                .iter()
+                .map(|t| {
+                    t["server"]["commands"][0]["sent_by_tailrate"]
+                        .as_u64()
+                        .unwrap()
+                })
+                .sum();
+            assert_eq!(get["sent_by_tailrate"], sent, "{arrival}: {get}");
             // Poisson shards write their sends per window, and the merge judges the
             // shards' sends together: window by window the sum of the two.
             let windows = |t: &Value| -> Option<(u64, Vec<u64>)> {

@@ -3,7 +3,8 @@
 //! `LATENCY HISTOGRAM <commands>` just before the test starts and just after it ends.
 //!
 //! The readings cost three round trips per node at each end, outside the measured
-//! window; the connection stays idle in between. A node that refuses a command (an
+//! window (a shard's first reading one more: `INFO server`, for the server's `run_id`);
+//! the connection stays idle in between. A node that refuses a command (an
 //! error reply, or closing the connection as twemproxy does) loses that fact, said in
 //! the reading's `missing`; the test runs either way. What the readings mean is
 //! `report::server`'s.
@@ -37,6 +38,8 @@ pub struct Observer {
     timeout: Duration,
     /// The commands asked about, as the server names them.
     commands: Vec<String>,
+    /// Whether the first reading asks each node's `run_id` (a shard's does).
+    identify: bool,
     taken: Option<Instant>,
 }
 
@@ -126,6 +129,7 @@ impl Observer {
             missing,
             timeout: plan.connect_timeout.min(READING_TIMEOUT),
             commands,
+            identify: plan.shard.is_split(),
             taken: None,
         })
     }
@@ -138,12 +142,14 @@ impl Observer {
             cpu_secs: Some(0.0),
             latency: Some(BTreeMap::new()),
             missing: self.missing.clone(),
+            run_ids: Vec::new(),
         };
         let (runtime, timeout, commands) = (&self.runtime, self.timeout, &self.commands);
         let several = self.nodes.len() > 1;
         let before = self.taken.is_none();
+        let identify = before && self.identify;
         for (name, conn) in &mut self.nodes {
-            let reading = runtime.block_on(read_node(conn, timeout, commands, before));
+            let reading = runtime.block_on(read_node(conn, timeout, commands, before, identify));
             add(&mut total, reading, several.then_some(name.as_str()));
         }
         self.taken = Some(Instant::now());
@@ -161,12 +167,13 @@ impl Observer {
 ///
 /// `INFO commandstats` is asked last `before` the test and first after it, so that none
 /// of the readings' own commands falls between the two counts (a benchmark of `INFO`
-/// counts exactly its own calls).
+/// counts exactly its own calls). `identify` asks `INFO server` first.
 async fn read_node(
     conn: &mut Option<Connection>,
     timeout: Duration,
     commands: &[String],
     before: bool,
+    identify: bool,
 ) -> Reading {
     let mut reading = Reading::default();
     let ask = async |conn: &mut Option<Connection>,
@@ -203,13 +210,21 @@ async fn read_node(
     };
     let text = |reply: &Reply| reply.as_str().map(str::to_string);
     let mut missing = Vec::new();
-    let order = if before {
-        [Fact::Cpu, Fact::Latency, Fact::Commands]
-    } else {
-        [Fact::Commands, Fact::Cpu, Fact::Latency]
+    let order: &[Fact] = match (before, identify) {
+        (true, true) => &[Fact::Server, Fact::Cpu, Fact::Latency, Fact::Commands],
+        (true, false) => &[Fact::Cpu, Fact::Latency, Fact::Commands],
+        (false, _) => &[Fact::Commands, Fact::Cpu, Fact::Latency],
     };
-    for fact in order {
+    for &fact in order {
         match fact {
+            Fact::Server => {
+                reading.run_ids = ask(conn, &[b"INFO", b"server"], "INFO server", &mut missing)
+                    .await
+                    .and_then(|r| text(&r))
+                    .and_then(|t| server::parse_run_id(&t))
+                    .into_iter()
+                    .collect();
+            }
             Fact::Commands => {
                 reading.commands = ask(
                     conn,
@@ -250,6 +265,8 @@ async fn read_node(
 /// The facts a reading asks for, one command each.
 #[derive(Clone, Copy)]
 enum Fact {
+    /// `INFO server`, for `run_id`.
+    Server,
     /// `INFO commandstats`.
     Commands,
     /// `INFO cpu`.
@@ -282,6 +299,7 @@ fn add(total: &mut Reading, node: Reading, name: Option<&str>) {
         _ => None,
     };
     total.cpu_secs = total.cpu_secs.zip(node.cpu_secs).map(|(a, b)| a + b);
+    total.run_ids.extend(node.run_ids);
     total.latency = match (total.latency.take(), node.latency) {
         (Some(mut t), Some(n)) => {
             for (k, buckets) in n {

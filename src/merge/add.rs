@@ -468,6 +468,34 @@ fn merge_test(
             meaning: "the shards' counts do not account for every request".into(),
         });
     }
+    // The server counted every shard's requests: judged here, on all of them together.
+    let views = parts
+        .iter()
+        .map(|p| p.server.as_ref())
+        .collect::<Option<Vec<_>>>();
+    let server = views.map(|views| {
+        if missing.is_empty() {
+            crate::report::server::merged_view(&views)
+        } else {
+            Err(format!(
+                "not added, since the server also counted the requests of shards {}, missing",
+                list(missing)
+            ))
+        }
+    });
+    let server = match server {
+        Some(Ok(view)) => {
+            if let Some(check) = crate::report::checks::server_count(&view, &counts) {
+                checks.push(check);
+            }
+            Some(view)
+        }
+        Some(Err(why)) => Some(crate::report::server::ServerView {
+            missing: vec![format!("the shards' readings together: {why}")],
+            ..Default::default()
+        }),
+        None => None,
+    };
     let valid = checks.iter().all(|c| c.verdict != Verdict::Fail) && counts.not_sent == 0;
     let sum = |f: fn(&TestReport) -> f64| parts.iter().map(|p| f(p)).sum::<f64>();
     TestReport {
@@ -498,9 +526,9 @@ fn merge_test(
         reconnects: parts.iter().map(|p| p.reconnects).sum(),
         outages: parts.iter().flat_map(|p| p.outages.clone()).collect(),
         outages_left_out: parts.iter().map(|p| p.outages_left_out).sum(),
-        // Each shard's server view also counted the other shards' requests over its own
-        // span: none of them is the merged run's, so none is kept.
-        server: None,
+        // Each shard's server view also counted the other shards' requests: the merged
+        // view is the shards' readings together.
+        server,
         bottleneck: None,
         repeat: first.repeat,
         start_skew_ns: parts.iter().filter_map(|p| p.start_skew_ns).max(),

@@ -146,7 +146,11 @@ impl TestReport {
     /// Adds the server's view of the test, and the check of its count against tailrate's
     /// when `own` (the server saw only this process's requests: a shard's server also
     /// counts the other shards', so its count is judged on the merged result).
-    pub fn add_server_view(&mut self, view: super::server::ServerView, own: bool) {
+    /// A shard keeps the readings themselves for the merge.
+    pub fn add_server_view(&mut self, mut view: super::server::ServerView, own: bool) {
+        if own {
+            view.forget_readings();
+        }
         if let Some(check) = checks::server_count(&view, &self.counts).filter(|_| own) {
             self.valid &= check.verdict != Verdict::Fail;
             self.checks.push(check);

@@ -27,6 +27,9 @@ pub struct Reading {
     pub latency: Option<BTreeMap<String, Vec<(u64, u64)>>>,
     /// Facts this reading lacks, and why ("LATENCY HISTOGRAM: unknown command").
     pub missing: Vec<String>,
+    /// `run_id` of each node read (`INFO server`), where asked: a shard's first reading
+    /// asks, so that the merge adds only readings of the same server processes.
+    pub run_ids: Vec<String>,
 }
 
 /// A command's counters in `INFO commandstats`.
@@ -56,6 +59,10 @@ pub struct ServerView {
     /// Facts the server did not give, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// The `run_id` of each node read, sorted; kept by a shard (see
+    /// [`ServerCommand::cumulative`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub run_ids: Vec<String>,
 }
 
 /// What the server counted and timed of one command during a test.
@@ -75,6 +82,39 @@ pub struct ServerCommand {
     /// 4, ..., 528, 1056, 2113), so `p50 <= 4 µs`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exec_usec_at_most: Option<ExecPercentiles>,
+    /// The counters themselves at both readings, kept by a shard: its server also
+    /// counts the other shards' requests, so only the merge can judge the count, from
+    /// the earliest and the latest of all the shards' readings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cumulative: Option<Cumulative>,
+}
+
+/// A command's cumulative counters at the readings before and after a test.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cumulative {
+    /// Calls executed, at the reading before.
+    pub calls_before: u64,
+    /// And after.
+    pub calls_after: u64,
+    /// Calls rejected before execution, at the reading before.
+    pub rejected_before: u64,
+    /// And after.
+    pub rejected_after: u64,
+    /// Microseconds spent executing, at the reading before.
+    pub usec_before: u64,
+    /// And after.
+    pub usec_after: u64,
+}
+
+impl ServerView {
+    /// Drops what only a merge needs (the counters themselves and the servers' ids),
+    /// for a test whose count is judged on its own.
+    pub fn forget_readings(&mut self) {
+        self.run_ids.clear();
+        for c in &mut self.commands {
+            c.cumulative = None;
+        }
+    }
 }
 
 /// Upper bounds of the server's execution time at the report's percentiles.
@@ -117,6 +157,15 @@ pub fn parse_commandstats(text: &str) -> BTreeMap<String, CommandCounters> {
         out.insert(name.to_ascii_lowercase(), counters);
     }
     out
+}
+
+/// Parses `INFO server` for the process's `run_id` (random at each start, so two
+/// readings with one run_id are of one server process that never restarted between).
+pub fn parse_run_id(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("run_id:"))
+        .map(|id| id.trim().to_string())
+        .filter(|id| !id.is_empty())
 }
 
 /// Parses `INFO cpu` for the process's CPU seconds (system plus user, children excluded).
@@ -196,9 +245,18 @@ pub fn view(
                     );
                     let calls = a.calls.saturating_sub(b.calls);
                     let usec = a.usec.saturating_sub(b.usec);
+                    let cumulative = Cumulative {
+                        calls_before: b.calls,
+                        calls_after: a.calls,
+                        rejected_before: b.rejected_calls,
+                        rejected_after: a.rejected_calls,
+                        usec_before: b.usec,
+                        usec_after: a.usec,
+                    };
                     (
                         calls + a.rejected_calls.saturating_sub(b.rejected_calls),
                         (calls > 0).then(|| usec as f64 / calls as f64),
+                        cumulative,
                     )
                 });
             let exec = before
@@ -215,6 +273,7 @@ pub fn view(
                 sent_by_tailrate: *sent_by_tailrate,
                 mean_exec_usec: counted.and_then(|c| c.1),
                 exec_usec_at_most: exec,
+                cumulative: counted.map(|c| c.2),
             }
         })
         .collect();
@@ -228,7 +287,85 @@ pub fn view(
         cpu_secs,
         cpu_utilisation: cpu_secs.filter(|_| span_secs > 0.0).map(|c| c / span_secs),
         missing,
+        run_ids: {
+            let mut ids = before.run_ids.clone();
+            ids.sort();
+            ids
+        },
     }
+}
+
+/// The server's view of shards' tests together, from their kept readings: per command,
+/// the calls and microseconds between the earliest reading before and the latest after
+/// (counters only grow, so the smallest reading before is the earliest, and it precedes
+/// every shard's traffic: each shard read before its own), against everything the shards
+/// wrote. Only counts add this way; the CPU and the execution histogram are left out, and
+/// `missing` says so; the span is the longest shard's (the readings' own times are not
+/// kept). Why not, when the readings cannot be added: a shard without them
+/// (a shard missing, a server without commandstats) or shards that read different
+/// server processes (a load-balanced address).
+pub fn merged_view(shards: &[&ServerView]) -> Result<ServerView, String> {
+    let first = shards.first().ok_or("no shard")?;
+    if let Some(other) = shards.iter().find(|v| v.run_ids != first.run_ids) {
+        return Err(format!(
+            "the shards read different servers (run_id {} and {})",
+            first.run_ids.join(","),
+            other.run_ids.join(",")
+        ));
+    }
+    if first.run_ids.is_empty() {
+        return Err("a shard did not keep its server's run_id".into());
+    }
+    let commands = first
+        .commands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let of: Vec<(&ServerCommand, Cumulative)> = shards
+                .iter()
+                .map(|v| {
+                    let s = v.commands.get(i).filter(|s| s.command == c.command);
+                    s.and_then(|s| Some((s, s.cumulative?)))
+                        .ok_or_else(|| format!("a shard kept no {} counters", c.command))
+                })
+                .collect::<Result<_, _>>()?;
+            let earliest = |f: fn(&Cumulative) -> u64| of.iter().map(|(_, k)| f(k)).min();
+            let latest = |f: fn(&Cumulative) -> u64| of.iter().map(|(_, k)| f(k)).max();
+            let together = Cumulative {
+                calls_before: earliest(|k| k.calls_before).unwrap_or(0),
+                calls_after: latest(|k| k.calls_after).unwrap_or(0),
+                rejected_before: earliest(|k| k.rejected_before).unwrap_or(0),
+                rejected_after: latest(|k| k.rejected_after).unwrap_or(0),
+                usec_before: earliest(|k| k.usec_before).unwrap_or(0),
+                usec_after: latest(|k| k.usec_after).unwrap_or(0),
+            };
+            let executed = together.calls_after.saturating_sub(together.calls_before);
+            let usec = together.usec_after.saturating_sub(together.usec_before);
+            Ok(ServerCommand {
+                command: c.command.clone(),
+                calls: executed
+                    + together
+                        .rejected_after
+                        .saturating_sub(together.rejected_before),
+                sent_by_tailrate: of.iter().map(|(s, _)| s.sent_by_tailrate).sum(),
+                mean_exec_usec: (executed > 0).then(|| usec as f64 / executed as f64),
+                exec_usec_at_most: None,
+                cumulative: Some(together),
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let mut missing: Vec<String> = shards.iter().flat_map(|v| v.missing.clone()).collect();
+    missing.sort();
+    missing.dedup();
+    missing.push("INFO cpu and LATENCY HISTOGRAM: not added across shards (each shard's is in its own report)".into());
+    Ok(ServerView {
+        span_secs: shards.iter().map(|v| v.span_secs).fold(0.0, f64::max),
+        commands,
+        cpu_secs: None,
+        cpu_utilisation: None,
+        missing,
+        run_ids: first.run_ids.clone(),
+    })
 }
 
 /// The name commandstats and LATENCY HISTOGRAM use for a command tailrate sends:
@@ -378,6 +515,7 @@ mod tests {
             cpu_secs: Some(cpu),
             latency: None,
             missing: vec!["LATENCY HISTOGRAM: unknown command".into()],
+            run_ids: vec!["b".into(), "a".into()],
         };
         let v = view(
             &reading(5, 50, 0, 1.0),
@@ -388,11 +526,80 @@ mod tests {
         assert_eq!(v.commands[0].calls, 102);
         assert_eq!(v.commands[0].mean_exec_usec, Some(10.0));
         assert_eq!(v.commands[0].exec_usec_at_most, None);
+        assert_eq!(v.run_ids, ["a", "b"], "sorted");
+        assert_eq!(v.commands[0].cumulative.unwrap().calls_before, 5);
         assert_eq!((v.cpu_secs, v.cpu_utilisation), (Some(0.5), Some(0.25)));
         assert_eq!(
             v.missing,
             vec!["LATENCY HISTOGRAM: unknown command".to_string()]
         );
+    }
+
+    /// A shard's view of `sent` GETs whose readings saw the server's counters at
+    /// `(calls, usec)` before and after.
+    fn shard(run_id: &str, sent: u64, before: (u64, u64), after: (u64, u64)) -> ServerView {
+        ServerView {
+            span_secs: 1.0,
+            commands: vec![ServerCommand {
+                command: "GET".into(),
+                calls: after.0 - before.0,
+                sent_by_tailrate: sent,
+                mean_exec_usec: None,
+                exec_usec_at_most: None,
+                cumulative: Some(Cumulative {
+                    calls_before: before.0,
+                    calls_after: after.0,
+                    rejected_before: 0,
+                    rejected_after: 1,
+                    usec_before: before.1,
+                    usec_after: after.1,
+                }),
+            }],
+            run_ids: vec![run_id.into()],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn shards_readings_count_from_the_earliest_before_to_the_latest_after() {
+        // Shard 0 read at 10 and 150, shard 1 at 40 and 170: 160 calls between 10 and
+        // 170 (and one rejection), each shard's own difference counting some of the
+        // other's.
+        let a = shard("r1", 80, (10, 100), (150, 1500));
+        let b = shard("r1", 81, (40, 400), (170, 1700));
+        let v = merged_view(&[&a, &b]).unwrap();
+        let get = &v.commands[0];
+        assert_eq!((get.calls, get.sent_by_tailrate), (161, 161));
+        assert_eq!(get.mean_exec_usec, Some(10.0));
+        assert!(
+            v.missing
+                .iter()
+                .any(|m| m.contains("not added across shards"))
+        );
+        let c = get.cumulative.unwrap();
+        assert_eq!((c.calls_before, c.calls_after), (10, 170));
+    }
+
+    #[test]
+    fn shards_that_read_different_servers_or_kept_no_readings_are_not_added() {
+        let a = shard("r1", 80, (10, 100), (150, 1500));
+        let other = shard("r2", 81, (40, 400), (170, 1700));
+        let why = merged_view(&[&a, &other]).unwrap_err();
+        assert!(
+            why.contains("different servers") && why.contains("r2"),
+            "{why}"
+        );
+        let mut forgot = shard("r1", 81, (40, 400), (170, 1700));
+        forgot.forget_readings();
+        assert!(forgot.run_ids.is_empty() && forgot.commands[0].cumulative.is_none());
+        assert!(merged_view(&[&a, &forgot]).is_err());
+    }
+
+    #[test]
+    fn a_run_id_is_read_from_info_server() {
+        let text = "# Server\r\nredis_version:7.0.15\r\nrun_id:9f2c\r\ntcp_port:6379\r\n";
+        assert_eq!(parse_run_id(text).as_deref(), Some("9f2c"));
+        assert_eq!(parse_run_id("# Server\r\nrun_id:\r\n"), None);
     }
 
     #[test]
