@@ -420,7 +420,11 @@ fn the_merged_server_count_fails_when_another_client_sends_the_same_command() {
             assert!(calls > sent, "{get}");
         } else {
             assert_eq!(count["verdict"], "pass", "{count}");
-            assert_eq!(calls, sent, "{get}");
+            // Exact unless a request was still unanswered when a shard ended (the check
+            // allows for those).
+            if m["counts"]["in_flight_at_end"] == 0 && m["counts"]["errors"] == 0 {
+                assert_eq!(calls, sent, "{get}");
+            }
         }
         // Shard 1 missing: the server counted its requests too, so nothing is judged,
         // and the merged view says why.
