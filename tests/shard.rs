@@ -550,6 +550,24 @@ mod timing {
                 })
                 .sum();
             assert_eq!(get["sent_by_tailrate"], sent, "{arrival}: {get}");
+            // The rest of the server's view adds the same way: its execution histogram
+            // holds every call, and its CPU is over the span of all the readings.
+            assert!(get["exec_usec_at_most"]["p99"].as_u64().is_some(), "{get}");
+            let span = m["server"]["span_secs"].as_f64().unwrap();
+            let longest = tests
+                .iter()
+                .map(|t| t["server"]["span_secs"].as_f64().unwrap())
+                .fold(0.0, f64::max);
+            assert!(
+                span >= longest - 0.01,
+                "{arrival}: span {span} s, a shard's {longest} s"
+            );
+            assert!(
+                m["server"]["cpu_secs"].as_f64().unwrap() > 0.0,
+                "{}",
+                m["server"]
+            );
+            assert!(m["bottleneck"]["verdict"].is_string(), "{m}");
             // Poisson shards write their sends per window, and the merge judges the
             // shards' sends together: window by window the sum of the two.
             let windows = |t: &Value| -> Option<(u64, Vec<u64>)> {

@@ -92,7 +92,7 @@ pub fn measure(
     };
     let mut observer =
         super::server_view::Observer::open(config, cluster.map(|c| &**c), &command_names, cancel);
-    let before = observer.as_mut().map(|o| (o.read(), o.taken()));
+    let before = observer.as_mut().map(|o| (o.read(), o.taken(), unix_now()));
     let outcome = {
         let mut on_interval = |iv: Interval| {
             progress.interval(&iv.record, iv.start, iv.length, iv.backlog);
@@ -114,25 +114,38 @@ pub fn measure(
     if let Some(e) = hlog_error {
         return Err(e).context("writing --hdr-log");
     }
-    let server = observer.as_mut().zip(before).map(|(o, (before, taken))| {
-        let after = o.read();
-        let span = o
-            .taken()
-            .zip(taken)
-            .map_or(0.0, |(a, b)| a.duration_since(b).as_secs_f64());
-        let sent: Vec<(String, u64)> = command_names
-            .iter()
-            .enumerate()
-            .map(|(i, name)| {
-                let measured = outcome.record.commands.get(i).map_or(0, |c| c.sent);
-                (
-                    name.clone(),
-                    measured + outcome.warmup_sent.get(i).copied().unwrap_or(0),
-                )
-            })
-            .collect();
-        crate::report::server::view(&before, &after, span, &sent)
-    });
+    let server = observer
+        .as_mut()
+        .zip(before)
+        .map(|(o, (before, taken, before_at))| {
+            let after = o.read();
+            let after_at = unix_now();
+            let span = o
+                .taken()
+                .zip(taken)
+                .map_or(0.0, |(a, b)| a.duration_since(b).as_secs_f64());
+            let sent: Vec<(String, u64)> = command_names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    let measured = outcome.record.commands.get(i).map_or(0, |c| c.sent);
+                    (
+                        name.clone(),
+                        measured + outcome.warmup_sent.get(i).copied().unwrap_or(0),
+                    )
+                })
+                .collect();
+            let mut view = crate::report::server::view(&before, &after, span, &sent);
+            if config.plan.shard.is_split() {
+                view.kept = Some(Box::new(crate::report::server::KeptReadings {
+                    before_unix_secs: before_at,
+                    after_unix_secs: after_at,
+                    before: before.of_commands(&command_names),
+                    after: after.of_commands(&command_names),
+                }));
+            }
+            view
+        });
     let mut report = TestReport::build(
         &test.name,
         config,
@@ -147,4 +160,12 @@ pub fn measure(
         report.add_server_view(view, !config.plan.shard.is_split());
     }
     Ok((report, outcome.stopped_early))
+}
+
+/// The wall clock in Unix seconds: the clock shards on different hosts share (NTP), for
+/// when a shard's server readings were taken.
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }

@@ -529,7 +529,7 @@ fn merge_test(
         // Each shard's server view also counted the other shards' requests: the merged
         // view is the shards' readings together.
         server,
-        bottleneck: None,
+        bottleneck: None, // judged below, from the sums
         repeat: first.repeat,
         start_skew_ns: parts.iter().filter_map(|p| p.start_skew_ns).max(),
         arrivals,
@@ -541,6 +541,7 @@ fn merge_test(
             .unwrap_or(0),
         layout_reads: parts.iter().map(|p| p.layout_reads).sum(),
     }
+    .judged()
 }
 
 /// Every shard sees the same changes of a cluster's layout, each when its own read

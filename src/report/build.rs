@@ -138,7 +138,7 @@ impl TestReport {
     }
 
     /// With its bottleneck judged from what it now holds.
-    fn judged(mut self) -> Self {
+    pub(crate) fn judged(mut self) -> Self {
         self.bottleneck = Some(super::bottleneck::judge(&self));
         self
     }
@@ -146,11 +146,7 @@ impl TestReport {
     /// Adds the server's view of the test, and the check of its count against tailrate's
     /// when `own` (the server saw only this process's requests: a shard's server also
     /// counts the other shards', so its count is judged on the merged result).
-    /// A shard keeps the readings themselves for the merge.
-    pub fn add_server_view(&mut self, mut view: super::server::ServerView, own: bool) {
-        if own {
-            view.forget_readings();
-        }
+    pub fn add_server_view(&mut self, view: super::server::ServerView, own: bool) {
         if let Some(check) = checks::server_count(&view, &self.counts).filter(|_| own) {
             self.valid &= check.verdict != Verdict::Fail;
             self.checks.push(check);

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::resp::Reply;
 
 /// One reading of the server's counters.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Reading {
     /// `INFO commandstats`, by lower-case command name (`get`, `config|get`).
     pub commands: Option<BTreeMap<String, CommandCounters>>,
@@ -26,14 +26,35 @@ pub struct Reading {
     /// took at most each bucket's bound, in microseconds, ascending.
     pub latency: Option<BTreeMap<String, Vec<(u64, u64)>>>,
     /// Facts this reading lacks, and why ("LATENCY HISTOGRAM: unknown command").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
     /// `run_id` of each node read (`INFO server`), where asked: a shard's first reading
     /// asks, so that the merge adds only readings of the same server processes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub run_ids: Vec<String>,
 }
 
+impl Reading {
+    /// The reading of `commands` alone (tailrate's names), the rest of commandstats and
+    /// of the histograms left out: what a shard keeps.
+    pub fn of_commands(&self, commands: &[String]) -> Reading {
+        fn only<V: Clone>(map: &BTreeMap<String, V>, keys: &[String]) -> BTreeMap<String, V> {
+            map.iter()
+                .filter(|(k, _)| keys.contains(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        }
+        let keys: Vec<String> = commands.iter().map(|c| server_name(c)).collect();
+        Reading {
+            commands: self.commands.as_ref().map(|m| only(m, &keys)),
+            latency: self.latency.as_ref().map(|m| only(m, &keys)),
+            ..self.clone()
+        }
+    }
+}
+
 /// A command's counters in `INFO commandstats`.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct CommandCounters {
     /// Calls executed.
     pub calls: u64,
@@ -59,10 +80,24 @@ pub struct ServerView {
     /// Facts the server did not give, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
-    /// The `run_id` of each node read, sorted; kept by a shard (see
-    /// [`ServerCommand::cumulative`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub run_ids: Vec<String>,
+    /// The two readings themselves, kept by a shard: its server also counts the other
+    /// shards' requests, so only the merge can take the view of the whole plan, from the
+    /// earliest reading before and the latest after of all the shards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<Box<KeptReadings>>,
+}
+
+/// A shard's readings before and after its test, of its commands alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeptReadings {
+    /// When the reading before was taken, in Unix seconds (the shards' common clock).
+    pub before_unix_secs: f64,
+    /// When the reading after was taken.
+    pub after_unix_secs: f64,
+    /// The reading before.
+    pub before: Reading,
+    /// The reading after.
+    pub after: Reading,
 }
 
 /// What the server counted and timed of one command during a test.
@@ -82,39 +117,6 @@ pub struct ServerCommand {
     /// 4, ..., 528, 1056, 2113), so `p50 <= 4 µs`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exec_usec_at_most: Option<ExecPercentiles>,
-    /// The counters themselves at both readings, kept by a shard: its server also
-    /// counts the other shards' requests, so only the merge can judge the count, from
-    /// the earliest and the latest of all the shards' readings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cumulative: Option<Cumulative>,
-}
-
-/// A command's cumulative counters at the readings before and after a test.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Cumulative {
-    /// Calls executed, at the reading before.
-    pub calls_before: u64,
-    /// And after.
-    pub calls_after: u64,
-    /// Calls rejected before execution, at the reading before.
-    pub rejected_before: u64,
-    /// And after.
-    pub rejected_after: u64,
-    /// Microseconds spent executing, at the reading before.
-    pub usec_before: u64,
-    /// And after.
-    pub usec_after: u64,
-}
-
-impl ServerView {
-    /// Drops what only a merge needs (the counters themselves and the servers' ids),
-    /// for a test whose count is judged on its own.
-    pub fn forget_readings(&mut self) {
-        self.run_ids.clear();
-        for c in &mut self.commands {
-            c.cumulative = None;
-        }
-    }
 }
 
 /// Upper bounds of the server's execution time at the report's percentiles.
@@ -245,18 +247,9 @@ pub fn view(
                     );
                     let calls = a.calls.saturating_sub(b.calls);
                     let usec = a.usec.saturating_sub(b.usec);
-                    let cumulative = Cumulative {
-                        calls_before: b.calls,
-                        calls_after: a.calls,
-                        rejected_before: b.rejected_calls,
-                        rejected_after: a.rejected_calls,
-                        usec_before: b.usec,
-                        usec_after: a.usec,
-                    };
                     (
                         calls + a.rejected_calls.saturating_sub(b.rejected_calls),
                         (calls > 0).then(|| usec as f64 / calls as f64),
-                        cumulative,
                     )
                 });
             let exec = before
@@ -273,7 +266,6 @@ pub fn view(
                 sent_by_tailrate: *sent_by_tailrate,
                 mean_exec_usec: counted.and_then(|c| c.1),
                 exec_usec_at_most: exec,
-                cumulative: counted.map(|c| c.2),
             }
         })
         .collect();
@@ -287,85 +279,142 @@ pub fn view(
         cpu_secs,
         cpu_utilisation: cpu_secs.filter(|_| span_secs > 0.0).map(|c| c / span_secs),
         missing,
-        run_ids: {
-            let mut ids = before.run_ids.clone();
-            ids.sort();
-            ids
-        },
+        kept: None,
     }
 }
 
-/// The server's view of shards' tests together, from their kept readings: per command,
-/// the calls and microseconds between the earliest reading before and the latest after
-/// (counters only grow, so the smallest reading before is the earliest, and it precedes
-/// every shard's traffic: each shard read before its own), against everything the shards
-/// wrote. Only counts add this way; the CPU and the execution histogram are left out, and
-/// `missing` says so; the span is the longest shard's (the readings' own times are not
-/// kept). Why not, when the readings cannot be added: a shard without them
-/// (a shard missing, a server without commandstats) or shards that read different
-/// server processes (a load-balanced address).
+/// The server's view of shards' tests together, from their kept readings: the view
+/// between the earliest reading before and the latest after, against everything the
+/// shards wrote. Every figure read is a counter that only grows (calls, microseconds,
+/// CPU seconds, each histogram bucket's cumulative count), so the smallest of the
+/// shards' readings before is the earliest one's and the largest after the latest
+/// one's, and the span between them holds every shard's traffic (each read before and
+/// after its own); the span is timed on the shards' common clock. `Err` says why not:
+/// a shard without readings (a server without INFO, `--no-server-stats`) or shards
+/// that read different server processes (another `run_id`: a load-balanced address).
 pub fn merged_view(shards: &[&ServerView]) -> Result<ServerView, String> {
-    let first = shards.first().ok_or("no shard")?;
-    if let Some(other) = shards.iter().find(|v| v.run_ids != first.run_ids) {
+    let kept: Vec<&KeptReadings> = shards
+        .iter()
+        .map(|v| v.kept.as_deref().ok_or("a shard kept no readings"))
+        .collect::<Result<_, _>>()?;
+    let first = kept.first().ok_or("no shard")?;
+    let ids = |k: &KeptReadings| {
+        let mut ids = k.before.run_ids.clone();
+        ids.sort();
+        ids
+    };
+    if ids(first).is_empty() {
+        return Err("a shard's server gave no run_id (INFO server)".into());
+    }
+    if let Some(other) = kept.iter().find(|k| ids(k) != ids(first)) {
         return Err(format!(
             "the shards read different servers (run_id {} and {})",
-            first.run_ids.join(","),
-            other.run_ids.join(",")
+            ids(first).join(","),
+            ids(other).join(",")
         ));
     }
-    if first.run_ids.is_empty() {
-        return Err("a shard did not keep its server's run_id".into());
-    }
-    let commands = first
+    let before = combined(kept.iter().map(|k| &k.before), u64::min, f64::min);
+    let after = combined(kept.iter().map(|k| &k.after), u64::max, f64::max);
+    let from = kept
+        .iter()
+        .map(|k| k.before_unix_secs)
+        .fold(f64::INFINITY, f64::min);
+    let to = kept.iter().map(|k| k.after_unix_secs).fold(0.0, f64::max);
+    let sent: Vec<(String, u64)> = shards[0]
         .commands
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let of: Vec<(&ServerCommand, Cumulative)> = shards
-                .iter()
-                .map(|v| {
-                    let s = v.commands.get(i).filter(|s| s.command == c.command);
-                    s.and_then(|s| Some((s, s.cumulative?)))
-                        .ok_or_else(|| format!("a shard kept no {} counters", c.command))
-                })
-                .collect::<Result<_, _>>()?;
-            let earliest = |f: fn(&Cumulative) -> u64| of.iter().map(|(_, k)| f(k)).min();
-            let latest = |f: fn(&Cumulative) -> u64| of.iter().map(|(_, k)| f(k)).max();
-            let together = Cumulative {
-                calls_before: earliest(|k| k.calls_before).unwrap_or(0),
-                calls_after: latest(|k| k.calls_after).unwrap_or(0),
-                rejected_before: earliest(|k| k.rejected_before).unwrap_or(0),
-                rejected_after: latest(|k| k.rejected_after).unwrap_or(0),
-                usec_before: earliest(|k| k.usec_before).unwrap_or(0),
-                usec_after: latest(|k| k.usec_after).unwrap_or(0),
-            };
-            let executed = together.calls_after.saturating_sub(together.calls_before);
-            let usec = together.usec_after.saturating_sub(together.usec_before);
-            Ok(ServerCommand {
-                command: c.command.clone(),
-                calls: executed
-                    + together
-                        .rejected_after
-                        .saturating_sub(together.rejected_before),
-                sent_by_tailrate: of.iter().map(|(s, _)| s.sent_by_tailrate).sum(),
-                mean_exec_usec: (executed > 0).then(|| usec as f64 / executed as f64),
-                exec_usec_at_most: None,
-                cumulative: Some(together),
-            })
+            let of = shards.iter().filter_map(|v| v.commands.get(i));
+            (c.command.clone(), of.map(|s| s.sent_by_tailrate).sum())
         })
-        .collect::<Result<Vec<_>, String>>()?;
-    let mut missing: Vec<String> = shards.iter().flat_map(|v| v.missing.clone()).collect();
+        .collect();
+    Ok(view(&before, &after, (to - from).max(0.0), &sent))
+}
+
+/// Readings of one server combined figure by figure with `pick` (the smallest or the
+/// largest); a fact any of them lacks is lacking. A command or bucket a reading does not
+/// list has the count it implies: none called yet, or the count of the bound under it.
+fn combined<'a>(
+    readings: impl Iterator<Item = &'a Reading> + Clone,
+    pick: fn(u64, u64) -> u64,
+    pick_secs: fn(f64, f64) -> f64,
+) -> Reading {
+    let all = |f: fn(&Reading) -> bool| readings.clone().all(f);
+    let mut missing: Vec<String> = readings.clone().flat_map(|r| r.missing.clone()).collect();
     missing.sort();
     missing.dedup();
-    missing.push("INFO cpu and LATENCY HISTOGRAM: not added across shards (each shard's is in its own report)".into());
-    Ok(ServerView {
-        span_secs: shards.iter().map(|v| v.span_secs).fold(0.0, f64::max),
+    // Every name any of the readings lists, in order.
+    fn names<'r, V: 'r>(
+        maps: impl Iterator<Item = Option<&'r BTreeMap<String, V>>>,
+    ) -> std::collections::BTreeSet<&'r String> {
+        maps.flatten().flat_map(BTreeMap::keys).collect()
+    }
+    let commands = all(|r| r.commands.is_some()).then(|| {
+        names(readings.clone().map(|r| r.commands.as_ref()))
+            .into_iter()
+            .map(|name| {
+                let of = readings.clone().map(|r| {
+                    r.commands
+                        .as_ref()
+                        .and_then(|c| c.get(name).copied())
+                        .unwrap_or_default()
+                });
+                let fold = |f: fn(&CommandCounters) -> u64| of.clone().map(|c| f(&c)).reduce(pick);
+                let counters = CommandCounters {
+                    calls: fold(|c| c.calls).unwrap_or(0),
+                    usec: fold(|c| c.usec).unwrap_or(0),
+                    rejected_calls: fold(|c| c.rejected_calls).unwrap_or(0),
+                };
+                (name.clone(), counters)
+            })
+            .collect()
+    });
+    let cpu_secs = readings
+        .clone()
+        .map(|r| r.cpu_secs)
+        .collect::<Option<Vec<f64>>>()
+        .and_then(|c| c.into_iter().reduce(pick_secs));
+    let latency = all(|r| r.latency.is_some()).then(|| {
+        names(readings.clone().map(|r| r.latency.as_ref()))
+            .into_iter()
+            .map(|name| {
+                let empty = Vec::new();
+                let lists: Vec<&Vec<(u64, u64)>> = readings
+                    .clone()
+                    .map(|r| {
+                        r.latency
+                            .as_ref()
+                            .and_then(|l| l.get(name))
+                            .unwrap_or(&empty)
+                    })
+                    .collect();
+                let mut bounds: Vec<u64> =
+                    lists.iter().flat_map(|l| l.iter().map(|b| b.0)).collect();
+                bounds.sort_unstable();
+                bounds.dedup();
+                let buckets = bounds
+                    .into_iter()
+                    .map(|bound| {
+                        let counts = lists.iter().map(|l| cumulative_at(l, bound));
+                        (bound, counts.reduce(pick).unwrap_or(0))
+                    })
+                    .collect();
+                (name.clone(), buckets)
+            })
+            .collect()
+    });
+    Reading {
         commands,
-        cpu_secs: None,
-        cpu_utilisation: None,
+        cpu_secs,
+        latency,
         missing,
-        run_ids: first.run_ids.clone(),
-    })
+        run_ids: readings
+            .clone()
+            .next()
+            .map(|r| r.run_ids.clone())
+            .unwrap_or_default(),
+    }
 }
 
 /// The name commandstats and LATENCY HISTOGRAM use for a command tailrate sends:
@@ -526,8 +575,6 @@ mod tests {
         assert_eq!(v.commands[0].calls, 102);
         assert_eq!(v.commands[0].mean_exec_usec, Some(10.0));
         assert_eq!(v.commands[0].exec_usec_at_most, None);
-        assert_eq!(v.run_ids, ["a", "b"], "sorted");
-        assert_eq!(v.commands[0].cumulative.unwrap().calls_before, 5);
         assert_eq!((v.cpu_secs, v.cpu_utilisation), (Some(0.5), Some(0.25)));
         assert_eq!(
             v.missing,
@@ -535,64 +582,101 @@ mod tests {
         );
     }
 
-    /// A shard's view of `sent` GETs whose readings saw the server's counters at
-    /// `(calls, usec)` before and after.
-    fn shard(run_id: &str, sent: u64, before: (u64, u64), after: (u64, u64)) -> ServerView {
-        ServerView {
-            span_secs: 1.0,
-            commands: vec![ServerCommand {
-                command: "GET".into(),
-                calls: after.0 - before.0,
-                sent_by_tailrate: sent,
-                mean_exec_usec: None,
-                exec_usec_at_most: None,
-                cumulative: Some(Cumulative {
-                    calls_before: before.0,
-                    calls_after: after.0,
-                    rejected_before: 0,
-                    rejected_after: 1,
-                    usec_before: before.1,
-                    usec_after: after.1,
-                }),
-            }],
+    /// A reading of server `run_id` at `at` (Unix seconds): GET's calls and usec, the
+    /// CPU, and GET's cumulative histogram.
+    fn reading(run_id: &str, calls: u64, usec: u64, cpu: f64, histogram: &[(u64, u64)]) -> Reading {
+        Reading {
+            commands: Some(BTreeMap::from([(
+                "get".to_string(),
+                CommandCounters {
+                    calls,
+                    usec,
+                    rejected_calls: 0,
+                },
+            )])),
+            cpu_secs: Some(cpu),
+            latency: Some(BTreeMap::from([("get".to_string(), histogram.to_vec())])),
+            missing: Vec::new(),
             run_ids: vec![run_id.into()],
-            ..Default::default()
         }
     }
 
-    #[test]
-    fn shards_readings_count_from_the_earliest_before_to_the_latest_after() {
-        // Shard 0 read at 10 and 150, shard 1 at 40 and 170: 160 calls between 10 and
-        // 170 (and one rejection), each shard's own difference counting some of the
-        // other's.
-        let a = shard("r1", 80, (10, 100), (150, 1500));
-        let b = shard("r1", 81, (40, 400), (170, 1700));
-        let v = merged_view(&[&a, &b]).unwrap();
-        let get = &v.commands[0];
-        assert_eq!((get.calls, get.sent_by_tailrate), (161, 161));
-        assert_eq!(get.mean_exec_usec, Some(10.0));
-        assert!(
-            v.missing
-                .iter()
-                .any(|m| m.contains("not added across shards"))
-        );
-        let c = get.cumulative.unwrap();
-        assert_eq!((c.calls_before, c.calls_after), (10, 170));
+    /// A shard's view of `sent` GETs, with its readings kept.
+    fn shard(sent: u64, at: (f64, f64), before: Reading, after: Reading) -> ServerView {
+        let mut v = view(&before, &after, at.1 - at.0, &[("GET".into(), sent)]);
+        v.kept = Some(Box::new(KeptReadings {
+            before_unix_secs: at.0,
+            after_unix_secs: at.1,
+            before,
+            after,
+        }));
+        v
     }
 
     #[test]
-    fn shards_that_read_different_servers_or_kept_no_readings_are_not_added() {
-        let a = shard("r1", 80, (10, 100), (150, 1500));
-        let other = shard("r2", 81, (40, 400), (170, 1700));
+    fn shards_readings_give_the_view_from_the_earliest_before_to_the_latest_after() {
+        // Shard 0 read at t=100 s and 102 s, shard 1 at 100.5 s and 103 s: the view is
+        // of 100..103 s, each shard's own view counting some of the other's calls.
+        let a = shard(
+            80,
+            (100.0, 102.0),
+            reading("r1", 10, 100, 1.0, &[(1, 8), (2, 10)]),
+            reading("r1", 150, 1500, 1.5, &[(1, 140), (2, 148), (4, 150)]),
+        );
+        let b = shard(
+            80,
+            (100.5, 103.0),
+            reading("r1", 40, 400, 1.1, &[(1, 38), (2, 40)]),
+            reading("r1", 170, 1700, 1.6, &[(1, 158), (2, 168), (4, 170)]),
+        );
+        let v = merged_view(&[&a, &b]).unwrap();
+        let get = &v.commands[0];
+        assert_eq!((get.calls, get.sent_by_tailrate), (160, 160));
+        assert_eq!(get.mean_exec_usec, Some(10.0));
+        // From the smallest histogram before, [(1, 8), (2, 10)], to the largest after,
+        // [(1, 158), (2, 168), (4, 170)]: 150 calls at 1 µs, 8 at 2 µs, 2 at 4 µs.
+        let p = get.exec_usec_at_most.unwrap();
+        assert_eq!((p.p50, p.p90, p.p99, p.p99_9), (1, 1, 4, 4));
+        assert_eq!(v.span_secs, 3.0);
+        assert!((v.cpu_secs.unwrap() - 0.6).abs() < 1e-9, "{v:?}");
+        assert!(v.missing.is_empty(), "{v:?}");
+    }
+
+    #[test]
+    fn shards_that_read_different_servers_or_kept_no_readings_are_not_combined() {
+        let r = |id: &str, calls| reading(id, calls, 0, 1.0, &[]);
+        let a = shard(80, (0.0, 1.0), r("r1", 0), r("r1", 80));
+        let other = shard(80, (0.0, 1.0), r("r2", 0), r("r2", 80));
         let why = merged_view(&[&a, &other]).unwrap_err();
         assert!(
             why.contains("different servers") && why.contains("r2"),
             "{why}"
         );
-        let mut forgot = shard("r1", 81, (40, 400), (170, 1700));
-        forgot.forget_readings();
-        assert!(forgot.run_ids.is_empty() && forgot.commands[0].cumulative.is_none());
+        let mut forgot = shard(80, (0.0, 1.0), r("r1", 0), r("r1", 80));
+        forgot.kept = None;
         assert!(merged_view(&[&a, &forgot]).is_err());
+        let anonymous = shard(80, (0.0, 1.0), r("", 0), r("", 80));
+        let mut anonymous = anonymous;
+        if let Some(k) = anonymous.kept.as_mut() {
+            k.before.run_ids.clear();
+        }
+        assert!(
+            merged_view(&[&anonymous, &anonymous])
+                .unwrap_err()
+                .contains("run_id")
+        );
+    }
+
+    #[test]
+    fn a_shards_reading_keeps_only_its_commands() {
+        let mut r = reading("r1", 5, 50, 1.0, &[(1, 5)]);
+        r.commands
+            .as_mut()
+            .unwrap()
+            .insert("info".into(), CommandCounters::default());
+        let kept = r.of_commands(&["GET".into()]);
+        assert_eq!(kept.commands.unwrap().keys().collect::<Vec<_>>(), ["get"]);
+        assert_eq!(kept.run_ids, ["r1"]);
     }
 
     #[test]
