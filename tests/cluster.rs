@@ -241,6 +241,64 @@ fn slots_migrated_during_a_run_are_followed_with_no_failed_request() {
     }
 }
 
+/// A run keeps places for masters it may learn (replicas promoted, masters added: twice
+/// the starting masters and four), and makes room for their connections in the
+/// open-file limit before it starts, not only for the starting masters': else each
+/// connect to a learned master fails with "too many open files". With 3 masters and
+/// `-c 40`, a soft limit of 300 holds the starting connections (about 190 descriptors)
+/// but not those of 10 masters (about 480), so it must be raised.
+#[test]
+fn a_cluster_run_makes_room_in_the_open_file_limit_for_masters_it_may_learn() {
+    // "Max open files  SOFT  HARD  files", either of them perhaps "unlimited".
+    let open_files = |limits: &str, column: usize| {
+        let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+        match line.split_whitespace().nth(column)? {
+            "unlimited" => Some(u64::MAX),
+            n => n.parse::<u64>().ok(),
+        }
+    };
+    let hard = open_files(&std::fs::read_to_string("/proc/self/limits").unwrap(), 4);
+    if hard.is_some_and(|h| h < 1000) {
+        skip(
+            &crate::harness::this_test(),
+            &format!("the hard open-file limit here is {hard:?}, too low to raise past 480"),
+        );
+        return;
+    }
+    let cluster = RedisCluster::start(3);
+    let port = cluster.nodes[0].port().to_string();
+    let bin = crate::harness::tailrate_bin();
+    let child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -Sn 300 && exec '{}' -p {port} -t get -c 40 --rate 1000 --duration 3s --no-progress -q",
+            bin.display()
+        ))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let limits = format!("/proc/{}/limits", child.id());
+    // The limit is raised once the layout is read, before the test's connections open.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut soft = None;
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        soft = std::fs::read_to_string(&limits)
+            .ok()
+            .and_then(|t| open_files(&t, 3));
+        if soft.is_some_and(|s| s > 480) {
+            break;
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        soft.is_some_and(|s| s > 480),
+        "soft open-file limit {soft:?} during the run (started at 300)"
+    );
+}
+
 #[test]
 fn cluster_against_a_standalone_server_is_a_clear_error() {
     let server = RedisServer::start();

@@ -75,14 +75,17 @@ pub(crate) fn probe(
 }
 
 /// Makes room in the open-file limit for a cluster's connections (the run's own were
-/// made room for before it started, one per client: `main`).
+/// made room for before it started, one per client: `main`): for every master the run
+/// keeps a place for (replicas promoted, masters added) where the hard limit allows, and
+/// at least for the starting masters. A master learned without room would fail each
+/// connect with "too many open files" as if it were down.
 fn room_for_cluster(config: &RunConfig, server: &ServerFacts) -> Result<()> {
     if let Some(cluster) = server.cluster.as_ref().filter(|c| c.nodes.len() > 1) {
-        crate::net::fds::ensure_for(
-            config.plan.connections,
-            cluster.nodes.len(),
-            config.plan.threads,
-        )?;
+        let (clients, threads) = (config.plan.connections, config.plan.threads);
+        let learned = crate::drive::room_for_masters(cluster);
+        if crate::net::fds::ensure_for(clients, learned, threads).is_err() {
+            crate::net::fds::ensure_for(clients, cluster.nodes.len(), threads)?;
+        }
     }
     Ok(())
 }

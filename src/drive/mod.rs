@@ -196,6 +196,6 @@ pub fn run(
 /// Places kept per client for a cluster's masters: those of the starting layout, as
 /// many again for replicas promoted in their place, and a few for masters added during
 /// the run. A place costs memory only; its connections open when it is first used.
-fn room_for_masters(map: &ClusterMap) -> usize {
+pub(crate) fn room_for_masters(map: &ClusterMap) -> usize {
     (2 * map.nodes.len() + 4).min(usize::from(u16::MAX) - 1)
 }
