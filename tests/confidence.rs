@@ -185,12 +185,10 @@ mod timing {
     /// 3 times with probability under 0.3%).
     ///
     /// Ignored (so listed as skipped) until it holds on a shared host: there the drift
-    /// between runs is larger than any run's own interval (6 of 12 held in CI, with p99s
-    /// from 0.63 to 4.0 ms; on a quieter one, 7 of 8 attempts held 9 or more, one 8),
-    /// which is what `--repeat`'s interval across repeats is for. The misses are quiet
-    /// runs with tight intervals (p99 0.109 ms, 95% 0.096..0.143) when runs that met one
-    /// of the host's rare stalls raise the median: a 2 s run that met none cannot know
-    /// how often they come.
+    /// between runs is larger than any run's own interval, which is what `--repeat`'s
+    /// interval across repeats is for. The misses are quiet runs with tight intervals
+    /// when runs that met one of the host's rare stalls raise the median: a 2 s run that
+    /// met none cannot know how often they come.
     #[test]
     #[ignore = "within-run intervals do not cover host drift between runs on a loaded host"]
     fn the_median_of_repeated_runs_p99_lies_inside_most_runs_intervals() {
