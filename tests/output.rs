@@ -245,14 +245,13 @@ fn without_bottlenecks(text: &str) -> String {
 /// generator is a verdict) replaced by `[bottleneck]`: the text report's line and its
 /// reason, a sweep step's clause, and the CSV's last column.
 fn without_bottleneck(line: &str) -> String {
-    // The lag check names the percentile it moved most, which varies from run to run.
-    let line = &match line.find("the most, p") {
-        Some(at) => {
-            let rest = &line[at + "the most, ".len()..];
-            let end = rest.find(',').unwrap_or(rest.len());
-            format!("{}the most, [q]{}", &line[..at], &rest[end..])
+    // The lag check names the percentile it moved most and whether that move is inside
+    // its interval, both of which vary from run to run.
+    let line = &match (line.find("the most"), line.find("; lag p99")) {
+        (Some(at), Some(end)) if at < end => {
+            format!("{}the most [moved]{}", &line[..at], &line[end..])
         }
-        None => line.to_string(),
+        _ => line.to_string(),
     };
     const NAMES: [&str; 5] = [
         "generator",

@@ -84,15 +84,16 @@ mod timing {
 
     /// The shipped batch script under `sbatch`: two tasks of one `srun` are shards 0 and 1
     /// of 2 of one Poisson plan at 4000/s, their merge completed what the server counted,
-    /// at the plan's rate, and its arrivals pass the Poisson check (or the host disturbed
-    /// every attempt, and the check is put on record as not judged).
+    /// at the plan's rate, and its arrivals pass the Poisson check in one attempt of two
+    /// (failing both with the generator on time fails the test; with the host making it
+    /// late in one, the check is put on record as not judged).
     #[test]
     fn the_batch_script_runs_two_shards_under_srun_and_merges_them() {
         let Some(mut slurm) = Slurm::start() else {
             return;
         };
         let server = RedisServer::start();
-        let mut disturbed = Vec::new();
+        let (mut disturbed, mut on_time_misses) = (Vec::new(), Vec::new());
         for attempt in 1..=ATTEMPTS {
             server.reset_stats();
             let results = slurm.dir().join(format!("results-{attempt}"));
@@ -151,27 +152,38 @@ mod timing {
             if poisson["verdict"] == "pass" {
                 return;
             }
-            // A failed Poisson check with the generator on time is the schedule's fault; a
-            // late generator (the host stalled it) sends what was due in a burst after the
-            // stall, which is the stall's shape, not the schedule's.
-            let lag = check(m, "schedule_lag");
-            assert_ne!(
-                lag["verdict"], "pass",
-                "poisson_fit failed with the generator on its schedule: {poisson}"
-            );
-            eprintln!(
-                "attempt {attempt} disturbed: {}; {}",
-                poisson["detail"], lag["detail"]
-            );
-            disturbed.push(format!("{}", lag["detail"]));
+            // A failed Poisson check with the generator on time is the schedule's fault, or
+            // the test's own 1% of chance; a late generator (the host stalled it) sends
+            // what was due in a burst after the stall, which is the stall's shape, not the
+            // schedule's. Late means by a tenth of the check's 10 ms window at least:
+            // enough to carry a tenth of a window's sends into the next.
+            let lag_max_ms = m["latency"]["lag"]["max_ns"].as_f64().unwrap() / 1e6;
+            let seen = format!("{}; lag max {lag_max_ms:.1} ms", poisson["detail"]);
+            eprintln!("attempt {attempt} missed: {seen}");
+            if lag_max_ms < 1.0 {
+                on_time_misses.push(seen);
+            } else {
+                disturbed.push(seen);
+            }
         }
+        assert!(
+            on_time_misses.len() < ATTEMPTS,
+            "poisson_fit failed in every attempt with the generator on its schedule: {}",
+            on_time_misses.join(" / ")
+        );
         skip(
             &this_test(),
             &format!(
                 "poisson_fit of the merged shards not judged (counts, shard indexes and rate \
-                 were checked): in all {ATTEMPTS} runs the host made the generator late, so \
-                 the sends came in bursts after stalls: {}",
-                disturbed.join(" / ")
+                 were checked): it failed in all {ATTEMPTS} runs, and in {} of them the host \
+                 made the generator late, so the sends came in bursts after stalls: {}",
+                disturbed.len(),
+                disturbed
+                    .iter()
+                    .chain(&on_time_misses)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(" / ")
             ),
         );
     }

@@ -34,7 +34,6 @@ impl TestReport {
     ) -> Self {
         let reads_of = |i: usize| reads.get(i).copied().unwrap_or(false);
         let total = outcome.record.total();
-        let mut checks = checks::checks(config, outcome, &total);
         let timing = config.plan.mode.timing();
         let total_batches: BTreeMap<Metric, Vec<Batch>> = match batches.commands.as_slice() {
             [one] => one.clone(),
@@ -43,6 +42,14 @@ impl TestReport {
                 .map(|m| (m, batches.total(m)))
                 .collect(),
         };
+        let mut checks = checks::checks(
+            config,
+            outcome,
+            &total,
+            total_batches
+                .get(&Metric::Response)
+                .map_or(&[][..], Vec::as_slice),
+        );
         let latency = latency_map(&total, timing, &total_batches);
         if config.is_open_loop() {
             checks.push(checks::steady_state(
