@@ -295,6 +295,16 @@ pub(crate) fn end_in_flight(
     // only to find its connection gone, leaving the client stalled for the rest of the
     // run.
     ctx.dispatch.borrow_mut().slot_down(slot);
+    // A lead may also have been woken for its client's next batch (the last one's last
+    // reply came on another connection) and found its connection gone before it claimed
+    // it (its wait takes a read before new work, so a close that came with the wake-up
+    // wins): with nothing of the client's outstanding, no reply is left to wake the next
+    // lead, so it is woken here.
+    if let Some(cluster) = &ctx.cluster
+        && !matches!(ctx.plan.mode, Mode::Open { .. })
+    {
+        batch_members_done(ctx, cluster, slot / cluster.len(), 0);
+    }
     let mut rec = ctx.rec.borrow_mut();
     fifo.drain(|f, count| {
         let req = f.req;
