@@ -99,19 +99,28 @@ impl RedisCluster {
         self.nodes[i].is_running() && self.nodes[i].info("replication").contains("role:master")
     }
 
-    /// The node that replicates master `master`, if one does.
+    /// The node that replicates master `master`, if one does: as the master's `CLUSTER
+    /// NODES` lists it, or else as a replica's own `INFO replication` says. The master
+    /// learns of a replica by gossip, which a loaded host can hold back past the start's
+    /// wait for the replicas' links (the replica knows its master from the start).
     pub fn replica_of(&self, master: usize) -> Option<usize> {
         let id = self.id(master);
         let nodes = self.nodes[master].cmd(&["CLUSTER", "NODES"]);
-        let addr = nodes
+        let listed = nodes
             .lines()
-            .find(|l| l.split_whitespace().nth(3) == Some(id.as_str()))?
-            .split_whitespace()
-            .nth(1)?
-            .split('@')
-            .next()?
-            .to_string();
-        self.nodes.iter().position(|n| n.addr() == addr)
+            .find(|l| l.split_whitespace().nth(3) == Some(id.as_str()))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|a| a.split('@').next())
+            .and_then(|addr| self.nodes.iter().position(|n| n.addr() == addr));
+        let port = format!("master_port:{}", self.nodes[master].port());
+        listed.or_else(|| {
+            self.nodes.iter().enumerate().position(|(i, n)| {
+                i != master && n.child_running() && {
+                    let info = n.info("replication");
+                    info.contains("role:slave") && info.lines().any(|l| l.trim() == port)
+                }
+            })
+        })
     }
 
     /// Waits up to `limit` for node `i` to be a master; how long it took, or `None`.
