@@ -242,8 +242,8 @@ pub fn arrival_windows(outcome: &RunOutcome) -> Option<super::ArrivalWindows> {
 /// the percentile's reported 95% interval. A move the interval covers leaves the report
 /// right, number and interval both; that is the tail of a run on a host whose stalls
 /// delay generator and server alike, where the p99's interval spans a factor of several
-/// and its lag-moved share is one more part of that noise. Failing those runs failed
-/// nearly every run on a shared host while no reported statement was wrong.
+/// and its lag-moved share is one more part of that noise. Counted as failures, those
+/// moves would fail nearly every run on a shared host with no reported statement wrong.
 fn schedule_lag(
     total: &CommandRecord,
     response_batches: &[Batch],
