@@ -12,7 +12,7 @@ use tailrate::report::Latency;
 use tailrate::report::compare::{
     self, Comparison, ComparisonError, Entry, Metrics, Options, Side, Verdict, difference_interval,
 };
-use tailrate::report::confidence::{self, Ci95};
+use tailrate::stats::confidence::{self, Ci95};
 
 use super::harness::{
     RedisServer, assert_success, assert_usage_error, run_tailrate, run_tailrate_with_timeout,
@@ -407,7 +407,7 @@ fn the_table_and_the_json_keep_their_shape() {
         ]
     );
     let mut text = Vec::new();
-    compare::text::write(&mut text, &c, 3).unwrap();
+    tailrate::export::compare_text::write(&mut text, &c, 3).unwrap();
     insta::assert_snapshot!("compare_table", String::from_utf8(text).unwrap());
     let mut json = serde_json::to_value(&c).unwrap();
     json["tool"] = "tailrate VERSION".into();

@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tailrate::report::plot::{self, PERCENTILE_COLORS, PERCENTILES};
+use tailrate::export::plot::{self, PERCENTILE_COLORS, PERCENTILES};
 
 use super::harness::{
     RedisServer, assert_success, run_tailrate, run_tailrate_with_timeout, skip, tailrate_bin,

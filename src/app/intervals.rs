@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::drive::Interval;
+use crate::export::hlog::HlogWriter;
 use crate::record::{CommandRecord, Histograms, Metric, Recorder, Timing};
 use crate::report::IntervalSummary;
-use crate::report::hlog::HlogWriter;
 
 /// One interval's histograms into the log: untagged, every command's response time
 /// together (the series HdrHistogram's tools read by default, written also when empty);

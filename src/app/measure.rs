@@ -10,11 +10,11 @@ use anyhow::{Context, Result};
 use super::intervals::{Grouper, IntervalMerger, summary, write_hlog};
 use crate::config::RunConfig;
 use crate::drive::{self, Cancel, Interval, Mode};
+use crate::export::hlog::HlogWriter;
 use crate::net::cluster::ClusterMap;
 use crate::progress::Progress;
 use crate::record::Recorder;
 use crate::report::TestReport;
-use crate::report::hlog::HlogWriter;
 
 /// Runs test `index` of `config` once and builds its report; also returns why it
 /// stopped early, if it did. Progress goes to `stderr` when it is a terminal; intervals
@@ -48,7 +48,7 @@ pub fn measure(
     );
     let mut merger = IntervalMerger::new(config.plan.threads, drive::BATCH);
     let mut grouper = Grouper::new(drive::interval_length(&config.plan));
-    let mut batches = crate::report::confidence::BatchSeries::default();
+    let mut batches = crate::stats::confidence::BatchSeries::default();
     let timing = config.plan.mode.timing();
     // Intervals count from the measured window's start; the log counts from its own, at
     // `log_offset` before now.

@@ -2,6 +2,7 @@
 //! and export every report after each test. Commands of many runs (`sweep`, `tune`)
 //! share the frame in `campaign`. Errors get their context here (`anyhow`).
 
+mod build;
 mod campaign;
 mod intervals;
 mod measure;
@@ -19,13 +20,14 @@ pub use probe::server_facts;
 
 use crate::config::RunConfig;
 use crate::drive::Cancel;
+use crate::export::Exporter;
+use crate::export::csv::Csv;
+use crate::export::hlog::HlogWriter;
+use crate::export::json::JsonFile;
+use crate::export::run_text::Text;
 use crate::net::Connection;
 use crate::output::is_stdout;
-use crate::report::csv::Csv;
-use crate::report::hlog::HlogWriter;
-use crate::report::json::JsonFile;
-use crate::report::text::Text;
-use crate::report::{Exporter, Header, RunReport, ServerFacts, Settings};
+use crate::report::{Header, RunReport, ServerFacts, Settings};
 use crate::workload::Test;
 
 /// How a run ended, for the exit code (decided in `main`).

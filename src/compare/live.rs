@@ -7,7 +7,7 @@
 //! seed (the base seed plus r): the same arrival times and keys, so what differs between
 //! them is the server. Each side's turns merge exactly (their histograms added), and each
 //! turn's histogram is one batch of the batch-means estimate of
-//! [`crate::report::confidence`]: the spread between a side's rounds, drift included,
+//! [`crate::stats::confidence`]: the spread between a side's rounds, drift included,
 //! widens its intervals. That spread is measured at every batch length that leaves ten
 //! groups, so the default 10 rounds give one (on 9 degrees of freedom) and 20 give two.
 //! Only whole rounds are merged, so Ctrl+C leaves both sides with the same rounds.
@@ -24,10 +24,11 @@ use crate::app::{self, Status};
 use crate::config::RunConfig;
 use crate::config::compare::LiveConfig;
 use crate::drive::Cancel;
+use crate::export::ms;
 use crate::net::cluster::ClusterMap;
 use crate::report::compare::{self, Comparison, Duet, Entry, Options, Side};
-use crate::report::confidence::{self, Batch};
-use crate::report::{Latency, TestReport, ms};
+use crate::report::{Latency, TestReport};
+use crate::stats::confidence::{self, Batch};
 
 use super::InputError;
 

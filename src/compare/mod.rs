@@ -19,9 +19,9 @@ use anyhow::{Context, Result};
 use crate::app::{Io, Status};
 use crate::config::compare::{CompareConfig, Source};
 use crate::drive::Cancel;
+use crate::export::json;
 use crate::output;
 use crate::report::compare::{self, Comparison, ComparisonError, Metrics, Options, Report};
-use crate::report::json;
 
 /// Input that cannot be compared: the user's to fix (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -152,7 +152,8 @@ fn load(side: &'static str, path: &Path) -> Result<Report, InputError> {
 fn write(config: &CompareConfig, comparison: &Comparison, stdout: &mut dyn Write) -> Result<()> {
     let json_to_stdout = config.json.as_deref().is_some_and(output::is_stdout);
     if !json_to_stdout {
-        compare::text::write(stdout, comparison, config.precision).context("writing results")?;
+        crate::export::compare_text::write(stdout, comparison, config.precision)
+            .context("writing results")?;
         stdout.flush().ok();
     }
     if let Some(path) = &config.json {

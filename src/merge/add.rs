@@ -11,14 +11,14 @@ use hdrhistogram::Histogram;
 
 use super::hlog::LogInterval;
 use super::{MergeError, ShardInput};
-use crate::report::checks::{Check, Verdict};
-use crate::report::confidence::{Batch, MIN_GROUPS};
-use crate::report::hlog::{HlogWriter, sanitize};
+use crate::export::hlog::{HlogWriter, sanitize};
 use crate::report::merged::{MergeSummary, ShardPart, ShardTest};
+use crate::report::verdict::{Check, Verdict};
 use crate::report::{
     CommandReport, Counts, IntervalSummary, Latency, LayoutChangeReport, RunReport, Settings,
     TestReport,
 };
+use crate::stats::confidence::{Batch, MIN_GROUPS};
 
 /// The settings that make two reports shards of one plan: everything but what a shard
 /// has its own share of (connections, threads, requests, the rate) and its index.
@@ -428,7 +428,7 @@ fn merge_test(
     if let Some(a) = &arrivals {
         // The shards' sends together replace their separate verdicts: each shard's own
         // check saw only its share of the superposition.
-        let together = crate::report::checks::poisson_fit(
+        let together = crate::judge::checks::poisson_fit(
             &a.counts,
             std::time::Duration::from_nanos(a.window_ns),
             "the shards' sends together: ",
@@ -485,7 +485,7 @@ fn merge_test(
     });
     let server = match server {
         Some(Ok(view)) => {
-            if let Some(check) = crate::report::checks::server_count(&view, &counts) {
+            if let Some(check) = crate::judge::checks::server_count(&view, &counts) {
                 checks.push(check);
             }
             Some(view)

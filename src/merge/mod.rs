@@ -79,12 +79,12 @@ pub fn run(config: &MergeConfig, stdout: &mut dyn Write) -> Result<()> {
         wrote.push(HLOG_FILE);
     }
     // The merged result as a run's `-q` line per test, then where it went.
-    let mut quiet = crate::report::text::Text {
+    let mut quiet = crate::export::run_text::Text {
         quiet: true,
         precision: 3,
     };
     for test in &merged.tests {
-        crate::report::Exporter::test_done(&mut quiet, stdout, &merged, test)?;
+        crate::export::Exporter::test_done(&mut quiet, stdout, &merged, test)?;
     }
     let summary = merged.merge.as_ref();
     writeln!(

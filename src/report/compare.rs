@@ -53,7 +53,6 @@
 //! batches), and a note says so, since those take no account of replies delayed together.
 
 mod sides;
-pub mod text;
 
 pub use sides::{Entry, Report, entries_of_run, entries_of_sweep, parse};
 
@@ -62,10 +61,10 @@ use std::collections::{BTreeMap, HashMap};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::confidence::{self, Ci95};
 use super::sweep;
 use super::{Latency, Percentile};
 use crate::record::SIGNIFICANT_DIGITS;
+use crate::stats::confidence::{self, Ci95};
 
 /// Version of the comparison's JSON layout; bumped on any incompatible change.
 pub const COMPARE_SCHEMA_VERSION: u32 = 2;
@@ -281,24 +280,6 @@ impl Comparison {
     /// How many rows have `verdict`.
     pub fn count(&self, verdict: Verdict) -> usize {
         self.rows().filter(|(_, r)| r.verdict == verdict).count()
-    }
-
-    /// The rows where B is slower than `--fail-if-slower` allows, each in one sentence.
-    pub fn breaches(&self) -> Vec<String> {
-        self.rows()
-            .filter(|(_, r)| r.slower_than_allowed)
-            .map(|(g, r)| {
-                let low_pct = r.difference_ci95_pct.map_or(0.0, |i| i[0]);
-                format!(
-                    "{} {} {}: at least {low_pct:+.1}% (A {} ms, B {} ms)",
-                    g.name(),
-                    g.metric,
-                    r.label(),
-                    super::ms(r.a_ns as f64, 3),
-                    super::ms(r.b_ns as f64, 3)
-                )
-            })
-            .collect()
     }
 }
 

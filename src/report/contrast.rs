@@ -7,8 +7,6 @@
 //! loop waits through the stall instead of timing it). The table puts that difference
 //! in numbers.
 
-use std::io::{self, Write};
-
 use serde::{Deserialize, Serialize};
 
 use super::TestReport;
@@ -42,7 +40,7 @@ pub struct ContrastLoop {
 }
 
 /// The percentiles of the table, with their column heads.
-const HEADS: [&str; 5] = ["p50", "p90", "p99", "p99.9", "max"];
+pub(crate) const HEADS: [&str; 5] = ["p50", "p90", "p99", "p99.9", "max"];
 
 impl Contrast {
     /// The contrast of `open`, `capped` and `closed`, three reports of one test.
@@ -87,52 +85,5 @@ impl Contrast {
                 ),
             ],
         }
-    }
-
-    /// The table: a row per loop, a column per percentile, and each closed loop's
-    /// percentiles as a fraction of the open loop's.
-    pub fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(
-            out,
-            "====== {}: open and closed loop at {:.0} requests per second, {} connections ======",
-            self.test, self.rate_per_sec, self.connections
-        )?;
-        write!(out, "  {:<20} {:>12}", "loop", "achieved/s")?;
-        for h in HEADS {
-            write!(out, " {:>10}", format!("{h} ms"))?;
-        }
-        writeln!(out)?;
-        for l in &self.loops {
-            write!(out, "  {:<20} {:>12.0}", l.kind, l.achieved_rate_per_sec)?;
-            for v in l.response_ms {
-                write!(out, " {v:>10.3}")?;
-            }
-            writeln!(
-                out,
-                "{}",
-                if l.valid {
-                    ""
-                } else {
-                    "  (INVALID: see its report)"
-                }
-            )?;
-        }
-        if let Some(open) = self.loops.first() {
-            for l in &self.loops[1..] {
-                write!(out, "  {:<20} {:>12}", format!("{} / open", l.kind), "")?;
-                for (v, o) in l.response_ms.iter().zip(open.response_ms) {
-                    if o > 0.0 {
-                        write!(out, " {:>10}", format!("{:.2}x", v / o))?;
-                    } else {
-                        write!(out, " {:>10}", "-")?;
-                    }
-                }
-                writeln!(out)?;
-            }
-        }
-        for l in &self.loops {
-            writeln!(out, "  {}: {}", l.kind, l.stands_for)?;
-        }
-        writeln!(out)
     }
 }

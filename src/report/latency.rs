@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
-use super::confidence::{self, Batch, Ci95};
+use crate::stats::confidence::{self, Batch, Ci95};
 
 /// The percentiles every report gives, each with its interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -1,32 +1,24 @@
-//! The report model (serde) and the exporters that print or write it.
+//! The report models (serde): a run, its tests, their latencies, sweeps, tune searches,
+//! comparisons, merged shards, the server's view and the verdict types.
 //!
-//! A [`TestReport`] is built once from a run's outcome; every format reads that one
-//! model: `text` (redis-benchmark's full and `-q` output, plus tailrate's sections),
-//! `csv` (redis-benchmark's header, extended in open loop), `json` (the whole report,
-//! with each histogram encoded in HdrHistogram's compressed V2 format). Conversions
-//! from nanoseconds to display units happen only here.
+//! A [`TestReport`] is built once from a run's outcome (`app::build`); the numbers in it
+//! come from `stats/`, its verdicts from `judge/`, and every printed or written form is
+//! `export/`'s. This module holds data and the small facts derived from it, nothing
+//! that prints.
 
-mod bottleneck;
-pub use bottleneck::{Bottleneck, Judgement};
-mod build;
-pub mod checks;
 pub mod compare;
-pub mod confidence;
 pub mod contrast;
-pub mod csv;
-pub mod hlog;
-pub mod json;
 mod latency;
 pub mod merged;
-pub mod plot;
 pub mod repeats;
 pub mod server;
 pub mod sweep;
-pub mod text;
 pub mod tune;
+pub mod verdict;
+
+pub use verdict::{Bottleneck, Check, Judgement};
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
@@ -35,7 +27,6 @@ use crate::drive::ThreadCpu;
 use crate::drive::{ArrivalProcess, Pacing};
 use crate::drive::{Mode, Stop};
 use crate::record::CommandRecord;
-use checks::Check;
 pub use latency::{Confidence, Latency, Percentile, decode_histogram, encode_histogram};
 
 /// Version of the JSON layout; bumped on any incompatible change.
@@ -328,7 +319,7 @@ pub struct TestReport {
     pub server: Option<server::ServerView>,
     /// What held the test back, and the fact that says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bottleneck: Option<bottleneck::Judgement>,
+    pub bottleneck: Option<Judgement>,
     /// With `--repeat`: which repeat this is, from 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
@@ -500,7 +491,7 @@ pub struct Counts {
 
 impl Counts {
     /// The counts of `rec`, with its hits and misses when `reads` (it holds a read).
-    fn of(rec: &CommandRecord, in_flight_at_end: u64, reads: bool) -> Self {
+    pub(crate) fn of(rec: &CommandRecord, in_flight_at_end: u64, reads: bool) -> Self {
         Counts {
             intended: rec.intended,
             sent: rec.sent,
@@ -541,26 +532,6 @@ pub struct IntervalSummary {
     pub p99_ns: u64,
     /// Response-time max.
     pub max_ns: u64,
-}
-
-/// Something that shows results as they come: once per test, and once at the end.
-pub trait Exporter {
-    /// A test finished.
-    fn test_done(
-        &mut self,
-        out: &mut dyn Write,
-        report: &RunReport,
-        test: &TestReport,
-    ) -> io::Result<()>;
-    /// The run finished (or was interrupted).
-    fn run_done(&mut self, _out: &mut dyn Write, _report: &RunReport) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Milliseconds with `precision` decimals, from nanoseconds.
-pub fn ms(ns: impl Into<f64>, precision: usize) -> String {
-    format!("{:.*}", precision, ns.into() / 1e6)
 }
 
 #[cfg(test)]

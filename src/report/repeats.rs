@@ -12,13 +12,12 @@
 //! high end (too few samples beyond for one run) leaves the repeats' interval quoted.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{Binomial, DiscreteCDF};
 
-use super::confidence::{CONFIDENCE, Ci95};
-use super::{Percentile, TestReport, ms};
+use super::{Percentile, TestReport};
+use crate::stats::confidence::{CONFIDENCE, Ci95};
 
 /// One test's repeats.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -103,50 +102,6 @@ impl RepeatSummary {
             across_confidence: confidence,
             metrics,
         })
-    }
-
-    /// The text report's section: per metric and percentile, the median, both intervals,
-    /// and the quoted one.
-    pub fn text(&self, precision: usize) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "{} over {} repeats (msec): median, {:.0}% interval from the repeats' spread, \
-             95% interval within one run; the wider is quoted",
-            self.test,
-            self.repeats,
-            100.0 * self.across_confidence
-        );
-        let show = |ci: Option<Ci95>| match ci {
-            Some(c) => format!(
-                "[{}, {}]",
-                ms(c.low() as f64, precision),
-                c.high()
-                    .map_or_else(|| "open".to_string(), |h| ms(h as f64, precision))
-            ),
-            None => "-".to_string(),
-        };
-        let order = ["response", "service", "lag", "queue_wait"];
-        let mut metrics: Vec<(&String, &Vec<RepeatedPercentile>)> = self.metrics.iter().collect();
-        metrics.sort_by_key(|(m, _)| order.iter().position(|o| o == m).unwrap_or(order.len()));
-        for (metric, rows) in metrics {
-            let _ = writeln!(s, "  {metric}:");
-            for r in rows {
-                let label = Percentile::ALL
-                    .iter()
-                    .find(|p| p.key() == r.percentile)
-                    .map_or(r.percentile.as_str(), |p| p.label());
-                let _ = writeln!(
-                    s,
-                    "    {label:<7} {:>9}  across {:<22} within {:<22} quoted {}",
-                    ms(r.median_ns as f64, precision),
-                    show(Some(r.across_ci95_ns)),
-                    show(r.within_ci95_ns),
-                    show(Some(r.ci95_ns))
-                );
-            }
-        }
-        s
     }
 }
 

@@ -10,14 +10,12 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::confidence::Ci95;
 use super::{Header, Latency, Settings, TestReport};
 use crate::config::sweep::{Order, Slo};
+use crate::stats::confidence::Ci95;
 
 pub mod steps;
 pub use steps::{PercentileSummary, StepCheck, StepSummary, StepVerdict};
-mod text;
-pub use text::{interval_text, write_steps};
 
 /// A step's verdict against an objective, stated with its confidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

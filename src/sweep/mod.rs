@@ -7,7 +7,7 @@
 //! verdicts, saturation, the capacity and its band, bisection) are pure functions in
 //! [`search`], the saved model and the steps' statistics are [`crate::report::sweep`];
 //! this file only runs the measurements through [`app::measure`] in order and writes the
-//! files. Plots are drawn by [`crate::report::plot`] from the JSON bytes just written,
+//! files. Plots are drawn by [`crate::export::plot`] from the JSON bytes just written,
 //! so `tailrate plot` redraws them byte for byte.
 //!
 //! Past saturation (most of a rate's runs achieved under 95% of the schedule or had a p99
@@ -31,10 +31,11 @@ use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::config::sweep::{Order, Rates, SweepPlan};
 use crate::config::{RunConfig, SweepConfig};
 use crate::drive::{Cancel, Mode};
+use crate::export::hlog::HlogWriter;
+use crate::export::plot;
 use crate::output;
-use crate::report::hlog::HlogWriter;
 use crate::report::sweep::{self as model, Kind, Measurement, PlanRecord, SweepReport};
-use crate::report::{Header, Settings, plot};
+use crate::report::{Header, Settings};
 
 /// File name of the sweep JSON inside `--out`.
 pub const JSON_FILE: &str = "sweep.json";
@@ -307,7 +308,7 @@ impl Sweeper<'_> {
 
     /// The steps by rate, as a table.
     fn print_steps(&mut self) -> Result<(), Halt> {
-        model::write_steps(&mut *self.stdout, &self.report)?;
+        crate::export::sweep_text::write_steps(&mut *self.stdout, &self.report)?;
         Ok(())
     }
 

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 
 use super::write_out;
 use crate::config::PlotConfig;
-use crate::report::plot;
+use crate::export::plot;
 use crate::report::sweep as model;
 
 /// Re-renders the plots of one saved sweep, or overlays several, into `--out`.

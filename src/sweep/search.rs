@@ -28,14 +28,14 @@ use rand::RngCore;
 use rand::SeedableRng;
 
 use crate::config::sweep::{Order, Slo};
-use crate::report::confidence::Ci95;
 use crate::report::sweep::steps::{self, StepCheck, StepSummary, StepVerdict};
 pub use crate::report::sweep::{Limit, SATURATION_FRACTION, Verdict, achieved_fraction};
 use crate::report::sweep::{Measurement, SloCheck, SloVerdict};
 use crate::report::{Bottleneck, TestReport};
+use crate::stats::confidence::Ci95;
 
 /// Largest shortfall of the achieved rate against the planned rate for a step to be valid.
-pub const SEND_TOLERANCE: f64 = crate::report::checks::RATE_TOLERANCE;
+pub const SEND_TOLERANCE: f64 = crate::judge::checks::RATE_TOLERANCE;
 
 /// Added to the run's seed for the order of the steps, so it is a stream of its own.
 const ORDER_STREAM: u64 = 0x5eed_0f5e_e90d_e500;
@@ -232,7 +232,7 @@ pub fn judge_step(group: &[&Measurement], slos: &[Slo]) -> StepVerdict {
                     "{} median {:.3} ms, {} {relation} {:.3} ms",
                     slo.percentile_label(),
                     c.summary.median_ns as f64 / 1e6,
-                    crate::report::sweep::interval_text(c.summary.ci95_ns),
+                    crate::export::sweep_text::interval_text(c.summary.ci95_ns),
                     slo.bound_ns as f64 / 1e6
                 )
             })

@@ -29,8 +29,8 @@ use anyhow::{Context, Result};
 use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::config::{RunConfig, TuneConfig};
 use crate::drive::{Cancel, Mode, Workers};
+use crate::export::json;
 use crate::output;
-use crate::report::json;
 use crate::report::tune::{Best, Phase, TUNE_SCHEMA_VERSION, Trial, TuneReport};
 use crate::report::{Header, TestReport};
 

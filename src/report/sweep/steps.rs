@@ -19,8 +19,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{Measurement, Verdict};
-use crate::report::confidence::{self, Ci95};
 use crate::report::{Bottleneck, Latency, Percentile};
+use crate::stats::confidence::{self, Ci95};
 
 /// Confidence the spread's interval aims at.
 pub const SPREAD_CONFIDENCE: f64 = 0.95;

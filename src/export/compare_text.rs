@@ -5,8 +5,8 @@
 
 use std::io::{self, Write};
 
-use super::{Comparison, Group, Row, Verdict};
-use crate::report::ms;
+use super::ms;
+use crate::report::compare::{Comparison, Group, Row, Verdict};
 
 /// Writes `comparison` as text, latencies in ms with `precision` decimals.
 pub fn write(out: &mut dyn Write, comparison: &Comparison, precision: usize) -> io::Result<()> {
@@ -205,4 +205,24 @@ fn abbreviate(orders: &[String]) -> String {
 fn trim_float(v: f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+impl Comparison {
+    /// The rows where B is slower than `--fail-if-slower` allows, each in one sentence.
+    pub fn breaches(&self) -> Vec<String> {
+        self.rows()
+            .filter(|(_, r)| r.slower_than_allowed)
+            .map(|(g, r)| {
+                let low_pct = r.difference_ci95_pct.map_or(0.0, |i| i[0]);
+                format!(
+                    "{} {} {}: at least {low_pct:+.1}% (A {} ms, B {} ms)",
+                    g.name(),
+                    g.metric,
+                    r.label(),
+                    ms(r.a_ns as f64, 3),
+                    ms(r.b_ns as f64, 3)
+                )
+            })
+            .collect()
+    }
 }

@@ -312,8 +312,8 @@ mod tests {
 
     #[test]
     fn a_steps_band_runs_from_p50_to_the_last_bounded_interval() {
-        use crate::report::confidence::Ci95;
         use crate::report::sweep::{PercentileSummary, StepSummary};
+        use crate::stats::confidence::Ci95;
         let at = |ci: Ci95| PercentileSummary {
             median_ns: ci.low(),
             within_ci95_ns: Some(ci),

@@ -2,7 +2,8 @@
 //! verdict with the interval it rests on, the bottleneck), and the table of the steps by
 //! rate that ends a sweep. The numbers are [`super`]'s; printing them is this file's.
 
-use super::{Ci95, Measurement, SloVerdict, SweepReport, steps_of};
+use crate::report::sweep::{Measurement, SloVerdict, SweepReport, steps_of};
+use crate::stats::confidence::Ci95;
 
 impl Measurement {
     /// One line about a measurement: rates, response percentiles and the SLO verdict.

@@ -4,11 +4,12 @@
 //! computed from a finished run's outcome and printed with every report; `--strict`
 //! turns a failure into a non-zero exit (that decision is `main`'s).
 
-use super::Counts;
-use super::confidence::{self, Batch, Ci95};
 use crate::config::RunConfig;
 use crate::drive::{ArrivalProcess, Mode, Pacing, RunOutcome, ThreadCpu};
 use crate::record::CommandRecord;
+use crate::report::verdict::{Check, Verdict};
+use crate::report::{ArrivalWindows, Counts};
+use crate::stats::confidence::{self, Batch, Ci95};
 
 /// Largest relative shortfall of the achieved rate against the target.
 pub const RATE_TOLERANCE: f64 = 0.01;
@@ -32,31 +33,6 @@ pub const BACKLOG_GROWTH: f64 = 2.0;
 pub const TREND_Z: f64 = 3.29;
 /// Fewest non-empty batches the steady-state check judges from.
 pub const STEADY_MIN_BATCHES: usize = 8;
-
-/// One self-check's result.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Check {
-    /// snake_case name.
-    pub name: String,
-    /// Pass, fail, or not applicable.
-    pub verdict: Verdict,
-    /// The measured value and the bound, in words.
-    pub detail: String,
-    /// What a failure means for the numbers.
-    pub meaning: String,
-}
-
-/// A check's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The check holds.
-    Pass,
-    /// The check failed: the run's numbers are suspect as said in `meaning`.
-    Fail,
-    /// Not applicable to this run.
-    Skipped,
-}
 
 /// The self-checks of an open-loop run (closed loop has no schedule to keep).
 /// `response_batches` are the run's response times cut in batches, in time order: the
@@ -219,9 +195,9 @@ pub fn poisson_fit(
 
 /// A shard's sends per window, for the merge's check of the shards' arrivals together
 /// (`None` with no windows: a closed loop, or a run too short for one).
-pub fn arrival_windows(outcome: &RunOutcome) -> Option<super::ArrivalWindows> {
+pub fn arrival_windows(outcome: &RunOutcome) -> Option<ArrivalWindows> {
     let (counts, window) = window_counts(outcome);
-    (!counts.is_empty()).then(|| super::ArrivalWindows {
+    (!counts.is_empty()).then(|| ArrivalWindows {
         window_ns: crate::record::nanos(window),
         counts,
     })
@@ -435,7 +411,7 @@ pub fn server_count(view: &crate::report::server::ServerView, c: &Counts) -> Opt
 /// shows, and a stall in the last quarter raises a few batches, not the quarter's median.
 /// A backlog that grows through the run does both: the server is past its capacity, and
 /// every percentile depends on how long the run was.
-pub fn steady_state(batches: &[super::confidence::Batch]) -> Check {
+pub fn steady_state(batches: &[crate::stats::confidence::Batch]) -> Check {
     let medians: Vec<f64> = batches
         .iter()
         .filter_map(|b| b.quantile(0.5))
@@ -804,7 +780,7 @@ mod tests {
 
     #[test]
     fn steady_state_fails_a_growing_backlog_and_passes_noise_and_a_late_stall() {
-        use crate::report::confidence::Batch;
+        use crate::stats::confidence::Batch;
         let batch = |median_ns: u64| {
             let mut h = crate::record::new_histogram();
             for i in 0..100 {

@@ -6,9 +6,9 @@ use std::io::{self, Write};
 
 use hdrhistogram::Histogram;
 
-use super::Percentile;
-use super::checks::Verdict;
-use super::{Exporter, Latency, RunReport, TestReport, ms};
+use super::{Exporter, ms};
+use crate::report::verdict::Verdict;
+use crate::report::{Latency, Percentile, RunReport, TestReport};
 use crate::text::printable;
 
 /// Prints redis-benchmark's full report (or its `-q` line) per test.
@@ -293,7 +293,7 @@ fn full(
 }
 
 /// The server's own count and clock for the test, beside tailrate's.
-fn server_lines(out: &mut dyn Write, view: &super::server::ServerView) -> io::Result<()> {
+fn server_lines(out: &mut dyn Write, view: &crate::report::server::ServerView) -> io::Result<()> {
     writeln!(
         out,
         "  server's view (INFO commandstats, INFO cpu, LATENCY HISTOGRAM over {:.2} s, warm-up included):",
@@ -637,7 +637,7 @@ fn interval_table(
             write!(out, " {:<width$}", cell(l, p))?;
         }
         let k = first.beyond(p).unwrap_or(0);
-        let note = if k < crate::report::confidence::MIN_BEYOND {
+        let note = if k < crate::stats::confidence::MIN_BEYOND {
             "  too few beyond to bound"
         } else {
             ""

@@ -4,16 +4,17 @@
 
 use std::collections::BTreeMap;
 
-use super::checks::{self, Verdict};
-use super::confidence::{Batch, BatchSeries};
-use super::{
+use crate::config::RunConfig;
+use crate::drive::{Mode, RunOutcome};
+use crate::judge::{bottleneck, checks};
+use crate::net::cluster::ClusterMap;
+use crate::record::{CommandRecord, Metric, Timing};
+use crate::report::verdict::Verdict;
+use crate::report::{
     Batches, CommandReport, Counts, IntervalSummary, Latency, LayoutChangeReport, NodeReport,
     OutageReport, TestReport,
 };
-use crate::config::RunConfig;
-use crate::drive::{Mode, RunOutcome};
-use crate::net::cluster::ClusterMap;
-use crate::record::{CommandRecord, Metric, Timing};
+use crate::stats::confidence::{Batch, BatchSeries};
 
 impl TestReport {
     /// Builds a test's report from what the driver measured; `reads` says, by command,
@@ -146,20 +147,20 @@ impl TestReport {
 
     /// With its bottleneck judged from what it now holds.
     pub(crate) fn judged(mut self) -> Self {
-        self.bottleneck = Some(super::bottleneck::judge(&self));
+        self.bottleneck = Some(bottleneck::judge(&self));
         self
     }
 
     /// Adds the server's view of the test, and the check of its count against tailrate's
     /// when `own` (the server saw only this process's requests: a shard's server also
     /// counts the other shards', so its count is judged on the merged result).
-    pub fn add_server_view(&mut self, view: super::server::ServerView, own: bool) {
+    pub fn add_server_view(&mut self, view: crate::report::server::ServerView, own: bool) {
         if let Some(check) = checks::server_count(&view, &self.counts).filter(|_| own) {
             self.valid &= check.verdict != Verdict::Fail;
             self.checks.push(check);
         }
         self.server = Some(view);
-        self.bottleneck = Some(super::bottleneck::judge(self));
+        self.bottleneck = Some(bottleneck::judge(self));
     }
 
     /// "error_replies failed", "schedule_lag and generator_cpu failed", or why the run is

@@ -6,8 +6,9 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use super::{Exporter, RunReport, TestReport};
+use super::Exporter;
 use crate::output;
+use crate::report::{RunReport, TestReport};
 
 /// `value` as pretty JSON with a final newline.
 pub fn to_bytes(value: &impl serde::Serialize) -> io::Result<Vec<u8>> {

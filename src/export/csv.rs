@@ -5,7 +5,8 @@
 
 use std::io::{self, Write};
 
-use super::{Exporter, Latency, Percentile, RunReport, TestReport, ms};
+use super::{Exporter, ms};
+use crate::report::{Latency, Percentile, RunReport, TestReport};
 
 /// redis-benchmark's CSV header, unchanged.
 pub const HEADER: &str = r#""test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms""#;

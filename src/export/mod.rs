@@ -1,0 +1,37 @@
+//! Every printed or written form of a report: the run's text (redis-benchmark's formats
+//! and tailrate's sections), CSV, JSON, HdrHistogram logs, the sweep and compare tables,
+//! and the SVG plots. Conversions from nanoseconds to display units happen only here.
+
+use std::io::{self, Write};
+
+use crate::report::{RunReport, TestReport};
+
+pub mod compare_text;
+pub mod contrast_text;
+pub mod csv;
+pub mod hlog;
+pub mod json;
+pub mod plot;
+pub mod repeats_text;
+pub mod run_text;
+pub mod sweep_text;
+
+/// Something that shows results as they come: once per test, and once at the end.
+pub trait Exporter {
+    /// A test finished.
+    fn test_done(
+        &mut self,
+        out: &mut dyn Write,
+        report: &RunReport,
+        test: &TestReport,
+    ) -> io::Result<()>;
+    /// The run finished (or was interrupted).
+    fn run_done(&mut self, _out: &mut dyn Write, _report: &RunReport) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Milliseconds with `precision` decimals, from nanoseconds.
+pub fn ms(ns: impl Into<f64>, precision: usize) -> String {
+    format!("{:.*}", precision, ns.into() / 1e6)
+}

@@ -1,0 +1,83 @@
+//! The verdict types every report carries: a self-check's result and the bottleneck.
+//!
+//! They are data only; the rules that reach them are `judge/`'s.
+
+use serde::{Deserialize, Serialize};
+
+/// The server's share of one core at which a single-threaded server is saturated.
+pub const SERVER_CPU_SATURATION: f64 = 0.9;
+/// One self-check's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// snake_case name.
+    pub name: String,
+    /// Pass, fail, or not applicable.
+    pub verdict: Verdict,
+    /// The measured value and the bound, in words.
+    pub detail: String,
+    /// What a failure means for the numbers.
+    pub meaning: String,
+}
+
+/// A check's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The check holds.
+    Pass,
+    /// The check failed: the run's numbers are suspect as said in `meaning`.
+    Fail,
+    /// Not applicable to this run.
+    Skipped,
+}
+
+/// What held a test back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Bottleneck {
+    /// A generator thread ran out of CPU, or its lateness moved the percentiles.
+    Generator,
+    /// The server: its CPU near one core, or its execution time most of the service time.
+    Server,
+    /// Requests waited for a free connection: `-c` or `--max-inflight` too low for the rate.
+    ClientQueue,
+    /// Neither end was busy, yet the requests took long, or a closed loop could go no
+    /// faster: the time went between them (round trips, the kernel, a proxy).
+    #[serde(rename = "network/kernel")]
+    NetworkKernel,
+    /// The server kept up with the offered rate, with room.
+    None,
+}
+
+impl Bottleneck {
+    /// The JSON and text name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bottleneck::Generator => "generator",
+            Bottleneck::Server => "server",
+            Bottleneck::ClientQueue => "client-queue",
+            Bottleneck::NetworkKernel => "network/kernel",
+            Bottleneck::None => "none",
+        }
+    }
+}
+
+/// The verdict and the fact it rests on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Judgement {
+    /// What held the test back.
+    pub verdict: Bottleneck,
+    /// The measurement that says so, in words.
+    pub because: String,
+    /// The server's busiest share of the test, by its own clock: the larger of its CPU
+    /// and its time executing commands over the test's span, where it reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_busy: Option<f64>,
+}
+
+impl Judgement {
+    /// The server was saturated (its own clock says it was busy nearly all the time).
+    pub fn server_saturated(&self) -> bool {
+        self.server_busy.is_some_and(|b| b >= SERVER_CPU_SATURATION)
+    }
+}
