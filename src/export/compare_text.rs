@@ -161,7 +161,7 @@ fn cells(r: &Row, precision: usize) -> [String; 8] {
             format!("[{}, {}]", signed_ms(l as f64), signed_ms(h as f64)),
             pcts.map_or("-".to_string(), |[l, h]| format!("[{l:+.1}%, {h:+.1}%]")),
         ),
-        (None, _) => ("unbounded".to_string(), String::new()),
+        (None, _) => (crate::stats::confidence::OPEN.to_string(), String::new()),
     };
     [
         r.label().to_string(),

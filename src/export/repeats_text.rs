@@ -21,14 +21,11 @@ impl RepeatSummary {
             self.repeats,
             100.0 * self.across_confidence
         );
-        let show = |ci: Option<Ci95>| match ci {
-            Some(c) => format!(
-                "[{}, {}]",
-                ms(c.low() as f64, precision),
-                c.high()
-                    .map_or_else(|| "open".to_string(), |h| ms(h as f64, precision))
-            ),
-            None => "-".to_string(),
+        let show = |ci: Option<Ci95>| {
+            ci.map_or_else(
+                || "-".to_string(),
+                |c| c.show(|ns| ms(ns as f64, precision)),
+            )
         };
         let order = ["response", "service", "lag", "queue_wait"];
         let mut metrics: Vec<(&String, &Vec<RepeatedPercentile>)> = self.metrics.iter().collect();

@@ -582,14 +582,8 @@ fn command_table(out: &mut dyn Write, test: &TestReport, precision: usize) -> io
 /// `[low, high]` of `p`'s interval in msec (`open` for an unbounded high end), or nothing
 /// when the report has none.
 fn interval_text(l: &Latency, p: Percentile, precision: usize) -> String {
-    l.ci95(p).map_or_else(String::new, |ci| {
-        format!(
-            "[{}, {}]",
-            ms(ci.low() as f64, precision),
-            ci.high()
-                .map_or_else(|| "open".to_string(), |h| ms(h as f64, precision))
-        )
-    })
+    l.ci95(p)
+        .map_or_else(String::new, |ci| ci.show(|ns| ms(ns as f64, precision)))
 }
 
 /// Each percentile with its 95% interval, one column per `(label, metric key)` the test

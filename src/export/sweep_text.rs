@@ -171,11 +171,10 @@ fn slo_clause(v: &SloVerdict) -> String {
     format!("; SLO {}: {}{sends}", verdict.name(), checks.join(", "))
 }
 
-/// `95% 0.398-0.431`, `95% 0.398-unbounded`, `no interval` (milliseconds).
+/// `95% [0.398, 0.431]`, `95% [0.398, open]`, `no interval` (milliseconds).
 pub fn interval_text(ci: Option<Ci95>) -> String {
     match ci {
-        Some(Ci95(low, Some(high))) => format!("95% {}-{}", ms3(low), ms3(high)),
-        Some(Ci95(low, None)) => format!("95% {}-unbounded", ms3(low)),
+        Some(ci) => format!("95% {}", ci.show(ms3)),
         None => "no interval".to_string(),
     }
 }

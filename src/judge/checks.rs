@@ -279,7 +279,7 @@ fn schedule_lag(
             } else {
                 "outside"
             },
-            short_interval(ci)
+            ci.show(short_time)
         ),
         None => String::new(),
     };
@@ -325,15 +325,6 @@ struct Moved {
     /// `(reported - on_time) / reported`.
     fraction: f64,
     fails: bool,
-}
-
-/// "[28.9 µs, 32.4 µs]", or "[103.0 µs, open]" when unbounded above.
-fn short_interval(ci: Ci95) -> String {
-    format!(
-        "[{}, {}]",
-        short_time(ci.low()),
-        ci.high().map_or_else(|| "open".to_string(), short_time)
-    )
 }
 
 /// "24.5 µs": a time in the lag check's sentence, always in microseconds so that the

@@ -65,7 +65,20 @@ impl Ci95 {
     pub fn contains(self, value_ns: u64) -> bool {
         value_ns >= self.0 && self.1.is_none_or(|h| value_ns <= h)
     }
+
+    /// `[low, high]` with each end in the unit `unit` writes, and the word [`OPEN`] for
+    /// a high end the samples cannot bound: the one way every output shows an interval.
+    pub fn show(self, unit: impl Fn(u64) -> String) -> String {
+        format!(
+            "[{}, {}]",
+            unit(self.0),
+            self.1.map_or_else(|| OPEN.to_string(), unit)
+        )
+    }
 }
+
+/// What an interval without an upper end shows in place of it.
+pub const OPEN: &str = "open";
 
 /// One batch's distribution, coarsely: replies per bucket of 1/64 of an octave (about
 /// 1.1%), only the buckets that hold any, with running totals. Fine enough to count the

@@ -3,3 +3,4 @@
 //! error rate tested on simulated data beside it.
 
 pub mod confidence;
+pub mod median;

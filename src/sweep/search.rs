@@ -189,7 +189,7 @@ pub fn judge_step(group: &[&Measurement], slos: &[Slo]) -> StepVerdict {
                 .filter_map(|m| m.report.response())
                 .filter_map(|l| steps::percentile_of(l, slo.percentile))
                 .collect();
-            let summary = steps::combine(&values)?;
+            let summary = crate::stats::median::combine(&values)?;
             Some(StepCheck {
                 slo: slo.text.clone(),
                 verdict: verdict(summary.ci95_ns, slo.bound_ns),

@@ -36,8 +36,9 @@ use crate::report::{Header, TestReport};
 
 pub mod search;
 
+use crate::stats::median::median_f64 as median;
+use search::ranked;
 pub use search::{MIN_GAIN, Point, Space, climb};
-use search::{median, ranked};
 
 /// Settings re-measured after the climb.
 pub const CONFIRM_CANDIDATES: usize = 2;

@@ -193,17 +193,6 @@ pub(super) fn ranked(tried: &[(Point, f64)]) -> Vec<(Point, f64)> {
     out
 }
 
-/// The median of `values` (the mean of the middle two for an even count).
-pub(super) fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -289,11 +278,5 @@ mod tests {
         assert_eq!(tried.len(), 5);
         let failing = climb(&space, 5, |_| Err("server gone"));
         assert_eq!(failing, Err("server gone"));
-    }
-
-    #[test]
-    fn medians_of_odd_and_even_counts() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
     }
 }
