@@ -6,8 +6,8 @@
 
 use super::{CONFIRM_TRIES, REMEASURE_UNCERTAIN, Sweeper, run_label, search};
 use crate::app::{Campaign, Halt};
+use crate::judge::capacity::Finding;
 use crate::report::sweep::{Kind, SloResult, Verdict};
-use search::Finding;
 
 /// How many times the search halves the lowest rate when no rate passed: down to an
 /// eighth of it, a few more points rather than a sweep of its own.
@@ -59,7 +59,7 @@ impl Sweeper<'_> {
 
     /// The capacity as the steps measured so far say.
     fn finding(&self) -> Option<Finding> {
-        search::capacity(&search::points(&self.report.steps))
+        crate::judge::capacity::capacity(&crate::judge::capacity::points(&self.report.steps))
     }
 
     /// Writes the SLO result for what was measured so far, so an interrupted search
@@ -91,7 +91,7 @@ impl Sweeper<'_> {
             searched_per_sec: searched,
             first_failing_per_sec: found.first_failing,
             confirmed,
-            summary: search::summary(&objectives, &found, confirmed),
+            summary: crate::export::sweep_text::summary(&objectives, &found, confirmed),
         })
     }
 
@@ -104,13 +104,17 @@ impl Sweeper<'_> {
         }
         self.record_slo(None, false)?;
         for _ in 0..HALVINGS {
-            let Some(rate) = self.finding().as_ref().and_then(search::below_lowest) else {
+            let Some(rate) = self
+                .finding()
+                .as_ref()
+                .and_then(crate::judge::capacity::below_lowest)
+            else {
                 break;
             };
             self.measure_point(Kind::Search, rate)?;
             self.record_slo(None, false)?;
         }
-        let points = search::points(&self.report.steps);
+        let points = crate::judge::capacity::points(&self.report.steps);
         let mut searched = self.finding().and_then(|f| f.capacity);
         if let Some(mut bisection) = search::search_bracket(&points, self.plan.resolution) {
             while let Some(rate) = bisection.next() {

@@ -270,9 +270,9 @@ impl Sweeper<'_> {
                 m.describe()
             )?;
             let p99 = m.report.response().map_or(0, |l| l.p99_ns);
-            let saturated = search::saturation(
+            let saturated = crate::judge::slo::saturation(
                 rate,
-                search::achieved_fraction(&m.report),
+                crate::judge::slo::achieved_fraction(&m.report),
                 p99,
                 self.report.plan.stop_at_ns,
             );
@@ -286,7 +286,7 @@ impl Sweeper<'_> {
             }
             let Some(why) = saturated else { continue };
             saturated_runs[i] += 1;
-            if !search::past_saturation(saturated_runs[i], repeat)
+            if !crate::judge::slo::past_saturation(saturated_runs[i], repeat)
                 || ceiling.is_some_and(|c| c <= rate)
             {
                 continue;
@@ -370,7 +370,7 @@ impl Sweeper<'_> {
         )?;
         drop(hlog);
         let slo = (kind.is_open_loop() && !self.plan.slos.is_empty())
-            .then(|| search::judge(&report, &self.plan.slos));
+            .then(|| crate::judge::slo::judge(&report, &self.plan.slos));
         let m = Measurement {
             kind,
             target_rate_per_sec: rate,
@@ -393,7 +393,8 @@ impl Sweeper<'_> {
             None => {
                 self.report.runs.push(m.clone());
                 if kind.is_open_loop() {
-                    self.report.steps = search::judge_steps(&self.report.runs, &self.plan.slos);
+                    self.report.steps =
+                        crate::judge::slo::judge_steps(&self.report.runs, &self.plan.slos);
                 }
                 self.save_report()?;
                 Ok(m)
