@@ -11,6 +11,7 @@ mod cluster;
 mod compare;
 mod confidence;
 mod deploy;
+mod docs;
 mod errors;
 mod intervals;
 mod limits;
