@@ -485,7 +485,7 @@ fn every_sweep_plot_is_well_formed_svg_with_a_title_axis_labels_and_a_series_per
     let csv = std::fs::read_to_string(dir.path().join("sweep.csv")).unwrap();
     assert_eq!(
         csv.lines().next(),
-        Some(tailrate::report::sweep::CSV_HEADER)
+        Some(tailrate::export::sweep_csv::CSV_HEADER)
     );
     assert!(
         csv.lines()

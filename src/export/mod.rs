@@ -14,6 +14,8 @@ pub mod json;
 pub mod plot;
 pub mod repeats_text;
 pub mod run_text;
+pub mod sweep_csv;
+pub mod sweep_lines;
 pub mod sweep_text;
 
 /// Something that shows results as they come: once per test, and once at the end.

@@ -4,8 +4,9 @@
 //! the result with its band, written after every point so an interrupted search still
 //! leaves one. The decisions are [`super::search`]'s.
 
-use super::{CONFIRM_TRIES, REMEASURE_UNCERTAIN, Sweeper, run_label, search};
+use super::{CONFIRM_TRIES, REMEASURE_UNCERTAIN, Sweeper, search};
 use crate::app::{Campaign, Halt};
+use crate::export::sweep_lines::Line;
 use crate::judge::capacity::Finding;
 use crate::report::sweep::{Kind, SloResult, Verdict};
 
@@ -30,31 +31,31 @@ impl Sweeper<'_> {
         let repeat = self.plan.repeat;
         for run in done..done + repeat {
             let m = self.measure(kind, Some(rate), self.base.plan.connections, run)?;
-            writeln!(
-                self.stdout,
-                "{label}: {rate:.0} req/s{}: {}",
-                run_label(run, done + repeat),
-                m.describe()
-            )?;
+            self.say(&Line::Search {
+                label,
+                rate_per_sec: rate,
+                run: (run, done + repeat),
+                measurement: &m,
+            })?;
         }
         let step = self
             .report
             .steps
             .iter()
             .find(|s| s.target_rate_per_sec == rate)
-            .and_then(|s| Some((s.runs, s.slo.as_ref()?)));
-        let Some((runs, verdict)) = step else {
+            .and_then(|s| Some((s.runs, s.slo.as_ref()?.verdict, s.slo.as_ref()?.why.clone())));
+        let Some((runs, verdict, why)) = step else {
             return Ok(Verdict::Uncertain);
         };
         if runs > 1 {
-            writeln!(
-                self.stdout,
-                "  {rate:.0} req/s over {runs} runs: {} ({})",
-                verdict.verdict.name(),
-                verdict.why
-            )?;
+            self.say(&Line::RateVerdict {
+                rate_per_sec: rate,
+                runs,
+                verdict: verdict.name(),
+                why: &why,
+            })?;
         }
-        Ok(verdict.verdict)
+        Ok(verdict)
     }
 
     /// The capacity as the steps measured so far say.
@@ -147,7 +148,8 @@ impl Sweeper<'_> {
         self.record_slo(searched, confirmed)?;
         self.print_steps()?;
         if let Some(result) = &self.report.slo {
-            writeln!(self.stdout, "{}", result.summary)?;
+            let summary = result.summary.clone();
+            self.say(&Line::Said(&summary))?;
         }
         Ok(())
     }

@@ -33,6 +33,7 @@ use crate::config::{RunConfig, SweepConfig};
 use crate::drive::{Cancel, Mode};
 use crate::export::hlog::HlogWriter;
 use crate::export::plot;
+use crate::export::sweep_lines::{self, Line};
 use crate::output;
 use crate::report::sweep::{self as model, Kind, Measurement, PlanRecord, SweepReport};
 use crate::report::{Header, Settings};
@@ -131,10 +132,10 @@ impl Campaign for Sweeper<'_> {
                 let connections = self.base.plan.connections;
                 let max = self.measure(Kind::ClosedLoopMax, None, connections, 0)?;
                 let throughput = max.report.throughput_per_sec;
-                writeln!(
-                    self.stdout,
-                    "closed-loop maximum with {connections} connections: {throughput:.0} req/s (100%)"
-                )?;
+                self.say(&Line::ClosedLoopMax {
+                    connections,
+                    throughput_per_sec: throughput,
+                })?;
                 if throughput < 1.0 {
                     return Err(Halt::Failed(format!(
                         "the closed-loop run completed {throughput:.1} req/s; no rates to sweep"
@@ -156,11 +157,10 @@ impl Campaign for Sweeper<'_> {
         }
         for connections in self.plan.closed_loop_points.clone() {
             let m = self.measure(Kind::ClosedLoop, None, connections, 0)?;
-            let line = m.describe();
-            writeln!(
-                self.stdout,
-                "closed loop, {connections} connections: {line}"
-            )?;
+            self.say(&Line::ClosedLoop {
+                connections,
+                measurement: &m,
+            })?;
         }
         Ok(())
     }
@@ -183,7 +183,7 @@ impl Campaign for Sweeper<'_> {
         let bytes =
             serde_json::to_vec_pretty(&self.report).context("encoding the sweep as JSON")?;
         write_out(&self.out.join(JSON_FILE), &bytes)?;
-        let csv = model::csv(&self.report);
+        let csv = crate::export::sweep_csv::csv(&self.report);
         write_out(&self.out.join(CSV_FILE), csv.trim_end().as_bytes())?;
         // Drawn from the parsed bytes, exactly as `tailrate plot` will read them back.
         let saved = model::parse(&bytes)?;
@@ -200,21 +200,24 @@ impl Campaign for Sweeper<'_> {
             .as_ref()
             .map(|m| m.kind.describe(m.target_rate_per_sec, m.connections))
         {
-            writeln!(
-                self.stdout,
-                "interrupted during {why}; its partial results are in {} under \"partial\"",
-                JSON_FILE
-            )?;
+            self.say(&Line::Interrupted {
+                during: why,
+                file: JSON_FILE,
+            })?;
         }
         if let (true, Some(slo)) = (self.report.interrupted, &self.report.slo) {
-            writeln!(self.stdout, "so far, {}", slo.summary)?;
+            let summary = slo.summary.clone();
+            self.say(&Line::SoFar(&summary))?;
         }
-        let files = plot::FILE_NAMES.join(", ");
-        writeln!(
-            self.stdout,
-            "wrote {JSON_FILE}, {CSV_FILE}, {files} and one .hlog per run into {}",
-            self.out.display()
-        )?;
+        let files: Vec<&str> = [JSON_FILE, CSV_FILE]
+            .into_iter()
+            .chain(plot::FILE_NAMES)
+            .collect();
+        let out = self.out.clone();
+        self.say(&Line::Wrote {
+            files: &files,
+            out: &out,
+        })?;
         Ok(())
     }
 }
@@ -262,13 +265,13 @@ impl Sweeper<'_> {
                 continue;
             }
             let m = self.measure(Kind::Step, Some(rate), connections, run)?;
-            writeln!(
-                self.stdout,
-                "step {}/{total}: {rate:.0} req/s{}: {}",
-                k + 1,
-                run_label(run, repeat),
-                m.describe()
-            )?;
+            self.say(&Line::Step {
+                index: k + 1,
+                total,
+                rate_per_sec: rate,
+                run: (run, repeat),
+                measurement: &m,
+            })?;
             let p99 = m.report.response().map_or(0, |l| l.p99_ns);
             let saturated = crate::judge::slo::saturation(
                 rate,
@@ -278,11 +281,10 @@ impl Sweeper<'_> {
             );
             if self.plan.rate_capped && run == 0 {
                 let capped = self.measure(Kind::RateCapped, Some(rate), connections, 0)?;
-                writeln!(
-                    self.stdout,
-                    "  rate-capped closed loop at {rate:.0} req/s: {}",
-                    capped.describe()
-                )?;
+                self.say(&Line::RateCapped {
+                    rate_per_sec: rate,
+                    measurement: &capped,
+                })?;
             }
             let Some(why) = saturated else { continue };
             saturated_runs[i] += 1;
@@ -298,12 +300,17 @@ impl Sweeper<'_> {
                     (Order::Ascending, _) => "stopping the steps after this rate's runs".into(),
                     (Order::Shuffle, _) => format!("skipping the rates above {rate:.0} req/s"),
                 };
-                writeln!(self.stdout, "{what}: {why}")?;
+                self.say(&Line::Stopping { what, why: &why })?;
                 self.report.stopped = Some(why);
                 self.save_report()?;
             }
         }
         Ok(())
+    }
+
+    /// Hands `line` to the sweep's line exporter, onto standard output.
+    fn say(&mut self, line: &Line<'_>) -> std::io::Result<()> {
+        sweep_lines::write(&mut *self.stdout, line)
     }
 
     /// The steps by rate, as a table.
@@ -415,15 +422,6 @@ impl Sweeper<'_> {
     }
 }
 
-/// ", run 2/3" for the second of three runs; nothing with one.
-fn run_label(run: usize, of: usize) -> String {
-    if of > 1 {
-        format!(", run {}/{of}", run + 1)
-    } else {
-        String::new()
-    }
-}
-
 /// `step-20000.hlog`, `step-20000-r2.hlog` (its third run), `rate-capped-20000.hlog`,
 /// `closed-loop-c10.hlog`, `closed-loop-max-c50.hlog`.
 fn hlog_name(kind: Kind, rate: Option<f64>, connections: usize, repeat: usize) -> String {
@@ -465,7 +463,5 @@ mod tests {
             hlog_name(Kind::ClosedLoop, None, 10, 0),
             "closed-loop-c10.hlog"
         );
-        assert_eq!(run_label(0, 1), "");
-        assert_eq!(run_label(1, 3), ", run 2/3");
     }
 }

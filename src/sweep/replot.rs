@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use super::write_out;
 use crate::config::PlotConfig;
 use crate::export::plot;
+use crate::export::sweep_lines::{self, Line};
 use crate::report::sweep as model;
 
 /// Re-renders the plots of one saved sweep, or overlays several, into `--out`.
@@ -30,7 +31,7 @@ pub fn replot(args: &PlotConfig, out: &mut dyn Write) -> Result<()> {
     for chart in &charts {
         let path = args.out.join(&chart.file_name);
         write_out(&path, chart.svg.as_bytes())?;
-        writeln!(out, "wrote {}", path.display())?;
+        sweep_lines::write(out, &Line::WroteFile(&path))?;
     }
     Ok(())
 }

@@ -1,0 +1,83 @@
+//! A sweep's CSV file: one row per measurement, metric and percentile, in the order of
+//! [`by_kind_and_rate`].
+
+use std::fmt::Write as _;
+
+use crate::report::Latency;
+use crate::report::sweep::{SweepReport, by_kind_and_rate};
+use crate::stats::confidence::Ci95;
+
+/// The CSV header: one row per measurement, metric and percentile. `repeat` is the
+/// run's index among its rate's repeats, `ci95_*` its own interval of the percentile
+/// (empty where none, and the high end empty where unbounded), `slo_verdict` its rate's
+/// verdict over every run there; the bottleneck stays the last column.
+pub const CSV_HEADER: &str = r#""kind","target_rps","connections","achieved_rps","throughput_rps","slo_met","metric","percentile","latency_ms","valid","repeat","ci95_low_ms","ci95_high_ms","slo_verdict","bottleneck""#;
+
+/// The percentiles of a CSV row, with the accessor of each and its interval.
+type Pick = fn(&Latency) -> f64;
+type PickCi = fn(&Latency) -> Option<Ci95>;
+const CSV_PERCENTILES: [(&str, Pick, PickCi); 9] = [
+    ("min", |l| l.min_ns as f64, |_| None),
+    ("p50", |l| l.p50_ns as f64, |l| l.p50_ci95_ns),
+    ("p90", |l| l.p90_ns as f64, |l| l.p90_ci95_ns),
+    ("p95", |l| l.p95_ns as f64, |l| l.p95_ci95_ns),
+    ("p99", |l| l.p99_ns as f64, |l| l.p99_ci95_ns),
+    ("p99.9", |l| l.p99_9_ns as f64, |l| l.p99_9_ci95_ns),
+    ("p99.99", |l| l.p99_99_ns as f64, |l| l.p99_99_ci95_ns),
+    ("max", |l| l.max_ns as f64, |_| None),
+    ("mean", |l| l.mean_ns, |_| None),
+];
+
+/// The whole CSV file for `report`.
+pub fn csv(report: &SweepReport) -> String {
+    let mut out = String::new();
+    out.push_str(CSV_HEADER);
+    out.push('\n');
+    for run in by_kind_and_rate(&report.runs) {
+        let target = run
+            .target_rate_per_sec
+            .map(|t| format!("{t:.0}"))
+            .unwrap_or_default();
+        let slo = run
+            .slo
+            .as_ref()
+            .map(|v| v.met.to_string())
+            .unwrap_or_default();
+        let bottleneck = run
+            .report
+            .bottleneck
+            .as_ref()
+            .map_or("", |b| b.verdict.name());
+        let step_verdict = report
+            .steps
+            .iter()
+            .filter(|_| run.kind.is_open_loop())
+            .find(|s| Some(s.target_rate_per_sec) == run.target_rate_per_sec)
+            .and_then(|s| s.slo.as_ref())
+            .map_or("", |v| v.verdict.name());
+        for (metric, latency) in &run.report.latency {
+            for (name, value, ci) in CSV_PERCENTILES {
+                let (low, high) = match ci(latency) {
+                    Some(Ci95(low, high)) => (
+                        format!("{:.6}", low as f64 / 1e6),
+                        high.map(|h| format!("{:.6}", h as f64 / 1e6))
+                            .unwrap_or_default(),
+                    ),
+                    None => (String::new(), String::new()),
+                };
+                let _ = writeln!(
+                    out,
+                    "\"{}\",\"{target}\",\"{}\",\"{:.1}\",\"{:.1}\",\"{slo}\",\"{metric}\",\"{name}\",\"{:.6}\",\"{}\",\"{}\",\"{low}\",\"{high}\",\"{step_verdict}\",\"{bottleneck}\"",
+                    run.kind.name(),
+                    run.connections,
+                    run.report.achieved_rate_per_sec,
+                    run.report.throughput_per_sec,
+                    value(latency) / 1e6,
+                    run.report.valid,
+                    run.repeat
+                );
+            }
+        }
+    }
+    out
+}
