@@ -3,6 +3,7 @@
 //! rate that ends a sweep. The numbers are [`super`]'s; printing them is this file's.
 
 use crate::judge::capacity::Finding;
+use crate::report::Bottleneck;
 use crate::report::sweep::{Limit, Measurement, SloVerdict, SweepReport, steps_of};
 use crate::stats::confidence::Ci95;
 
@@ -214,7 +215,7 @@ pub fn summary(objectives: &str, f: &Finding, confirmed: bool) -> String {
             "no rate above it failed up to {} req/s: extend --rates",
             rate(f.highest)
         ),
-        Limit::None => "the failing rate named no bottleneck".to_string(),
+        Limit::Bottleneck(Bottleneck::None) => "the failing rate named no bottleneck".to_string(),
         other => format!("limited by the {}", other.name()),
     };
     let failed = f

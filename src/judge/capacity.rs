@@ -112,7 +112,7 @@ mod tests {
         // Clean: pass, pass, fail.
         let f = capacity(&[point(1.0, Pass), point(2.0, Pass), point(3.0, Fail)]).unwrap();
         assert_eq!((f.capacity, f.band), (Some(2.0), (2.0, Some(3.0))));
-        assert_eq!(f.limited_by, Limit::None);
+        assert_eq!(f.limited_by, Limit::Bottleneck(Bottleneck::None));
         assert!(f.uncertain.is_empty());
         // Noise: uncertain steps inside the band, and a pass above a failure counts not.
         let f = capacity(&[
@@ -132,7 +132,7 @@ mod tests {
         let mut fail = point(3.0, Fail);
         fail.bottleneck = Some(Bottleneck::Server);
         let f = capacity(&[point(2.0, Pass), fail]).unwrap();
-        assert_eq!(f.limited_by, Limit::Server);
+        assert_eq!(f.limited_by, Limit::Bottleneck(Bottleneck::Server));
         // Nothing failed: at least the highest pass, open above.
         let f = capacity(&[point(1.0, Pass), point(2.0, Pass)]).unwrap();
         assert_eq!(

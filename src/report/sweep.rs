@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Header, Settings, TestReport};
+use super::{Bottleneck, Header, Settings, TestReport};
 use crate::config::sweep::{Order, Slo};
 use crate::stats::confidence::Ci95;
 
@@ -234,25 +234,17 @@ pub struct SloResult {
     pub summary: String,
 }
 
-/// What kept a capacity's band from being narrower.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// What kept a capacity's band from being narrower: the noise, the rates tried, or the
+/// bottleneck the lowest failing rate named. Written as one name (`noise`, `rates`, or
+/// the bottleneck's: `generator`, `server`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
     /// Rates inside the band were uncertain: the host's or server's noise.
     Noise,
-    /// The lowest failing rate's bottleneck was the generator.
-    Generator,
-    /// The lowest failing rate's bottleneck was the server.
-    Server,
-    /// The lowest failing rate's bottleneck was the client's queue.
-    ClientQueue,
-    /// The lowest failing rate's bottleneck was the network or kernel.
-    #[serde(rename = "network/kernel")]
-    NetworkKernel,
-    /// The lowest failing rate named no bottleneck.
-    None,
     /// No rate above the capacity failed: the rates tried end too low.
     Rates,
+    /// What held back the lowest failing rate (`None` when it named nothing).
+    Bottleneck(Bottleneck),
 }
 
 impl Limit {
@@ -260,24 +252,32 @@ impl Limit {
     pub fn name(self) -> &'static str {
         match self {
             Limit::Noise => "noise",
-            Limit::Generator => "generator",
-            Limit::Server => "server",
-            Limit::ClientQueue => "client-queue",
-            Limit::NetworkKernel => "network/kernel",
-            Limit::None => "none",
             Limit::Rates => "rates",
+            Limit::Bottleneck(b) => b.name(),
         }
     }
 
-    /// The limit a failing rate's bottleneck sets (none named: [`Limit::None`]).
-    pub fn of(bottleneck: Option<super::Bottleneck>) -> Self {
-        use super::Bottleneck as B;
-        match bottleneck {
-            Some(B::Generator) => Limit::Generator,
-            Some(B::Server) => Limit::Server,
-            Some(B::ClientQueue) => Limit::ClientQueue,
-            Some(B::NetworkKernel) => Limit::NetworkKernel,
-            Some(B::None) | None => Limit::None,
+    /// The limit a failing rate's bottleneck sets (none named: [`Bottleneck::None`]).
+    pub fn of(bottleneck: Option<Bottleneck>) -> Self {
+        Limit::Bottleneck(bottleneck.unwrap_or(Bottleneck::None))
+    }
+}
+
+impl Serialize for Limit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Limit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "noise" => Ok(Limit::Noise),
+            "rates" => Ok(Limit::Rates),
+            other => Bottleneck::from_name(other)
+                .map(Limit::Bottleneck)
+                .ok_or_else(|| serde::de::Error::custom(format!("unknown limit {other:?}"))),
         }
     }
 }
@@ -366,4 +366,27 @@ pub fn by_kind_and_rate(runs: &[Measurement]) -> Vec<&Measurement> {
         )
     });
     sorted
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_limit_is_written_as_one_name_and_read_back() {
+        let all = [Limit::Noise, Limit::Rates]
+            .into_iter()
+            .chain(Bottleneck::ALL.map(Limit::Bottleneck));
+        for limit in all {
+            let json = serde_json::to_string(&limit).unwrap();
+            assert_eq!(json, format!("\"{}\"", limit.name()));
+            assert_eq!(serde_json::from_str::<Limit>(&json).unwrap(), limit);
+        }
+        assert_eq!(
+            serde_json::to_string(&Limit::Bottleneck(Bottleneck::NetworkKernel)).unwrap(),
+            "\"network/kernel\""
+        );
+        assert!(serde_json::from_str::<Limit>("\"weather\"").is_err());
+    }
 }

@@ -50,6 +50,20 @@ pub enum Bottleneck {
 }
 
 impl Bottleneck {
+    /// Every bottleneck, in the order the verdict considers them.
+    pub const ALL: [Bottleneck; 5] = [
+        Bottleneck::Server,
+        Bottleneck::Generator,
+        Bottleneck::ClientQueue,
+        Bottleneck::NetworkKernel,
+        Bottleneck::None,
+    ];
+
+    /// The bottleneck whose [`name`](Self::name) is `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|b| b.name() == name)
+    }
+
     /// The JSON and text name.
     pub fn name(self) -> &'static str {
         match self {

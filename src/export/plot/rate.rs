@@ -253,7 +253,7 @@ pub(super) fn latency_vs_rate(
             // What limited the band, unless nothing was named.
             let limit = result
                 .limited_by
-                .filter(|l| *l != Limit::None)
+                .filter(|l| *l != Limit::Bottleneck(crate::report::Bottleneck::None))
                 .map(|l| format!(": {}", l.name()))
                 .unwrap_or_default();
             let lowest = summaries.first().map(|s| s.target_rate_per_sec);
