@@ -8,25 +8,27 @@
 
 pub mod compare;
 pub mod contrast;
+mod counts;
+mod events;
 mod latency;
 pub mod merged;
 pub mod repeats;
 pub mod server;
+mod settings;
 pub mod sweep;
 pub mod tune;
 pub mod verdict;
 
+pub use counts::{Batches, CommandReport, Counts};
+pub use events::{LayoutChangeReport, NodeReport, OutageReport};
+pub use settings::{Settings, ShardSettings};
 pub use verdict::{Bottleneck, Check, Judgement};
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::RunConfig;
 use crate::drive::ThreadCpu;
-use crate::drive::{ArrivalProcess, Pacing};
-use crate::drive::{Mode, Stop};
-use crate::record::CommandRecord;
 pub use latency::{Confidence, Latency, Percentile, decode_histogram, encode_histogram};
 
 /// Version of the JSON layout; bumped on any incompatible change.
@@ -107,132 +109,6 @@ pub struct ServerFacts {
     /// The cluster's layout, for the run (not reported).
     #[serde(skip)]
     pub cluster: Option<std::sync::Arc<crate::net::cluster::ClusterMap>>,
-}
-
-/// The settings that shape the numbers.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Settings {
-    /// `closed` or `open`.
-    pub mode: String,
-    /// Connections.
-    pub clients: usize,
-    /// Generator threads.
-    pub threads: usize,
-    /// `-P` (closed loop).
-    pub pipeline: Option<u32>,
-    /// `-d`.
-    pub data_size: usize,
-    /// `-r`.
-    pub keyspace: Option<u64>,
-    /// Keep-alive (`-k`).
-    pub keepalive: bool,
-    /// Target rate (open loop).
-    pub target_rate_per_sec: Option<f64>,
-    /// Arrival process (open loop).
-    pub arrival: Option<ArrivalProcess>,
-    /// Pacing (open loop).
-    pub pacing: Option<Pacing>,
-    /// `--max-inflight` (open loop).
-    pub max_inflight: Option<usize>,
-    /// Requests per test (closed loop with `-n`).
-    pub requests: Option<u64>,
-    /// Seconds per test (with `--duration` or open loop).
-    pub duration_secs: Option<f64>,
-    /// Warm-up seconds (open loop).
-    pub warmup_secs: f64,
-    /// `--batch-latency`.
-    pub batch_latency: bool,
-    /// `--workers` (closed loop with logical clients); absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workers: Option<usize>,
-    /// `--pipeline-size`, with `--workers`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pipeline_size: Option<usize>,
-    /// `--pipeline-delay` in nanoseconds, with `--workers`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pipeline_delay_ns: Option<u64>,
-    /// Which shard of one plan this run is (`--shard`, or the engine's index); absent for
-    /// a whole plan. `clients`, `requests` and the target rate above are its share.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<ShardSettings>,
-}
-
-/// A shard's place in its plan.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-pub struct ShardSettings {
-    /// Its index, from 0.
-    pub index: u32,
-    /// Shards of the plan.
-    pub count: u32,
-    /// `--start-at`: the common start, seconds since the Unix epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_at_unix_secs: Option<f64>,
-}
-
-impl Settings {
-    /// The settings of `config`.
-    pub fn of(config: &RunConfig) -> Self {
-        let (pipeline, target, arrival, pacing, max_inflight) = match &config.plan.mode {
-            Mode::Closed { pipeline, .. } => (Some(*pipeline), None, None, None, None),
-            Mode::Open {
-                rate_per_sec,
-                arrival,
-                pacing,
-                max_inflight,
-                ..
-            } => (
-                None,
-                Some(*rate_per_sec),
-                Some(*arrival),
-                Some(*pacing),
-                Some(*max_inflight),
-            ),
-        };
-        let (requests, duration_secs) = match config.plan.stop {
-            Stop::Requests(n) => (Some(n), None),
-            Stop::After(d) => (None, Some(d.as_secs_f64())),
-        };
-        Settings {
-            mode: if config.is_open_loop() {
-                "open"
-            } else {
-                "closed"
-            }
-            .into(),
-            clients: config.plan.connections,
-            threads: config.plan.threads,
-            pipeline,
-            data_size: config.plan.workload.data_size,
-            keyspace: config.plan.workload.keyspace,
-            keepalive: !config.plan.reconnect_each_request,
-            target_rate_per_sec: target,
-            arrival,
-            pacing,
-            max_inflight,
-            requests,
-            duration_secs,
-            warmup_secs: config.plan.warmup.as_secs_f64(),
-            batch_latency: config.plan.batch_latency,
-            workers: config.plan.mode.workers().map(|w| w.count),
-            pipeline_size: config.plan.mode.workers().map(|w| w.pipeline_size),
-            pipeline_delay_ns: config
-                .plan
-                .mode
-                .workers()
-                .map(|w| crate::record::nanos(w.pipeline_delay)),
-            shard: (config.plan.shard.is_split() || config.plan.start_at.is_some()).then(|| {
-                ShardSettings {
-                    index: config.plan.shard.index,
-                    count: config.plan.shard.count,
-                    start_at_unix_secs: config.plan.start_at.map(|at| {
-                        at.duration_since(std::time::UNIX_EPOCH)
-                            .unwrap_or_default()
-                            .as_secs_f64()
-                    }),
-                }
-            }),
-        }
-    }
 }
 
 /// One test's results.
@@ -348,173 +224,6 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// A change of a cluster's layout during a test: slots that one master served are now
-/// another's (a failover, a slot migration, a master added).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct LayoutChangeReport {
-    /// When a layout read first showed it, seconds from the test's start (warm-up
-    /// included).
-    pub at_secs: f64,
-    /// The master that served the slots before (`None`: no master did).
-    pub from: Option<String>,
-    /// The master that serves them now.
-    pub to: String,
-    /// How many slots.
-    pub slots: u32,
-}
-
-impl LayoutChangeReport {
-    /// One line: `layout changed at 2.03 s: 127.0.0.1:7634 took over 5461 slots from
-    /// 127.0.0.1:7631`.
-    pub fn describe(&self) -> String {
-        let from = match &self.from {
-            Some(from) => format!(" from {from}"),
-            None => " that no master served".into(),
-        };
-        format!(
-            "layout changed at {:.2} s: {} took over {} slot{}{}",
-            self.at_secs,
-            self.to,
-            self.slots,
-            if self.slots == 1 { "" } else { "s" },
-            from
-        )
-    }
-}
-
-/// A time the server could not be reached during a test.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct OutageReport {
-    /// When a connection was lost (or first failed to connect), seconds from the test's start.
-    pub start_secs: f64,
-    /// Seconds until a connection opened again (as late as the reconnect backoff, up to
-    /// a second, makes it), or until the end.
-    pub length_secs: f64,
-    /// Seconds from the start of the outage to its last failed connect: it lasted at least
-    /// this long.
-    pub at_least_secs: f64,
-    /// Why connecting failed, in the OS's or the server's words.
-    pub cause: String,
-    /// The server was still unreachable when the test ended.
-    pub until_end: bool,
-}
-
-impl OutageReport {
-    /// "1.28 s from 1.19 s (at least 0.81 s: a connect still failed then; could not
-    /// connect to ...: Connection refused)", or "... from 1.19 s to the end (...)".
-    pub fn describe(&self) -> String {
-        format!(
-            "{:.2} s from {:.2} s{} (at least {:.2} s: a connect still failed then; {})",
-            self.length_secs,
-            self.start_secs,
-            if self.until_end { " to the end" } else { "" },
-            self.at_least_secs,
-            self.cause
-        )
-    }
-}
-
-/// What one cluster master saw of a test.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct NodeReport {
-    /// `host:port`.
-    pub node: String,
-    /// Requests written to it (a redirected request counts at every node it went to).
-    pub sent: u64,
-    /// Successful replies from it.
-    pub completed: u64,
-    /// Error replies and failures on its connections (redirects not included).
-    pub errors: u64,
-    /// `MOVED` replies it gave.
-    pub moved: u64,
-    /// `ASK` replies it gave.
-    pub ask: u64,
-    /// Response time of its successful replies.
-    pub response: Latency,
-}
-
-/// The writes that carried `--workers` requests.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Batches {
-    /// Writes (each one batch of requests).
-    pub writes: u64,
-    /// Requests written per write, on average.
-    pub mean_requests_per_write: f64,
-}
-
-/// One command's results within a test.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CommandReport {
-    /// Command name, lower case.
-    pub command: String,
-    /// Its counts.
-    pub counts: Counts,
-    /// Its latencies.
-    pub latency: BTreeMap<String, Latency>,
-}
-
-/// Where every request ended:
-/// `intended = completed + errors + timeouts + not_sent + in_flight_at_end`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct Counts {
-    /// Requests planned (open loop) or started (closed loop).
-    pub intended: u64,
-    /// Requests written to a socket.
-    pub sent: u64,
-    /// Successful replies.
-    pub completed: u64,
-    /// Successful replies to reads (`GET`, `HGET`, `LINDEX`, `ZSCORE`, `GETEX`) that held a
-    /// value; absent when the test or command sends no read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hits: Option<u64>,
-    /// Successful replies to reads that were null (nothing at the key); absent when the
-    /// test or command sends no read. Counted per reply.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub misses: Option<u64>,
-    /// Error replies and failed requests.
-    pub errors: u64,
-    /// Errors by kind (the first word of the reply; at most 64 kinds, then `other`).
-    pub errors_by_kind: BTreeMap<String, u64>,
-    /// The first error text of each kind, as the server sent it.
-    #[serde(default)]
-    pub error_examples: BTreeMap<String, String>,
-    /// Requests with no reply within `--timeout`.
-    pub timeouts: u64,
-    /// Requests dropped by a full backlog or never written before the end.
-    pub not_sent: u64,
-    /// Requests written and unanswered when the run ended.
-    pub in_flight_at_end: u64,
-    /// Cluster redirects followed (`MOVED`, `ASK`); a redirected request is counted once above.
-    #[serde(default)]
-    pub redirects: u64,
-}
-
-impl Counts {
-    /// The counts of `rec`, with its hits and misses when `reads` (it holds a read).
-    pub(crate) fn of(rec: &CommandRecord, in_flight_at_end: u64, reads: bool) -> Self {
-        Counts {
-            intended: rec.intended,
-            sent: rec.sent,
-            completed: rec.completed,
-            hits: reads.then_some(rec.hits),
-            misses: reads.then_some(rec.misses),
-            errors: rec.error_total(),
-            errors_by_kind: rec.errors.clone(),
-            error_examples: rec.error_examples.clone(),
-            timeouts: rec.timeouts,
-            not_sent: rec.not_sent,
-            in_flight_at_end,
-            redirects: rec.redirects,
-        }
-    }
-
-    /// Whether every intended request is accounted for.
-    pub fn balanced(&self) -> bool {
-        self.intended
-            == self.completed + self.errors + self.timeouts + self.not_sent + self.in_flight_at_end
-    }
-}
-
 /// Response-time summary of one interval.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct IntervalSummary {
@@ -547,44 +256,5 @@ mod tests {
         }
         let back = decode_histogram(&encode_histogram(&h)).unwrap();
         assert_eq!(back, h);
-    }
-
-    #[test]
-    fn counts_balance_when_every_request_is_accounted_for() {
-        let c = Counts {
-            intended: 10,
-            sent: 9,
-            completed: 6,
-            errors: 1,
-            timeouts: 1,
-            not_sent: 1,
-            in_flight_at_end: 1,
-            ..Default::default()
-        };
-        assert!(c.balanced());
-        assert!(!Counts { completed: 7, ..c }.balanced());
-    }
-
-    #[test]
-    fn a_layout_change_reads_as_one_line_naming_both_masters() {
-        let change = LayoutChangeReport {
-            at_secs: 2.031,
-            from: Some("127.0.0.1:7631".into()),
-            to: "127.0.0.1:7634".into(),
-            slots: 5461,
-        };
-        assert_eq!(
-            change.describe(),
-            "layout changed at 2.03 s: 127.0.0.1:7634 took over 5461 slots from 127.0.0.1:7631"
-        );
-        let unowned = LayoutChangeReport {
-            from: None,
-            slots: 1,
-            ..change
-        };
-        assert_eq!(
-            unowned.describe(),
-            "layout changed at 2.03 s: 127.0.0.1:7634 took over 1 slot that no master served"
-        );
     }
 }
