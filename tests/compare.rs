@@ -8,11 +8,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
+use tailrate::judge::compare;
 use tailrate::report::Latency;
 use tailrate::report::compare::{
-    self, Comparison, ComparisonError, Entry, Metrics, Options, Side, Verdict, difference_interval,
+    Comparison, ComparisonError, Entry, Metrics, Options, Side, Verdict,
 };
 use tailrate::stats::confidence::{self, Ci95};
+use tailrate::stats::mover::difference_interval;
 
 use super::harness::{
     RedisServer, assert_success, assert_usage_error, run_tailrate, run_tailrate_with_timeout,

@@ -25,8 +25,9 @@ use crate::config::RunConfig;
 use crate::config::compare::LiveConfig;
 use crate::drive::Cancel;
 use crate::export::ms;
+use crate::judge::compare;
 use crate::net::cluster::ClusterMap;
-use crate::report::compare::{self, Comparison, Duet, Entry, Options, Side};
+use crate::report::compare::{Comparison, Duet, Entry, Options, Side};
 use crate::report::{Latency, TestReport};
 use crate::stats::confidence::{self, Batch};
 

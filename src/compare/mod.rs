@@ -20,8 +20,9 @@ use crate::app::{Io, Status};
 use crate::config::compare::{CompareConfig, Source};
 use crate::drive::Cancel;
 use crate::export::json;
+use crate::judge::compare;
 use crate::output;
-use crate::report::compare::{self, Comparison, ComparisonError, Metrics, Options, Report};
+use crate::report::compare::{Comparison, ComparisonError, Metrics, Options, Report};
 
 /// Input that cannot be compared: the user's to fix (exit 2).
 #[derive(Debug, thiserror::Error)]

@@ -95,12 +95,7 @@ pub fn columns(test: &TestReport) -> Vec<(String, String)> {
     // The server's view, summed over the test's commands; empty where it gave none.
     let server = test.server.as_ref();
     let calls: Option<u64> = server.map(|s| s.commands.iter().map(|c| c.calls).sum());
-    let exec_usec: f64 = server.map_or(0.0, |s| {
-        s.commands
-            .iter()
-            .filter_map(|c| Some(c.mean_exec_usec? * c.calls as f64))
-            .sum()
-    });
+    let exec_usec: f64 = server.map_or(0.0, |s| s.exec_usec_total());
     let mean = calls
         .filter(|&n| n > 0)
         .map(|n| format!("{:.3}", exec_usec / n as f64));

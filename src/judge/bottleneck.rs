@@ -12,6 +12,7 @@
 use super::checks::CPU_SATURATION;
 use crate::drive::ThreadCpu;
 use crate::report::TestReport;
+use crate::report::server::ServerView;
 use crate::report::verdict::{Bottleneck, Judgement, SERVER_CPU_SATURATION, Verdict};
 
 /// The share of the mean service time that the server's mean execution time must reach
@@ -31,124 +32,180 @@ pub fn judge(test: &TestReport) -> Judgement {
 /// The larger of the server's CPU share and its executing share, where reported.
 fn server_busy(test: &TestReport) -> Option<f64> {
     let s = test.server.as_ref()?;
-    let usec: f64 = s
-        .commands
-        .iter()
-        .filter_map(|c| Some(c.mean_exec_usec? * c.calls as f64))
-        .sum();
-    let executing = (s.span_secs > 0.0).then(|| usec / 1e6 / s.span_secs);
-    match (s.cpu_utilisation, executing) {
+    match (s.cpu_utilisation, executing_share(s)) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
     }
 }
 
+/// The share of the server's span it spent executing the test's commands, by its own
+/// clock; `None` for an empty span.
+fn executing_share(s: &ServerView) -> Option<f64> {
+    (s.span_secs > 0.0).then(|| s.exec_usec_total() / 1e6 / s.span_secs)
+}
+
+/// The verdict, by the first rule that holds, in the order a fault would distort the
+/// others (see the module's doc).
 fn judge_without_busy(test: &TestReport) -> Judgement {
-    let said = |verdict, because: String| Judgement {
+    let facts = Facts::of(test);
+    server_clock(&facts)
+        .or_else(|| generator(test, &facts))
+        .or_else(|| server_share(&facts))
+        .or_else(|| client_queue(test, &facts))
+        .unwrap_or_else(|| network_kernel(test, &facts))
+}
+
+/// What the rules read of a test, taken once.
+struct Facts {
+    /// An open loop (it had a target rate).
+    open: bool,
+    /// The busiest generator thread's busy fraction.
+    busiest: f64,
+    /// The mean service time, µs (0 when not reported).
+    service_mean_us: f64,
+    /// The server's share of one core.
+    server_cpu: Option<f64>,
+    /// The server's mean execution time over all the test's commands, weighted by
+    /// calls, µs.
+    execution_us: Option<f64>,
+    /// The share of the test the server spent executing commands.
+    executing: Option<f64>,
+}
+
+impl Facts {
+    /// Reads them off `test`.
+    fn of(test: &TestReport) -> Self {
+        let server = test.server.as_ref();
+        let execution_us = server.and_then(|s| {
+            let calls: f64 = s
+                .commands
+                .iter()
+                .filter(|c| c.mean_exec_usec.is_some())
+                .map(|c| c.calls as f64)
+                .sum();
+            (calls > 0.0).then(|| s.exec_usec_total() / calls)
+        });
+        Facts {
+            open: test.target_rate_per_sec.is_some(),
+            busiest: test
+                .generator_cpu
+                .iter()
+                .map(ThreadCpu::busy_fraction)
+                .fold(0.0, f64::max),
+            service_mean_us: test.latency.get("service").map_or(0.0, |l| l.mean_ns / 1e3),
+            server_cpu: server.and_then(|s| s.cpu_utilisation),
+            execution_us,
+            executing: server.and_then(executing_share),
+        }
+    }
+}
+
+/// `verdict`, because of `because`; the server's busy share is added by [`judge`].
+fn said(verdict: Bottleneck, because: String) -> Judgement {
+    Judgement {
         verdict,
         because,
         server_busy: None,
-    };
-    let open = test.target_rate_per_sec.is_some();
-    let failed = |name: &str| {
-        test.checks
-            .iter()
-            .any(|c| c.name == name && c.verdict == Verdict::Fail)
-    };
-    let busiest = test
-        .generator_cpu
+    }
+}
+
+/// Whether the check `name` failed.
+fn failed(test: &TestReport, name: &str) -> bool {
+    test.checks
         .iter()
-        .map(ThreadCpu::busy_fraction)
-        .fold(0.0, f64::max);
-    let metric = |name: &str| test.latency.get(name);
-    let service_mean_us = metric("service").map_or(0.0, |l| l.mean_ns / 1e3);
-    let server = test.server.as_ref();
-    let server_cpu = server.and_then(|s| s.cpu_utilisation);
-    if let Some(cpu) = server_cpu.filter(|&c| c >= SERVER_CPU_SATURATION) {
-        return said(
+        .any(|c| c.name == name && c.verdict == Verdict::Fail)
+}
+
+/// The server's own clock: its CPU near one core, or the share of the test it spent
+/// executing commands. A command that waits (DEBUG SLEEP, a blocking script) holds a
+/// single-threaded server without using its CPU.
+fn server_clock(f: &Facts) -> Option<Judgement> {
+    if let Some(cpu) = f.server_cpu.filter(|&c| c >= SERVER_CPU_SATURATION) {
+        return Some(said(
             Bottleneck::Server,
             format!("the server used {:.0}% of one core", cpu * 100.0),
-        );
+        ));
     }
-    // Mean execution over all the test's commands, weighted by calls.
-    let execution = server.and_then(|s| {
-        let (calls, usec) = s
-            .commands
-            .iter()
-            .filter_map(|c| Some((c.calls as f64, c.mean_exec_usec? * c.calls as f64)))
-            .fold((0.0, 0.0), |(n, t), (cn, ct)| (n + cn, t + ct));
-        (calls > 0.0).then(|| usec / calls)
-    });
-    // The server's own clock: the share of the test it spent executing commands. A
-    // command that waits (DEBUG SLEEP, a blocking script) holds a single-threaded server
-    // without using its CPU.
-    let executing = server.and_then(|s| {
-        let usec: f64 = s
-            .commands
-            .iter()
-            .filter_map(|c| Some(c.mean_exec_usec? * c.calls as f64))
-            .sum();
-        (s.span_secs > 0.0).then(|| usec / 1e6 / s.span_secs)
-    });
-    if let Some(share) = executing.filter(|&e| e >= SERVER_CPU_SATURATION) {
-        return said(
-            Bottleneck::Server,
-            format!(
-                "the server spent {:.0}% of the test executing its commands",
-                share * 100.0
-            ),
-        );
-    }
-    if busiest >= CPU_SATURATION {
-        return said(
+    let share = f.executing.filter(|&e| e >= SERVER_CPU_SATURATION)?;
+    Some(said(
+        Bottleneck::Server,
+        format!(
+            "the server spent {:.0}% of the test executing its commands",
+            share * 100.0
+        ),
+    ))
+}
+
+/// The generator: a thread out of CPU, or (open loop) its lateness moved the percentiles.
+fn generator(test: &TestReport, f: &Facts) -> Option<Judgement> {
+    if f.busiest >= CPU_SATURATION {
+        return Some(said(
             Bottleneck::Generator,
             format!(
                 "the busiest generator thread was {:.0}% busy; add --threads",
-                busiest * 100.0
+                f.busiest * 100.0
             ),
-        );
+        ));
     }
-    if open && failed("schedule_lag") {
-        return said(
+    (f.open && failed(test, "schedule_lag")).then(|| {
+        said(
             Bottleneck::Generator,
             "the generator's lateness moved the response percentiles (see schedule_lag)".into(),
-        );
-    }
+        )
+    })
+}
 
-    if let Some(exec_us) =
-        execution.filter(|&e| service_mean_us > 0.0 && e >= EXECUTION_SHARE * service_mean_us)
-    {
-        return said(
-            Bottleneck::Server,
-            format!(
-                "the server's mean execution time, {exec_us:.1} µs, is {:.0}% of the mean service time",
-                100.0 * exec_us / service_mean_us
-            ),
-        );
-    }
+/// The server's share: its mean execution time is most of the mean service time.
+fn server_share(f: &Facts) -> Option<Judgement> {
+    let service_mean_us = f.service_mean_us;
+    let exec_us = f
+        .execution_us
+        .filter(|&e| service_mean_us > 0.0 && e >= EXECUTION_SHARE * service_mean_us)?;
+    Some(said(
+        Bottleneck::Server,
+        format!(
+            "the server's mean execution time, {exec_us:.1} µs, is {:.0}% of the mean service time",
+            100.0 * exec_us / service_mean_us
+        ),
+    ))
+}
 
-    if open {
-        let (response, wait) = (metric("response"), metric("queue_wait"));
-        if let (Some(r), Some(w)) = (response, wait) {
-            let share = |w: u64, r: u64| if r == 0 { 0.0 } else { w as f64 / r as f64 };
-            let (at_p50, at_p99) = (share(w.p50_ns, r.p50_ns), share(w.p99_ns, r.p99_ns));
-            if at_p50.max(at_p99) >= QUEUE_SHARE || test.counts.not_sent > 0 {
-                return said(
-                    Bottleneck::ClientQueue,
-                    format!(
-                        "waiting for a free connection was {:.0}% of the response p50 and {:.0}% of its p99{}; raise -c or --max-inflight",
-                        at_p50 * 100.0,
-                        at_p99 * 100.0,
-                        if test.counts.not_sent > 0 {
-                            format!(", and {} requests were never sent", test.counts.not_sent)
-                        } else {
-                            String::new()
-                        }
-                    ),
-                );
+/// The client's queue (open loop): waiting for a free connection is most of the
+/// response time at p50 or p99, or requests were never sent.
+fn client_queue(test: &TestReport, f: &Facts) -> Option<Judgement> {
+    if !f.open {
+        return None;
+    }
+    let (r, w) = (
+        test.latency.get("response")?,
+        test.latency.get("queue_wait")?,
+    );
+    let share = |w: u64, r: u64| if r == 0 { 0.0 } else { w as f64 / r as f64 };
+    let (at_p50, at_p99) = (share(w.p50_ns, r.p50_ns), share(w.p99_ns, r.p99_ns));
+    if at_p50.max(at_p99) < QUEUE_SHARE && test.counts.not_sent == 0 {
+        return None;
+    }
+    Some(said(
+        Bottleneck::ClientQueue,
+        format!(
+            "waiting for a free connection was {:.0}% of the response p50 and {:.0}% of its p99{}; raise -c or --max-inflight",
+            at_p50 * 100.0,
+            at_p99 * 100.0,
+            if test.counts.not_sent > 0 {
+                format!(", and {} requests were never sent", test.counts.not_sent)
+            } else {
+                String::new()
             }
-        }
-        if failed("achieved_rate") {
+        ),
+    ))
+}
+
+/// What is left: the network and kernel between the ends, when an open loop missed its
+/// rate or a closed loop went no faster with neither end busy; else nothing held the
+/// test back.
+fn network_kernel(test: &TestReport, f: &Facts) -> Judgement {
+    if f.open {
+        if failed(test, "achieved_rate") {
             return said(
                 Bottleneck::NetworkKernel,
                 "the rate was not reached, with neither the generator nor the server busy".into(),
@@ -156,7 +213,7 @@ fn judge_without_busy(test: &TestReport) -> Judgement {
         }
         return said(
             Bottleneck::None,
-            match server_cpu {
+            match f.server_cpu {
                 Some(cpu) => format!("the server kept up, using {:.0}% of one core", cpu * 100.0),
                 None => "the server kept up (its CPU was not reported)".into(),
             },
@@ -164,20 +221,21 @@ fn judge_without_busy(test: &TestReport) -> Judgement {
     }
     // A closed loop always runs as fast as something lets it: with neither end busy,
     // that is the round trip.
-    match (server_cpu, execution) {
+    match (f.server_cpu, f.execution_us) {
         (Some(cpu), Some(exec_us)) => said(
             Bottleneck::NetworkKernel,
             format!(
-                "neither end was busy (server {:.0}% of one core, generator {:.0}%): the round trip, {service_mean_us:.1} µs on average against {exec_us:.1} µs of execution, sets the pace; raise -c or -P",
+                "neither end was busy (server {:.0}% of one core, generator {:.0}%): the round trip, {:.1} µs on average against {exec_us:.1} µs of execution, sets the pace; raise -c or -P",
                 cpu * 100.0,
-                busiest * 100.0
+                f.busiest * 100.0,
+                f.service_mean_us
             ),
         ),
         _ => said(
             Bottleneck::NetworkKernel,
             format!(
                 "the generator was {:.0}% busy and the server's CPU was not reported: the round trip (or the server) sets the pace",
-                busiest * 100.0
+                f.busiest * 100.0
             ),
         ),
     }

@@ -87,6 +87,17 @@ pub struct ServerView {
     pub kept: Option<Box<KeptReadings>>,
 }
 
+impl ServerView {
+    /// Microseconds the server spent executing the test's commands: each command's mean
+    /// execution time times its calls, over the commands that reported one.
+    pub fn exec_usec_total(&self) -> f64 {
+        self.commands
+            .iter()
+            .filter_map(|c| Some(c.mean_exec_usec? * c.calls as f64))
+            .sum()
+    }
+}
+
 /// A shard's readings before and after its test, of its commands alone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KeptReadings {

@@ -1,0 +1,140 @@
+//! The checks on counts: whether every request is accounted for (`accounting`), whether
+//! most ended in errors (`error_replies`), and whether the server counted what tailrate
+//! sent (`server_count`). Each is `None` where it has nothing to say, so a run without a
+//! fault keeps redis-benchmark's shape.
+
+use crate::report::Counts;
+use crate::report::server::ServerView;
+use crate::report::verdict::{Check, Verdict};
+
+/// Most requests a run may lose to error replies and timeouts and still report its
+/// latencies as the server's: past this the percentiles describe the few that succeeded.
+pub const MOST_FAILED_FRACTION: f64 = 0.5;
+
+/// A failed `error_replies` check when most requests ended in an error reply or a
+/// timeout; `None` otherwise (a run with a few errors keeps redis-benchmark's shape).
+pub fn error_replies(c: &Counts) -> Option<Check> {
+    let failed = c.errors + c.timeouts;
+    let ended = c.completed + failed;
+    if ended == 0 || (failed as f64) <= MOST_FAILED_FRACTION * ended as f64 {
+        return None;
+    }
+    Some(Check {
+        name: "error_replies".into(),
+        verdict: Verdict::Fail,
+        detail: format!(
+            "{failed} of {ended} requests ended in an error reply or a timeout ({:.1}%); bound: \
+             at most {:.0}%",
+            100.0 * failed as f64 / ended as f64,
+            100.0 * MOST_FAILED_FRACTION
+        ),
+        meaning: "the latencies describe only the requests that succeeded; see the errors \
+                  above for what the server said"
+            .into(),
+    })
+}
+
+/// A failed `accounting` check when the counts do not balance (`Counts::balanced`);
+/// `None` when every request is accounted for. A gap means the driver lost or
+/// double-counted requests, so no number of the test can be trusted. Balanced reports
+/// get no extra check, so closed-loop output keeps redis-benchmark's shape.
+pub fn accounting(c: &Counts) -> Option<Check> {
+    if c.balanced() {
+        return None;
+    }
+    let accounted = c.completed + c.errors + c.timeouts + c.not_sent + c.in_flight_at_end;
+    Some(Check {
+        name: "accounting".into(),
+        verdict: Verdict::Fail,
+        detail: format!(
+            "intended {} but completed {} + errors {} + timeouts {} + not sent {} + in flight at end {} = {accounted}",
+            c.intended, c.completed, c.errors, c.timeouts, c.not_sent, c.in_flight_at_end
+        ),
+        meaning: "requests were lost or counted twice by the generator; no number of this test can be trusted".into(),
+    })
+}
+
+/// Whether the server executed what tailrate says it sent: per command, its
+/// commandstats count between the readings against tailrate's writes (warm-up
+/// included). Requests still in flight when the test ended may or may not have been
+/// executed by the second reading, and one answered with an error may not have been
+/// counted (an unknown command is in no command's count), so the count may fall short
+/// by up to that many.
+/// `None` where the server gave no commandstats, or when requests were redirected (a
+/// cluster counts the refused first try as a rejected call, and tailrate's writes count
+/// the request once).
+pub fn server_count(view: &ServerView, c: &Counts) -> Option<Check> {
+    let in_flight_at_end = c.in_flight_at_end;
+    let slack = in_flight_at_end + c.errors;
+    if c.redirects > 0
+        || view.commands.is_empty()
+        || view.missing.iter().any(|m| m.contains("INFO commandstats"))
+    {
+        return None;
+    }
+    let off: Vec<String> = view
+        .commands
+        .iter()
+        .filter(|c| c.calls > c.sent_by_tailrate || c.calls + slack < c.sent_by_tailrate)
+        .map(|c| {
+            format!(
+                "{} {} calls against {} sent",
+                c.command, c.calls, c.sent_by_tailrate
+            )
+        })
+        .collect();
+    let each = view
+        .commands
+        .iter()
+        .map(|c| format!("{} {} of {}", c.command, c.calls, c.sent_by_tailrate))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(Check {
+        name: "server_count".into(),
+        verdict: if off.is_empty() {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        },
+        detail: format!(
+            "calls the server counted (INFO commandstats) against requests tailrate wrote, warm-up included: {each}; bound: equal, or short by at most the {in_flight_at_end} in flight at the end and the {} error replies",
+            c.errors
+        ),
+        meaning: format!(
+            "the server did not execute what tailrate sent ({}): another client ran the same command meanwhile, the server restarted or reset its statistics, or a proxy between changed the requests; the server's figures beside this run are not this run's",
+            off.join("; ")
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn counts_that_do_not_balance_fail_the_accounting() {
+        let c = Counts {
+            intended: 10,
+            sent: 10,
+            completed: 7,
+            errors: 1,
+            timeouts: 1,
+            not_sent: 0,
+            in_flight_at_end: 1,
+            ..Default::default()
+        };
+        assert_eq!(accounting(&c), None);
+        let lost = Counts { completed: 6, ..c };
+        let check = accounting(&lost).unwrap_or_else(|| panic!("9 of 10 accounted for must fail"));
+        assert_eq!(
+            (check.name.as_str(), check.verdict),
+            ("accounting", Verdict::Fail)
+        );
+        assert!(
+            check.detail.contains("intended 10") && check.detail.ends_with("= 9"),
+            "{}",
+            check.detail
+        );
+    }
+}

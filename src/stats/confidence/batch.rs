@@ -1,0 +1,236 @@
+//! The batches a design effect is measured from: each batch's distribution, coarsely
+//! ([`Batch`]), and every batch of one test in time order ([`BatchSeries`]).
+//!
+//! This is the one part of `stats` that knows the recorder: [`BatchSeries::push`] takes
+//! each batch straight from the recorder's histograms, and [`BATCH`] is the driver's
+//! batch length, so the report can say what the batches were beside the intervals.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use crate::record::{Metric, Recorder, Timing};
+
+/// Length of one batch of the batch-means estimate: the interval stream's resolution.
+pub const BATCH: Duration = crate::drive::BATCH;
+
+/// One batch's distribution, coarsely: replies per bucket of 1/64 of an octave (about
+/// 1.1%), only the buckets that hold any, with running totals. Fine enough to count the
+/// replies at or below a percentile's estimate, and small enough to keep one per 50 ms of
+/// a long run (a full histogram is a quarter of a megabyte).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Batch {
+    /// `(bucket, replies in this bucket and every lower one)`, by bucket.
+    cumulative: Vec<(u16, u64)>,
+}
+
+impl Batch {
+    /// The batch of the replies in `h`.
+    pub fn of(h: &Histogram<u64>) -> Self {
+        Batch::of_buckets(
+            h.iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value())),
+        )
+    }
+
+    /// The batch of the replies in `buckets`: (the highest value of a histogram's
+    /// bucket, its count), in order, as [`Counts::iter`](crate::record::Counts::iter)
+    /// gives them.
+    pub fn of_buckets(buckets: impl Iterator<Item = (u64, u64)>) -> Self {
+        let mut cumulative: Vec<(u16, u64)> = Vec::new();
+        let mut total = 0;
+        for (highest_ns, count) in buckets {
+            total += count;
+            let bucket = coarse_bucket(highest_ns);
+            match cumulative.last_mut() {
+                Some(last) if last.0 == bucket => last.1 = total,
+                _ => cumulative.push((bucket, total)),
+            }
+        }
+        Batch { cumulative }
+    }
+
+    /// Replies in the batch.
+    pub fn len(&self) -> u64 {
+        self.cumulative.last().map_or(0, |&(_, n)| n)
+    }
+
+    /// Whether it holds no reply.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Replies in buckets up to the one `value_ns` falls in.
+    pub(super) fn at_most(&self, value_ns: u64) -> u64 {
+        let bucket = coarse_bucket(value_ns);
+        match self.cumulative.partition_point(|&(b, _)| b <= bucket) {
+            0 => 0,
+            i => self.cumulative[i - 1].1,
+        }
+    }
+
+    /// The `quantile` of the batch, to its bucket's resolution (the bucket's lowest
+    /// value); `None` when empty.
+    pub fn quantile(&self, quantile: f64) -> Option<u64> {
+        let n = self.len();
+        if n == 0 {
+            return None;
+        }
+        let rank = ((quantile * n as f64).ceil() as u64).clamp(1, n);
+        let i = self.cumulative.partition_point(|&(_, total)| total < rank);
+        self.cumulative
+            .get(i)
+            .map(|&(bucket, _)| bucket_floor(bucket))
+    }
+
+    /// Adds `other`'s replies (the batch of two batches' replies together).
+    pub fn add(&mut self, other: &Batch) {
+        let counts = |b: &Batch| {
+            let mut before = 0;
+            b.cumulative
+                .iter()
+                .map(move |&(bucket, total)| {
+                    let n = total - before;
+                    before = total;
+                    (bucket, n)
+                })
+                .collect::<Vec<_>>()
+        };
+        let (mut a, b) = (counts(self), counts(other));
+        a.extend(b);
+        a.sort_unstable_by_key(|&(bucket, _)| bucket);
+        let mut cumulative: Vec<(u16, u64)> = Vec::with_capacity(a.len());
+        let mut total = 0;
+        for (bucket, n) in a {
+            total += n;
+            match cumulative.last_mut() {
+                Some(last) if last.0 == bucket => last.1 = total,
+                _ => cumulative.push((bucket, total)),
+            }
+        }
+        self.cumulative = cumulative;
+    }
+}
+
+/// 64 buckets per octave: the octave from the highest set bit, then the next six bits.
+/// Monotone in `value_ns`; written by hand because it runs for every recorded value of
+/// every batch.
+fn coarse_bucket(value_ns: u64) -> u16 {
+    let v = value_ns.max(1);
+    let octave = 63 - v.leading_zeros();
+    let mantissa = if octave >= 6 {
+        (v >> (octave - 6)) & 63
+    } else {
+        (v << (6 - octave)) & 63
+    };
+    (octave * 64 + mantissa as u32) as u16
+}
+
+/// Every batch of one test in time order: per command and metric, and per cluster node
+/// (response time).
+#[derive(Debug, Clone, Default)]
+pub struct BatchSeries {
+    /// By command index, by metric.
+    pub commands: Vec<BTreeMap<Metric, Vec<Batch>>>,
+    /// By node index.
+    pub nodes: Vec<Vec<Batch>>,
+}
+
+impl BatchSeries {
+    /// Adds the next batch, `record`, of a run of `timing`.
+    pub fn push(&mut self, record: &Recorder, timing: Timing) {
+        if self.commands.len() < record.commands.len() {
+            self.commands
+                .resize_with(record.commands.len(), BTreeMap::new);
+        }
+        for (series, rec) in self.commands.iter_mut().zip(&record.commands) {
+            for metric in Metric::ALL {
+                if let Some(counts) = rec.hist.counts_of(metric, timing) {
+                    series
+                        .entry(metric)
+                        .or_default()
+                        .push(Batch::of_buckets(counts.iter()));
+                }
+            }
+        }
+        if self.nodes.len() < record.nodes.len() {
+            self.nodes.resize_with(record.nodes.len(), Vec::new);
+        }
+        for (series, node) in self.nodes.iter_mut().zip(&record.nodes) {
+            series.push(Batch::of_buckets(node.response.iter()));
+        }
+    }
+
+    /// The batches of `metric` over every command together.
+    pub fn total(&self, metric: Metric) -> Vec<Batch> {
+        let mut total: Vec<Batch> = Vec::new();
+        for series in self.commands.iter().filter_map(|c| c.get(&metric)) {
+            if total.len() < series.len() {
+                total.resize_with(series.len(), Batch::default);
+            }
+            for (into, b) in total.iter_mut().zip(series) {
+                into.add(b);
+            }
+        }
+        total
+    }
+}
+
+/// The lowest value of `bucket` (the inverse of [`coarse_bucket`] at a bucket's start).
+fn bucket_floor(bucket: u16) -> u64 {
+    let (octave, mantissa) = (u32::from(bucket) / 64, u64::from(bucket) % 64);
+    let value = 64 + mantissa;
+    if octave >= 6 {
+        value << (octave - 6)
+    } else {
+        value >> (6 - octave)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::record::new_histogram;
+
+    #[test]
+    fn coarse_buckets_are_monotone_and_about_one_percent_wide() {
+        let mut last = 0;
+        for v in (1..5_000_000u64).step_by(7) {
+            let b = coarse_bucket(v);
+            assert!(b >= last, "{v}");
+            last = b;
+        }
+        assert_ne!(coarse_bucket(100_000), coarse_bucket(102_000));
+        assert_eq!(coarse_bucket(100_000), coarse_bucket(100_200));
+    }
+
+    #[test]
+    fn a_bucket_starts_at_its_floor() {
+        for v in [1u64, 7, 64, 100, 1_000, 123_456, 9_999_999_999] {
+            let floor = bucket_floor(coarse_bucket(v));
+            assert!(floor <= v && v - floor <= v / 64 + 1, "{v} {floor}");
+            assert_eq!(coarse_bucket(floor), coarse_bucket(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn a_batch_counts_what_lies_at_or_below_a_value() {
+        let mut h = new_histogram();
+        for v in [1_000u64, 2_000, 2_000, 50_000, 9_000_000] {
+            h.record(v).unwrap();
+        }
+        let b = Batch::of(&h);
+        assert_eq!(b.len(), 5);
+        assert_eq!(b.at_most(999), 0);
+        assert_eq!(b.at_most(2_000), 3);
+        assert_eq!(b.at_most(1_000_000), 4);
+        assert_eq!(b.at_most(u64::MAX / 2), 5);
+        assert_eq!(b.quantile(0.5), Some(bucket_floor(coarse_bucket(2_000))));
+        let mut twice = b.clone();
+        twice.add(&b);
+        assert_eq!(twice.len(), 10);
+        assert_eq!(twice.at_most(2_000), 6);
+    }
+}
