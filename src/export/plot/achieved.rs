@@ -5,9 +5,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    ALERT, Area, CAPACITY, DrawResult, GRAY, GRID, GRID_BOLD, INPUT_COLORS, PERCENTILE_COLORS,
-    Shape, Swatch, draw_line, draw_markers, font, frame, legend, open_steps, rate_label,
-    subtitle_of,
+    ALERT, Area, Axes, CAPACITY, DrawResult, GRAY, INPUT_COLORS, PERCENTILE_COLORS, Shape, Swatch,
+    chart_on, draw_line, draw_markers, font, frame, legend, open_steps, rate_label, subtitle_of,
 };
 use crate::report::sweep::{
     Kind, Measurement, SATURATION_FRACTION, SweepReport, achieved_fraction,
@@ -42,28 +41,17 @@ pub(super) fn achieved_vs_target(
         }
     }
     let max = max * 1.08;
-    let mut chart = ChartBuilder::on(&plot)
-        .margin_top(14)
-        .margin_right(20)
-        .margin_left(6)
-        .margin_bottom(6)
-        .x_label_area_size(50)
-        .y_label_area_size(66)
-        .build_cartesian_2d(0f64..max, 0f64..max)?;
-    chart
-        .configure_mesh()
-        .x_desc("target rate (requests/s)")
-        .y_desc("achieved rate (requests/s)")
-        .x_label_formatter(&|v| rate_label(*v))
-        .y_label_formatter(&|v| rate_label(*v))
-        .x_labels(8)
-        .y_labels(8)
-        .light_line_style(GRID)
-        .max_light_lines(4)
-        .bold_line_style(GRID_BOLD)
-        .axis_desc_style(font(16))
-        .label_style(font(14))
-        .draw()?;
+    let mut chart = chart_on(&plot, 20, 0f64..max, 0f64..max)?;
+    let rate = |v: &f64| rate_label(*v);
+    Axes::new(
+        "target rate (requests/s)",
+        &rate,
+        "achieved rate (requests/s)",
+        &rate,
+    )
+    .x_labels(8)
+    .y_labels(8)
+    .draw(&mut chart)?;
     draw_line(&mut chart, vec![(0.0, 0.0), (max, max)], GRAY, 1, true)?;
 
     let mut notes: Vec<(f64, f64, String, RGBColor)> = Vec::new();

@@ -16,10 +16,9 @@ mod time;
 
 use per_rate::{Whisker, draw_whiskers, median_log_ms, rate_groups};
 
-use axis::{LogAxis, Ticks, decade_label, log_ms, ms_label, rate_label};
+use axis::{Axes, LogAxis, Ticks, chart_on, log_ms, ms_label, rate_label};
 
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::AsRangedCoord;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -215,30 +214,6 @@ fn frame<'a>(
 }
 
 /// The subtitle naming the test, server and version, and the load shape.
-/// The chart grid inside a plot area: every chart has the same margins and label room,
-/// so axes line up when the SVGs are shown side by side.
-/// A chart on an SVG area with x and y coordinates of the given kinds.
-type SvgChart<'a, 'b, X, Y> = ChartContext<
-    'a,
-    SVGBackend<'b>,
-    Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
->;
-
-fn chart_on<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
-    plot: &'a Area<'b>,
-    x: X,
-    y: Y,
-) -> Result<SvgChart<'a, 'b, X, Y>, DrawingAreaErrorKind<std::io::Error>> {
-    ChartBuilder::on(plot)
-        .margin_top(14)
-        .margin_right(16)
-        .margin_left(6)
-        .margin_bottom(6)
-        .x_label_area_size(50)
-        .y_label_area_size(66)
-        .build_cartesian_2d(x, y)
-}
-
 fn subtitle(report: &SweepReport) -> String {
     let version = report
         .header

@@ -7,10 +7,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    ALERT, Area, BAND, BAND_OPACITY, CAPACITY, DrawResult, GRAY, GRID, GRID_BOLD, INK, LogAxis,
-    PERCENTILE_COLORS, PERCENTILES, Shape, Swatch, Whisker, chart_on, decade_label, draw_line,
-    draw_markers, draw_whiskers, font, frame, legend, log_ms, median_log_ms, metric, open_steps,
-    rate_groups, rate_label, subtitle_of,
+    ALERT, Area, Axes, BAND, BAND_OPACITY, CAPACITY, DrawResult, GRAY, INK, LogAxis,
+    PERCENTILE_COLORS, PERCENTILES, Shape, Swatch, Whisker, chart_on, draw_line, draw_markers,
+    draw_whiskers, font, frame, legend, log_ms, median_log_ms, metric, open_steps, rate_groups,
+    rate_label, subtitle_of,
 };
 use crate::report::sweep::{Kind, Limit, Measurement, SweepReport, Verdict};
 use crate::report::{Bottleneck, Percentile};
@@ -70,20 +70,10 @@ pub(super) fn latency_vs_rate(
     let x_max = xs.iter().copied().fold(0.0, f64::max) * 1.08;
     let axis = LogAxis::covering(ys_ms);
 
-    let mut chart = chart_on(&plot, 0f64..x_max, axis.coord())?;
-    chart
-        .configure_mesh()
-        .x_desc("offered rate (requests/s)")
-        .y_desc("response time (ms, log scale)")
-        .x_label_formatter(&|v| rate_label(*v))
-        .y_label_formatter(&|v| decade_label(*v))
+    let mut chart = chart_on(&plot, 16, 0f64..x_max, axis.coord())?;
+    Axes::response_time("offered rate (requests/s)", &|v| rate_label(*v))
         .x_labels(8)
-        .light_line_style(GRID)
-        .max_light_lines(4)
-        .bold_line_style(GRID_BOLD)
-        .axis_desc_style(font(16))
-        .label_style(font(14))
-        .draw()?;
+        .draw(&mut chart)?;
 
     let (y_lo, y_hi) = (axis.lo as f64, axis.hi as f64);
     // Every input's objectives, each drawn once.

@@ -7,8 +7,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    Area, DrawResult, GRID, GRID_BOLD, INK, LogAxis, PERCENTILE_COLORS, Shape, Swatch, chart_on,
-    decade_label, draw_line, draw_markers, font, frame, legend, log_ms, ramp, rate_label, subtitle,
+    Area, Axes, DrawResult, INK, LogAxis, PERCENTILE_COLORS, Shape, Swatch, chart_on, draw_line,
+    draw_markers, font, frame, legend, log_ms, ramp, rate_label, subtitle,
 };
 use crate::report::sweep::{Kind, Measurement, SweepReport};
 
@@ -125,26 +125,11 @@ pub(super) fn spectrum(root: &Area<'_>, title: Option<&str>, report: &SweepRepor
         bold: keys,
         light: Vec::new(),
     };
-    let mut chart = ChartBuilder::on(&plot)
-        .margin_top(14)
-        .margin_right(24)
-        .margin_left(6)
-        .margin_bottom(6)
-        .x_label_area_size(50)
-        .y_label_area_size(66)
-        .build_cartesian_2d(x_coord, axis.coord())?;
-    chart
-        .configure_mesh()
-        .x_desc("percentile (log scale of 1/(1-q))")
-        .y_desc("response time (ms, log scale)")
-        .x_label_formatter(&|v| percentile_label(*v))
-        .y_label_formatter(&|v| decade_label(*v))
-        .light_line_style(GRID)
-        .max_light_lines(4)
-        .bold_line_style(GRID_BOLD)
-        .axis_desc_style(font(16))
-        .label_style(font(14))
-        .draw()?;
+    let mut chart = chart_on(&plot, 24, x_coord, axis.coord())?;
+    Axes::response_time("percentile (log scale of 1/(1-q))", &|v| {
+        percentile_label(*v)
+    })
+    .draw(&mut chart)?;
     // Each rate's 95% intervals at the reported percentiles as a translucent band around
     // its curve, up to the last percentile whose interval is bounded, beneath every line.
     let summaries = crate::report::sweep::steps_of(report);
@@ -220,7 +205,7 @@ pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepRepo
     }
     let t_max = t_max * 1.02;
     let axis = LogAxis::covering(all_ms);
-    let mut chart = chart_on(&plot, 0f64..t_max, axis.coord())?;
+    let mut chart = chart_on(&plot, 16, 0f64..t_max, axis.coord())?;
     let (y_lo, y_hi) = (axis.lo as f64, axis.hi as f64);
     // Closed-loop runs sit on a gray band so the open-loop steps stand apart.
     let band = RGBColor(236, 236, 236);
@@ -233,19 +218,9 @@ pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepRepo
             ))?;
         }
     }
-    chart
-        .configure_mesh()
-        .x_desc("time since the sweep started (s)")
-        .y_desc("response time (ms, log scale)")
-        .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| decade_label(*v))
+    Axes::response_time("time since the sweep started (s)", &|v| format!("{v:.0}"))
         .x_labels(10)
-        .light_line_style(GRID)
-        .max_light_lines(4)
-        .bold_line_style(GRID_BOLD)
-        .axis_desc_style(font(16))
-        .label_style(font(14))
-        .draw()?;
+        .draw(&mut chart)?;
     for (k, (_, p)) in METRICS.iter().enumerate() {
         let color = PERCENTILE_COLORS[*p];
         for m in &report.runs {
