@@ -10,18 +10,19 @@
 
 mod achieved;
 mod axis;
+mod legend;
+mod marks;
 mod per_rate;
 mod rate;
 mod time;
 
+use axis::{Axes, LogAxis, Ticks, chart_on, log_ms, ms_label, rate_label};
+use legend::{Swatch, legend};
+use marks::{Shape, draw_line, draw_markers, draw_text};
 use per_rate::{Whisker, draw_whiskers, median_log_ms, rate_groups};
 
-use axis::{Axes, LogAxis, Ticks, chart_on, log_ms, ms_label, rate_label};
-
 use plotters::coord::Shift;
-use plotters::element::DashedPathElement;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::report::Latency;
 use crate::report::sweep::{Kind, Measurement, SweepReport};
@@ -215,13 +216,7 @@ fn frame<'a>(
 
 /// The subtitle naming the test, server and version, and the load shape.
 fn subtitle(report: &SweepReport) -> String {
-    let version = report
-        .header
-        .server
-        .version
-        .as_deref()
-        .map(|v| format!(", redis {v}"))
-        .unwrap_or_default();
+    let version = server_version(report);
     let arrival = report
         .settings
         .arrival
@@ -236,6 +231,17 @@ fn subtitle(report: &SweepReport) -> String {
     )
 }
 
+/// `, redis 7.2.4` when the sweep saw the server's version, else nothing.
+fn server_version(report: &SweepReport) -> String {
+    report
+        .header
+        .server
+        .version
+        .as_deref()
+        .map(|v| format!(", redis {v}"))
+        .unwrap_or_default()
+}
+
 /// A font of plotters size `size` (the SVG gets `size / 1.24` px).
 fn font(size: u32) -> TextStyle<'static> {
     TextStyle::from(("sans-serif", size).into_font()).color(&INK)
@@ -244,149 +250,6 @@ fn font(size: u32) -> TextStyle<'static> {
 /// A bold [`font`].
 fn bold(size: u32) -> TextStyle<'static> {
     TextStyle::from(("sans-serif", size).into_font().style(FontStyle::Bold)).color(&INK)
-}
-
-/// How a legend entry is drawn.
-#[derive(Debug, Clone, Copy)]
-enum Swatch {
-    /// A line, solid or dashed, with an optional circle.
-    Line {
-        color: RGBColor,
-        width: u32,
-        dashed: bool,
-        dot: bool,
-    },
-    /// A marker alone.
-    Marker { color: RGBColor, shape: Shape },
-    /// A filled band.
-    Band(RGBColor),
-}
-
-/// Point marker shapes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Shape {
-    Circle,
-    Triangle,
-    Cross,
-    Square,
-    Ring,
-}
-
-/// Draws a marker of `shape` at each of `points`, `size` pixels in radius.
-fn draw_markers<XR, YR>(
-    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<XR, YR>>,
-    shape: Shape,
-    points: Vec<(f64, f64)>,
-    color: RGBColor,
-    size: i32,
-) -> DrawResult
-where
-    XR: Ranged<ValueType = f64>,
-    YR: Ranged<ValueType = f64>,
-{
-    let points = points.into_iter();
-    match shape {
-        Shape::Circle => {
-            chart.draw_series(points.map(|at| Circle::new(at, size, color.filled())))?
-        }
-        Shape::Triangle => {
-            chart.draw_series(points.map(|at| TriangleMarker::new(at, size + 1, color.filled())))?
-        }
-        Shape::Cross => {
-            chart.draw_series(points.map(|at| Cross::new(at, size, color.stroke_width(2))))?
-        }
-        Shape::Square => chart.draw_series(points.map(|at| {
-            EmptyElement::at(at) + Rectangle::new([(-size, -size), (size, size)], color.filled())
-        }))?,
-        Shape::Ring => {
-            chart.draw_series(points.map(|at| Circle::new(at, size, color.stroke_width(2))))?
-        }
-    };
-    Ok(())
-}
-
-/// Draws a polyline through `points`, solid or dashed.
-fn draw_line<XR, YR>(
-    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<XR, YR>>,
-    points: Vec<(f64, f64)>,
-    color: RGBColor,
-    width: u32,
-    dashed: bool,
-) -> DrawResult
-where
-    XR: Ranged<ValueType = f64>,
-    YR: Ranged<ValueType = f64>,
-{
-    let style = color.stroke_width(width);
-    if dashed {
-        chart.draw_series(std::iter::once(DashedPathElement::new(points, 6, 4, style)))?;
-    } else {
-        chart.draw_series(std::iter::once(PathElement::new(points, style)))?;
-    }
-    Ok(())
-}
-
-/// Draws the legend panel: a heading, then one row per entry.
-fn legend(area: &Area<'_>, heading: &str, entries: &[(String, Swatch)]) -> DrawResult {
-    let (x0, mut y) = (8, 14);
-    area.draw_text(heading, &bold(15), (x0, y))?;
-    y += 24;
-    for (label, swatch) in entries {
-        let mid = y + 7;
-        match *swatch {
-            Swatch::Line {
-                color,
-                width,
-                dashed,
-                dot,
-            } => {
-                let style = color.stroke_width(width);
-                if dashed {
-                    area.draw(&DashedPathElement::new(
-                        vec![(x0, mid), (x0 + 30, mid)],
-                        5,
-                        3,
-                        style,
-                    ))?;
-                } else {
-                    area.draw(&PathElement::new(vec![(x0, mid), (x0 + 30, mid)], style))?;
-                }
-                if dot {
-                    area.draw(&Circle::new((x0 + 15, mid), 3, color.filled()))?;
-                }
-            }
-            Swatch::Marker { color, shape } => {
-                let at = (x0 + 15, mid);
-                match shape {
-                    Shape::Circle => area.draw(&Circle::new(at, 4, color.filled()))?,
-                    Shape::Triangle => area.draw(&TriangleMarker::new(at, 5, color.filled()))?,
-                    Shape::Cross => area.draw(&Cross::new(at, 4, color.stroke_width(2)))?,
-                    Shape::Square => area.draw(&Rectangle::new(
-                        [(at.0 - 4, at.1 - 4), (at.0 + 4, at.1 + 4)],
-                        color.filled(),
-                    ))?,
-                    Shape::Ring => area.draw(&Circle::new(at, 6, color.stroke_width(2)))?,
-                }
-            }
-            Swatch::Band(color) => {
-                area.draw(&Rectangle::new(
-                    [(x0, y + 1), (x0 + 30, y + 13)],
-                    color.filled(),
-                ))?;
-                area.draw(&Rectangle::new(
-                    [(x0, y + 1), (x0 + 30, y + 13)],
-                    GRID_BOLD.stroke_width(1),
-                ))?;
-            }
-        }
-        area.draw_text(
-            label,
-            &font(15).pos(Pos::new(HPos::Left, VPos::Center)),
-            (x0 + 38, mid),
-        )?;
-        y += 20;
-    }
-    Ok(())
 }
 
 /// Colour `i` of `n` along a dark-blue to dark-red ramp (no pale middle, readable on white).
@@ -442,13 +305,7 @@ fn subtitle_of(inputs: &[(String, &SweepReport)]) -> String {
         _ => inputs
             .iter()
             .map(|(label, r)| {
-                let version = r
-                    .header
-                    .server
-                    .version
-                    .as_deref()
-                    .map(|v| format!(", redis {v}"))
-                    .unwrap_or_default();
+                let version = server_version(r);
                 format!(
                     "{label}: {} on {}{version}",
                     r.test, r.header.server.endpoint
