@@ -8,12 +8,17 @@ use plotters::prelude::*;
 
 use super::{Area, DrawResult, GRID, GRID_BOLD, font};
 
+/// A chart on an SVG area with the axes `XR` and `YR`.
+pub(super) type XyChart<'a, 'b, XR, YR> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<XR, YR>>;
+
 /// A chart on an SVG area with x and y coordinates of the given kinds.
-pub(super) type SvgChart<'a, 'b, X, Y> = ChartContext<
-    'a,
-    SVGBackend<'b>,
-    Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
->;
+pub(super) type SvgChart<'a, 'b, X, Y> =
+    XyChart<'a, 'b, <X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>;
+
+/// An axis of `f64` values, linear or [`Ticks`]: what every drawing helper takes.
+pub(super) trait F64Axis: Ranged<ValueType = f64> {}
+
+impl<R: Ranged<ValueType = f64>> F64Axis for R {}
 
 /// The chart grid inside a plot area: every chart has the same margins and label room
 /// (but for the right margin, which leaves room for its last x label), so axes line up
@@ -90,10 +95,7 @@ impl<'f> Axes<'f> {
     }
 
     /// Draws the grid, the ticks and their labels, and the axis descriptions on `chart`.
-    pub(super) fn draw<XR, YR>(
-        &self,
-        chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<XR, YR>>,
-    ) -> DrawResult
+    pub(super) fn draw<XR, YR>(&self, chart: &mut XyChart<'_, '_, XR, YR>) -> DrawResult
     where
         XR: Ranged<ValueType = f64> + ValueFormatter<f64>,
         YR: Ranged<ValueType = f64> + ValueFormatter<f64>,

@@ -6,6 +6,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 use super::DrawResult;
+use super::axis::{F64Axis, XyChart};
 
 /// Point marker shapes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -18,17 +19,13 @@ pub(super) enum Shape {
 }
 
 /// Draws a marker of `shape` at each of `points`, `size` pixels in radius.
-pub(super) fn draw_markers<XR, YR>(
-    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<XR, YR>>,
+pub(super) fn draw_markers<XR: F64Axis, YR: F64Axis>(
+    chart: &mut XyChart<'_, '_, XR, YR>,
     shape: Shape,
     points: Vec<(f64, f64)>,
     color: RGBColor,
     size: i32,
-) -> DrawResult
-where
-    XR: Ranged<ValueType = f64>,
-    YR: Ranged<ValueType = f64>,
-{
+) -> DrawResult {
     let points = points.into_iter();
     match shape {
         Shape::Circle => {
@@ -51,17 +48,13 @@ where
 }
 
 /// Draws a polyline through `points`, solid or dashed.
-pub(super) fn draw_line<XR, YR>(
-    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<XR, YR>>,
+pub(super) fn draw_line<XR: F64Axis, YR: F64Axis>(
+    chart: &mut XyChart<'_, '_, XR, YR>,
     points: Vec<(f64, f64)>,
     color: RGBColor,
     width: u32,
     dashed: bool,
-) -> DrawResult
-where
-    XR: Ranged<ValueType = f64>,
-    YR: Ranged<ValueType = f64>,
-{
+) -> DrawResult {
     let style = color.stroke_width(width);
     if dashed {
         chart.draw_series(std::iter::once(DashedPathElement::new(points, 6, 4, style)))?;
@@ -72,17 +65,13 @@ where
 }
 
 /// Draws `text` in `style` at the point `at`, moved `offset_px` pixels (right, down).
-pub(super) fn draw_text<XR, YR>(
-    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<XR, YR>>,
+pub(super) fn draw_text<XR: F64Axis, YR: F64Axis>(
+    chart: &mut XyChart<'_, '_, XR, YR>,
     at: (f64, f64),
     text: impl Into<String>,
     offset_px: (i32, i32),
     style: TextStyle<'_>,
-) -> DrawResult
-where
-    XR: Ranged<ValueType = f64>,
-    YR: Ranged<ValueType = f64>,
-{
+) -> DrawResult {
     chart.draw_series(std::iter::once(
         EmptyElement::at(at) + Text::new(text.into(), offset_px, style),
     ))?;

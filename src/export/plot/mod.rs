@@ -7,6 +7,12 @@
 //! Every chart has a two-line title (what it shows; test, server and version), axis
 //! labels with units, and a legend in a panel of its own beside the data. Running the
 //! sweep is `sweep`'s business.
+//!
+//! This file holds the entry points, the palette, fonts and the title frame. The pieces
+//! every chart shares: `axis.rs` (the chart area, the mesh, the axes and number formats),
+//! `marks.rs` (markers, lines, anchored text), `legend.rs` (the legend panel) and
+//! `per_rate.rs` (runs grouped by rate, with their intervals). One chart each: `rate/`,
+//! `spectrum.rs`, `time.rs` and `achieved.rs`.
 
 mod achieved;
 mod axis;
@@ -14,6 +20,7 @@ mod legend;
 mod marks;
 mod per_rate;
 mod rate;
+mod spectrum;
 mod time;
 
 use axis::{Axes, LogAxis, Ticks, chart_on, log_ms, ms_label, rate_label};
@@ -82,6 +89,16 @@ const ALERT: RGBColor = RGBColor(200, 30, 30);
 const BAND: RGBColor = RGBColor(240, 200, 60);
 /// Opacity of the band.
 const BAND_OPACITY: f64 = 0.28;
+/// Neutral: reference lines, uncertain verdicts, and legend swatches that stand for a kind
+/// of mark rather than for a percentile.
+const GRAY: RGBColor = RGBColor(130, 130, 130);
+/// Colours of overlaid sweeps on the achieved-versus-target chart.
+const INPUT_COLORS: [RGBColor; 4] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+];
 
 /// One drawn chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,7 +127,9 @@ pub fn render_sweep(report: &SweepReport, title: Option<&str>) -> Result<Vec<Cha
     let one = [(String::new(), report)];
     Ok(vec![
         draw(LATENCY_VS_RATE, |a| rate::latency_vs_rate(a, title, &one))?,
-        draw(PERCENTILE_SPECTRUM, |a| time::spectrum(a, title, report))?,
+        draw(PERCENTILE_SPECTRUM, |a| {
+            spectrum::spectrum(a, title, report)
+        })?,
         draw(LATENCY_OVER_TIME, |a| time::over_time(a, title, report))?,
         draw(ACHIEVED_VS_TARGET, |a| {
             achieved::achieved_vs_target(a, title, &one)
@@ -151,7 +170,7 @@ pub fn render_overlay(
             })
             .collect();
         charts.push(draw(&format!("{stem}-{PERCENTILE_SPECTRUM}"), |a| {
-            time::spectrum(a, title, report)
+            spectrum::spectrum(a, title, report)
         })?);
         charts.push(draw(&format!("{stem}-{LATENCY_OVER_TIME}"), |a| {
             time::over_time(a, title, report)
@@ -175,6 +194,7 @@ fn distinct_labels<'a>(labels: impl Iterator<Item = &'a str>) -> Vec<String> {
     out
 }
 
+/// One chart named `file`: a white canvas of [`SIZE`] that `body` draws on, as SVG.
 fn draw(file: &str, body: impl FnOnce(&Area<'_>) -> DrawResult) -> Result<Chart, PlotError> {
     let mut svg = String::new();
     {
@@ -274,14 +294,6 @@ fn ramp(i: usize, n: usize) -> RGBColor {
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
-/// Colours of overlaid sweeps on the achieved-versus-target chart.
-const INPUT_COLORS: [RGBColor; 4] = [
-    RGBColor(0, 114, 178),
-    RGBColor(213, 94, 0),
-    RGBColor(0, 158, 115),
-    RGBColor(204, 121, 167),
-];
-const GRAY: RGBColor = RGBColor(130, 130, 130);
 /// Open-loop measurements (coarse and search steps) by increasing target rate.
 fn open_steps(report: &SweepReport) -> Vec<(f64, &Measurement)> {
     let mut steps: Vec<(f64, &Measurement)> = report
@@ -294,6 +306,7 @@ fn open_steps(report: &SweepReport) -> Vec<(f64, &Measurement)> {
     steps
 }
 
+/// The latency called `name` (`response`, `service`) of a run, where it has one.
 fn metric<'a>(m: &'a Measurement, name: &str) -> Option<&'a Latency> {
     m.report.latency.get(name)
 }

@@ -13,8 +13,8 @@ mod lines;
 mod marks;
 
 use plotters::coord::types::RangedCoordf64;
-use plotters::prelude::*;
 
+use super::axis::XyChart;
 use super::{
     Area, Axes, DrawResult, LogAxis, PERCENTILES, Ticks, chart_on, frame, legend, metric,
     open_steps, rate_label, subtitle_of,
@@ -23,7 +23,7 @@ use crate::config::sweep::Slo;
 use crate::report::sweep::{Kind, SweepReport};
 
 /// The chart these steps draw on: a linear rate axis, a log10 millisecond axis.
-type RateChart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, Ticks>>;
+type RateChart<'a, 'b> = XyChart<'a, 'b, RangedCoordf64, Ticks>;
 
 /// What every step of drawing the chart needs to know about its inputs and axes.
 struct Layout<'r> {
