@@ -1,17 +1,30 @@
 //! Achieved versus target rate, with y = x and the saturation point; one sweep or
 //! several overlaid.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::axis::XyChart;
 use super::{
-    ALERT, Area, CAPACITY, DrawResult, GRAY, GRID, GRID_BOLD, INPUT_COLORS, PERCENTILE_COLORS,
-    Shape, Swatch, draw_line, draw_markers, font, frame, legend, open_steps, rate_label,
+    ALERT, Area, Axes, CAPACITY, DrawResult, GRAY, INPUT_COLORS, PERCENTILE_COLORS, Shape, Swatch,
+    chart_on, draw_line, draw_markers, draw_text, font, frame, legend, open_steps, rate_label,
     subtitle_of,
 };
 use crate::report::sweep::{
     Kind, Measurement, SATURATION_FRACTION, SweepReport, achieved_fraction,
 };
+
+/// The chart these steps draw on: linear rates on both axes.
+type RatesChart<'a, 'b> = XyChart<'a, 'b, RangedCoordf64, RangedCoordf64>;
+
+/// A label pointing at `(x, y)`, drawn after every sweep's lines so none covers it.
+struct Note {
+    x: f64,
+    y: f64,
+    text: String,
+    color: RGBColor,
+}
 
 /// The first coarse step, by rate, that achieved under [`SATURATION_FRACTION`] of its planned rate.
 fn saturation_point(report: &SweepReport) -> Option<(f64, f64)> {
@@ -30,6 +43,43 @@ pub(super) fn achieved_vs_target(
 ) -> DrawResult {
     let overlay = inputs.len() > 1;
     let (plot, legend_area) = frame(root, title, "Achieved vs target rate", &subtitle_of(inputs))?;
+    let max = axis_max(inputs);
+    let mut chart = chart_on(&plot, 20, 0f64..max, 0f64..max)?;
+    let rate = |v: &f64| rate_label(*v);
+    Axes::new(
+        "target rate (requests/s)",
+        &rate,
+        "achieved rate (requests/s)",
+        &rate,
+    )
+    .x_labels(8)
+    .y_labels(8)
+    .draw(&mut chart)?;
+    draw_line(&mut chart, vec![(0.0, 0.0), (max, max)], GRAY, 1, true)?;
+
+    let mut notes: Vec<Note> = Vec::new();
+    for (index, (label, r)) in inputs.iter().enumerate() {
+        let color = if overlay {
+            INPUT_COLORS[index % INPUT_COLORS.len()]
+        } else {
+            INPUT_COLORS[0]
+        };
+        rate_lines(&mut chart, overlay, color, r)?;
+        // Only an overlay's labels say whose they are.
+        let who = if overlay {
+            format!("{label}: ")
+        } else {
+            String::new()
+        };
+        notes.extend(limit_marks(&mut chart, max, (index, &who, color), r)?);
+    }
+    draw_notes(&mut chart, max, notes)?;
+    legend(&legend_area, "rates", &legend_entries(inputs))
+}
+
+/// The end of both axes: every run's target and achieved rate and the closed-loop
+/// maximum's throughput, with room.
+fn axis_max(inputs: &[(String, &SweepReport)]) -> f64 {
     let mut max = 1.0f64;
     for (_, r) in inputs {
         for m in &r.runs {
@@ -41,233 +91,156 @@ pub(super) fn achieved_vs_target(
             }
         }
     }
-    let max = max * 1.08;
-    let mut chart = ChartBuilder::on(&plot)
-        .margin_top(14)
-        .margin_right(20)
-        .margin_left(6)
-        .margin_bottom(6)
-        .x_label_area_size(50)
-        .y_label_area_size(66)
-        .build_cartesian_2d(0f64..max, 0f64..max)?;
-    chart
-        .configure_mesh()
-        .x_desc("target rate (requests/s)")
-        .y_desc("achieved rate (requests/s)")
-        .x_label_formatter(&|v| rate_label(*v))
-        .y_label_formatter(&|v| rate_label(*v))
-        .x_labels(8)
-        .y_labels(8)
-        .light_line_style(GRID)
-        .max_light_lines(4)
-        .bold_line_style(GRID_BOLD)
-        .axis_desc_style(font(16))
-        .label_style(font(14))
-        .draw()?;
-    draw_line(&mut chart, vec![(0.0, 0.0), (max, max)], GRAY, 1, true)?;
+    max * 1.08
+}
 
-    let mut notes: Vec<(f64, f64, String, RGBColor)> = Vec::new();
-    for (index, (label, r)) in inputs.iter().enumerate() {
-        let steps = open_steps(r);
-        let color = if overlay {
-            INPUT_COLORS[index % INPUT_COLORS.len()]
-        } else {
-            INPUT_COLORS[0]
-        };
-        // Lines through the median of each rate's runs; a marker for every run.
-        let median_at = |pick: fn(&Measurement) -> f64| -> Vec<(f64, f64)> {
-            let mut rates: Vec<f64> = steps.iter().map(|(rate, _)| *rate).collect();
-            rates.dedup();
-            rates
-                .into_iter()
-                .map(|rate| {
-                    let mut v: Vec<f64> = steps
-                        .iter()
-                        .filter(|(r, _)| *r == rate)
-                        .map(|(_, m)| pick(m))
-                        .collect();
-                    v.sort_by(f64::total_cmp);
-                    let n = v.len();
-                    let median = if n % 2 == 1 {
-                        v[n / 2]
-                    } else {
-                        (v[n / 2 - 1] + v[n / 2]) / 2.0
-                    };
-                    (rate, median)
-                })
-                .collect()
-        };
-        let achieved: Vec<(f64, f64)> = steps
-            .iter()
-            .map(|(rate, m)| (*rate, m.report.achieved_rate_per_sec))
-            .collect();
-        draw_line(
-            &mut chart,
-            median_at(|m| m.report.achieved_rate_per_sec),
-            color,
-            2,
-            false,
-        )?;
-        draw_markers(&mut chart, Shape::Circle, achieved, color, 3)?;
-        let replies = median_at(|m| m.report.throughput_per_sec);
-        let replies_color = if overlay { color } else { PERCENTILE_COLORS[1] };
-        draw_line(&mut chart, replies, replies_color, 1, true)?;
-        if !overlay {
-            let capped = r.runs.iter().filter(|m| m.kind == Kind::RateCapped);
-            let points = capped
-                .filter_map(|m| Some((m.target_rate_per_sec?, m.report.achieved_rate_per_sec)))
+/// The median of what `pick` reads from the steps at each rate (the mean of the middle two
+/// for an even count), by rate; `steps` are ordered by rate.
+fn medians(steps: &[(f64, &Measurement)], pick: fn(&Measurement) -> f64) -> Vec<(f64, f64)> {
+    let mut rates: Vec<f64> = steps.iter().map(|(rate, _)| *rate).collect();
+    rates.dedup();
+    rates
+        .into_iter()
+        .map(|rate| {
+            let mut v: Vec<f64> = steps
+                .iter()
+                .filter(|(r, _)| *r == rate)
+                .map(|(_, m)| pick(m))
                 .collect();
-            draw_markers(&mut chart, Shape::Triangle, points, PERCENTILE_COLORS[2], 5)?;
-        }
-        if let Some(m) = r.runs.iter().find(|m| m.kind == Kind::ClosedLoopMax) {
-            let y = m.report.throughput_per_sec;
-            draw_line(&mut chart, vec![(0.0, y), (max, y)], color, 1, true)?;
-            notes.push((
-                max * 0.02,
-                y,
-                format!("closed-loop max, c={}: {}/s", m.connections, rate_label(y)),
-                color,
-            ));
-        }
-        if let Some((rate, achieved)) = saturation_point(r) {
-            draw_markers(&mut chart, Shape::Ring, vec![(rate, achieved)], ALERT, 9)?;
-            let who = if overlay {
-                format!("{label}: ")
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            let median = if n % 2 == 1 {
+                v[n / 2]
             } else {
-                String::new()
+                (v[n / 2 - 1] + v[n / 2]) / 2.0
             };
-            notes.push((
-                rate,
-                achieved,
-                format!(
-                    "{who}saturation at {}: {}/s sent",
-                    rate_label(rate),
-                    rate_label(achieved)
-                ),
-                ALERT,
-            ));
-        }
-        if let Some(c) = r.slo.as_ref().and_then(|s| s.capacity_per_sec) {
-            draw_line(
-                &mut chart,
-                vec![(c, 0.0), (c, max)],
-                CAPACITY,
-                2,
-                index % 2 == 1,
-            )?;
-            let who = if overlay {
-                format!("{label}: ")
-            } else {
-                String::new()
-            };
-            notes.push((
-                c,
-                max,
-                format!("{who}capacity {}/s", rate_label(c)),
-                CAPACITY,
-            ));
-        }
+            (rate, median)
+        })
+        .collect()
+}
+
+/// A sweep's sent and reply rates: lines through the median of each rate's runs, a marker
+/// for every run sent, and, for one sweep alone, its rate-capped runs.
+fn rate_lines(
+    chart: &mut RatesChart<'_, '_>,
+    overlay: bool,
+    color: RGBColor,
+    r: &SweepReport,
+) -> DrawResult {
+    let steps = open_steps(r);
+    let achieved: Vec<(f64, f64)> = steps
+        .iter()
+        .map(|(rate, m)| (*rate, m.report.achieved_rate_per_sec))
+        .collect();
+    let sent = medians(&steps, |m| m.report.achieved_rate_per_sec);
+    draw_line(chart, sent, color, 2, false)?;
+    draw_markers(chart, Shape::Circle, achieved, color, 3)?;
+    let replies = medians(&steps, |m| m.report.throughput_per_sec);
+    let replies_color = if overlay { color } else { PERCENTILE_COLORS[1] };
+    draw_line(chart, replies, replies_color, 1, true)?;
+    if !overlay {
+        let capped = r.runs.iter().filter(|m| m.kind == Kind::RateCapped);
+        let points = capped
+            .filter_map(|m| Some((m.target_rate_per_sec?, m.report.achieved_rate_per_sec)))
+            .collect();
+        draw_markers(chart, Shape::Triangle, points, PERCENTILE_COLORS[2], 5)?;
     }
-    for (i, (x, y, text, color)) in notes.into_iter().enumerate() {
-        // Labels point into the chart: left of points in its right half, below the top edge.
-        let (h, dx) = if x > max * 0.5 {
+    Ok(())
+}
+
+/// What limits the `index`th sweep: its closed-loop maximum (a dashed line across), its
+/// saturation point (a ring) and its capacity (a vertical line, dashed for every second
+/// input). Returns their labels, each starting with `who`.
+fn limit_marks(
+    chart: &mut RatesChart<'_, '_>,
+    max: f64,
+    (index, who, color): (usize, &str, RGBColor),
+    r: &SweepReport,
+) -> Result<Vec<Note>, Box<dyn std::error::Error>> {
+    let mut notes = Vec::new();
+    if let Some(m) = r.runs.iter().find(|m| m.kind == Kind::ClosedLoopMax) {
+        let y = m.report.throughput_per_sec;
+        draw_line(chart, vec![(0.0, y), (max, y)], color, 1, true)?;
+        let text = format!("closed-loop max, c={}: {}/s", m.connections, rate_label(y));
+        notes.push(Note {
+            x: max * 0.02,
+            y,
+            text,
+            color,
+        });
+    }
+    if let Some((rate, achieved)) = saturation_point(r) {
+        draw_markers(chart, Shape::Ring, vec![(rate, achieved)], ALERT, 9)?;
+        let (at, sent) = (rate_label(rate), rate_label(achieved));
+        notes.push(Note {
+            x: rate,
+            y: achieved,
+            text: format!("{who}saturation at {at}: {sent}/s sent"),
+            color: ALERT,
+        });
+    }
+    if let Some(c) = r.slo.as_ref().and_then(|s| s.capacity_per_sec) {
+        draw_line(chart, vec![(c, 0.0), (c, max)], CAPACITY, 2, index % 2 == 1)?;
+        notes.push(Note {
+            x: c,
+            y: max,
+            text: format!("{who}capacity {}/s", rate_label(c)),
+            color: CAPACITY,
+        });
+    }
+    Ok(notes)
+}
+
+/// The labels, pointing into the chart: left of points in its right half, below the top
+/// edge (stacked, for labels at the top).
+fn draw_notes(chart: &mut RatesChart<'_, '_>, max: f64, notes: Vec<Note>) -> DrawResult {
+    for (i, note) in notes.into_iter().enumerate() {
+        let (h, dx) = if note.x > max * 0.5 {
             (HPos::Right, -12)
         } else {
             (HPos::Left, 12)
         };
-        let (v, dy) = if y >= max * 0.98 {
+        let (v, dy) = if note.y >= max * 0.98 {
             (VPos::Top, 6 + 18 * i as i32)
         } else {
             (VPos::Center, 0)
         };
-        let style = font(14).color(&color).pos(Pos::new(h, v));
-        chart.draw_series(std::iter::once(
-            EmptyElement::at((x, y)) + Text::new(text, (dx, dy), style),
-        ))?;
+        let style = font(14).color(&note.color).pos(Pos::new(h, v));
+        draw_text(chart, (note.x, note.y), note.text, (dx, dy), style)?;
     }
+    Ok(())
+}
 
-    let mut entries: Vec<(String, Swatch)> = vec![(
-        "achieved = target".into(),
-        Swatch::Line {
-            color: GRAY,
-            width: 1,
-            dashed: true,
-            dot: false,
-        },
-    )];
-    if overlay {
-        for (index, (label, _)) in inputs.iter().enumerate() {
-            let color = INPUT_COLORS[index % INPUT_COLORS.len()];
-            entries.push((
-                format!("{label}: sent/s"),
-                Swatch::Line {
-                    color,
-                    width: 2,
-                    dashed: false,
-                    dot: true,
-                },
-            ));
-            entries.push((
-                format!("{label}: replies/s"),
-                Swatch::Line {
-                    color,
-                    width: 1,
-                    dashed: true,
-                    dot: false,
-                },
-            ));
-        }
-    } else {
+/// The legend's rows: y = x, each sweep's sent and reply rates (and, alone, its
+/// rate-capped runs), then the saturation and capacity where the chart has them.
+fn legend_entries(inputs: &[(String, &SweepReport)]) -> Vec<(String, Swatch)> {
+    let mut entries = vec![("achieved = target".into(), Swatch::dashed(GRAY, 1))];
+    if let [(_, r)] = inputs {
         entries.push((
             "achieved (sent/s)".into(),
-            Swatch::Line {
-                color: INPUT_COLORS[0],
-                width: 2,
-                dashed: false,
-                dot: true,
-            },
+            Swatch::dotted(INPUT_COLORS[0], 2),
         ));
-        entries.push((
-            "replies/s".into(),
-            Swatch::Line {
-                color: PERCENTILE_COLORS[1],
-                width: 1,
-                dashed: true,
-                dot: false,
-            },
-        ));
-        if inputs[0].1.runs.iter().any(|m| m.kind == Kind::RateCapped) {
-            entries.push((
-                "rate-capped closed loop".into(),
-                Swatch::Marker {
-                    color: PERCENTILE_COLORS[2],
-                    shape: Shape::Triangle,
-                },
-            ));
+        entries.push(("replies/s".into(), Swatch::dashed(PERCENTILE_COLORS[1], 1)));
+        if r.runs.iter().any(|m| m.kind == Kind::RateCapped) {
+            let marker = Swatch::marker(PERCENTILE_COLORS[2], Shape::Triangle);
+            entries.push(("rate-capped closed loop".into(), marker));
+        }
+    } else {
+        for (index, (label, _)) in inputs.iter().enumerate() {
+            let color = INPUT_COLORS[index % INPUT_COLORS.len()];
+            entries.push((format!("{label}: sent/s"), Swatch::dotted(color, 2)));
+            entries.push((format!("{label}: replies/s"), Swatch::dashed(color, 1)));
         }
     }
     if inputs.iter().any(|(_, r)| saturation_point(r).is_some()) {
-        entries.push((
-            format!("saturation (< {:.0}%)", SATURATION_FRACTION * 100.0),
-            Swatch::Marker {
-                color: ALERT,
-                shape: Shape::Ring,
-            },
-        ));
+        let label = format!("saturation (< {:.0}%)", SATURATION_FRACTION * 100.0);
+        entries.push((label, Swatch::marker(ALERT, Shape::Ring)));
     }
     if inputs
         .iter()
         .any(|(_, r)| r.slo.as_ref().is_some_and(|s| s.capacity_per_sec.is_some()))
     {
-        entries.push((
-            "capacity (meets SLO)".into(),
-            Swatch::Line {
-                color: CAPACITY,
-                width: 2,
-                dashed: false,
-                dot: false,
-            },
-        ));
+        entries.push(("capacity (meets SLO)".into(), Swatch::line(CAPACITY, 2)));
     }
-    legend(&legend_area, "rates", &entries)
+    entries
 }

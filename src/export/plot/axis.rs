@@ -1,8 +1,125 @@
-//! Axes and their labels: a linear axis with grid lines at chosen values, a log10
-//! latency axis in whole decades, and the number formats of rates and latencies.
+//! Axes and their labels: the chart area every plot is built on and the one mesh (grid,
+//! ticks, axis descriptions) every chart draws, a linear axis with grid lines at chosen
+//! values, a log10 latency axis in whole decades, and the number formats of rates and
+//! latencies.
 
-use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::ranged1d::{AsRangedCoord, DefaultFormatting, KeyPointHint, ValueFormatter};
 use plotters::prelude::*;
+
+use super::{Area, DrawResult, GRID, GRID_BOLD, font};
+
+/// A chart on an SVG area with the axes `XR` and `YR`.
+pub(super) type XyChart<'a, 'b, XR, YR> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<XR, YR>>;
+
+/// A chart on an SVG area with x and y coordinates of the given kinds.
+pub(super) type SvgChart<'a, 'b, X, Y> =
+    XyChart<'a, 'b, <X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>;
+
+/// An axis of `f64` values, linear or [`Ticks`]: what every drawing helper takes.
+pub(super) trait F64Axis: Ranged<ValueType = f64> {}
+
+impl<R: Ranged<ValueType = f64>> F64Axis for R {}
+
+/// The chart grid inside a plot area: every chart has the same margins and label room
+/// (but for the right margin, which leaves room for its last x label), so axes line up
+/// when the SVGs are shown side by side.
+pub(super) fn chart_on<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
+    plot: &'a Area<'b>,
+    margin_right_px: u32,
+    x: X,
+    y: Y,
+) -> Result<SvgChart<'a, 'b, X, Y>, DrawingAreaErrorKind<std::io::Error>> {
+    ChartBuilder::on(plot)
+        .margin_top(14)
+        .margin_right(margin_right_px)
+        .margin_left(6)
+        .margin_bottom(6)
+        .x_label_area_size(50)
+        .y_label_area_size(66)
+        .build_cartesian_2d(x, y)
+}
+
+/// Formats one tick value as its label.
+pub(super) type TickLabel<'f> = &'f dyn Fn(&f64) -> String;
+
+/// What a chart's two axes say: a description and a tick label format each, and how many
+/// ticks plotters aims for where the chart asks (its default otherwise). Every chart draws
+/// its mesh through [`Axes::draw`], so grid colours and fonts are the same on all of them.
+pub(super) struct Axes<'f> {
+    x: (&'static str, TickLabel<'f>),
+    y: (&'static str, TickLabel<'f>),
+    x_labels: Option<usize>,
+    y_labels: Option<usize>,
+}
+
+impl<'f> Axes<'f> {
+    /// Axes described by `x_desc` and `y_desc`, their ticks labelled by `x_label` and `y_label`.
+    pub(super) fn new(
+        x_desc: &'static str,
+        x_label: TickLabel<'f>,
+        y_desc: &'static str,
+        y_label: TickLabel<'f>,
+    ) -> Self {
+        Axes {
+            x: (x_desc, x_label),
+            y: (y_desc, y_label),
+            x_labels: None,
+            y_labels: None,
+        }
+    }
+
+    /// Response time on a [`LogAxis`] up the y axis.
+    pub(super) fn response_time(x_desc: &'static str, x_label: TickLabel<'f>) -> Self {
+        Axes::new(
+            x_desc,
+            x_label,
+            "response time (ms, log scale)",
+            &decade_tick,
+        )
+    }
+
+    /// About `n` ticks along x.
+    pub(super) fn x_labels(self, n: usize) -> Self {
+        Axes {
+            x_labels: Some(n),
+            ..self
+        }
+    }
+
+    /// About `n` ticks along y.
+    pub(super) fn y_labels(self, n: usize) -> Self {
+        Axes {
+            y_labels: Some(n),
+            ..self
+        }
+    }
+
+    /// Draws the grid, the ticks and their labels, and the axis descriptions on `chart`.
+    pub(super) fn draw<XR, YR>(&self, chart: &mut XyChart<'_, '_, XR, YR>) -> DrawResult
+    where
+        XR: Ranged<ValueType = f64> + ValueFormatter<f64>,
+        YR: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(self.x.0)
+            .y_desc(self.y.0)
+            .x_label_formatter(self.x.1)
+            .y_label_formatter(self.y.1)
+            .light_line_style(GRID)
+            .max_light_lines(4)
+            .bold_line_style(GRID_BOLD)
+            .axis_desc_style(font(16))
+            .label_style(font(14));
+        if let Some(n) = self.x_labels {
+            mesh.x_labels(n);
+        }
+        if let Some(n) = self.y_labels {
+            mesh.y_labels(n);
+        }
+        mesh.draw()?;
+        Ok(())
+    }
+}
 
 /// A linear f64 axis whose grid lines and labels sit exactly at given values.
 #[derive(Debug, Clone)]
@@ -95,6 +212,11 @@ pub(super) fn decade_label(exponent: f64) -> String {
     } else {
         format!("{}", 10u64.pow(e as u32))
     }
+}
+
+/// [`decade_label`] of a tick.
+fn decade_tick(exponent: &f64) -> String {
+    decade_label(*exponent)
 }
 
 /// A rate for an axis or a label: 500, 2.5k, 20k, 1.2M.

@@ -7,22 +7,29 @@
 //! Every chart has a two-line title (what it shows; test, server and version), axis
 //! labels with units, and a legend in a panel of its own beside the data. Running the
 //! sweep is `sweep`'s business.
+//!
+//! This file holds the entry points, the palette, fonts and the title frame. The pieces
+//! every chart shares: `axis.rs` (the chart area, the mesh, the axes and number formats),
+//! `marks.rs` (markers, lines, anchored text), `legend.rs` (the legend panel) and
+//! `per_rate.rs` (runs grouped by rate, with their intervals). One chart each: `rate/`,
+//! `spectrum.rs`, `time.rs` and `achieved.rs`.
 
 mod achieved;
 mod axis;
+mod legend;
+mod marks;
 mod per_rate;
 mod rate;
+mod spectrum;
 mod time;
 
+use axis::{Axes, LogAxis, Ticks, chart_on, log_ms, ms_label, rate_label};
+use legend::{Swatch, legend};
+use marks::{Shape, draw_line, draw_markers, draw_text};
 use per_rate::{Whisker, draw_whiskers, median_log_ms, rate_groups};
 
-use axis::{LogAxis, Ticks, decade_label, log_ms, ms_label, rate_label};
-
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::AsRangedCoord;
-use plotters::element::DashedPathElement;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::report::Latency;
 use crate::report::sweep::{Kind, Measurement, SweepReport};
@@ -82,6 +89,16 @@ const ALERT: RGBColor = RGBColor(200, 30, 30);
 const BAND: RGBColor = RGBColor(240, 200, 60);
 /// Opacity of the band.
 const BAND_OPACITY: f64 = 0.28;
+/// Neutral: reference lines, uncertain verdicts, and legend swatches that stand for a kind
+/// of mark rather than for a percentile.
+const GRAY: RGBColor = RGBColor(130, 130, 130);
+/// Colours of overlaid sweeps on the achieved-versus-target chart.
+const INPUT_COLORS: [RGBColor; 4] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+];
 
 /// One drawn chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,7 +127,9 @@ pub fn render_sweep(report: &SweepReport, title: Option<&str>) -> Result<Vec<Cha
     let one = [(String::new(), report)];
     Ok(vec![
         draw(LATENCY_VS_RATE, |a| rate::latency_vs_rate(a, title, &one))?,
-        draw(PERCENTILE_SPECTRUM, |a| time::spectrum(a, title, report))?,
+        draw(PERCENTILE_SPECTRUM, |a| {
+            spectrum::spectrum(a, title, report)
+        })?,
         draw(LATENCY_OVER_TIME, |a| time::over_time(a, title, report))?,
         draw(ACHIEVED_VS_TARGET, |a| {
             achieved::achieved_vs_target(a, title, &one)
@@ -151,7 +170,7 @@ pub fn render_overlay(
             })
             .collect();
         charts.push(draw(&format!("{stem}-{PERCENTILE_SPECTRUM}"), |a| {
-            time::spectrum(a, title, report)
+            spectrum::spectrum(a, title, report)
         })?);
         charts.push(draw(&format!("{stem}-{LATENCY_OVER_TIME}"), |a| {
             time::over_time(a, title, report)
@@ -175,6 +194,7 @@ fn distinct_labels<'a>(labels: impl Iterator<Item = &'a str>) -> Vec<String> {
     out
 }
 
+/// One chart named `file`: a white canvas of [`SIZE`] that `body` draws on, as SVG.
 fn draw(file: &str, body: impl FnOnce(&Area<'_>) -> DrawResult) -> Result<Chart, PlotError> {
     let mut svg = String::new();
     {
@@ -215,38 +235,8 @@ fn frame<'a>(
 }
 
 /// The subtitle naming the test, server and version, and the load shape.
-/// The chart grid inside a plot area: every chart has the same margins and label room,
-/// so axes line up when the SVGs are shown side by side.
-/// A chart on an SVG area with x and y coordinates of the given kinds.
-type SvgChart<'a, 'b, X, Y> = ChartContext<
-    'a,
-    SVGBackend<'b>,
-    Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
->;
-
-fn chart_on<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
-    plot: &'a Area<'b>,
-    x: X,
-    y: Y,
-) -> Result<SvgChart<'a, 'b, X, Y>, DrawingAreaErrorKind<std::io::Error>> {
-    ChartBuilder::on(plot)
-        .margin_top(14)
-        .margin_right(16)
-        .margin_left(6)
-        .margin_bottom(6)
-        .x_label_area_size(50)
-        .y_label_area_size(66)
-        .build_cartesian_2d(x, y)
-}
-
 fn subtitle(report: &SweepReport) -> String {
-    let version = report
-        .header
-        .server
-        .version
-        .as_deref()
-        .map(|v| format!(", redis {v}"))
-        .unwrap_or_default();
+    let version = server_version(report);
     let arrival = report
         .settings
         .arrival
@@ -261,6 +251,17 @@ fn subtitle(report: &SweepReport) -> String {
     )
 }
 
+/// `, redis 7.2.4` when the sweep saw the server's version, else nothing.
+fn server_version(report: &SweepReport) -> String {
+    report
+        .header
+        .server
+        .version
+        .as_deref()
+        .map(|v| format!(", redis {v}"))
+        .unwrap_or_default()
+}
+
 /// A font of plotters size `size` (the SVG gets `size / 1.24` px).
 fn font(size: u32) -> TextStyle<'static> {
     TextStyle::from(("sans-serif", size).into_font()).color(&INK)
@@ -269,149 +270,6 @@ fn font(size: u32) -> TextStyle<'static> {
 /// A bold [`font`].
 fn bold(size: u32) -> TextStyle<'static> {
     TextStyle::from(("sans-serif", size).into_font().style(FontStyle::Bold)).color(&INK)
-}
-
-/// How a legend entry is drawn.
-#[derive(Debug, Clone, Copy)]
-enum Swatch {
-    /// A line, solid or dashed, with an optional circle.
-    Line {
-        color: RGBColor,
-        width: u32,
-        dashed: bool,
-        dot: bool,
-    },
-    /// A marker alone.
-    Marker { color: RGBColor, shape: Shape },
-    /// A filled band.
-    Band(RGBColor),
-}
-
-/// Point marker shapes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Shape {
-    Circle,
-    Triangle,
-    Cross,
-    Square,
-    Ring,
-}
-
-/// Draws a marker of `shape` at each of `points`, `size` pixels in radius.
-fn draw_markers<XR, YR>(
-    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<XR, YR>>,
-    shape: Shape,
-    points: Vec<(f64, f64)>,
-    color: RGBColor,
-    size: i32,
-) -> DrawResult
-where
-    XR: Ranged<ValueType = f64>,
-    YR: Ranged<ValueType = f64>,
-{
-    let points = points.into_iter();
-    match shape {
-        Shape::Circle => {
-            chart.draw_series(points.map(|at| Circle::new(at, size, color.filled())))?
-        }
-        Shape::Triangle => {
-            chart.draw_series(points.map(|at| TriangleMarker::new(at, size + 1, color.filled())))?
-        }
-        Shape::Cross => {
-            chart.draw_series(points.map(|at| Cross::new(at, size, color.stroke_width(2))))?
-        }
-        Shape::Square => chart.draw_series(points.map(|at| {
-            EmptyElement::at(at) + Rectangle::new([(-size, -size), (size, size)], color.filled())
-        }))?,
-        Shape::Ring => {
-            chart.draw_series(points.map(|at| Circle::new(at, size, color.stroke_width(2))))?
-        }
-    };
-    Ok(())
-}
-
-/// Draws a polyline through `points`, solid or dashed.
-fn draw_line<XR, YR>(
-    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<XR, YR>>,
-    points: Vec<(f64, f64)>,
-    color: RGBColor,
-    width: u32,
-    dashed: bool,
-) -> DrawResult
-where
-    XR: Ranged<ValueType = f64>,
-    YR: Ranged<ValueType = f64>,
-{
-    let style = color.stroke_width(width);
-    if dashed {
-        chart.draw_series(std::iter::once(DashedPathElement::new(points, 6, 4, style)))?;
-    } else {
-        chart.draw_series(std::iter::once(PathElement::new(points, style)))?;
-    }
-    Ok(())
-}
-
-/// Draws the legend panel: a heading, then one row per entry.
-fn legend(area: &Area<'_>, heading: &str, entries: &[(String, Swatch)]) -> DrawResult {
-    let (x0, mut y) = (8, 14);
-    area.draw_text(heading, &bold(15), (x0, y))?;
-    y += 24;
-    for (label, swatch) in entries {
-        let mid = y + 7;
-        match *swatch {
-            Swatch::Line {
-                color,
-                width,
-                dashed,
-                dot,
-            } => {
-                let style = color.stroke_width(width);
-                if dashed {
-                    area.draw(&DashedPathElement::new(
-                        vec![(x0, mid), (x0 + 30, mid)],
-                        5,
-                        3,
-                        style,
-                    ))?;
-                } else {
-                    area.draw(&PathElement::new(vec![(x0, mid), (x0 + 30, mid)], style))?;
-                }
-                if dot {
-                    area.draw(&Circle::new((x0 + 15, mid), 3, color.filled()))?;
-                }
-            }
-            Swatch::Marker { color, shape } => {
-                let at = (x0 + 15, mid);
-                match shape {
-                    Shape::Circle => area.draw(&Circle::new(at, 4, color.filled()))?,
-                    Shape::Triangle => area.draw(&TriangleMarker::new(at, 5, color.filled()))?,
-                    Shape::Cross => area.draw(&Cross::new(at, 4, color.stroke_width(2)))?,
-                    Shape::Square => area.draw(&Rectangle::new(
-                        [(at.0 - 4, at.1 - 4), (at.0 + 4, at.1 + 4)],
-                        color.filled(),
-                    ))?,
-                    Shape::Ring => area.draw(&Circle::new(at, 6, color.stroke_width(2)))?,
-                }
-            }
-            Swatch::Band(color) => {
-                area.draw(&Rectangle::new(
-                    [(x0, y + 1), (x0 + 30, y + 13)],
-                    color.filled(),
-                ))?;
-                area.draw(&Rectangle::new(
-                    [(x0, y + 1), (x0 + 30, y + 13)],
-                    GRID_BOLD.stroke_width(1),
-                ))?;
-            }
-        }
-        area.draw_text(
-            label,
-            &font(15).pos(Pos::new(HPos::Left, VPos::Center)),
-            (x0 + 38, mid),
-        )?;
-        y += 20;
-    }
-    Ok(())
 }
 
 /// Colour `i` of `n` along a dark-blue to dark-red ramp (no pale middle, readable on white).
@@ -436,14 +294,6 @@ fn ramp(i: usize, n: usize) -> RGBColor {
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
-/// Colours of overlaid sweeps on the achieved-versus-target chart.
-const INPUT_COLORS: [RGBColor; 4] = [
-    RGBColor(0, 114, 178),
-    RGBColor(213, 94, 0),
-    RGBColor(0, 158, 115),
-    RGBColor(204, 121, 167),
-];
-const GRAY: RGBColor = RGBColor(130, 130, 130);
 /// Open-loop measurements (coarse and search steps) by increasing target rate.
 fn open_steps(report: &SweepReport) -> Vec<(f64, &Measurement)> {
     let mut steps: Vec<(f64, &Measurement)> = report
@@ -456,6 +306,7 @@ fn open_steps(report: &SweepReport) -> Vec<(f64, &Measurement)> {
     steps
 }
 
+/// The latency called `name` (`response`, `service`) of a run, where it has one.
 fn metric<'a>(m: &'a Measurement, name: &str) -> Option<&'a Latency> {
     m.report.latency.get(name)
 }
@@ -467,13 +318,7 @@ fn subtitle_of(inputs: &[(String, &SweepReport)]) -> String {
         _ => inputs
             .iter()
             .map(|(label, r)| {
-                let version = r
-                    .header
-                    .server
-                    .version
-                    .as_deref()
-                    .map(|v| format!(", redis {v}"))
-                    .unwrap_or_default();
+                let version = server_version(r);
                 format!(
                     "{label}: {} on {}{version}",
                     r.test, r.header.server.endpoint

@@ -3,6 +3,7 @@
 
 use plotters::prelude::*;
 
+use super::axis::{F64Axis, XyChart};
 use super::{DrawResult, log_ms};
 use crate::report::sweep::{Measurement, SweepReport};
 
@@ -36,16 +37,12 @@ pub(super) type Whisker = (f64, f64, Option<f64>, f64);
 /// Draws each interval of `whiskers` as a vertical line with caps, `dx` pixels right of its
 /// x; an unbounded one as a line from its low end up past its median, ending in an open
 /// arrowhead.
-pub(super) fn draw_whiskers<XR, YR>(
-    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<XR, YR>>,
+pub(super) fn draw_whiskers<XR: F64Axis, YR: F64Axis>(
+    chart: &mut XyChart<'_, '_, XR, YR>,
     whiskers: &[Whisker],
     color: RGBColor,
     dx: i32,
-) -> DrawResult
-where
-    XR: Ranged<ValueType = f64>,
-    YR: Ranged<ValueType = f64>,
-{
+) -> DrawResult {
     let style = color.stroke_width(1);
     for &(x, low, high, median) in whiskers {
         let (_, y_low) = chart.backend_coord(&(x, low));

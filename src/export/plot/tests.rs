@@ -1,5 +1,6 @@
-//! Unit tests of `report/plot/mod.rs`.
+//! Unit tests of `export/plot/mod.rs` and `export/plot/axis.rs`.
 
+use super::axis::decade_label;
 use super::*;
 
 #[test]

@@ -1,199 +1,34 @@
-//! The two charts of one sweep read from its histograms and intervals: the
-//! latency-by-percentile spectrum (HdrHistogram's standard picture, x = `1/(1-q)` on a
-//! log scale; each step's curve in a band of its percentiles' 95% intervals) and
-//! p50/p99/max per interval over the whole sweep.
+//! p50, p99 and max of each interval over the whole sweep, one run after another, with
+//! the closed-loop runs on a gray band and each run labelled at its start.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::axis::XyChart;
 use super::{
-    Area, DrawResult, GRID, GRID_BOLD, INK, LogAxis, PERCENTILE_COLORS, Shape, Swatch, chart_on,
-    decade_label, draw_line, draw_markers, font, frame, legend, log_ms, ramp, rate_label, subtitle,
+    Area, Axes, DrawResult, LEGEND_WIDTH, LogAxis, PERCENTILE_COLORS, SIZE, Shape, Swatch, Ticks,
+    chart_on, draw_line, draw_markers, draw_text, font, frame, legend, log_ms, rate_label,
+    subtitle,
 };
-use crate::report::sweep::{Kind, Measurement, SweepReport};
+use crate::report::IntervalSummary;
+use crate::report::sweep::{Kind, SweepReport};
 
-/// Steps between x = 0 and x = 1 (one decade of `1/(1-q)`) on the spectrum.
-const SPECTRUM_POINTS_PER_DECADE: u32 = 40;
-/// Widest spectrum: up to the 99.9999th percentile.
-const SPECTRUM_MAX_DECADES: u32 = 6;
+/// The chart these steps draw on: seconds along x, a log10 millisecond axis up y.
+type TimeChart<'a, 'b> = XyChart<'a, 'b, RangedCoordf64, Ticks>;
 
-/// The runs drawn on the spectrum: one per coarse rate (of its runs, the one with the
-/// median p99), by rate, then the re-measured capacity.
-fn spectrum_runs(report: &SweepReport) -> Vec<(&Measurement, String)> {
-    let mut runs: Vec<(&Measurement, String)> = Vec::new();
-    for (rate, group) in crate::report::sweep::steps::by_rate(&report.runs) {
-        let mut steps: Vec<&Measurement> =
-            group.into_iter().filter(|m| m.kind == Kind::Step).collect();
-        steps.sort_by_key(|m| m.report.response().map_or(0, |l| l.p99_ns));
-        if let Some(m) = steps.get(steps.len().saturating_sub(1) / 2) {
-            runs.push((m, format!("{}/s", rate_label(rate))));
-        }
-    }
-    let capacity = report.slo.as_ref().and_then(|s| s.capacity_per_sec);
-    if let Some(m) = report
-        .runs
-        .iter()
-        .rev()
-        .find(|m| m.kind == Kind::Confirm && m.target_rate_per_sec == capacity)
-    {
-        runs.push((
-            m,
-            format!("{}/s capacity", rate_label(capacity.unwrap_or(0.0))),
-        ));
-    }
-    runs
-}
+/// Reads one value, in nanoseconds, from an interval.
+type IntervalValue = fn(&IntervalSummary) -> u64;
 
-/// `(x, log10 ms)` points of a run's response-time spectrum, x = log10(1/(1-q)), up to
-/// where the histogram has data (the last point is the maximum).
-fn spectrum_points(m: &Measurement) -> Vec<(f64, f64)> {
-    let Some(h) = m
-        .report
-        .response()
-        .and_then(|l| l.histogram())
-        .filter(|h| !h.is_empty())
-    else {
-        return Vec::new();
-    };
-    // Beyond x = log10(count) a quantile is the maximum: no sample says more.
-    let x_end = (h.len() as f64).log10().min(SPECTRUM_MAX_DECADES as f64);
-    let steps = (x_end * SPECTRUM_POINTS_PER_DECADE as f64).floor() as u32;
-    let mut points: Vec<(f64, f64)> = (0..=steps)
-        .map(|i| i as f64 / SPECTRUM_POINTS_PER_DECADE as f64)
-        .filter_map(|x| log_ms(h.value_at_quantile(1.0 - 10f64.powf(-x))).map(|y| (x, y)))
-        .collect();
-    if let Some(y) = log_ms(h.max()) {
-        points.push((x_end.max(points.last().map_or(0.0, |p| p.0)), y));
-    }
-    points
-}
+/// The values drawn per interval: name, index into [`PERCENTILE_COLORS`], and the value.
+const METRICS: [(&str, usize, IntervalValue); 3] = [
+    ("p50", 0, |iv| iv.p50_ns),
+    ("p99", 2, |iv| iv.p99_ns),
+    ("max", 5, |iv| iv.max_ns),
+];
 
-/// Opacity of a step's band on the spectrum: faint, since neighbouring steps' overlap.
-const SPECTRUM_BAND_OPACITY: f64 = 0.16;
-
-/// `(x, log10 ms of the low end, of the high end)` of a step's 95% intervals at the
-/// reported percentiles, from p50 up to the last one in a row whose interval is bounded.
-fn spectrum_band(step: &crate::report::sweep::StepSummary) -> Vec<(f64, f64, f64)> {
-    let mut band = Vec::new();
-    for p in crate::report::Percentile::ALL {
-        let Some(ci) = step.response.get(p.key()).and_then(|s| s.ci95_ns) else {
-            break;
-        };
-        let (Some(low), Some(high)) = (log_ms(ci.low()), ci.high().and_then(log_ms)) else {
-            break;
-        };
-        band.push(((1.0 / (1.0 - p.quantile())).log10(), low, high));
-    }
-    band
-}
-
-/// `0%`, `50%`, `90%`, `99%`, `99.9%` ... for x = log10(1/(1-q)).
-fn percentile_label(x: f64) -> String {
-    if (x - 2f64.log10()).abs() < 1e-9 {
-        return "50%".into();
-    }
-    let d = x.round() as i32;
-    match d {
-        0 => "0%".into(),
-        1 => "90%".into(),
-        _ => format!("{:.*}%", (d - 2) as usize, 100.0 - 10f64.powi(2 - d)),
-    }
-}
-
-/// Latency by percentile, one curve per step with its band of 95% intervals.
-pub(super) fn spectrum(root: &Area<'_>, title: Option<&str>, report: &SweepReport) -> DrawResult {
-    let (plot, legend_area) = frame(
-        root,
-        title,
-        "Response time by percentile, one curve per step",
-        &subtitle(report),
-    )?;
-    let runs = spectrum_runs(report);
-    let curves: Vec<Vec<(f64, f64)>> = runs.iter().map(|(m, _)| spectrum_points(m)).collect();
-    let decades = curves
-        .iter()
-        .flatten()
-        .map(|p| p.0.ceil() as u32)
-        .max()
-        .unwrap_or(3)
-        .clamp(2, SPECTRUM_MAX_DECADES);
-    let axis = LogAxis::covering(curves.iter().flatten().map(|p| 10f64.powf(p.1)));
-    let mut keys: Vec<f64> = (0..=decades).map(f64::from).collect();
-    keys.insert(1, 2f64.log10());
-    let x_coord = super::Ticks {
-        range: 0f64..decades as f64,
-        bold: keys,
-        light: Vec::new(),
-    };
-    let mut chart = ChartBuilder::on(&plot)
-        .margin_top(14)
-        .margin_right(24)
-        .margin_left(6)
-        .margin_bottom(6)
-        .x_label_area_size(50)
-        .y_label_area_size(66)
-        .build_cartesian_2d(x_coord, axis.coord())?;
-    chart
-        .configure_mesh()
-        .x_desc("percentile (log scale of 1/(1-q))")
-        .y_desc("response time (ms, log scale)")
-        .x_label_formatter(&|v| percentile_label(*v))
-        .y_label_formatter(&|v| decade_label(*v))
-        .light_line_style(GRID)
-        .max_light_lines(4)
-        .bold_line_style(GRID_BOLD)
-        .axis_desc_style(font(16))
-        .label_style(font(14))
-        .draw()?;
-    // Each rate's 95% intervals at the reported percentiles as a translucent band around
-    // its curve, up to the last percentile whose interval is bounded, beneath every line.
-    let summaries = crate::report::sweep::steps_of(report);
-    let mut banded = false;
-    for (i, (m, label)) in runs.iter().enumerate() {
-        if label.ends_with("capacity") {
-            continue;
-        }
-        let Some(step) = summaries
-            .iter()
-            .find(|s| Some(s.target_rate_per_sec) == m.target_rate_per_sec)
-        else {
-            continue;
-        };
-        let band = spectrum_band(step);
-        if band.len() >= 2 {
-            banded = true;
-            let mut outline: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
-            outline.extend(band.iter().rev().map(|b| (b.0, b.1)));
-            chart.draw_series(std::iter::once(Polygon::new(
-                outline,
-                ramp(i, runs.len()).mix(SPECTRUM_BAND_OPACITY).filled(),
-            )))?;
-        }
-    }
-    let mut entries = Vec::new();
-    for (i, ((_, label), points)) in runs.iter().zip(curves).enumerate() {
-        let capacity = label.ends_with("capacity");
-        let color = if capacity { INK } else { ramp(i, runs.len()) };
-        let style = color.stroke_width(if capacity { 3 } else { 2 });
-        chart.draw_series(std::iter::once(PathElement::new(points, style)))?;
-        entries.push((
-            label.clone(),
-            Swatch::Line {
-                color,
-                width: if capacity { 3 } else { 2 },
-                dashed: false,
-                dot: false,
-            },
-        ));
-    }
-    if banded {
-        entries.push((
-            "95% intervals (band)".into(),
-            Swatch::Band(RGBColor(215, 220, 235)),
-        ));
-    }
-    legend(&legend_area, "target rate", &entries)
-}
+/// The band behind closed-loop runs.
+const CLOSED_LOOP_BAND: RGBColor = RGBColor(236, 236, 236);
 
 /// p50, p99 and max of each interval over the whole sweep.
 pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepReport) -> DrawResult {
@@ -203,12 +38,30 @@ pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepRepo
         "Response time per interval over the sweep",
         &subtitle(report),
     )?;
-    const METRICS: [(&str, usize); 3] = [("p50", 0), ("p99", 2), ("max", 5)];
-    let value = |iv: &crate::report::IntervalSummary, k: usize| match k {
-        0 => iv.p50_ns,
-        1 => iv.p99_ns,
-        _ => iv.max_ns,
-    };
+    let (t_max, axis) = axis_ranges(report);
+    let mut chart = chart_on(&plot, 16, 0f64..t_max, axis.coord())?;
+    // Beneath the grid, so its lines show through.
+    closed_loop_bands(&mut chart, report, t_max, &axis)?;
+    Axes::response_time("time since the sweep started (s)", &|v| format!("{v:.0}"))
+        .x_labels(10)
+        .draw(&mut chart)?;
+    interval_lines(&mut chart, report)?;
+    run_labels(&mut chart, report, t_max, axis.hi as f64)?;
+    let mut entries: Vec<(String, Swatch)> = METRICS
+        .iter()
+        .map(|(name, p, _)| {
+            let swatch = Swatch::dotted(PERCENTILE_COLORS[*p], 2);
+            (format!("{name} per interval"), swatch)
+        })
+        .collect();
+    entries.push(("open-loop step".into(), Swatch::Band(WHITE)));
+    entries.push(("closed-loop run".into(), Swatch::Band(CLOSED_LOOP_BAND)));
+    legend(&legend_area, "response time", &entries)
+}
+
+/// The end of the time axis (the last interval's or run's end, with room) and the
+/// latency decades that hold every interval's p50, p99 and max.
+fn axis_ranges(report: &SweepReport) -> (f64, LogAxis) {
     let mut t_max = 1.0f64;
     let mut all_ms = Vec::new();
     for m in &report.runs {
@@ -218,36 +71,34 @@ pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepRepo
         }
         t_max = t_max.max(m.started_secs + m.report.measured_secs);
     }
-    let t_max = t_max * 1.02;
-    let axis = LogAxis::covering(all_ms);
-    let mut chart = chart_on(&plot, 0f64..t_max, axis.coord())?;
+    (t_max * 1.02, LogAxis::covering(all_ms))
+}
+
+/// Closed-loop runs sit on a gray band, from their start to the next run's, so the
+/// open-loop steps stand apart.
+fn closed_loop_bands(
+    chart: &mut TimeChart<'_, '_>,
+    report: &SweepReport,
+    t_max: f64,
+    axis: &LogAxis,
+) -> DrawResult {
     let (y_lo, y_hi) = (axis.lo as f64, axis.hi as f64);
-    // Closed-loop runs sit on a gray band so the open-loop steps stand apart.
-    let band = RGBColor(236, 236, 236);
     for (i, m) in report.runs.iter().enumerate() {
         if !m.kind.is_open_loop() {
             let end = report.runs.get(i + 1).map_or(t_max, |n| n.started_secs);
             chart.plotting_area().draw(&Rectangle::new(
                 [(m.started_secs, y_lo), (end, y_hi)],
-                band.filled(),
+                CLOSED_LOOP_BAND.filled(),
             ))?;
         }
     }
-    chart
-        .configure_mesh()
-        .x_desc("time since the sweep started (s)")
-        .y_desc("response time (ms, log scale)")
-        .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| decade_label(*v))
-        .x_labels(10)
-        .light_line_style(GRID)
-        .max_light_lines(4)
-        .bold_line_style(GRID_BOLD)
-        .axis_desc_style(font(16))
-        .label_style(font(14))
-        .draw()?;
-    for (k, (_, p)) in METRICS.iter().enumerate() {
-        let color = PERCENTILE_COLORS[*p];
+    Ok(())
+}
+
+/// Each of [`METRICS`] as a line through every run's intervals (at their midpoints).
+fn interval_lines(chart: &mut TimeChart<'_, '_>, report: &SweepReport) -> DrawResult {
+    for (_, p, value) in METRICS {
+        let color = PERCENTILE_COLORS[p];
         for m in &report.runs {
             let points: Vec<(f64, f64)> = m
                 .report
@@ -256,17 +107,27 @@ pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepRepo
                 .filter_map(|iv| {
                     Some((
                         m.started_secs + iv.start_secs + iv.length_secs / 2.0,
-                        log_ms(value(iv, k))?,
+                        log_ms(value(iv))?,
                     ))
                 })
                 .collect();
-            draw_line(&mut chart, points.clone(), color, 2, false)?;
-            draw_markers(&mut chart, Shape::Circle, points, color, 2)?;
+            draw_line(chart, points.clone(), color, 2, false)?;
+            draw_markers(chart, Shape::Circle, points, color, 2)?;
         }
     }
-    // Run labels, rotated along each run's start, skipped where they would overlap.
+    Ok(())
+}
+
+/// Run labels, rotated along each run's start below the top edge `y_hi`, skipped where
+/// they would overlap.
+fn run_labels(
+    chart: &mut TimeChart<'_, '_>,
+    report: &SweepReport,
+    t_max: f64,
+    y_hi: f64,
+) -> DrawResult {
     let mut last_x = f64::NEG_INFINITY;
-    let min_gap = t_max * 16.0 / (super::SIZE.0 - super::LEGEND_WIDTH) as f64;
+    let min_gap = t_max * 16.0 / (SIZE.0 - LEGEND_WIDTH) as f64;
     for m in &report.runs {
         if m.started_secs - last_x < min_gap {
             continue;
@@ -283,74 +144,7 @@ pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepRepo
             .color(&RGBColor(110, 110, 110))
             .transform(FontTransform::Rotate90)
             .pos(Pos::new(HPos::Left, VPos::Top));
-        chart.draw_series(std::iter::once(
-            EmptyElement::at((m.started_secs, y_hi)) + Text::new(text, (14, 4), style),
-        ))?;
+        draw_text(chart, (m.started_secs, y_hi), text, (14, 4), style)?;
     }
-    let mut entries: Vec<(String, Swatch)> = METRICS
-        .iter()
-        .map(|(name, p)| {
-            (
-                format!("{name} per interval"),
-                Swatch::Line {
-                    color: PERCENTILE_COLORS[*p],
-                    width: 2,
-                    dashed: false,
-                    dot: true,
-                },
-            )
-        })
-        .collect();
-    entries.push(("open-loop step".into(), Swatch::Band(WHITE)));
-    entries.push(("closed-loop run".into(), Swatch::Band(band)));
-    legend(&legend_area, "response time", &entries)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_steps_band_runs_from_p50_to_the_last_bounded_interval() {
-        use crate::report::sweep::{PercentileSummary, StepSummary};
-        use crate::stats::confidence::Ci95;
-        let at = |ci: Ci95| PercentileSummary {
-            median_ns: ci.low(),
-            within_ci95_ns: Some(ci),
-            repeats_ci95_ns: None,
-            repeats_coverage: None,
-            ci95_ns: Some(ci),
-        };
-        let response = [
-            ("p50", at(Ci95(100_000, Some(110_000)))),
-            ("p90", at(Ci95(200_000, Some(230_000)))),
-            ("p95", at(Ci95(300_000, None))),
-            ("p99", at(Ci95(400_000, Some(500_000)))),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        let step = StepSummary {
-            target_rate_per_sec: 1000.0,
-            runs: 1,
-            achieved_rate_per_sec: 1000.0,
-            response,
-            bottleneck: None,
-            slo: None,
-        };
-        let band = spectrum_band(&step);
-        assert_eq!(band.len(), 2, "{band:?}");
-        assert!((band[0].0 - 2f64.log10()).abs() < 1e-12 && (band[1].0 - 1.0).abs() < 1e-12);
-        assert!((band[1].2 - 0.23f64.log10()).abs() < 1e-9, "{band:?}");
-    }
-
-    #[test]
-    fn spectrum_ticks_read_as_percentiles() {
-        assert_eq!(percentile_label(0.0), "0%");
-        assert_eq!(percentile_label(2f64.log10()), "50%");
-        assert_eq!(percentile_label(1.0), "90%");
-        assert_eq!(percentile_label(2.0), "99%");
-        assert_eq!(percentile_label(3.0), "99.9%");
-        assert_eq!(percentile_label(5.0), "99.999%");
-    }
+    Ok(())
 }

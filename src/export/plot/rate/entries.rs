@@ -1,0 +1,116 @@
+//! The legend rows of the latency-vs-rate chart: the percentiles, then what tells the
+//! inputs apart (overlaid sweeps) or the kinds of points (one sweep), then the marks
+//! drawn, each only where the chart has one.
+
+use super::Layout;
+use super::lines::input_shape;
+use super::marks::VERDICTS;
+use crate::export::plot::{
+    ALERT, BAND, CAPACITY, GRAY, INK, PERCENTILE_COLORS, PERCENTILES, Shape, Swatch, open_steps,
+};
+use crate::report::sweep::{Kind, SweepReport, steps_of};
+
+/// Every row of the legend, in order.
+pub(super) fn legend_entries(layout: &Layout<'_>) -> Vec<(String, Swatch)> {
+    let mut entries: Vec<(String, Swatch)> = PERCENTILES
+        .iter()
+        .zip(PERCENTILE_COLORS)
+        .map(|((name, _), color)| {
+            let swatch = if layout.overlay {
+                Swatch::line(color, 2)
+            } else {
+                Swatch::dotted(color, 2)
+            };
+            (name.to_string(), swatch)
+        })
+        .collect();
+    if layout.overlay {
+        entries.extend(input_entries(layout.inputs));
+    } else {
+        entries.extend(point_entries(layout.inputs[0].1));
+    }
+    entries.extend(mark_entries(layout));
+    entries
+}
+
+/// For overlaid sweeps, each one's line (dashed for every second) and step marker.
+fn input_entries(inputs: &[(String, &SweepReport)]) -> Vec<(String, Swatch)> {
+    let mut entries = Vec::new();
+    for (index, (label, _)) in inputs.iter().enumerate() {
+        let line = if index % 2 == 1 {
+            Swatch::dashed(GRAY, 2)
+        } else {
+            Swatch::line(GRAY, 2)
+        };
+        entries.push((label.clone(), line));
+        let marker = Swatch::marker(GRAY, input_shape(index));
+        entries.push((format!("{label} steps"), marker));
+    }
+    entries
+}
+
+/// For one sweep, its service time and the kinds of closed-loop point it has.
+fn point_entries(r: &SweepReport) -> Vec<(String, Swatch)> {
+    let mut entries = vec![("service time (dashed)".into(), Swatch::dashed(GRAY, 1))];
+    if r.runs.iter().any(|m| m.kind == Kind::RateCapped) {
+        let marker = Swatch::marker(GRAY, Shape::Triangle);
+        entries.push(("rate-capped closed loop".into(), marker));
+    }
+    if r.runs
+        .iter()
+        .any(|m| matches!(m.kind, Kind::ClosedLoop | Kind::ClosedLoopMax))
+    {
+        let marker = Swatch::marker(GRAY, Shape::Cross);
+        entries.push(("closed loop, x=throughput".into(), marker));
+    }
+    entries
+}
+
+/// The marks the chart holds: invalid steps, objectives, verdicts (one sweep), intervals,
+/// capacity bands and capacity lines.
+fn mark_entries(layout: &Layout<'_>) -> Vec<(String, Swatch)> {
+    let inputs = layout.inputs;
+    let mut entries = Vec::new();
+    if inputs
+        .iter()
+        .any(|(_, r)| open_steps(r).iter().any(|(_, m)| !m.report.valid))
+    {
+        let marker = Swatch::marker(ALERT, Shape::Ring);
+        entries.push(("invalid step (check failed)".into(), marker));
+    }
+    if !layout.slos.is_empty() {
+        entries.push(("SLO".into(), Swatch::dashed(INK, 1)));
+    }
+    if !layout.overlay {
+        let steps = steps_of(inputs[0].1);
+        for (verdict, text, shape, color) in VERDICTS {
+            if steps
+                .iter()
+                .any(|s| s.slo.as_ref().is_some_and(|v| v.verdict == verdict))
+            {
+                entries.push((text.into(), Swatch::marker(color, shape)));
+            }
+        }
+    }
+    if inputs.iter().any(|(_, r)| {
+        steps_of(r)
+            .iter()
+            .any(|s| s.response.values().any(|p| p.ci95_ns.is_some()))
+    }) {
+        entries.push(("95% interval (^ open)".into(), Swatch::line(GRAY, 1)));
+    }
+    if inputs.iter().any(|(_, r)| {
+        r.slo
+            .as_ref()
+            .is_some_and(|s| s.capacity_band_per_sec.is_some())
+    }) {
+        entries.push(("capacity band".into(), Swatch::Band(BAND)));
+    }
+    if inputs
+        .iter()
+        .any(|(_, r)| r.slo.as_ref().is_some_and(|s| s.capacity_per_sec.is_some()))
+    {
+        entries.push(("capacity (meets SLO)".into(), Swatch::line(CAPACITY, 2)));
+    }
+    entries
+}

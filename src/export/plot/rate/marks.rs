@@ -1,0 +1,249 @@
+//! The marks of the latency-vs-rate chart that are not a percentile's line: the
+//! objectives' lines and labels, each step's bottleneck and the saturated rates, the
+//! capacity bands, each rate's verdict, and the capacity's line and label.
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{Layout, RateChart};
+use crate::export::plot::{
+    ALERT, BAND, BAND_OPACITY, CAPACITY, DrawResult, GRAY, INK, Shape, draw_line, draw_markers,
+    draw_text, font, ms_label, rate_label,
+};
+use crate::report::Bottleneck;
+use crate::report::sweep::{Limit, Measurement, SloResult, StepSummary, SweepReport, Verdict};
+
+/// Each objective as a dashed line across the chart, labelled at its right end; the
+/// labels of objectives stack downwards.
+pub(super) fn slo_lines(chart: &mut RateChart<'_, '_>, layout: &Layout<'_>) -> DrawResult {
+    let x_max = layout.x_max;
+    for (slo_index, slo) in layout.slos.iter().enumerate() {
+        let y = (slo.bound_ns as f64 / 1e6).log10();
+        draw_line(chart, vec![(0.0, y), (x_max, y)], INK, 1, true)?;
+        let text = format!(
+            "SLO {} ≤ {}",
+            slo.percentile_label(),
+            ms_label(slo.bound_ns)
+        );
+        let style = font(14).pos(Pos::new(HPos::Right, VPos::Bottom));
+        draw_text(
+            chart,
+            (x_max, y),
+            text,
+            (-6, -3 - 16 * slo_index as i32),
+            style,
+        )?;
+    }
+    Ok(())
+}
+
+/// Each sweep's capacity band: across the whole chart for one sweep; for overlaid ones,
+/// bars along the top, so none hides another's lines.
+pub(super) fn capacity_bands(chart: &mut RateChart<'_, '_>, layout: &Layout<'_>) -> DrawResult {
+    let (y_lo, y_hi) = (layout.y_lo, layout.y_hi);
+    for (index, (_, r)) in layout.inputs.iter().enumerate() {
+        let Some((low, high)) = r.slo.as_ref().and_then(|s| s.capacity_band_per_sec) else {
+            continue;
+        };
+        let high = high.unwrap_or(layout.x_max);
+        let (bottom, top) = if layout.overlay {
+            let row = (y_hi - y_lo) * 0.03;
+            let top = y_hi - row * (1.5 * index as f64 + 0.3);
+            (top - row, top)
+        } else {
+            (y_lo, y_hi)
+        };
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(low, bottom), (high, top)],
+            BAND.mix(BAND_OPACITY).filled(),
+        )))?;
+    }
+    Ok(())
+}
+
+/// The verdict markers, with their legend text, in the order drawn.
+pub(super) const VERDICTS: [(Verdict, &str, Shape, RGBColor); 3] = [
+    (Verdict::Pass, "SLO pass (95%)", Shape::Circle, CAPACITY),
+    (Verdict::Uncertain, "SLO uncertain", Shape::Square, GRAY),
+    (Verdict::Fail, "SLO fail (95%)", Shape::Cross, ALERT),
+];
+
+/// Each rate's verdict on the (first) objective's line.
+pub(super) fn verdicts(
+    chart: &mut RateChart<'_, '_>,
+    layout: &Layout<'_>,
+    summaries: &[StepSummary],
+) -> DrawResult {
+    let Some(y) = layout
+        .slos
+        .first()
+        .map(|s| (s.bound_ns as f64 / 1e6).log10())
+    else {
+        return Ok(());
+    };
+    for (verdict, _, shape, color) in VERDICTS {
+        let marks = summaries
+            .iter()
+            .filter(|s| s.slo.as_ref().is_some_and(|v| v.verdict == verdict))
+            .map(|s| (s.target_rate_per_sec, y))
+            .collect();
+        draw_markers(chart, shape, marks, color, 4)?;
+    }
+    Ok(())
+}
+
+/// Where the `index`th sweep's capacity is marked, and how.
+struct CapacityMark {
+    /// The rate, in requests per second.
+    rate: f64,
+    /// Whether a vertical line is drawn at the rate (else only the label).
+    line: bool,
+    color: RGBColor,
+    text: String,
+}
+
+/// The `index`th sweep's capacity: a vertical line at it (or at the searched rate) and a
+/// label at the top, or, where nothing passed, only the label; prefixed with the sweep's
+/// label on an overlay.
+pub(super) fn capacity(
+    chart: &mut RateChart<'_, '_>,
+    layout: &Layout<'_>,
+    index: usize,
+    label: &str,
+    r: &SweepReport,
+    summaries: &[StepSummary],
+) -> DrawResult {
+    let lowest = summaries.first().map(|s| s.target_rate_per_sec);
+    let Some(mark) = r
+        .slo
+        .as_ref()
+        .and_then(|result| capacity_mark(result, lowest))
+    else {
+        return Ok(());
+    };
+    let text = if layout.overlay {
+        format!("{label}: {}", mark.text)
+    } else {
+        mark.text
+    };
+    let (rate, color) = (mark.rate, mark.color);
+    if mark.line {
+        let line = vec![(rate, layout.y_lo), (rate, layout.y_hi)];
+        draw_line(chart, line, color, 2, index % 2 == 1)?;
+    }
+    // Left of the line when it sits in the right half, so the label stays inside.
+    let (anchor, dx) = if rate > layout.x_max / 2.0 {
+        (HPos::Right, -6)
+    } else {
+        (HPos::Left, 6)
+    };
+    let style = font(15).color(&color).pos(Pos::new(anchor, VPos::Top));
+    draw_text(
+        chart,
+        (rate, layout.y_hi),
+        text,
+        (dx, 4 + 18 * index as i32),
+        style,
+    )
+}
+
+/// The line and its label: the capacity, or where the band ends without one, or the
+/// searched rate that did not hold; `None` when the result names none of them.
+/// `lowest` is the sweep's lowest rate.
+fn capacity_mark(result: &SloResult, lowest: Option<f64>) -> Option<CapacityMark> {
+    // What limited the band, unless nothing was named.
+    let limit = result
+        .limited_by
+        .filter(|l| *l != Limit::Bottleneck(crate::report::Bottleneck::None))
+        .map(|l| format!(": {}", l.name()))
+        .unwrap_or_default();
+    let (rate, line, color, text) = match (
+        result.capacity_per_sec,
+        result.capacity_band_per_sec,
+        result.searched_per_sec,
+    ) {
+        (Some(c), band, _) => {
+            let band = match band {
+                Some((_, Some(h))) => format!(", band to {}/s{limit}", rate_label(h)),
+                Some((_, None)) => format!(", band open above{limit}"),
+                None => String::new(),
+            };
+            let text = format!("capacity {}/s{band}", rate_label(c));
+            (c, true, CAPACITY, text)
+        }
+        (None, Some((_, Some(h))), _) if Some(h) == lowest => {
+            let text = format!("capacity below {}/s, the lowest rate{limit}", rate_label(h));
+            (h, false, ALERT, text)
+        }
+        (None, Some((_, high)), _) => {
+            let to = high.map_or("open above".to_string(), |h| {
+                format!("0-{}/s", rate_label(h))
+            });
+            let text = format!("no rate passed with confidence, band {to}{limit}");
+            (high.unwrap_or(0.0), false, ALERT, text)
+        }
+        (None, None, Some(s)) => {
+            let text = format!("searched {}/s, did not hold", rate_label(s));
+            (s, true, ALERT, text)
+        }
+        (None, None, None) => return None,
+    };
+    Some(CapacityMark {
+        rate,
+        line,
+        color,
+        text,
+    })
+}
+
+/// Each open-loop step's bottleneck, written under it along the foot of the chart, and
+/// the rates from the first step at which the server was saturated (busy nearly all the
+/// time by its own clock) shaded: the knee, with its cause on it.
+pub(super) fn bottleneck_marks(
+    chart: &mut RateChart<'_, '_>,
+    steps: &[(f64, &Measurement)],
+    layout: &Layout<'_>,
+) -> DrawResult {
+    let (y_lo, y_hi) = (layout.y_lo, layout.y_hi);
+    let saturated = |m: &Measurement| {
+        m.report
+            .bottleneck
+            .as_ref()
+            .is_some_and(|b| b.server_saturated())
+    };
+    if let Some((from, _)) = steps.iter().find(|(_, m)| saturated(m)) {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(*from, y_lo), (layout.x_max, y_hi)],
+            RGBColor(252, 234, 234).filled(),
+        )))?;
+        let style = font(13)
+            .color(&ALERT)
+            .pos(Pos::new(HPos::Left, VPos::Bottom));
+        draw_text(chart, (*from, y_lo), "server saturated", (4, -20), style)?;
+    }
+    // Steps in order of rate; a label that would touch the last one drawn is left out
+    // (a search's steps crowd near the capacity, and share its verdict).
+    let mut by_rate: Vec<&(f64, &Measurement)> = steps.iter().collect();
+    by_rate.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut last_right = i32::MIN;
+    for (rate, m) in by_rate {
+        let short = match m.report.bottleneck.as_ref().map(|b| b.verdict) {
+            Some(Bottleneck::Server) => "server",
+            Some(Bottleneck::Generator) => "gen",
+            Some(Bottleneck::ClientQueue) => "queue",
+            Some(Bottleneck::NetworkKernel) => "net",
+            Some(Bottleneck::None) | None => continue,
+        };
+        let (x, _) = chart.backend_coord(&(*rate, y_lo));
+        let half_width = 6 * short.len() as i32 / 2 + 3;
+        if x - half_width < last_right {
+            continue;
+        }
+        last_right = x + half_width;
+        let style = font(11)
+            .color(&INK)
+            .pos(Pos::new(HPos::Center, VPos::Bottom));
+        draw_text(chart, (*rate, y_lo), short, (0, -4), style)?;
+    }
+    Ok(())
+}
