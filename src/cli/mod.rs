@@ -9,13 +9,16 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::drive::plan::{
-    MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_RUN, MAX_SHARDS, MAX_THREADS, MAX_TIMEOUT,
-    MIN_TIME,
+use crate::drive::plan::{MAX_CONNECTIONS, MAX_RUN, MAX_TIMEOUT, MIN_TIME};
+use crate::units::{count_in, duration_in};
+
+mod groups;
+
+pub use groups::{
+    BenchmarkArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs, EndpointArgs, JsonArgs,
+    KeepaliveArgs, OpenLoopArgs, PrecisionArgs, ProgressArgs, RateArgs, RepeatArgs, RunOutputArgs,
+    ScaleOutArgs, WorkersArgs, WorkloadArgs,
 };
-use crate::drive::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
-use crate::units::{count_in, duration_in, parse_count, rate_up_to};
-use crate::workload::{KeyPattern, MAX_VALUE_SIZE};
 
 /// A load generator and latency profiler for Redis-protocol servers.
 ///
@@ -68,8 +71,12 @@ pub enum Command {
     Man,
 }
 
-/// `tailrate tune`: see README.
+/// `tailrate tune`: see docs/tune.md.
+///
+/// Trials are closed loops of `--workers` on -c connections: the open-loop flags, `-n`,
+/// `-P`, `-k`, `--repeat` and the per-run outputs are not its.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Guide: docs/tune.md")]
 pub struct TuneArgs {
     /// Most search trials (the baseline and the re-measurements come on top) [range: 1 to
     /// 10000].
@@ -99,14 +106,35 @@ pub struct TuneArgs {
         allow_negative_numbers = true
     )]
     pub max_workers: usize,
-    /// Options of each trial's run (--json FILE writes the whole search; --json - prints it
-    /// at the end instead of the trial lines).
+    /// Where the server is.
     #[command(flatten)]
-    pub run: RunArgs,
+    pub endpoint: EndpointArgs,
+    /// How each trial connects.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// What each trial sends.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Each trial's length [default: 1s].
+    #[command(flatten)]
+    pub duration: DurationArgs,
+    /// Warm-up, timeouts, seed, strictness.
+    #[command(flatten)]
+    pub checks: ChecksArgs,
+    /// `--json FILE` writes the whole search; `--json -` prints it at the end instead of the trial lines.
+    #[command(flatten)]
+    pub json: JsonArgs,
+    /// Progress line and server counters.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
-/// `tailrate sweep`: see README.
+/// `tailrate sweep`: see docs/sweep.md.
+///
+/// Steps are open loops at the rates of `--rates`: `--rate`, `-n`, `-P`, `--workers`,
+/// `-l`, `-I`, `--json` and `--hdr-log` are not its (it writes into `--out`).
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Guide: docs/sweep.md")]
 pub struct SweepArgs {
     /// Rates to step through: `10k..200k:10k`, `5k,10k,20k`, or `10%..120%:10%` of a measured closed-loop maximum.
     #[arg(long, value_name = "RATES")]
@@ -149,21 +177,51 @@ pub struct SweepArgs {
     /// not read as a trend with load); results stay ordered by rate.
     #[arg(long, value_enum, default_value_t = SweepOrder::Ascending, value_name = "ORDER")]
     pub order: SweepOrder,
-    /// Options of each step's run.
+    /// Where the server is.
     #[command(flatten)]
-    pub run: RunArgs,
+    pub endpoint: EndpointArgs,
+    /// How each step connects.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// `-k`.
+    #[command(flatten)]
+    pub keepalive: KeepaliveArgs,
+    /// What each step sends.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// How each step sends.
+    #[command(flatten)]
+    pub open_loop: OpenLoopArgs,
+    /// Each step's length [default: 5s].
+    #[command(flatten)]
+    pub duration: DurationArgs,
+    /// Runs of each step.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+    /// Warm-up, timeouts, seed, strictness.
+    #[command(flatten)]
+    pub checks: ChecksArgs,
+    /// Progress line and server counters.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
-/// `tailrate compare`: see README.
+/// `tailrate compare`: see docs/compare.md.
 ///
 /// The positional arguments are the two reports, A then B; with --live they are a custom
-/// command, as for a run, and must follow `--`.
+/// command, as for a run, and must follow `--`. Every run flag needs `--live`; a live
+/// duet's endpoints are `--a` and `--b`, its length `--rounds` of `--round-duration`.
 #[derive(Debug, clap::Args)]
-#[command(mut_arg("command", |a| a
-    .last(true)
-    .trailing_var_arg(false)
-    .value_name("COMMAND")
-    .help("With --live: a custom command to run on both sides, after `--`")))]
+#[command(
+    after_help = "Guide: docs/compare.md",
+    mut_arg("command", |a| a
+        .last(true)
+        .trailing_var_arg(false)
+        .value_name("COMMAND")
+        .help("With --live: a custom command to run on both sides, after `--`")),
+    mut_args(needs_live),
+    mut_arg("rate", |a| a.required_if_eq("live", "true")),
+)]
 pub struct CompareArgs {
     /// The two reports to compare, A then B: run reports (--json FILE) or sweeps (sweep.json).
     #[arg(value_name = "REPORT")]
@@ -172,10 +230,20 @@ pub struct CompareArgs {
     #[arg(help_heading = "Compare", long)]
     pub live: bool,
     /// With --live: server A, as HOST:PORT or a URI (redis://, rediss://, unix://).
-    #[arg(help_heading = "Compare", long = "a", value_name = "ENDPOINT")]
+    #[arg(
+        help_heading = "Compare",
+        long = "a",
+        value_name = "ENDPOINT",
+        required_if_eq("live", "true")
+    )]
     pub a: Option<String>,
     /// With --live: server B, as HOST:PORT or a URI.
-    #[arg(help_heading = "Compare", long = "b", value_name = "ENDPOINT")]
+    #[arg(
+        help_heading = "Compare",
+        long = "b",
+        value_name = "ENDPOINT",
+        required_if_eq("live", "true")
+    )]
     pub b: Option<String>,
     /// With --live: rounds; each measures A and B once [default: 10] [range: 1 to 10000].
     #[arg(
@@ -208,9 +276,33 @@ pub struct CompareArgs {
         allow_hyphen_values = true
     )]
     pub fail_if_slower: Option<String>,
-    /// With --live, each side's run (--json FILE writes the comparison, `-` prints it instead of the table).
+    /// `--json FILE` writes the comparison, `-` prints it instead of the table.
     #[command(flatten)]
-    pub run: RunArgs,
+    pub json: JsonArgs,
+    /// Decimal places of the table.
+    #[command(flatten)]
+    pub precision: PrecisionArgs,
+    /// With --live: how each side connects.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// With --live: `-k`.
+    #[command(flatten)]
+    pub keepalive: KeepaliveArgs,
+    /// With --live: what each side sends.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// With --live: each side's rate.
+    #[command(flatten)]
+    pub rate: RateArgs,
+    /// With --live: how each side sends.
+    #[command(flatten)]
+    pub open_loop: OpenLoopArgs,
+    /// With --live: warm-up, timeouts, seed, strictness.
+    #[command(flatten)]
+    pub checks: ChecksArgs,
+    /// With --live: progress line and server counters.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 /// `tailrate sweep --order`.
@@ -240,7 +332,7 @@ pub struct PlotArgs {
     pub title: Option<String>,
 }
 
-/// `tailrate merge`: see README, "Scale out".
+/// `tailrate merge`: see docs/scale-out.md.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MergeArgs {
     /// The shards' JSON reports (`--json`) and .hlog files (`--hdr-log`), or directories
@@ -255,387 +347,144 @@ pub struct MergeArgs {
     pub partial: bool,
 }
 
-/// Options of a single run: redis-benchmark's flags plus tailrate's own.
-#[derive(Debug, Clone, clap::Args)]
+/// The flags of `compare` that do not need `--live`: its own, the reports, and the two
+/// outputs of a comparison; `password` too, as REDISCLI_AUTH in the environment sets it.
+const WITHOUT_LIVE: [&str; 8] = [
+    "reports",
+    "live",
+    "metric",
+    "all_metrics",
+    "fail_if_slower",
+    "json",
+    "precision",
+    "password",
+];
+
+/// Makes a flag of `compare` need `--live`, unless it is one of [`WITHOUT_LIVE`].
+fn needs_live(arg: clap::Arg) -> clap::Arg {
+    if WITHOUT_LIVE.contains(&arg.get_id().as_str()) {
+        arg
+    } else {
+        arg.requires("live")
+    }
+}
+
+impl TuneArgs {
+    /// The run every trial starts from: the groups `tune` takes, the others at their
+    /// defaults.
+    pub fn run_args(&self) -> RunArgs {
+        RunArgs {
+            endpoint: self.endpoint.clone(),
+            connection: self.connection.clone(),
+            workload: self.workload.clone(),
+            duration: self.duration.clone(),
+            checks: self.checks.clone(),
+            json: self.json.clone(),
+            progress: self.progress.clone(),
+            ..RunArgs::default()
+        }
+    }
+}
+
+impl SweepArgs {
+    /// The run every step starts from: the groups `sweep` takes, the others at their
+    /// defaults.
+    pub fn run_args(&self) -> RunArgs {
+        RunArgs {
+            endpoint: self.endpoint.clone(),
+            connection: self.connection.clone(),
+            keepalive: self.keepalive.clone(),
+            workload: self.workload.clone(),
+            open_loop: self.open_loop.clone(),
+            duration: self.duration.clone(),
+            repeat: self.repeat.clone(),
+            checks: self.checks.clone(),
+            progress: self.progress.clone(),
+            ..RunArgs::default()
+        }
+    }
+}
+
+impl CompareArgs {
+    /// The run of each side of `--live`, before `--a` or `--b` is set: the groups
+    /// `compare` takes, the others at their defaults.
+    pub fn run_args(&self) -> RunArgs {
+        RunArgs {
+            connection: self.connection.clone(),
+            keepalive: self.keepalive.clone(),
+            workload: self.workload.clone(),
+            rate: self.rate.clone(),
+            open_loop: self.open_loop.clone(),
+            checks: self.checks.clone(),
+            json: self.json.clone(),
+            precision: self.precision.clone(),
+            progress: self.progress.clone(),
+            ..RunArgs::default()
+        }
+    }
+}
+
+/// Options of a single run: redis-benchmark's flags plus tailrate's own, every group.
+///
+/// The subcommands build one of these from the groups they take ([`SweepArgs::run_args`]
+/// and the others), the rest at their defaults, so `config/` checks every run alike.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(
+    mut_arg("rate", |a| a.conflicts_with_all(["requests", "batch_latency"])),
+    mut_arg("workers", |a| a.conflicts_with_all(["rate", "batch_latency"])),
+)]
 pub struct RunArgs {
-    /// Server hostname.
-    #[arg(
-        help_heading = "Connection",
-        short = 'h',
-        default_value = "127.0.0.1",
-        value_name = "HOST"
-    )]
-    pub host: String,
-    /// Server port [range: 1 to 65535].
-    #[arg(
-        help_heading = "Connection",
-        short = 'p',
-        default_value_t = 6379,
-        value_name = "PORT",
-        value_parser = count_in::<u16>(1, 65535, "TCP ports are 16 bits"),
-        allow_negative_numbers = true
-    )]
-    pub port: u16,
-    /// Server socket (overrides host and port).
-    #[arg(help_heading = "Connection", short = 's', value_name = "SOCKET")]
-    pub socket: Option<PathBuf>,
-    /// Password for Redis AUTH (REDISCLI_AUTH in the environment is safer).
-    #[arg(
-        help_heading = "Connection",
-        short = 'a',
-        value_name = "PASSWORD",
-        env = "REDISCLI_AUTH",
-        hide_env_values = true
-    )]
-    pub password: Option<String>,
-    /// ACL user for `AUTH user pass`; needs a password.
-    #[arg(help_heading = "Connection", long, value_name = "USER")]
-    pub user: Option<String>,
-    /// Server URI: redis://[user:pass@]host[:port][/db], rediss://... (TLS) or unix:///path.
-    // The brackets are the help text's, not links.
-    #[allow(rustdoc::broken_intra_doc_links)]
-    #[arg(help_heading = "Connection", short = 'u', value_name = "URI")]
-    pub uri: Option<String>,
-    /// Connect over TLS (a rediss:// URI implies it); the server's certificate is verified against --cacert or the system's roots.
-    #[arg(help_heading = "TLS and cluster", long)]
-    pub tls: bool,
-    /// TLS: trust the CA certificates in this PEM file instead of the system's roots.
-    #[arg(help_heading = "TLS and cluster", long, value_name = "FILE")]
-    pub cacert: Option<PathBuf>,
-    /// TLS: client certificate (PEM, intermediates after it) for servers that ask for one (mutual TLS); needs --key.
-    #[arg(help_heading = "TLS and cluster", long, value_name = "FILE")]
-    pub cert: Option<PathBuf>,
-    /// TLS: private key (PEM: PKCS#8, RSA or EC) of --cert.
-    #[arg(help_heading = "TLS and cluster", long, value_name = "FILE")]
-    pub key: Option<PathBuf>,
-    /// TLS: server name to send (SNI) and to check the certificate against [default: the host].
-    #[arg(help_heading = "TLS and cluster", long, value_name = "NAME")]
-    pub sni: Option<String>,
-    /// TLS: do not verify the server's certificate; for tests only: the traffic is encrypted, but anyone in the path can pose as the server.
-    #[arg(help_heading = "TLS and cluster", long)]
-    pub insecure: bool,
-    /// Number of parallel connections; the open-file limit is raised to the hard limit when
-    /// they need it [range: 1 to 100000].
-    #[arg(
-        help_heading = "Closed loop (redis-benchmark)",
-        short = 'c',
-        default_value_t = 50,
-        value_name = "CLIENTS",
-        value_parser = count_in::<usize>(1, MAX_CONNECTIONS as u64, "each is a socket and its buffers"),
-        allow_negative_numbers = true
-    )]
-    pub clients: usize,
-    /// Total number of requests per test (closed loop) [range: 1 to 18446744073709551615].
-    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'n', value_parser = count_in::<u64>(1, u64::MAX, "2^64-1"), allow_hyphen_values = true, value_name = "REQUESTS")]
-    pub requests: Option<u64>,
-    /// Data size of SET/GET values in bytes [range: 0 to 536870912].
-    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'd', default_value_t = 3, value_name = "SIZE", value_parser = count_in::<usize>(0, MAX_VALUE_SIZE as u64, "512 MiB, Redis's default proto-max-bulk-len: a server refuses a larger value"), conflicts_with_all = ["data_size_range", "data_size_list"], allow_negative_numbers = true)]
-    pub data_size: usize,
-    /// SELECT this database number [range: 0 to 2147483647].
-    #[arg(
-        help_heading = "Connection",
-        long,
-        default_value_t = 0,
-        value_name = "DB",
-        value_parser = count_in::<u32>(0, i32::MAX as u64, "Redis numbers its databases with a C int"),
-        allow_negative_numbers = true
-    )]
-    pub dbnum: u32,
-    /// Start each session in RESP3 (HELLO 3).
-    #[arg(help_heading = "Connection", short = '3')]
-    pub resp3: bool,
-    /// OS threads to spread connections over (at most one per connection) [range: 1 to
-    /// 1000].
-    #[arg(
-        help_heading = "Closed loop (redis-benchmark)",
-        long,
-        default_value_t = 1,
-        value_name = "NUM",
-        value_parser = count_in::<usize>(1, MAX_THREADS as u64, "each is an OS thread with its own event loop"),
-        allow_negative_numbers = true
-    )]
-    pub threads: usize,
-    /// Send CLIENT TRACKING on before starting.
-    #[arg(
-        help_heading = "Closed loop (redis-benchmark)",
-        long = "enable-tracking"
-    )]
-    pub enable_tracking: bool,
-    /// Route requests over a Redis Cluster by key slot, following MOVED and ASK; each of
-    /// the -c clients opens a connection to every master. Detected from the first node
-    /// when not given; given, a node not in cluster mode is an error.
-    #[arg(help_heading = "TLS and cluster", long)]
-    pub cluster: bool,
-    /// 1 = keep alive, 0 = reconnect for every request [range: 0 to 1].
-    #[arg(help_heading = "Connection", short = 'k', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1), value_name = "BOOLEAN", allow_negative_numbers = true)]
-    pub keepalive: u8,
-    /// Random keys in a keyspace of this size: `__rand_int__` becomes a 12-digit number below
-    /// it [range: 1 to 1000000000000].
-    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'r', value_parser = parse_count, value_name = "KEYSPACELEN", allow_negative_numbers = true)]
-    pub keyspace: Option<u64>,
-    /// Pipeline this many requests per connection (closed loop) [range: 1 to 1000000].
-    #[arg(
-        help_heading = "Closed loop (redis-benchmark)",
-        short = 'P',
-        default_value_t = 1,
-        value_name = "NUMREQ",
-        value_parser = count_in::<u32>(1, MAX_DEPTH as u64, "a connection's queues for them are allocated up front"),
-        allow_negative_numbers = true
-    )]
-    pub pipeline: u32,
-    /// Closed loop: this many logical clients, each with one request in flight, dealt evenly over the -c connections; each connection batches its workers' requests (automatic pipelining) [range: 1 to 1000000].
-    #[arg(
-        help_heading = "Workers (many clients over few connections)",
-        long,
-        value_name = "W",
-        allow_negative_numbers = true
-    )]
-    pub workers: Option<usize>,
-    /// With --workers: a connection writes its waiting requests once this many wait [default: 100] [range: 1 to 1000000].
-    #[arg(
-        help_heading = "Workers (many clients over few connections)",
-        long = "pipeline-size",
-        value_name = "N",
-        allow_negative_numbers = true
-    )]
-    pub pipeline_size: Option<usize>,
-    /// With --workers: ...or once the oldest has waited this long, or when every worker of the connection waits: `50us`, `1ms`, `0` [default: 0] [range: 0 to 1h].
-    #[arg(help_heading = "Workers (many clients over few connections)", long = "pipeline-delay", value_parser = duration_in(Duration::ZERO, MAX_TIMEOUT, true, "an hour"), allow_hyphen_values = true, value_name = "DURATION")]
-    pub pipeline_delay: Option<Duration>,
-    /// Quiet: one line per test.
-    #[arg(help_heading = "Output", short = 'q')]
-    pub quiet: bool,
-    /// Decimal places of latencies in the output (redis-benchmark's default is 3) [range: 0 to
-    /// 9].
-    #[arg(
-        help_heading = "Output",
-        long,
-        value_name = "DIGITS",
-        value_parser = count_in::<usize>(0, 9, "nanoseconds are the finest latency measured"),
-        allow_negative_numbers = true
-    )]
-    pub precision: Option<usize>,
-    /// Output in CSV.
-    #[arg(help_heading = "Output", long)]
-    pub csv: bool,
-    /// Loop: run the tests forever (until Ctrl+C).
-    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'l')]
-    pub loop_forever: bool,
-    /// Only run this comma-separated list of tests.
-    #[arg(
-        help_heading = "Closed loop (redis-benchmark)",
-        short = 't',
-        value_name = "TESTS"
-    )]
-    pub tests: Option<String>,
-    /// Idle mode: open the connections and wait until Ctrl+C, or for --duration.
-    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'I')]
-    pub idle: bool,
-    /// Read the last argument of the custom command from stdin.
-    #[arg(help_heading = "Closed loop (redis-benchmark)", short = 'x')]
-    pub stdin_last_arg: bool,
-    /// Seed of every random choice (keys, values, arrivals); printed in reports [range: 0 to
-    /// 18446744073709551615].
-    #[arg(
-        help_heading = "Workloads",
-        long,
-        value_name = "SEED",
-        allow_negative_numbers = true
-    )]
-    pub seed: Option<u64>,
-
-    /// Run for this long instead of a request count: `30s`, `2m` [range: 1ms to 30days].
-    #[arg(help_heading = "Open loop", long, value_parser = duration_in(MIN_TIME, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
-    pub duration: Option<Duration>,
-    /// Open loop: send this many requests per second in total (`50000`, `50k`, `1.5M`); one
-    /// thread plans at most 5M a second, so a higher rate needs --threads (and -c) to match
-    /// [range: above 0 to 5000000000].
-    #[arg(help_heading = "Open loop", long, value_parser = rate_up_to(MAX_RATE_PER_THREAD * MAX_THREADS as f64, "5M per second on each of at most 1000 threads"), allow_hyphen_values = true, value_name = "RATE")]
-    pub rate: Option<f64>,
-    /// After each open-loop test, run it again as a rate-capped closed loop at --rate (what
-    /// memtier's --rate-limiting and valkey-benchmark's --rps report) and as a plain
-    /// closed loop on the same connections (what redis-benchmark reports), and print the
-    /// three side by side.
-    #[arg(help_heading = "Open loop", long)]
-    pub contrast: bool,
-    /// Run each test this many times, and summarise each percentile as the median of the
-    /// repeats with an interval from their spread beside the interval within one run
-    /// (in a sweep: every step and every re-measurement) [range: 1 to 1000].
-    #[arg(long, default_value_t = 1, value_parser = count_in::<u32>(1, 1000, "every repeat's report is kept"), value_name = "N", allow_negative_numbers = true)]
-    pub repeat: u32,
-    /// Open-loop arrival process.
-    #[arg(help_heading = "Open loop", long, value_enum, default_value_t = ArrivalProcess::Poisson)]
-    pub arrival: ArrivalProcess,
-
-    /// Run shard I of K of the plan (from 0): an open loop's arrivals at --rate are split
-    /// into K streams, -c and -n into K shares; `tailrate merge` adds the shards' reports.
-    /// Without it, the index and count come from the environment: JOB_COMPLETION_INDEX
-    /// with --shards (a Kubernetes Indexed Job), or SLURM_PROCID and SLURM_NTASKS (srun).
-    #[arg(
-        help_heading = "Scale out",
-        long,
-        value_name = "I/K",
-        allow_hyphen_values = true
-    )]
-    pub shard: Option<String>,
-    /// Shards of the plan when the index comes from JOB_COMPLETION_INDEX (or, under srun,
-    /// to check SLURM_NTASKS) [range: 1 to 10000].
-    #[arg(help_heading = "Scale out", long, value_name = "K", value_parser = count_in::<u32>(1, MAX_SHARDS as u64, "each shard's share of the plan must be worth a process"), allow_negative_numbers = true)]
-    pub shards: Option<u32>,
-    /// Start the test's schedule at this wall-clock instant: RFC 3339
-    /// (`2026-12-02T06:00:00Z`), Unix seconds (`1796191200`), or `+30s` for the next whole
-    /// 30 s of the clock, so shards started within a few seconds of each other agree; a
-    /// shard ready more than 1 s after it refuses to run.
-    #[arg(
-        help_heading = "Scale out",
-        long = "start-at",
-        value_name = "TIME",
-        allow_hyphen_values = true
-    )]
-    pub start_at: Option<String>,
-    /// Requests sent before measuring starts (sent, not recorded) [range: 0s to 30days].
-    #[arg(help_heading = "Open loop", long, value_parser = duration_in(Duration::ZERO, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
-    pub warmup: Option<Duration>,
-    /// Open-loop pacing: precision against CPU.
-    #[arg(help_heading = "Open loop", long, value_enum, default_value_t = Pacing::Hybrid)]
-    pub pacing: Pacing,
-    /// Open loop: most requests in flight on one connection [range: 1 to 1000000].
-    #[arg(
-        help_heading = "Open loop",
-        long = "max-inflight",
-        default_value_t = 64,
-        value_name = "N",
-        value_parser = count_in::<usize>(1, MAX_DEPTH as u64, "a connection's queues for them are allocated up front"),
-        allow_negative_numbers = true
-    )]
-    pub max_inflight: usize,
-    /// Open loop: most requests waiting for a free connection before they are dropped as not sent [range: 0 to 10000000].
-    #[arg(
-        help_heading = "Open loop",
-        long = "max-backlog",
-        default_value_t = 1_000_000,
-        value_name = "N",
-        value_parser = count_in::<usize>(0, MAX_BACKLOG as u64, "the backlog is memory"),
-        allow_negative_numbers = true
-    )]
-    pub max_backlog: usize,
-    /// A request with no reply after this long is a timeout; its connection is reset [range:
-    /// 1ms to 1h].
-    #[arg(help_heading = "Open loop", long, value_parser = duration_in(MIN_TIME, MAX_TIMEOUT, false, "latencies are recorded up to an hour"), allow_hyphen_values = true, value_name = "DURATION")]
-    pub timeout: Option<Duration>,
-    /// Give up connecting after this long (Ctrl+C ends the wait at once) [range: 1ms to 1h].
-    #[arg(help_heading = "Connection", long = "connect-timeout", value_parser = duration_in(MIN_TIME, MAX_TIMEOUT, false, "an hour"), allow_hyphen_values = true, default_value = "5s", value_name = "DURATION")]
-    pub connect_timeout: Duration,
-    /// Closed loop: end the run when the server (against a cluster, a master whose slots
-    /// no other node took over) stays unreachable this long; the open loop waits out
-    /// any outage [default: the --connect-timeout] [range: 1ms to 30days].
-    #[arg(help_heading = "Connection", long = "lost-server-wait", value_parser = duration_in(MIN_TIME, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
-    pub lost_server_wait: Option<Duration>,
-    /// Write the whole report as JSON to this file, rewritten after every test; `-` prints
-    /// it on standard output when the run ends, instead of the text or CSV report.
-    #[arg(help_heading = "Output", long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write an HdrHistogram interval log (.hlog) to this file; `-` prints it on standard
-    /// output as the run goes, instead of the text or CSV report.
-    #[arg(help_heading = "Output", long = "hdr-log", value_name = "FILE")]
-    pub hdr_log: Option<PathBuf>,
-    /// Exit non-zero when a self-check fails.
-    #[arg(help_heading = "Output", long)]
-    pub strict: bool,
-    /// Stop at the first error reply, like redis-benchmark.
-    #[arg(help_heading = "Output", long = "exit-on-error")]
-    pub exit_on_error: bool,
-    /// With -P, time every reply of a batch to its last reply, as redis-benchmark does.
-    #[arg(help_heading = "Closed loop (redis-benchmark)", long = "batch-latency")]
-    pub batch_latency: bool,
-    /// Largest reply accepted before the connection is dropped as a protocol error [range: 16
-    /// to 4294967296].
-    #[arg(help_heading = "Workloads", long = "max-reply-bytes", value_parser = count_in::<u64>(16, 1 << 32, "a reply is buffered whole on its connection"), default_value = "536870912", value_name = "BYTES", allow_negative_numbers = true)]
-    pub max_reply_bytes: u64,
-    /// Show no live progress line.
-    #[arg(help_heading = "Output", long = "no-progress")]
-    pub no_progress: bool,
-    /// Do not read the server's own counters (INFO commandstats, INFO cpu, LATENCY
-    /// HISTOGRAM) before and after each test, nor open the connection they are read on.
-    #[arg(help_heading = "Output", long = "no-server-stats")]
-    pub no_server_stats: bool,
-
-    /// Key distribution over --keyspace for `__key__` and `__rand_int__`: zipf ranks keys (index 0 hottest), gaussian centres them (mean N/2, sd N/6), sequential walks them in order.
-    #[arg(
-        help_heading = "Workloads",
-        long = "key-pattern",
-        value_enum,
-        value_name = "PATTERN"
-    )]
-    pub key_pattern: Option<KeyPattern>,
-    /// Number of distinct keys (indices 0..N); alone it means uniform keys, like -r N [range:
-    /// 1 to 1000000000000].
-    #[arg(help_heading = "Workloads", long = "keyspace", value_parser = parse_count, value_name = "N", allow_negative_numbers = true)]
-    pub keyspace_size: Option<u64>,
-    /// Exponent s of --key-pattern zipf: the key of rank r gets weight 1/r^s [default: 1.0]
-    /// [range: above 0 to 100].
-    #[arg(
-        help_heading = "Workloads",
-        long = "zipf-exponent",
-        allow_hyphen_values = true,
-        value_name = "S"
-    )]
-    pub zipf_exponent: Option<f64>,
-    /// Prefix of the keys `__key__` becomes [default: key:] (the default tests keep their own key names).
-    #[arg(help_heading = "Workloads", long = "key-prefix", value_name = "PREFIX")]
-    pub key_prefix: Option<String>,
-    /// Make every `__key__` this many bytes: the prefix, then the key index zero-padded
-    /// [range: 1 to 536870912].
-    #[arg(help_heading = "Workloads", long = "key-size", value_parser = count_in::<u64>(1, MAX_VALUE_SIZE as u64, "512 MiB, the largest key Redis accepts"), value_name = "BYTES", allow_negative_numbers = true)]
-    pub key_size: Option<u64>,
-    /// Value sizes drawn uniformly from MIN to MAX bytes, inclusive: `32-1024`.
-    #[arg(
-        help_heading = "Workloads",
-        long = "data-size-range",
-        value_name = "MIN-MAX",
-        conflicts_with = "data_size_list"
-    )]
-    pub data_size_range: Option<String>,
-    /// Value sizes drawn by weight, SIZE:WEIGHT,...: `32:7,1024:2,65536:1`.
-    #[arg(
-        help_heading = "Workloads",
-        long = "data-size-list",
-        value_name = "LIST"
-    )]
-    pub data_size_list: Option<String>,
-    /// A SET/GET mix, memtier's spelling: `1:10` sends one `SET __key__ __data__` per ten `GET __key__`.
-    #[arg(help_heading = "Workloads", long, value_name = "SET:GET")]
-    pub ratio: Option<String>,
-    /// A SET/GET mix, go-redis's spelling: the fraction of requests that are GETs (`0.8`)
-    /// [range: 0 to 1].
-    #[arg(
-        help_heading = "Workloads",
-        long = "read-ratio",
-        allow_hyphen_values = true,
-        value_name = "FRACTION"
-    )]
-    pub read_ratio: Option<f64>,
-    /// A command of a custom mix, repeatable: `--command 'SET __key__ __data__'`; split on spaces ("..." groups); placeholders __key__, __data__, __rand_int__, __sha_N__.
-    #[arg(help_heading = "Workloads", long = "command", value_name = "COMMAND")]
-    pub mix_command: Vec<String>,
-    /// Weights of the --command entries, in order: `1,10` (default: equal).
-    #[arg(
-        help_heading = "Workloads",
-        long = "command-weights",
-        value_name = "W,W,..."
-    )]
-    pub command_weights: Option<String>,
-    /// A Lua script to SCRIPT LOAD before the run, repeatable; `__sha_1__`, `__sha_2__`, ... in commands are their SHA1s, for EVALSHA.
-    #[arg(
-        help_heading = "Workloads",
-        long = "script-load",
-        value_name = "SCRIPT"
-    )]
-    pub script_load: Vec<String>,
-
-    /// A custom command to benchmark instead of the default tests.
-    #[arg(trailing_var_arg = true, value_name = "COMMAND")]
-    pub command: Vec<String>,
+    /// `-h`, `-p`, `-s`, `-u`.
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
+    /// Connections, authentication, TLS, cluster.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// `-k`.
+    #[command(flatten)]
+    pub keepalive: KeepaliveArgs,
+    /// Tests, commands, keys, values.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// `-n`, `-P`, `-l`, `-I`, `-x`, `--batch-latency`.
+    #[command(flatten)]
+    pub benchmark: BenchmarkArgs,
+    /// `--workers` and its batching.
+    #[command(flatten)]
+    pub workers: WorkersArgs,
+    /// `--rate`.
+    #[command(flatten)]
+    pub rate: RateArgs,
+    /// Arrivals, pacing, in-flight and backlog bounds.
+    #[command(flatten)]
+    pub open_loop: OpenLoopArgs,
+    /// `--contrast`.
+    #[command(flatten)]
+    pub contrast: ContrastArgs,
+    /// `--duration`.
+    #[command(flatten)]
+    pub duration: DurationArgs,
+    /// `--repeat`.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+    /// Warm-up, timeouts, seed, strictness.
+    #[command(flatten)]
+    pub checks: ChecksArgs,
+    /// `-q`, `--csv`, `--hdr-log`.
+    #[command(flatten)]
+    pub run_output: RunOutputArgs,
+    /// `--precision`.
+    #[command(flatten)]
+    pub precision: PrecisionArgs,
+    /// `--json`.
+    #[command(flatten)]
+    pub json: JsonArgs,
+    /// `--no-progress`, `--no-server-stats`.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+    /// `--shard`, `--shards`, `--start-at`.
+    #[command(flatten)]
+    pub scale_out: ScaleOutArgs,
 }
 
 #[cfg(test)]

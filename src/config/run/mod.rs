@@ -66,38 +66,38 @@ impl RunConfig {
         let endpoint_and_auth = resolve_endpoint(args)?;
         let (endpoint, handshake) = endpoint_and_auth;
 
-        if args.clients == 0 {
+        if args.connection.clients == 0 {
             return Err(ConfigError::invalid("-c", "need at least one connection"));
         }
-        if args.threads == 0 {
+        if args.connection.threads == 0 {
             return Err(ConfigError::invalid(
                 "--threads",
                 "need at least one thread",
             ));
         }
-        if args.pipeline == 0 {
+        if args.benchmark.pipeline == 0 {
             return Err(ConfigError::invalid("-P", "pipeline must be at least 1"));
         }
-        if args.max_inflight == 0 {
+        if args.open_loop.max_inflight == 0 {
             return Err(ConfigError::invalid("--max-inflight", "must be at least 1"));
         }
-        if args.keyspace == Some(0) {
+        if args.workload.keyspace == Some(0) {
             return Err(ConfigError::invalid("-r", "keyspace must be at least 1"));
         }
-        if args.max_reply_bytes < 16 {
+        if args.workload.max_reply_bytes < 16 {
             return Err(ConfigError::invalid(
                 "--max-reply-bytes",
                 "must be at least 16",
             ));
         }
-        if args.stdin_last_arg && args.command.is_empty() {
+        if args.benchmark.stdin_last_arg && args.workload.command.is_empty() {
             return Err(ConfigError::Conflict {
                 a: "-x",
                 b: "the default tests",
                 why: "-x reads the last argument of a custom command; give one after the flags",
             });
         }
-        if args.user.is_some() && handshake.password.is_none() {
+        if args.connection.user.is_some() && handshake.password.is_none() {
             return Err(ConfigError::Conflict {
                 a: "--user",
                 b: "no password",
@@ -108,61 +108,50 @@ impl RunConfig {
         let workers = workers_of(args)?;
         let shard = shard::shard_of(args, &|name| std::env::var(name).ok())?;
         let start_at = shard::start_at_of(args, std::time::SystemTime::now())?;
-        let mode = match args.rate {
+        let mode = match args.rate.rate {
             Some(rate_per_sec) => {
                 check_rate_per_thread(args, rate_per_sec)?;
                 // This shard's share: its schedule is cut from the whole plan's (see
                 // `Shard::stream`), and its checks judge what it was to send.
                 let rate_per_sec = rate_per_sec / f64::from(shard.count);
-                if args.pipeline != 1 {
+                if args.benchmark.pipeline != 1 {
                     return Err(ConfigError::Conflict {
                         a: "--rate",
                         b: "-P",
                         why: "open loop pipelines by itself (each request goes when it is due); use --max-inflight to cap requests in flight per connection",
                     });
                 }
-                if args.requests.is_some() {
-                    return Err(ConfigError::Conflict {
-                        a: "--rate",
-                        b: "-n",
-                        why: "an open-loop run lasts --duration; its request count follows from the rate",
-                    });
-                }
-                if args.batch_latency {
-                    return Err(ConfigError::Conflict {
-                        a: "--rate",
-                        b: "--batch-latency",
-                        why: "batch latency only has meaning with -P in closed loop",
-                    });
-                }
                 Mode::Open {
                     rate_per_sec,
-                    arrival: args.arrival,
-                    pacing: args.pacing,
-                    max_inflight: args.max_inflight,
-                    max_backlog: args.max_backlog,
+                    arrival: args.open_loop.arrival,
+                    pacing: args.open_loop.pacing,
+                    max_inflight: args.open_loop.max_inflight,
+                    max_backlog: args.open_loop.max_backlog,
                 }
             }
             None => Mode::Closed {
-                pipeline: args.pipeline,
+                pipeline: args.benchmark.pipeline,
                 rate_cap_per_sec: None,
                 workers,
             },
         };
-        if args.contrast && args.rate.is_none() {
+        if args.contrast.contrast && args.rate.rate.is_none() {
             return Err(ConfigError::Invalid {
                 flag: "--contrast",
                 why: "it sets a closed loop beside an open loop at the same rate: give --rate (and --duration)".into(),
             });
         }
-        if args.contrast && args.workers.is_some() {
+        if args.contrast.contrast && args.workers.workers.is_some() {
             return Err(ConfigError::Conflict {
                 a: "--contrast",
                 b: "--workers",
                 why: "the contrast's closed loops are one request in flight per connection, as redis-benchmark's and memtier's",
             });
         }
-        if args.warmup.is_some() && args.rate.is_none() && args.duration.is_none() {
+        if args.checks.warmup.is_some()
+            && args.rate.rate.is_none()
+            && args.duration.duration.is_none()
+        {
             return Err(ConfigError::Conflict {
                 a: "--warmup",
                 b: "-n",
@@ -170,7 +159,7 @@ impl RunConfig {
             });
         }
 
-        let stop = match (args.duration, args.requests, &mode) {
+        let stop = match (args.duration.duration, args.benchmark.requests, &mode) {
             (Some(_), Some(_), _) => {
                 return Err(ConfigError::Conflict {
                     a: "--duration",
@@ -204,7 +193,7 @@ impl RunConfig {
 
         check_shard(args, shard, start_at)?;
         // Shards of one plan share its seed; a fresh one would make each its own plan.
-        let seed = match (args.seed, shard.is_split()) {
+        let seed = match (args.checks.seed, shard.is_split()) {
             (Some(seed), _) => seed,
             (None, true) => {
                 return Err(ConfigError::invalid(
@@ -215,7 +204,7 @@ impl RunConfig {
             }
             (None, false) => workload::fresh_seed(),
         };
-        let precision = args.precision.unwrap_or(3);
+        let precision = args.precision.precision.unwrap_or(3);
         if precision > 9 {
             return Err(ConfigError::invalid(
                 "--precision",
@@ -245,43 +234,44 @@ impl RunConfig {
             handshake,
             mode,
             stop,
-            warmup: args.warmup.unwrap_or_default(),
-            connections: shard.share_of(args.clients as u64) as usize,
+            warmup: args.checks.warmup.unwrap_or_default(),
+            connections: shard.share_of(args.connection.clients as u64) as usize,
             threads: args
+                .connection
                 .threads
-                .min(shard.share_of(args.clients as u64) as usize),
-            reconnect_each_request: args.keepalive == 0,
+                .min(shard.share_of(args.connection.clients as u64) as usize),
+            reconnect_each_request: args.keepalive.keepalive == 0,
             workload,
             seed,
-            timeout: args.timeout,
-            connect_timeout: args.connect_timeout,
-            lost_server_wait: args.lost_server_wait,
+            timeout: args.checks.timeout,
+            connect_timeout: args.connection.connect_timeout,
+            lost_server_wait: args.connection.lost_server_wait,
             limits: Limits {
-                max_bulk_bytes: args.max_reply_bytes,
+                max_bulk_bytes: args.workload.max_reply_bytes,
                 ..Limits::default()
             },
-            exit_on_error: args.exit_on_error,
-            batch_latency: args.batch_latency,
+            exit_on_error: args.checks.exit_on_error,
+            batch_latency: args.benchmark.batch_latency,
             shard,
             start_at,
         };
         Ok(RunConfig {
             plan,
             output: Output {
-                quiet: args.quiet,
-                csv: args.csv,
+                quiet: args.run_output.quiet,
+                csv: args.run_output.csv,
                 precision,
-                json: args.json.clone(),
-                hdr_log: args.hdr_log.clone(),
-                progress: !args.no_progress,
-                server_stats: !args.no_server_stats,
+                json: args.json.json.clone(),
+                hdr_log: args.run_output.hdr_log.clone(),
+                progress: !args.progress.no_progress,
+                server_stats: !args.progress.no_server_stats,
             },
-            strict: args.strict,
-            loop_forever: args.loop_forever,
-            contrast: args.contrast,
-            repeat: args.repeat,
-            idle: args.idle,
-            cluster: args.cluster,
+            strict: args.checks.strict,
+            loop_forever: args.benchmark.loop_forever,
+            contrast: args.contrast.contrast,
+            repeat: args.repeat.repeat,
+            idle: args.benchmark.idle,
+            cluster: args.connection.cluster,
         })
     }
 
@@ -299,16 +289,16 @@ fn check_shard(
     shard: crate::drive::Shard,
     start_at: Option<std::time::SystemTime>,
 ) -> Result<(), ConfigError> {
-    if shard.share_of(args.clients as u64) == 0 {
+    if shard.share_of(args.connection.clients as u64) == 0 {
         return Err(ConfigError::invalid(
             "-c",
             format!(
                 "{} connections cannot be split into {} shards: give -c at least {}",
-                args.clients, shard.count, shard.count
+                args.connection.clients, shard.count, shard.count
             ),
         ));
     }
-    if shard.is_split() && args.workers.is_some() {
+    if shard.is_split() && args.workers.workers.is_some() {
         return Err(ConfigError::Conflict {
             a: "--shard",
             b: "--workers",
@@ -316,7 +306,10 @@ fn check_shard(
         });
     }
     if start_at.is_some() {
-        let several = args.repeat > 1 || args.contrast || args.loop_forever || args.idle;
+        let several = args.repeat.repeat > 1
+            || args.contrast.contrast
+            || args.benchmark.loop_forever
+            || args.benchmark.idle;
         if several {
             return Err(ConfigError::invalid(
                 "--start-at",
@@ -331,7 +324,7 @@ fn check_shard(
 /// Refuses a rate above what the run's threads can plan ([`MAX_RATE_PER_THREAD`] each).
 fn check_rate_per_thread(args: &RunArgs, rate_per_sec: f64) -> Result<(), ConfigError> {
     // Each thread has a connection at least: more threads than -c are not started.
-    let threads = args.threads.min(args.clients).max(1);
+    let threads = args.connection.threads.min(args.connection.clients).max(1);
     if rate_per_sec <= MAX_RATE_PER_THREAD * threads as f64 {
         return Ok(());
     }
@@ -351,7 +344,7 @@ fn check_rate_per_thread(args: &RunArgs, rate_per_sec: f64) -> Result<(), Config
 fn depth_of(args: &RunArgs, mode: &Mode) -> Option<(u64, &'static str)> {
     match mode {
         Mode::Open { max_inflight, .. } => Some((*max_inflight as u64, "--max-inflight")),
-        Mode::Closed { workers: None, .. } => Some((u64::from(args.pipeline), "-P")),
+        Mode::Closed { workers: None, .. } => Some((u64::from(args.benchmark.pipeline), "-P")),
         Mode::Closed {
             workers: Some(_), ..
         } => None,
@@ -363,7 +356,7 @@ fn check_slots(args: &RunArgs, mode: &Mode) -> Result<(), ConfigError> {
     let Some((depth, flag)) = depth_of(args, mode) else {
         return Ok(());
     };
-    let slots = (args.clients as u64).saturating_mul(depth);
+    let slots = (args.connection.clients as u64).saturating_mul(depth);
     if slots <= MAX_SLOTS {
         return Ok(());
     }
@@ -372,7 +365,7 @@ fn check_slots(args: &RunArgs, mode: &Mode) -> Result<(), ConfigError> {
         format!(
             "-c {} connections with {flag} {depth} each is {slots} requests in flight, above \
              {MAX_SLOTS}, the most a run allocates room for: lower -c or {flag}",
-            args.clients
+            args.connection.clients
         ),
     ))
 }
@@ -390,14 +383,14 @@ fn check_batch_bytes(
         (None, None) => (1, "-P"),
     };
     let request = spec.most_request_bytes();
-    let total = (args.clients as u64)
+    let total = (args.connection.clients as u64)
         .saturating_mul(per_write)
         .saturating_mul(request);
     if total <= MAX_BATCH_BYTES {
         return Ok(());
     }
     let value = spec.sizes.max();
-    let key = args.key_size.unwrap_or(0);
+    let key = args.workload.key_size.unwrap_or(0);
     let stdin_bytes = spec
         .custom
         .as_ref()
@@ -407,9 +400,9 @@ fn check_batch_bytes(
         "-x"
     } else if key > value as u64 {
         "--key-size"
-    } else if args.data_size_range.is_some() {
+    } else if args.workload.data_size_range.is_some() {
         "--data-size-range"
-    } else if args.data_size_list.is_some() {
+    } else if args.workload.data_size_list.is_some() {
         "--data-size-list"
     } else {
         "-d"
@@ -420,7 +413,7 @@ fn check_batch_bytes(
             "requests of up to {request} bytes, {per_write} per write ({depth_flag}) on each of \
              -c {} connections, could hold {total} bytes in write buffers, above {MAX_BATCH_BYTES} \
              (4 GiB), the most a run holds: lower -c, {depth_flag} or the size",
-            args.clients
+            args.connection.clients
         ),
     ))
 }
@@ -428,7 +421,7 @@ fn check_batch_bytes(
 /// Checks `--json` and `--hdr-log` before anything runs, so a path that cannot be
 /// written fails the command at once instead of losing a finished run.
 fn check_outputs(args: &RunArgs) -> Result<(), ConfigError> {
-    if let (Some(json), Some(hdr_log)) = (&args.json, &args.hdr_log)
+    if let (Some(json), Some(hdr_log)) = (&args.json.json, &args.run_output.hdr_log)
         && output::same_place(json, hdr_log)
     {
         return Err(ConfigError::SameOutput {
@@ -441,7 +434,10 @@ fn check_outputs(args: &RunArgs) -> Result<(), ConfigError> {
             },
         });
     }
-    for (flag, path) in [("--json", &args.json), ("--hdr-log", &args.hdr_log)] {
+    for (flag, path) in [
+        ("--json", &args.json.json),
+        ("--hdr-log", &args.run_output.hdr_log),
+    ] {
         if let Some(path) = path {
             output::check(path).map_err(|why| ConfigError::Output {
                 flag,
