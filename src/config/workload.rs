@@ -104,7 +104,36 @@ pub(super) fn workload_spec(
         stdin_arg,
     });
 
-    // Keys: -r N is --keyspace N with uniform keys.
+    let (keyspace, keys) = keys_of(args)?;
+    let key_format = key_format_of(args, mix.as_ref(), &keys)?;
+
+    // Values.
+    let sizes = match (
+        &args.workload.data_size_range,
+        &args.workload.data_size_list,
+    ) {
+        (Some(range), _) => ValueSizes::parse_range(range)
+            .map_err(|why| ConfigError::invalid("--data-size-range", why))?,
+        (None, Some(list)) => ValueSizes::parse_list(list)
+            .map_err(|why| ConfigError::invalid("--data-size-list", why))?,
+        (None, None) => ValueSizes::Fixed(args.workload.data_size),
+    };
+
+    Ok(WorkloadSpec {
+        tests: args.workload.tests.clone(),
+        custom,
+        mix,
+        keyspace,
+        keys,
+        key_format,
+        sizes,
+        scripts: args.workload.script_load.clone(),
+    })
+}
+
+/// The keys: `-r N` is `--keyspace N` with uniform keys; `--key-pattern` and
+/// `--zipf-exponent` shape them. Returns the keyspace as typed and the distribution.
+fn keys_of(args: &RunArgs) -> Result<(Option<u64>, KeyDist), ConfigError> {
     if args.workload.keyspace.is_some() && args.workload.keyspace_size.is_some() {
         return Err(ConfigError::Conflict {
             a: "-r",
@@ -174,8 +203,16 @@ pub(super) fn workload_spec(
             ),
         })?,
     };
+    Ok((keyspace, keys))
+}
 
-    // `--key-prefix` and `--key-size` shape `__key__`; refuse them where no command has one.
+/// `--key-prefix` and `--key-size` shape `__key__`: refused where no command has one,
+/// and checked to hold the digits of every key.
+fn key_format_of(
+    args: &RunArgs,
+    mix: Option<&Mix>,
+    keys: &KeyDist,
+) -> Result<KeyFormat, ConfigError> {
     let key_flag = if args.workload.key_size.is_some() {
         Some("--key-size")
     } else {
@@ -205,7 +242,7 @@ pub(super) fn workload_spec(
         .workload
         .key_size
         .map(|k| usize::try_from(k).unwrap_or(usize::MAX));
-    let key_format = KeyFormat::new(prefix.as_bytes(), keys.len, key_size).map_err(|needed| {
+    KeyFormat::new(prefix.as_bytes(), keys.len, key_size).map_err(|needed| {
         ConfigError::invalid(
             "--key-size",
             format!(
@@ -215,29 +252,6 @@ pub(super) fn workload_spec(
                 keys.len
             ),
         )
-    })?;
-
-    // Values.
-    let sizes = match (
-        &args.workload.data_size_range,
-        &args.workload.data_size_list,
-    ) {
-        (Some(range), _) => ValueSizes::parse_range(range)
-            .map_err(|why| ConfigError::invalid("--data-size-range", why))?,
-        (None, Some(list)) => ValueSizes::parse_list(list)
-            .map_err(|why| ConfigError::invalid("--data-size-list", why))?,
-        (None, None) => ValueSizes::Fixed(args.workload.data_size),
-    };
-
-    Ok(WorkloadSpec {
-        tests: args.workload.tests.clone(),
-        custom,
-        mix,
-        keyspace,
-        keys,
-        key_format,
-        sizes,
-        scripts: args.workload.script_load.clone(),
     })
 }
 
