@@ -103,6 +103,28 @@ fn usage_error(e: clap::Error) -> ExitCode {
             let _ = e.print();
             ExitCode::SUCCESS
         }
+        // A missing flag is often required by another one typed (`compare --rounds 3`
+        // requires `--live`), and a flag a subcommand does not take is refused as unknown
+        // to it: the usage line clap writes with them names the flags typed and the
+        // subcommand.
+        ErrorKind::MissingRequiredArgument | ErrorKind::UnknownArgument => {
+            let rendered = e.render().to_string();
+            let usage_line = rendered
+                .lines()
+                .find_map(|l| l.strip_prefix("Usage: "))
+                .map(str::trim)
+                .filter(|u| {
+                    e.kind() == ErrorKind::MissingRequiredArgument
+                        || u.split(' ')
+                            .nth(1)
+                            .is_some_and(|w| !w.starts_with(['[', '-', '<']))
+                });
+            let message = clap_message(&rendered);
+            match usage_line {
+                Some(u) => usage(&format!("{message} (usage: {u})")),
+                None => usage(&message),
+            }
+        }
         _ => usage(&clap_message(&e.render().to_string())),
     }
 }

@@ -426,6 +426,7 @@ fn compare_refuses_bad_flags_naming_them() {
         &["--rounds", "--live"],
     );
     assert_usage_error(&["compare", "a", "b", "--a", "h:1"], &["--a", "--live"]);
+    assert_usage_error(&["compare", "a", "b", "-c", "5"], &["-c", "--live"]);
     assert_usage_error(
         &["compare", "a", "b", "--fail-if-slower", "five"],
         &["--fail-if-slower", "five"],
@@ -465,7 +466,7 @@ fn compare_refuses_bad_flags_naming_them() {
     );
     assert_usage_error(
         &with(&["--rate", "1k", "--duration", "5s"]),
-        &["--duration", "--round-duration"],
+        &["--duration", "compare"],
     );
     assert_usage_error(
         &with(&["--rate", "1k", "--hdr-log", "x.hlog"]),
@@ -473,7 +474,7 @@ fn compare_refuses_bad_flags_naming_them() {
     );
     assert_usage_error(
         &with(&["--rate", "1k", "--repeat", "3"]),
-        &["--repeat", "--rounds"],
+        &["--repeat", "compare"],
     );
     assert_usage_error(&with(&["--rate", "1k", "a.json"]), &["REPORT", "--live"]);
     assert_usage_error(

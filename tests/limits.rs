@@ -338,12 +338,20 @@ fn every_numeric_flag_documents_the_range_it_enforces() {
     );
     for flag in &flags {
         let (inside, outside) = probes(flag);
+        // A live compare needs its two servers before clap lets it through.
+        let common: Vec<String> = if flag.subcommand.as_deref() == Some("compare") {
+            ["--a", "127.0.0.1:1", "--b", "127.0.0.1:2"]
+                .map(String::from)
+                .to_vec()
+        } else {
+            Vec::new()
+        };
         // An out-of-range value clap lets through must be refused by the checks after it;
         // a flag whose range is clap's is checked there only at its ends (the checks
         // after it may refuse an end for other flags' sake: --rate's top needs threads).
         let mut clap_enforced = true;
         for value in &outside {
-            let args = argv(flag, value, &[]);
+            let args = argv(flag, value, &common);
             let parsed = check_in_process(&args, false);
             let refused = match parsed {
                 Err(e) => e,
@@ -365,7 +373,7 @@ fn every_numeric_flag_documents_the_range_it_enforces() {
             );
         }
         for value in &inside {
-            let args = argv(flag, value, &[]);
+            let args = argv(flag, value, &common);
             if let Err(e) = check_in_process(&args, !clap_enforced) {
                 panic!(
                     "{} {value} is inside its documented range and refused: {e}",
@@ -484,14 +492,15 @@ fn extreme_values_of_every_numeric_flag_end_cleanly_never_in_a_panic() {
     let port = server.port().to_string();
     let address = format!("127.0.0.1:{port}");
     // What every case adds, and the JSON it leaves: a sweep writes into --out and takes
-    // no --json, a live compare names its two servers and prints a table, not -q.
+    // no --json, a live compare names its two servers and prints a table; sweep, tune and
+    // compare take no -q.
     let outputs = |flag: &Flag| -> (Vec<String>, std::path::PathBuf) {
         let out = dir.path().to_str().unwrap();
         let report = dir.path().join("r.json");
         let report_arg = report.to_str().unwrap();
         let (common, json) = match flag.subcommand.as_deref() {
             Some("sweep") => (
-                vec!["-p", &port, "--no-progress", "-q", "--out", out],
+                vec!["-p", &port, "--no-progress", "--out", out],
                 dir.path().join("sweep.json"),
             ),
             Some("compare") => (
@@ -504,6 +513,10 @@ fn extreme_values_of_every_numeric_flag_end_cleanly_never_in_a_panic() {
                     "--json",
                     report_arg,
                 ],
+                report.clone(),
+            ),
+            Some("tune") => (
+                vec!["-p", &port, "--no-progress", "--json", report_arg],
                 report.clone(),
             ),
             _ => (

@@ -27,9 +27,11 @@ fn tune_refuses_the_flags_it_searches_and_those_it_cannot_use() {
         &["tune", "-c", "1", "--pipeline-delay", "1ms"],
         &["--pipeline-delay", "tune"],
     );
-    assert_usage_error(&["tune", "-n", "1000"], &["-n", "--duration"]);
+    assert_usage_error(&["tune", "-n", "1000"], &["-n", "tune"]);
     assert_usage_error(&["tune", "--rate", "1000"], &["--rate", "tune"]);
     assert_usage_error(&["tune", "-P", "16"], &["-P", "tune"]);
+    assert_usage_error(&["tune", "-k", "0"], &["-k", "tune"]);
+    assert_usage_error(&["tune", "--hdr-log", "x.hlog"], &["--hdr-log", "tune"]);
     assert_usage_error(&["tune", "--max-trials", "0"], &["--max-trials"]);
     assert_usage_error(&["tune", "--max-trials", "lots"], &["--max-trials", "lots"]);
     assert_usage_error(&["tune", "--confirm-runs", "0"], &["--confirm-runs"]);

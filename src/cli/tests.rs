@@ -1,7 +1,8 @@
-//! Unit tests of `cli.rs`.
+//! Unit tests of `cli/`.
 
 #![allow(clippy::unwrap_used)]
 use super::*;
+use crate::workload::KeyPattern;
 use clap::CommandFactory;
 
 #[test]
@@ -24,9 +25,9 @@ fn dash_h_is_the_host_and_a_custom_command_follows_the_flags() {
         "v",
     ])
     .unwrap();
-    assert_eq!(args.run.host, "10.1.1.1");
-    assert_eq!(args.run.requests, Some(1000));
-    assert_eq!(args.run.command, ["SET", "k:__rand_int__", "v"]);
+    assert_eq!(args.run.endpoint.host, "10.1.1.1");
+    assert_eq!(args.run.benchmark.requests, Some(1000));
+    assert_eq!(args.run.workload.command, ["SET", "k:__rand_int__", "v"]);
     assert!(args.subcommand.is_none());
 }
 
@@ -34,7 +35,7 @@ fn dash_h_is_the_host_and_a_custom_command_follows_the_flags() {
 fn an_unknown_flag_is_an_error_but_a_command_argument_may_start_with_a_dash() {
     assert!(Args::try_parse_from(["tailrate", "--no-such-flag"]).is_err());
     let args = Args::try_parse_from(["tailrate", "-q", "INCRBY", "k", "-1"]).unwrap();
-    assert_eq!(args.run.command, ["INCRBY", "k", "-1"]);
+    assert_eq!(args.run.workload.command, ["INCRBY", "k", "-1"]);
 }
 
 #[test]
@@ -56,15 +57,18 @@ fn workload_flags_repeat_and_leave_the_trailing_command_alone() {
     ])
     .unwrap();
     assert_eq!(
-        args.run.mix_command,
+        args.run.workload.mix_command,
         ["SET __key__ __data__", "GET __key__"]
     );
-    assert_eq!(args.run.key_pattern, Some(KeyPattern::Zipf));
+    assert_eq!(args.run.workload.key_pattern, Some(KeyPattern::Zipf));
     assert_eq!(
-        (args.run.zipf_exponent, args.run.read_ratio),
+        (
+            args.run.workload.zipf_exponent,
+            args.run.workload.read_ratio
+        ),
         (Some(0.9), Some(0.8))
     );
-    assert_eq!(args.run.command, ["GET", "--command"]);
+    assert_eq!(args.run.workload.command, ["GET", "--command"]);
 }
 
 #[test]
@@ -97,7 +101,7 @@ fn tune_is_a_subcommand_with_run_flags() {
     ])
     .unwrap();
     match args.subcommand {
-        Some(Command::Tune(tune)) => assert_eq!((tune.max_trials, tune.run.clients), (5, 2)),
+        Some(Command::Tune(tune)) => assert_eq!((tune.max_trials, tune.connection.clients), (5, 2)),
         other => panic!("expected tune, got {other:?}"),
     }
 }
@@ -118,8 +122,76 @@ fn sweep_is_a_subcommand_with_run_flags() {
     match args.subcommand {
         Some(Command::Sweep(sweep)) => {
             assert_eq!(sweep.rates, "1k..2k:1k");
-            assert_eq!(sweep.run.port, 7000);
+            assert_eq!(sweep.endpoint.port, 7000);
         }
         other => panic!("expected sweep, got {other:?}"),
     }
+}
+
+#[test]
+fn every_group_parses_empty_into_its_defaults() {
+    let run = RunArgs::default();
+    assert_eq!(
+        (run.endpoint.host.as_str(), run.endpoint.port),
+        ("127.0.0.1", 6379)
+    );
+    assert_eq!(
+        (
+            run.connection.clients,
+            run.benchmark.pipeline,
+            run.repeat.repeat
+        ),
+        (50, 1, 1)
+    );
+    assert_eq!(run.open_loop.max_inflight, 64);
+    assert!(run.rate.rate.is_none() && run.workers.workers.is_none());
+}
+
+#[test]
+fn a_subcommand_refuses_the_groups_it_does_not_take_by_clap() {
+    use clap::error::ErrorKind;
+    for argv in [
+        &["tailrate", "sweep", "--rates", "1k", "-n", "10"][..],
+        &["tailrate", "sweep", "--rates", "1k", "--rate", "1k"],
+        &["tailrate", "sweep", "--rates", "1k", "--json", "x"],
+        &["tailrate", "tune", "--workers", "10"],
+        &["tailrate", "tune", "-k", "0"],
+        &["tailrate", "tune", "--hdr-log", "x"],
+        &["tailrate", "compare", "--live", "--duration", "1s"],
+        &["tailrate", "compare", "--live", "-s", "/tmp/s"],
+        &["tailrate", "compare", "--live", "--repeat", "2"],
+    ] {
+        let e = Args::try_parse_from(argv).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::UnknownArgument, "{argv:?}: {e}");
+    }
+}
+
+#[test]
+fn compare_flags_of_a_live_duet_need_live_except_the_outputs() {
+    use clap::error::ErrorKind;
+    for argv in [
+        &["tailrate", "compare", "a", "b", "--rounds", "3"][..],
+        &["tailrate", "compare", "a", "b", "-c", "5"],
+        &["tailrate", "compare", "a", "b", "--a", "h:1"],
+        &["tailrate", "compare", "--live", "--a", "h:1", "--b", "h:2"],
+    ] {
+        let e = Args::try_parse_from(argv).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            ErrorKind::MissingRequiredArgument,
+            "{argv:?}: {e}"
+        );
+    }
+    let args = Args::try_parse_from([
+        "tailrate",
+        "compare",
+        "a",
+        "b",
+        "--json",
+        "-",
+        "--precision",
+        "2",
+    ])
+    .unwrap();
+    assert!(matches!(args.subcommand, Some(Command::Compare(_))));
 }

@@ -1,7 +1,7 @@
 //! What `tailrate compare` was asked to do, checked: two report files, or the live duet
 //! (its two endpoints, rounds and the run every round starts from); the metric, the
 //! `--fail-if-slower` threshold and the output. Reading the files and running the rounds
-//! are `compare`'s; errors here are [`CompareError`]s naming the flag.
+//! are `compare`'s. The flags of the live duet need `--live`, which clap checks.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -61,53 +61,6 @@ pub struct LiveConfig {
     pub round: Duration,
 }
 
-/// A compare flag that cannot run; names the flag and says what is accepted.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum CompareError {
-    /// One flag's value is wrong.
-    #[error("invalid value for {flag}: {why}")]
-    Invalid {
-        /// The flag.
-        flag: &'static str,
-        /// What is wrong and what is accepted.
-        why: String,
-    },
-    /// A flag of the live duet given without `--live`.
-    #[error("{flag} needs --live: {why}")]
-    NeedsLive {
-        /// The flag.
-        flag: &'static str,
-        /// What it is for.
-        why: &'static str,
-    },
-    /// A flag that the live duet cannot use.
-    #[error("{flag} cannot be used with compare --live: {why}")]
-    NotWithLive {
-        /// The flag.
-        flag: &'static str,
-        /// Why, and what to do instead.
-        why: &'static str,
-    },
-    /// A flag the live duet needs.
-    #[error("compare --live needs {flag}: {why}")]
-    Missing {
-        /// The flag.
-        flag: &'static str,
-        /// What it is for.
-        why: &'static str,
-    },
-    /// The report files, as given.
-    #[error("{0}")]
-    Reports(String),
-}
-
-fn invalid(flag: &'static str, why: impl Into<String>) -> CompareError {
-    CompareError::Invalid {
-        flag,
-        why: why.into(),
-    }
-}
-
 impl CompareConfig {
     /// Checks `args`; with `--live`, builds A's and B's runs.
     pub fn from_args(args: &CompareArgs) -> Result<Self, ConfigError> {
@@ -117,7 +70,7 @@ impl CompareConfig {
             Some(m) => {
                 let key = m.trim().replace('-', "_");
                 Some(METRICS.into_iter().find(|k| *k == key).ok_or_else(|| {
-                    invalid(
+                    ConfigError::invalid(
                         "--metric",
                         format!("{m:?}: give one of {}", METRICS.join(", ")),
                     )
@@ -129,7 +82,7 @@ impl CompareConfig {
             .as_deref()
             .map(parse_percent)
             .transpose()?;
-        let json = args.run.json.clone();
+        let json = args.json.json.clone();
         if let Some(path) = &json {
             output::check(path).map_err(|why| ConfigError::Output {
                 flag: "--json",
@@ -137,7 +90,7 @@ impl CompareConfig {
                 why,
             })?;
         }
-        let precision = args.run.precision.unwrap_or(3);
+        let precision = args.precision.precision.unwrap_or(3);
         if precision > 9 {
             return Err(ConfigError::invalid(
                 "--precision",
@@ -160,141 +113,63 @@ impl CompareConfig {
 }
 
 /// `5%` or `5`: a percentage, as a fraction.
-fn parse_percent(text: &str) -> Result<f64, CompareError> {
+fn parse_percent(text: &str) -> Result<f64, ConfigError> {
     const FLAG: &str = "--fail-if-slower";
     let number = text.trim().strip_suffix('%').unwrap_or(text.trim()).trim();
     match number.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v / 100.0),
-        Ok(_) => Err(invalid(
+        Ok(_) => Err(ConfigError::invalid(
             FLAG,
             format!("{text:?}: give a percentage of A's value, 0% or more (5%)"),
         )),
-        Err(_) => Err(invalid(
+        Err(_) => Err(ConfigError::invalid(
             FLAG,
             format!("{text:?} is not a percentage: give one like 5% or 2.5%"),
         )),
     }
 }
 
-/// The two report files of a comparison of saved runs.
-fn files(args: &CompareArgs) -> Result<Source, CompareError> {
-    let live_only = [
-        (args.a.is_some(), "--a", "it names server A of a live duet"),
-        (args.b.is_some(), "--b", "it names server B of a live duet"),
-        (
-            args.rounds.is_some(),
-            "--rounds",
-            "it counts the rounds of a live duet",
-        ),
-        (
-            args.round_duration.is_some(),
-            "--round-duration",
-            "it is each turn of a live duet",
-        ),
-        (
-            !args.run.command.is_empty(),
-            "a custom command",
-            "reports are compared as they were measured",
-        ),
-    ];
-    if let Some((_, flag, why)) = live_only.into_iter().find(|(given, ..)| *given) {
-        return Err(CompareError::NeedsLive { flag, why });
-    }
+/// The two report files of a comparison of saved runs (the flags of the live duet need
+/// `--live`, which clap checks).
+fn files(args: &CompareArgs) -> Result<Source, ConfigError> {
     match args.reports.as_slice() {
         [a, b] => Ok(Source::Files {
             a: a.clone(),
             b: b.clone(),
         }),
-        other => Err(CompareError::Reports(format!(
-            "compare needs two reports, A then B (tailrate compare A.json B.json), or --live \
-             with --a and --b; {} given",
-            match other.len() {
-                0 => "none".to_string(),
-                n => n.to_string(),
-            }
-        ))),
+        other => Err(ConfigError::ReportCount { given: other.len() }),
     }
 }
 
-/// The live duet: flags it cannot use, the two endpoints, and the run of each side.
+/// The live duet: the two endpoints, and the run of each side. clap has checked that
+/// `--rate`, `--a` and `--b` are given.
 fn live(args: &CompareArgs) -> Result<LiveConfig, ConfigError> {
-    let run = &args.run;
+    // Checked here, not by clap: a REPORT that conflicted with `--live` there would excuse
+    // every flag that requires `--live` from needing it whenever reports are given.
     if !args.reports.is_empty() {
-        return Err(CompareError::NotWithLive {
-            flag: "REPORT",
+        return Err(ConfigError::Conflict {
+            a: "--live",
+            b: "REPORT",
             why: "--live measures two servers instead of reading reports; a custom command \
                   goes after --",
-        }
-        .into());
+        });
     }
-    if run.rate.is_none() {
-        return Err(CompareError::Missing {
-            flag: "--rate",
-            why: "both sides run open loop at the same rate (--rate 10k)",
-        }
-        .into());
-    }
-    let refused = [
-        (
-            run.duration.is_some(),
-            "--duration",
-            "each turn lasts --round-duration, and there are --rounds of them",
-        ),
-        (
-            run.requests.is_some(),
-            "-n",
-            "each turn lasts --round-duration",
-        ),
-        (
-            run.uri.is_some(),
-            "-u",
-            "give each server to --a and --b (they take URIs)",
-        ),
-        (
-            run.socket.is_some(),
-            "-s",
-            "give each server to --a and --b (unix:///path)",
-        ),
-        (
-            run.hdr_log.is_some(),
-            "--hdr-log",
-            "the rounds' intervals interleave two servers",
-        ),
-        (run.contrast, "--contrast", "compare contrasts two servers"),
-        (
-            run.csv,
-            "--csv",
-            "the comparison is a table, or JSON with --json",
-        ),
-        (
-            run.quiet,
-            "-q",
-            "the comparison is a table, or JSON with --json",
-        ),
-        (run.loop_forever, "-l", "the duet has --rounds"),
-        (run.repeat > 1, "--repeat", "the duet repeats in --rounds"),
-        (run.idle, "-I", "the duet measures"),
-    ];
-    if let Some((_, flag, why)) = refused.into_iter().find(|(given, ..)| *given) {
-        return Err(CompareError::NotWithLive { flag, why }.into());
-    }
+    let run = args.run_args();
     // Both are in range where clap read them (src/cli.rs).
     let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
     let round = args.round_duration.unwrap_or(DEFAULT_ROUND);
     let (Some(a), Some(b)) = (&args.a, &args.b) else {
-        let flag = if args.a.is_none() { "--a" } else { "--b" };
-        return Err(CompareError::Missing {
-            flag,
-            why: "the two servers, --a HOST:PORT --b HOST:PORT",
-        }
-        .into());
+        return Err(ConfigError::invalid(
+            "--live",
+            "needs the two servers, --a HOST:PORT --b HOST:PORT",
+        ));
     };
     // One seed for both sides, so their schedules and keys are the same draws.
-    let seed = run.seed.unwrap_or_else(crate::workload::fresh_seed);
+    let seed = run.checks.seed.unwrap_or_else(crate::workload::fresh_seed);
     let side = |flag: &'static str, endpoint: &str| -> Result<RunConfig, ConfigError> {
-        let mut side_args = with_endpoint(run, flag, endpoint)?;
-        side_args.seed = Some(seed);
-        side_args.duration = Some(round);
+        let mut side_args = with_endpoint(&run, flag, endpoint)?;
+        side_args.checks.seed = Some(seed);
+        side_args.duration.duration = Some(round);
         let mut config = RunConfig::from_args(&side_args, None)?;
         config.plan.stop = Stop::After(round);
         // The comparison is the output; the servers' own counters are not compared, and
@@ -317,30 +192,32 @@ fn with_endpoint(
     run: &RunArgs,
     flag: &'static str,
     endpoint: &str,
-) -> Result<RunArgs, CompareError> {
+) -> Result<RunArgs, ConfigError> {
     let mut args = run.clone();
     let text = endpoint.trim();
     if text.contains("://") {
-        args.uri = Some(text.to_string());
+        args.endpoint.uri = Some(text.to_string());
     } else if text.starts_with('/') {
-        args.socket = Some(PathBuf::from(text));
+        args.endpoint.socket = Some(PathBuf::from(text));
     } else {
         let Some((host, port)) = text.rsplit_once(':') else {
-            return Err(invalid(
+            return Err(ConfigError::invalid(
                 flag,
                 format!("{endpoint:?}: give HOST:PORT, a redis:// URI or a socket path"),
             ));
         };
         let host = host.trim_start_matches('[').trim_end_matches(']');
-        let port: u16 =
-            port.parse().ok().filter(|&p| p > 0).ok_or_else(|| {
-                invalid(flag, format!("{endpoint:?}: the port must be 1 to 65535"))
-            })?;
+        let port: u16 = port.parse().ok().filter(|&p| p > 0).ok_or_else(|| {
+            ConfigError::invalid(flag, format!("{endpoint:?}: the port must be 1 to 65535"))
+        })?;
         if host.is_empty() {
-            return Err(invalid(flag, format!("{endpoint:?}: the host is empty")));
+            return Err(ConfigError::invalid(
+                flag,
+                format!("{endpoint:?}: the host is empty"),
+            ));
         }
-        args.host = host.to_string();
-        args.port = port;
+        args.endpoint.host = host.to_string();
+        args.endpoint.port = port;
     }
     Ok(args)
 }
@@ -366,13 +243,16 @@ mod tests {
         use clap::Parser;
         let run = crate::cli::Args::try_parse_from(["tailrate"]).unwrap().run;
         let a = with_endpoint(&run, "--a", "10.0.0.2:7001").unwrap();
-        assert_eq!((a.host.as_str(), a.port), ("10.0.0.2", 7001));
+        assert_eq!(
+            (a.endpoint.host.as_str(), a.endpoint.port),
+            ("10.0.0.2", 7001)
+        );
         let a = with_endpoint(&run, "--a", "[::1]:7001").unwrap();
-        assert_eq!(a.host, "::1");
+        assert_eq!(a.endpoint.host, "::1");
         let u = with_endpoint(&run, "--b", "rediss://h:6380").unwrap();
-        assert_eq!(u.uri.as_deref(), Some("rediss://h:6380"));
+        assert_eq!(u.endpoint.uri.as_deref(), Some("rediss://h:6380"));
         let s = with_endpoint(&run, "--b", "/tmp/r.sock").unwrap();
-        assert_eq!(s.socket, Some(PathBuf::from("/tmp/r.sock")));
+        assert_eq!(s.endpoint.socket, Some(PathBuf::from("/tmp/r.sock")));
         for bad in ["localhost", "h:0", "h:port", ":7000"] {
             let e = with_endpoint(&run, "--b", bad).unwrap_err().to_string();
             assert!(e.contains("--b"), "{bad}: {e}");

@@ -8,21 +8,21 @@ use crate::net::{Endpoint, Handshake, TlsOptions, TlsSettings};
 /// handshake. TLS files are read here, once per run.
 pub(super) fn resolve_endpoint(args: &RunArgs) -> Result<(Endpoint, Handshake), ConfigError> {
     let mut handshake = Handshake {
-        user: args.user.clone(),
-        password: args.password.clone(),
-        db: args.dbnum,
-        resp3: args.resp3,
-        tracking: args.enable_tracking,
+        user: args.connection.user.clone(),
+        password: args.connection.password.clone(),
+        db: args.connection.dbnum,
+        resp3: args.connection.resp3,
+        tracking: args.connection.enable_tracking,
     };
-    let mut endpoint = match &args.socket {
+    let mut endpoint = match &args.endpoint.socket {
         Some(path) => Endpoint::Unix(path.clone()),
         None => Endpoint::Tcp {
-            host: args.host.clone(),
-            port: args.port,
+            host: args.endpoint.host.clone(),
+            port: args.endpoint.port,
         },
     };
-    let mut tls = args.tls;
-    if let Some(uri) = &args.uri {
+    let mut tls = args.connection.tls;
+    if let Some(uri) = &args.endpoint.uri {
         let parsed = crate::net::parse_uri(uri).map_err(|why| ConfigError::invalid("-u", why))?;
         endpoint = parsed.endpoint;
         tls |= parsed.tls;
@@ -44,11 +44,11 @@ pub(super) fn resolve_endpoint(args: &RunArgs) -> Result<(Endpoint, Handshake), 
 /// run's client configuration (reading the files) and makes the endpoint a TLS one.
 fn with_tls(args: &RunArgs, tls: bool, endpoint: Endpoint) -> Result<Endpoint, ConfigError> {
     let tls_only = [
-        (args.cacert.is_some(), "--cacert"),
-        (args.cert.is_some(), "--cert"),
-        (args.key.is_some(), "--key"),
-        (args.sni.is_some(), "--sni"),
-        (args.insecure, "--insecure"),
+        (args.connection.cacert.is_some(), "--cacert"),
+        (args.connection.cert.is_some(), "--cert"),
+        (args.connection.key.is_some(), "--key"),
+        (args.connection.sni.is_some(), "--sni"),
+        (args.connection.insecure, "--insecure"),
     ];
     if !tls {
         return match tls_only.into_iter().find(|(given, _)| *given) {
@@ -60,7 +60,7 @@ fn with_tls(args: &RunArgs, tls: bool, endpoint: Endpoint) -> Result<Endpoint, C
             None => Ok(endpoint),
         };
     }
-    match (&args.cert, &args.key) {
+    match (&args.connection.cert, &args.connection.key) {
         (Some(_), None) => {
             return Err(ConfigError::invalid(
                 "--cert",
@@ -75,7 +75,7 @@ fn with_tls(args: &RunArgs, tls: bool, endpoint: Endpoint) -> Result<Endpoint, C
         }
         _ => {}
     }
-    if args.insecure && args.cacert.is_some() {
+    if args.connection.insecure && args.connection.cacert.is_some() {
         return Err(ConfigError::Conflict {
             a: "--insecure",
             b: "--cacert",
@@ -85,7 +85,7 @@ fn with_tls(args: &RunArgs, tls: bool, endpoint: Endpoint) -> Result<Endpoint, C
     let (host, port) = match endpoint {
         Endpoint::Tcp { host, port } => (host, port),
         Endpoint::Unix(_) => {
-            let b = if args.socket.is_some() {
+            let b = if args.endpoint.socket.is_some() {
                 "-s"
             } else {
                 "a unix:// URI"
@@ -99,11 +99,11 @@ fn with_tls(args: &RunArgs, tls: bool, endpoint: Endpoint) -> Result<Endpoint, C
         tls @ Endpoint::Tls { .. } => return Ok(tls),
     };
     let options = TlsOptions {
-        cacert: args.cacert.as_deref(),
-        cert: args.cert.as_deref(),
-        key: args.key.as_deref(),
-        sni: args.sni.as_deref(),
-        insecure: args.insecure,
+        cacert: args.connection.cacert.as_deref(),
+        cert: args.connection.cert.as_deref(),
+        key: args.connection.key.as_deref(),
+        sni: args.connection.sni.as_deref(),
+        insecure: args.connection.insecure,
     };
     let tls = TlsSettings::build(&options, &host)?;
     Ok(Endpoint::Tls { host, port, tls })

@@ -1,14 +1,16 @@
 //! From what was typed to what runs: [`Command::from_args`] turns `cli::Args` into one
 //! validated [`Command`], with every check across flags done here, once, and errors that
-//! name the flag ([`ConfigError`]). Nothing below this module reads `cli`.
+//! name the flag (one [`ConfigError`]). Nothing below this module reads `cli`.
 //!
 //! One file per concern: `run` (a single run: the driver's plan, outputs, exit policy),
 //! `endpoint` (where and how to connect, TLS), `workload` (tests, keys, values,
 //! mixes), `workers` (`--workers` batching), [`sweep`], [`tune`] and [`compare`] (their
-//! own flags on top of a run's), and [`redact`] (the command line as reports keep it).
+//! own flags on top of a run's), [`redact`] (the command line as reports keep it), and
+//! `error` (the one error type of them all).
 
 pub mod compare;
 mod endpoint;
+mod error;
 pub mod redact;
 mod run;
 pub mod shard;
@@ -20,15 +22,14 @@ mod workload;
 use std::io::Read;
 use std::path::PathBuf;
 
-pub use compare::{CompareConfig, CompareError};
+pub use compare::CompareConfig;
+pub use error::ConfigError;
 pub use run::{Output, RunConfig};
-pub use sweep::{SweepConfig, SweepError};
-pub use tune::{TuneConfig, TuneError};
+pub use sweep::SweepConfig;
+pub use tune::TuneConfig;
 pub use workers::{DEFAULT_PIPELINE_DELAY, DEFAULT_PIPELINE_SIZE, MAX_WORKERS};
 
 use crate::cli;
-use crate::net::TlsError;
-use crate::workload::WorkloadError;
 
 /// `tailrate merge`, checked: the inputs are read when it runs.
 #[derive(Debug, Clone)]
@@ -119,7 +120,7 @@ impl Command {
             Some(cli::Command::Completions { shell }) => Command::Completions(*shell),
             Some(cli::Command::Man) => Command::Man,
             None => {
-                let stdin_arg = if args.run.stdin_last_arg {
+                let stdin_arg = if args.run.benchmark.stdin_last_arg {
                     Some(read_last_arg(stdin)?)
                 } else {
                     None
@@ -194,83 +195,4 @@ fn refuse_stdout_dir(out: &std::path::Path) -> Result<(), ConfigError> {
         });
     }
     Ok(())
-}
-
-/// A flag, or a combination of flags, that cannot run.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// Two flags that cannot be used together.
-    #[error("{a} cannot be used with {b}: {why}")]
-    Conflict {
-        /// The first flag.
-        a: &'static str,
-        /// The second flag.
-        b: &'static str,
-        /// Why, and what to do instead.
-        why: &'static str,
-    },
-    /// One flag's value is out of range.
-    #[error("invalid value for {flag}: {why}")]
-    Invalid {
-        /// The flag.
-        flag: &'static str,
-        /// What is wrong and what is accepted.
-        why: String,
-    },
-    /// The workload (tests or custom command) is wrong.
-    #[error(transparent)]
-    Workload(#[from] WorkloadError),
-    /// A TLS file (`--cacert`, `--cert`, `--key`) or name (`--sni`) cannot be used.
-    #[error(transparent)]
-    Tls(#[from] TlsError),
-    /// A sweep flag cannot run.
-    #[error(transparent)]
-    Sweep(#[from] SweepError),
-    /// A tune flag cannot run.
-    #[error(transparent)]
-    Tune(#[from] TuneError),
-    /// A compare flag cannot run.
-    #[error(transparent)]
-    Compare(#[from] CompareError),
-    /// An output cannot be written where it was asked to go; checked before anything runs.
-    #[error("{flag} {}: {why}", .path.display())]
-    Output {
-        /// The flag (`--json`, `--hdr-log`, `--out`).
-        flag: &'static str,
-        /// The path as typed.
-        path: PathBuf,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// Two outputs asked for one place, where one would overwrite or garble the other.
-    #[error("{a} and {b} both write to {place}: give each its own file")]
-    SameOutput {
-        /// The first flag.
-        a: &'static str,
-        /// The second flag.
-        b: &'static str,
-        /// The path as typed for `a`.
-        place: String,
-    },
-    /// Standard input could not be read for `-x`.
-    #[error("reading the last argument from stdin (-x): {0}")]
-    Stdin(std::io::Error),
-}
-
-impl ConfigError {
-    pub(crate) fn invalid(flag: &'static str, why: impl Into<String>) -> Self {
-        ConfigError::Invalid {
-            flag,
-            why: why.into(),
-        }
-    }
-
-    /// The exit code this error ends the program with: 2 for bad usage, 1 for a failure
-    /// to read the input.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            ConfigError::Stdin(_) => 1,
-            _ => 2,
-        }
-    }
 }

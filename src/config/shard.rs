@@ -23,9 +23,9 @@ pub fn shard_of(
     args: &RunArgs,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Shard, ConfigError> {
-    if let Some(text) = &args.shard {
+    if let Some(text) = &args.scale_out.shard {
         let shard = parse_shard(text).map_err(|why| ConfigError::invalid("--shard", why))?;
-        if let Some(k) = args.shards
+        if let Some(k) = args.scale_out.shards
             && k != shard.count
         {
             return Err(ConfigError::Conflict {
@@ -42,7 +42,7 @@ pub fn shard_of(
         };
         value.trim().parse::<u32>().map(Some).map_err(|_| {
             ConfigError::invalid(
-                if args.shards.is_some() {
+                if args.scale_out.shards.is_some() {
                     "--shards"
                 } else {
                     "--shard"
@@ -51,11 +51,11 @@ pub fn shard_of(
             )
         })
     };
-    if let (Some(count), Some(index)) = (args.shards, number(K8S_INDEX)?) {
+    if let (Some(count), Some(index)) = (args.scale_out.shards, number(K8S_INDEX)?) {
         return checked(index, count, "--shards", K8S_INDEX);
     }
     if let (Some(index), Some(count)) = (number(SLURM_INDEX)?, number(SLURM_COUNT)?) {
-        if let Some(k) = args.shards
+        if let Some(k) = args.scale_out.shards
             && k != count
         {
             return Err(ConfigError::invalid(
@@ -65,7 +65,7 @@ pub fn shard_of(
         }
         return checked(index, count, "--shard", SLURM_INDEX);
     }
-    if args.shards.is_some() {
+    if args.scale_out.shards.is_some() {
         return Err(ConfigError::invalid(
             "--shards",
             format!(
@@ -160,7 +160,7 @@ pub fn parse_start_at(text: &str, now: SystemTime) -> Result<SystemTime, String>
 /// it is a usage error; one that passes while connecting is the driver's to refuse. An
 /// instant more than a day ahead is taken for a typing error.
 pub fn start_at_of(args: &RunArgs, now: SystemTime) -> Result<Option<SystemTime>, ConfigError> {
-    let Some(text) = &args.start_at else {
+    let Some(text) = &args.scale_out.start_at else {
         return Ok(None);
     };
     let at = parse_start_at(text, now).map_err(|why| ConfigError::invalid("--start-at", why))?;

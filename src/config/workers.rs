@@ -20,10 +20,10 @@ pub const DEFAULT_PIPELINE_DELAY: Duration = Duration::ZERO;
 /// Checks `--workers`, `--pipeline-size` and `--pipeline-delay` against each other and
 /// the other flags; `None` without `--workers`.
 pub(super) fn workers_of(args: &RunArgs) -> Result<Option<Workers>, ConfigError> {
-    let Some(count) = args.workers else {
+    let Some(count) = args.workers.workers else {
         let given = [
-            (args.pipeline_size.is_some(), "--pipeline-size"),
-            (args.pipeline_delay.is_some(), "--pipeline-delay"),
+            (args.workers.pipeline_size.is_some(), "--pipeline-size"),
+            (args.workers.pipeline_delay.is_some(), "--pipeline-delay"),
         ];
         return match given.into_iter().find(|(on, _)| *on) {
             Some((_, flag)) => Err(ConfigError::invalid(
@@ -45,58 +45,47 @@ pub(super) fn workers_of(args: &RunArgs) -> Result<Option<Workers>, ConfigError>
             format!("at most {MAX_WORKERS} (each holds request state allocated up front)"),
         ));
     }
-    if args.pipeline_size == Some(0) {
+    if args.workers.pipeline_size == Some(0) {
         return Err(ConfigError::invalid(
             "--pipeline-size",
             "a batch holds at least one request",
         ));
     }
-    if args.pipeline_size.is_some_and(|n| n > MAX_WORKERS) {
+    if args.workers.pipeline_size.is_some_and(|n| n > MAX_WORKERS) {
         return Err(ConfigError::invalid(
             "--pipeline-size",
             format!("at most {MAX_WORKERS}: no connection has more workers to wait for"),
         ));
     }
-    if args.rate.is_some() {
-        return Err(ConfigError::Conflict {
-            a: "--workers",
-            b: "--rate",
-            why: "workers are closed-loop clients (each sends when its reply arrives); an open loop sends on its schedule over -c connections, --max-inflight capping each",
-        });
-    }
-    if args.pipeline != 1 {
+    if args.benchmark.pipeline != 1 {
         return Err(ConfigError::Conflict {
             a: "--workers",
             b: "-P",
             why: "workers are batched per connection by --pipeline-size and --pipeline-delay; -P is the fixed batch of a connection without workers",
         });
     }
-    if args.batch_latency {
-        return Err(ConfigError::Conflict {
-            a: "--workers",
-            b: "--batch-latency",
-            why: "each worker's reply is timed from its own request; batch latency belongs to -P",
-        });
-    }
-    if args.keepalive == 0 {
+    if args.keepalive.keepalive == 0 {
         return Err(ConfigError::Conflict {
             a: "--workers",
             b: "-k 0",
             why: "workers share long-lived connections; drop -k 0",
         });
     }
-    if count < args.clients {
+    if count < args.connection.clients {
         return Err(ConfigError::invalid(
             "--workers",
             format!(
                 "{count} workers cannot keep {} connections busy (-c, default 50): give at least -c workers, or a smaller -c",
-                args.clients
+                args.connection.clients
             ),
         ));
     }
     Ok(Some(Workers {
         count,
-        pipeline_size: args.pipeline_size.unwrap_or(DEFAULT_PIPELINE_SIZE),
-        pipeline_delay: args.pipeline_delay.unwrap_or(DEFAULT_PIPELINE_DELAY),
+        pipeline_size: args.workers.pipeline_size.unwrap_or(DEFAULT_PIPELINE_SIZE),
+        pipeline_delay: args
+            .workers
+            .pipeline_delay
+            .unwrap_or(DEFAULT_PIPELINE_DELAY),
     }))
 }

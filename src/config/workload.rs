@@ -2,7 +2,7 @@
 //! checked [`WorkloadSpec`].
 
 use super::ConfigError;
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, WorkloadArgs};
 use crate::workload::{
     self, CustomCommand, KeyDist, KeyDistError, KeyFormat, KeyPattern, Mix, ValueSizes,
     WorkloadSpec,
@@ -92,51 +92,90 @@ pub(super) fn workload_spec(
     stdin_arg: Option<Vec<u8>>,
 ) -> Result<WorkloadSpec, ConfigError> {
     let mix = mix_of(args)?;
-    check_custom_command(&args.command)?;
-    let custom = (!args.command.is_empty()).then(|| CustomCommand {
-        name: args.command.join(" "),
-        argv: args.command.iter().map(|a| a.as_bytes().to_vec()).collect(),
+    check_custom_command(&args.workload.command)?;
+    let custom = (!args.workload.command.is_empty()).then(|| CustomCommand {
+        name: args.workload.command.join(" "),
+        argv: args
+            .workload
+            .command
+            .iter()
+            .map(|a| a.as_bytes().to_vec())
+            .collect(),
         stdin_arg,
     });
 
-    // Keys: -r N is --keyspace N with uniform keys.
-    if args.keyspace.is_some() && args.keyspace_size.is_some() {
+    let (keyspace, keys) = keys_of(args)?;
+    let key_format = key_format_of(args, mix.as_ref(), &keys)?;
+
+    // Values.
+    let sizes = match (
+        &args.workload.data_size_range,
+        &args.workload.data_size_list,
+    ) {
+        (Some(range), _) => ValueSizes::parse_range(range)
+            .map_err(|why| ConfigError::invalid("--data-size-range", why))?,
+        (None, Some(list)) => ValueSizes::parse_list(list)
+            .map_err(|why| ConfigError::invalid("--data-size-list", why))?,
+        (None, None) => ValueSizes::Fixed(args.workload.data_size),
+    };
+
+    Ok(WorkloadSpec {
+        tests: args.workload.tests.clone(),
+        custom,
+        mix,
+        keyspace,
+        keys,
+        key_format,
+        sizes,
+        scripts: args.workload.script_load.clone(),
+    })
+}
+
+/// The keys: `-r N` is `--keyspace N` with uniform keys; `--key-pattern` and
+/// `--zipf-exponent` shape them. Returns the keyspace as typed and the distribution.
+fn keys_of(args: &RunArgs) -> Result<(Option<u64>, KeyDist), ConfigError> {
+    if args.workload.keyspace.is_some() && args.workload.keyspace_size.is_some() {
         return Err(ConfigError::Conflict {
             a: "-r",
             b: "--keyspace",
             why: "-r N is --keyspace N with uniform keys; give one of them",
         });
     }
-    if args.keyspace.is_some() && args.key_pattern.is_some_and(|p| p != KeyPattern::Uniform) {
+    if args.workload.keyspace.is_some()
+        && args
+            .workload
+            .key_pattern
+            .is_some_and(|p| p != KeyPattern::Uniform)
+    {
         return Err(ConfigError::Conflict {
             a: "-r",
             b: "--key-pattern",
             why: "-r N means uniform keys below N; write --keyspace N --key-pattern ... instead",
         });
     }
-    if args.keyspace_size == Some(0) {
+    if args.workload.keyspace_size == Some(0) {
         return Err(ConfigError::invalid("--keyspace", "need at least one key"));
     }
-    let keyspace = args.keyspace.or(args.keyspace_size);
-    let size_flag = if args.keyspace.is_some() {
+    let keyspace = args.workload.keyspace.or(args.workload.keyspace_size);
+    let size_flag = if args.workload.keyspace.is_some() {
         "-r"
     } else {
         "--keyspace"
     };
-    let pattern = args.key_pattern.unwrap_or(KeyPattern::Uniform);
-    if args.key_pattern.is_some() && keyspace.is_none() {
+    let pattern = args.workload.key_pattern.unwrap_or(KeyPattern::Uniform);
+    if args.workload.key_pattern.is_some() && keyspace.is_none() {
         return Err(ConfigError::invalid(
             "--key-pattern",
             "needs a keyspace to draw from: add --keyspace N",
         ));
     }
-    if args.zipf_exponent.is_some() && pattern != KeyPattern::Zipf {
+    if args.workload.zipf_exponent.is_some() && pattern != KeyPattern::Zipf {
         return Err(ConfigError::invalid(
             "--zipf-exponent",
             "applies only to --key-pattern zipf",
         ));
     }
-    let exponent = args.zipf_exponent.unwrap_or(1.0);
+    let exponent = args.workload.zipf_exponent.unwrap_or(1.0);
     // Past s = 100 the second key's weight is 2^-100 of the first's: every request goes to
     // one key whatever the exponent, and the sampler's powers only lose precision.
     if exponent > MAX_ZIPF_EXPONENT {
@@ -164,12 +203,20 @@ pub(super) fn workload_spec(
             ),
         })?,
     };
+    Ok((keyspace, keys))
+}
 
-    // `--key-prefix` and `--key-size` shape `__key__`; refuse them where no command has one.
-    let key_flag = if args.key_size.is_some() {
+/// `--key-prefix` and `--key-size` shape `__key__`: refused where no command has one,
+/// and checked to hold the digits of every key.
+fn key_format_of(
+    args: &RunArgs,
+    mix: Option<&Mix>,
+    keys: &KeyDist,
+) -> Result<KeyFormat, ConfigError> {
+    let key_flag = if args.workload.key_size.is_some() {
         Some("--key-size")
     } else {
-        args.key_prefix.as_ref().map(|_| "--key-prefix")
+        args.workload.key_prefix.as_ref().map(|_| "--key-prefix")
     };
     if let Some(flag) = key_flag {
         let typed_key = match &mix {
@@ -177,7 +224,7 @@ pub(super) fn workload_spec(
                 commands.iter().flatten().any(|w| w.contains("__key__"))
             }
             Some(_) => true,
-            None => args.command.iter().any(|w| w.contains("__key__")),
+            None => args.workload.command.iter().any(|w| w.contains("__key__")),
         };
         if !typed_key {
             return Err(ConfigError::invalid(
@@ -187,13 +234,15 @@ pub(super) fn workload_spec(
         }
     }
     let prefix = args
+        .workload
         .key_prefix
         .as_deref()
         .unwrap_or(workload::DEFAULT_KEY_PREFIX);
     let key_size = args
+        .workload
         .key_size
         .map(|k| usize::try_from(k).unwrap_or(usize::MAX));
-    let key_format = KeyFormat::new(prefix.as_bytes(), keys.len, key_size).map_err(|needed| {
+    KeyFormat::new(prefix.as_bytes(), keys.len, key_size).map_err(|needed| {
         ConfigError::invalid(
             "--key-size",
             format!(
@@ -203,35 +252,15 @@ pub(super) fn workload_spec(
                 keys.len
             ),
         )
-    })?;
-
-    // Values.
-    let sizes = match (&args.data_size_range, &args.data_size_list) {
-        (Some(range), _) => ValueSizes::parse_range(range)
-            .map_err(|why| ConfigError::invalid("--data-size-range", why))?,
-        (None, Some(list)) => ValueSizes::parse_list(list)
-            .map_err(|why| ConfigError::invalid("--data-size-list", why))?,
-        (None, None) => ValueSizes::Fixed(args.data_size),
-    };
-
-    Ok(WorkloadSpec {
-        tests: args.tests.clone(),
-        custom,
-        mix,
-        keyspace,
-        keys,
-        key_format,
-        sizes,
-        scripts: args.script_load.clone(),
     })
 }
 
 /// The mix `--ratio`, `--read-ratio` or `--command` describe, refusing combinations.
 fn mix_of(args: &RunArgs) -> Result<Option<Mix>, ConfigError> {
     let given: Vec<&'static str> = [
-        (args.ratio.is_some(), "--ratio"),
-        (args.read_ratio.is_some(), "--read-ratio"),
-        (!args.mix_command.is_empty(), "--command"),
+        (args.workload.ratio.is_some(), "--ratio"),
+        (args.workload.read_ratio.is_some(), "--read-ratio"),
+        (!args.workload.mix_command.is_empty(), "--command"),
     ]
     .into_iter()
     .filter_map(|(on, flag)| on.then_some(flag))
@@ -243,7 +272,7 @@ fn mix_of(args: &RunArgs) -> Result<Option<Mix>, ConfigError> {
             why: "a run has one mix: give --ratio, --read-ratio or --command entries",
         });
     }
-    if args.command_weights.is_some() && args.mix_command.is_empty() {
+    if args.workload.command_weights.is_some() && args.workload.mix_command.is_empty() {
         return Err(ConfigError::invalid(
             "--command-weights",
             "weighs --command entries; give them",
@@ -252,31 +281,32 @@ fn mix_of(args: &RunArgs) -> Result<Option<Mix>, ConfigError> {
     let Some(&flag) = given.first() else {
         return Ok(None);
     };
-    if !args.command.is_empty() {
+    if !args.workload.command.is_empty() {
         return Err(ConfigError::Conflict {
             a: flag,
             b: "a custom command after the flags",
             why: "a mix replaces the custom command; write it as --command '...'",
         });
     }
-    if args.tests.is_some() {
+    if args.workload.tests.is_some() {
         return Err(ConfigError::Conflict {
             a: "-t",
             b: flag,
             why: "a mix replaces the default tests; give one or the other",
         });
     }
-    let mix = if let Some(ratio) = &args.ratio {
+    let mix = if let Some(ratio) = &args.workload.ratio {
         let (set, get) =
             workload::parse_ratio(ratio).map_err(|why| ConfigError::invalid("--ratio", why))?;
         Mix::Ratio { set, get }
-    } else if let Some(r) = args.read_ratio {
+    } else if let Some(r) = args.workload.read_ratio {
         Mix::ReadRatio(
             workload::check_read_ratio(r)
                 .map_err(|why| ConfigError::invalid("--read-ratio", why))?,
         )
     } else {
         let commands = args
+            .workload
             .mix_command
             .iter()
             .map(|c| match workload::split_words(c) {
@@ -287,7 +317,7 @@ fn mix_of(args: &RunArgs) -> Result<Option<Mix>, ConfigError> {
                 Err(why) => Err(ConfigError::invalid("--command", why)),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let weights = match &args.command_weights {
+        let weights = match &args.workload.command_weights {
             Some(text) => workload::parse_weights(text, commands.len())
                 .map_err(|why| ConfigError::invalid("--command-weights", why))?,
             None => vec![1; commands.len()],
@@ -295,4 +325,25 @@ fn mix_of(args: &RunArgs) -> Result<Option<Mix>, ConfigError> {
         Mix::Custom { commands, weights }
     };
     Ok(Some(mix))
+}
+
+/// Refuses a `-t` that selects several tests where `who` (`a sweep`, `tune`) measures one;
+/// a custom command is one test whatever `-t` says.
+pub(super) fn check_one_test(args: &WorkloadArgs, who: &str) -> Result<(), ConfigError> {
+    if args.command.is_empty()
+        && let Some(tests) = &args.tests
+        && workload::select_tests(Some(tests.as_str()))
+            .map(|t| t.len())
+            .unwrap_or(1)
+            > 1
+    {
+        return Err(ConfigError::invalid(
+            "-t",
+            format!(
+                "'{tests}' selects more than one test; {who} measures one: give one test or a \
+                 custom command"
+            ),
+        ));
+    }
+    Ok(())
 }

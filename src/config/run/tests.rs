@@ -108,9 +108,18 @@ fn duration_and_count_together_are_refused() {
     assert!(err.contains("--duration") && err.contains("-n"), "{err}");
 }
 
-/// The error of `argv`, checked to be one line naming every needle.
+/// The error of `argv`, clap's (its first line) or the check's, checked to be one line
+/// naming every needle.
 fn refused(argv: &[&str], needles: &[&str]) {
-    let err = config(argv).map(|_| ()).unwrap_err().to_string();
+    let mut full = vec!["tailrate"];
+    full.extend_from_slice(argv);
+    let err = match Args::try_parse_from(full) {
+        Ok(args) => RunConfig::from_args(&args.run, None)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string(),
+        Err(e) => e.to_string().lines().next().unwrap().to_string(),
+    };
     assert_eq!(err.lines().count(), 1, "{err}");
     for needle in needles {
         assert!(

@@ -1,7 +1,8 @@
-//! Unit tests of `config/sweep.rs`.
+//! Unit tests of `config/sweep/`.
 
 #![allow(clippy::unwrap_used)]
 use super::*;
+use clap::Parser;
 
 fn err(text: &str) -> String {
     parse_rates(text).unwrap_err().to_string()
@@ -101,8 +102,7 @@ fn bad_slos_are_refused_naming_the_flag() {
     }
 }
 
-fn sweep_args(extra: &[&str]) -> Result<SweepPlan, SweepError> {
-    use clap::Parser;
+fn sweep_args(extra: &[&str]) -> Result<SweepPlan, ConfigError> {
     let mut argv = vec!["tailrate", "sweep", "--rates", "1k..2k:1k"];
     argv.extend_from_slice(extra);
     let args = crate::cli::Args::try_parse_from(argv).unwrap();
@@ -113,13 +113,24 @@ fn sweep_args(extra: &[&str]) -> Result<SweepPlan, SweepError> {
 }
 
 #[test]
-fn run_flags_a_sweep_cannot_use_are_named() {
+fn flags_a_sweep_cannot_use_are_refused_naming_them() {
+    for flags in [
+        &["-n", "100"][..],
+        &["-P", "16"],
+        &["--workers", "100"],
+        &["--pipeline-delay", "1ms"],
+        &["--rate", "1k"],
+        &["--hdr-log", "x.hlog"],
+        &["-l"],
+    ] {
+        let mut argv = vec!["tailrate", "sweep", "--rates", "1k"];
+        argv.extend_from_slice(flags);
+        let e = crate::cli::Args::try_parse_from(argv)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(flags[0]), "{flags:?}: {e}");
+    }
     for (flags, name) in [
-        (&["-n", "100"][..], "-n"),
-        (&["-P", "16"][..], "-P"),
-        (&["--workers", "100"][..], "--workers"),
-        (&["--pipeline-delay", "1ms"][..], "--pipeline-delay"),
-        (&["--rate", "1k"][..], "--rate"),
         (&["-t", "get,set"][..], "-t"),
         (&["-t", "ping"][..], "-t"),
         (&["--resolution", "0"][..], "--resolution"),

@@ -1,0 +1,466 @@
+//! The flags of a run, by group: each group is a struct with its own `--help` heading, and
+//! each subcommand flattens only the groups it takes, so clap refuses the others itself.
+//! Which subcommand takes which group is said on each group; [`super::RunArgs`] takes them
+//! all.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::drive::plan::{
+    MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_RUN, MAX_SHARDS, MAX_THREADS, MAX_TIMEOUT,
+    MIN_TIME,
+};
+use crate::drive::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
+use crate::units::{count_in, duration_in, parse_count, rate_up_to};
+use crate::workload::{KeyPattern, MAX_VALUE_SIZE};
+
+/// A group's values when none of its flags is typed: clap's own defaults, so that each
+/// default is written once, on its flag.
+fn defaults<T: clap::Args + clap::FromArgMatches>() -> T {
+    let command = T::augment_args(clap::Command::new("defaults").disable_help_flag(true));
+    command
+        .try_get_matches_from(["defaults"])
+        .and_then(|matches| T::from_arg_matches(&matches))
+        .unwrap_or_else(|e| panic!("a flag group without required flags parses empty: {e}"))
+}
+
+/// `Default` from [`defaults`], for the groups a subcommand does not take.
+macro_rules! default_from_clap {
+    ($($group:ty),* $(,)?) => {
+        $(impl Default for $group {
+            fn default() -> Self {
+                defaults()
+            }
+        })*
+    };
+}
+
+default_from_clap!(
+    EndpointArgs,
+    ConnectionArgs,
+    KeepaliveArgs,
+    WorkloadArgs,
+    BenchmarkArgs,
+    WorkersArgs,
+    RateArgs,
+    OpenLoopArgs,
+    ContrastArgs,
+    DurationArgs,
+    RepeatArgs,
+    ChecksArgs,
+    RunOutputArgs,
+    PrecisionArgs,
+    JsonArgs,
+    ProgressArgs,
+    ScaleOutArgs,
+);
+
+/// Where the server is: `-h`/`-p`, `-s` or `-u` (not in `compare`, whose `--a` and `--b` say it).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Connection")]
+pub struct EndpointArgs {
+    /// Server hostname.
+    #[arg(short = 'h', default_value = "127.0.0.1", value_name = "HOST")]
+    pub host: String,
+    /// Server port [range: 1 to 65535].
+    #[arg(
+        short = 'p',
+        default_value_t = 6379,
+        value_name = "PORT",
+        value_parser = count_in::<u16>(1, 65535, "TCP ports are 16 bits"),
+        allow_negative_numbers = true
+    )]
+    pub port: u16,
+    /// Server socket (overrides host and port).
+    #[arg(short = 's', value_name = "SOCKET")]
+    pub socket: Option<PathBuf>,
+    /// Server URI: redis://[user:pass@]host[:port][/db], rediss://... (TLS) or unix:///path.
+    // The brackets are the help text's, not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
+    #[arg(short = 'u', value_name = "URI")]
+    pub uri: Option<String>,
+}
+
+/// How to connect: connections, threads, authentication, database, TLS, cluster, timeouts.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Connection")]
+pub struct ConnectionArgs {
+    /// Number of parallel connections; the open-file limit is raised to the hard limit when
+    /// they need it [range: 1 to 100000].
+    #[arg(
+        short = 'c',
+        default_value_t = 50,
+        value_name = "CLIENTS",
+        value_parser = count_in::<usize>(1, MAX_CONNECTIONS as u64, "each is a socket and its buffers"),
+        allow_negative_numbers = true
+    )]
+    pub clients: usize,
+    /// OS threads to spread connections over (at most one per connection) [range: 1 to
+    /// 1000].
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "NUM",
+        value_parser = count_in::<usize>(1, MAX_THREADS as u64, "each is an OS thread with its own event loop"),
+        allow_negative_numbers = true
+    )]
+    pub threads: usize,
+    /// Password for Redis AUTH (REDISCLI_AUTH in the environment is safer).
+    #[arg(
+        short = 'a',
+        value_name = "PASSWORD",
+        env = "REDISCLI_AUTH",
+        hide_env_values = true
+    )]
+    pub password: Option<String>,
+    /// ACL user for `AUTH user pass`; needs a password.
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
+    /// SELECT this database number [range: 0 to 2147483647].
+    #[arg(
+        long,
+        default_value_t = 0,
+        value_name = "DB",
+        value_parser = count_in::<u32>(0, i32::MAX as u64, "Redis numbers its databases with a C int"),
+        allow_negative_numbers = true
+    )]
+    pub dbnum: u32,
+    /// Start each session in RESP3 (HELLO 3).
+    #[arg(short = '3')]
+    pub resp3: bool,
+    /// Send CLIENT TRACKING on before starting.
+    #[arg(long = "enable-tracking")]
+    pub enable_tracking: bool,
+    /// Give up connecting after this long (Ctrl+C ends the wait at once) [range: 1ms to 1h].
+    #[arg(long = "connect-timeout", value_parser = duration_in(MIN_TIME, MAX_TIMEOUT, false, "an hour"), allow_hyphen_values = true, default_value = "5s", value_name = "DURATION")]
+    pub connect_timeout: Duration,
+    /// Closed loop: end the run when the server (against a cluster, a master whose slots
+    /// no other node took over) stays unreachable this long; the open loop waits out
+    /// any outage [default: the --connect-timeout] [range: 1ms to 30days].
+    #[arg(long = "lost-server-wait", value_parser = duration_in(MIN_TIME, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
+    pub lost_server_wait: Option<Duration>,
+    /// Connect over TLS (a rediss:// URI implies it); the server's certificate is verified against --cacert or the system's roots.
+    #[arg(long)]
+    pub tls: bool,
+    /// TLS: trust the CA certificates in this PEM file instead of the system's roots.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// TLS: client certificate (PEM, intermediates after it) for servers that ask for one (mutual TLS); needs --key.
+    #[arg(long, value_name = "FILE")]
+    pub cert: Option<PathBuf>,
+    /// TLS: private key (PEM: PKCS#8, RSA or EC) of --cert.
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// TLS: server name to send (SNI) and to check the certificate against [default: the host].
+    #[arg(long, value_name = "NAME")]
+    pub sni: Option<String>,
+    /// TLS: do not verify the server's certificate; for tests only: the traffic is encrypted, but anyone in the path can pose as the server.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Route requests over a Redis Cluster by key slot, following MOVED and ASK; each of
+    /// the -c clients opens a connection to every master. Detected from the first node
+    /// when not given; given, a node not in cluster mode is an error.
+    #[arg(long)]
+    pub cluster: bool,
+}
+
+/// `-k`: whether connections stay open (not in `tune`, whose workers share long-lived ones).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Connection")]
+pub struct KeepaliveArgs {
+    /// 1 = keep alive, 0 = reconnect for every request [range: 0 to 1].
+    #[arg(short = 'k', default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1), value_name = "BOOLEAN", allow_negative_numbers = true)]
+    pub keepalive: u8,
+}
+
+/// What is sent: the tests or a custom command, keys, values and mixes.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Workload")]
+pub struct WorkloadArgs {
+    /// Only run this comma-separated list of tests.
+    #[arg(short = 't', value_name = "TESTS")]
+    pub tests: Option<String>,
+    /// Random keys in a keyspace of this size: `__rand_int__` becomes a 12-digit number below
+    /// it [range: 1 to 1000000000000].
+    #[arg(short = 'r', value_parser = parse_count, value_name = "KEYSPACELEN", allow_negative_numbers = true)]
+    pub keyspace: Option<u64>,
+    /// Data size of SET/GET values in bytes [range: 0 to 536870912].
+    #[arg(short = 'd', default_value_t = 3, value_name = "SIZE", value_parser = count_in::<usize>(0, MAX_VALUE_SIZE as u64, "512 MiB, Redis's default proto-max-bulk-len: a server refuses a larger value"), conflicts_with_all = ["data_size_range", "data_size_list"], allow_negative_numbers = true)]
+    pub data_size: usize,
+    /// Key distribution over --keyspace for `__key__` and `__rand_int__`: zipf ranks keys (index 0 hottest), gaussian centres them (mean N/2, sd N/6), sequential walks them in order.
+    #[arg(long = "key-pattern", value_enum, value_name = "PATTERN")]
+    pub key_pattern: Option<KeyPattern>,
+    /// Number of distinct keys (indices 0..N); alone it means uniform keys, like -r N [range:
+    /// 1 to 1000000000000].
+    #[arg(long = "keyspace", value_parser = parse_count, value_name = "N", allow_negative_numbers = true)]
+    pub keyspace_size: Option<u64>,
+    /// Exponent s of --key-pattern zipf: the key of rank r gets weight 1/r^s [default: 1.0]
+    /// [range: above 0 to 100].
+    #[arg(long = "zipf-exponent", allow_hyphen_values = true, value_name = "S")]
+    pub zipf_exponent: Option<f64>,
+    /// Prefix of the keys `__key__` becomes [default: key:] (the default tests keep their own key names).
+    #[arg(long = "key-prefix", value_name = "PREFIX")]
+    pub key_prefix: Option<String>,
+    /// Make every `__key__` this many bytes: the prefix, then the key index zero-padded
+    /// [range: 1 to 536870912].
+    #[arg(long = "key-size", value_parser = count_in::<u64>(1, MAX_VALUE_SIZE as u64, "512 MiB, the largest key Redis accepts"), value_name = "BYTES", allow_negative_numbers = true)]
+    pub key_size: Option<u64>,
+    /// Value sizes drawn uniformly from MIN to MAX bytes, inclusive: `32-1024`.
+    #[arg(
+        long = "data-size-range",
+        value_name = "MIN-MAX",
+        conflicts_with = "data_size_list"
+    )]
+    pub data_size_range: Option<String>,
+    /// Value sizes drawn by weight, SIZE:WEIGHT,...: `32:7,1024:2,65536:1`.
+    #[arg(long = "data-size-list", value_name = "LIST")]
+    pub data_size_list: Option<String>,
+    /// A SET/GET mix, memtier's spelling: `1:10` sends one `SET __key__ __data__` per ten `GET __key__`.
+    #[arg(long, value_name = "SET:GET")]
+    pub ratio: Option<String>,
+    /// A SET/GET mix, go-redis's spelling: the fraction of requests that are GETs (`0.8`)
+    /// [range: 0 to 1].
+    #[arg(
+        long = "read-ratio",
+        allow_hyphen_values = true,
+        value_name = "FRACTION"
+    )]
+    pub read_ratio: Option<f64>,
+    /// A command of a custom mix, repeatable: `--command 'SET __key__ __data__'`; split on spaces ("..." groups); placeholders __key__, __data__, __rand_int__, __sha_N__.
+    #[arg(long = "command", value_name = "COMMAND")]
+    pub mix_command: Vec<String>,
+    /// Weights of the --command entries, in order: `1,10` (default: equal).
+    #[arg(long = "command-weights", value_name = "W,W,...")]
+    pub command_weights: Option<String>,
+    /// A Lua script to SCRIPT LOAD before the run, repeatable; `__sha_1__`, `__sha_2__`, ... in commands are their SHA1s, for EVALSHA.
+    #[arg(long = "script-load", value_name = "SCRIPT")]
+    pub script_load: Vec<String>,
+    /// Largest reply accepted before the connection is dropped as a protocol error [range: 16
+    /// to 4294967296].
+    #[arg(long = "max-reply-bytes", value_parser = count_in::<u64>(16, 1 << 32, "a reply is buffered whole on its connection"), default_value = "536870912", value_name = "BYTES", allow_negative_numbers = true)]
+    pub max_reply_bytes: u64,
+    /// A custom command to benchmark instead of the default tests.
+    #[arg(trailing_var_arg = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// redis-benchmark's closed loop: a request count, fixed pipelines, looping, idling and `-x` (a single run only).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Closed loop (redis-benchmark)")]
+pub struct BenchmarkArgs {
+    /// Total number of requests per test (closed loop) [range: 1 to 18446744073709551615].
+    #[arg(short = 'n', value_parser = count_in::<u64>(1, u64::MAX, "2^64-1"), allow_hyphen_values = true, value_name = "REQUESTS")]
+    pub requests: Option<u64>,
+    /// Pipeline this many requests per connection (closed loop) [range: 1 to 1000000].
+    #[arg(
+        short = 'P',
+        default_value_t = 1,
+        value_name = "NUMREQ",
+        value_parser = count_in::<u32>(1, MAX_DEPTH as u64, "a connection's queues for them are allocated up front"),
+        allow_negative_numbers = true
+    )]
+    pub pipeline: u32,
+    /// With -P, time every reply of a batch to its last reply, as redis-benchmark does.
+    #[arg(long = "batch-latency")]
+    pub batch_latency: bool,
+    /// Loop: run the tests forever (until Ctrl+C).
+    #[arg(short = 'l')]
+    pub loop_forever: bool,
+    /// Idle mode: open the connections and wait until Ctrl+C, or for --duration.
+    #[arg(short = 'I')]
+    pub idle: bool,
+    /// Read the last argument of the custom command from stdin.
+    #[arg(short = 'x')]
+    pub stdin_last_arg: bool,
+}
+
+/// `--workers` and its batching (a single run only: `tune` searches them).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Workers (many clients over few connections)")]
+pub struct WorkersArgs {
+    /// Closed loop: this many logical clients, each with one request in flight, dealt evenly over the -c connections; each connection batches its workers' requests (automatic pipelining) [range: 1 to 1000000].
+    #[arg(long, value_name = "W", allow_negative_numbers = true)]
+    pub workers: Option<usize>,
+    /// With --workers: a connection writes its waiting requests once this many wait [default: 100] [range: 1 to 1000000].
+    #[arg(
+        long = "pipeline-size",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub pipeline_size: Option<usize>,
+    /// With --workers: ...or once the oldest has waited this long, or when every worker of the connection waits: `50us`, `1ms`, `0` [default: 0] [range: 0 to 1h].
+    #[arg(long = "pipeline-delay", value_parser = duration_in(Duration::ZERO, MAX_TIMEOUT, true, "an hour"), allow_hyphen_values = true, value_name = "DURATION")]
+    pub pipeline_delay: Option<Duration>,
+}
+
+/// `--rate`: an open loop (a single run, and both sides of `compare --live`).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Open loop")]
+pub struct RateArgs {
+    /// Open loop: send this many requests per second in total (`50000`, `50k`, `1.5M`); one
+    /// thread plans at most 5M a second, so a higher rate needs --threads (and -c) to match
+    /// [range: above 0 to 5000000000].
+    #[arg(long, value_parser = rate_up_to(MAX_RATE_PER_THREAD * MAX_THREADS as f64, "5M per second on each of at most 1000 threads"), allow_hyphen_values = true, value_name = "RATE")]
+    pub rate: Option<f64>,
+}
+
+/// How an open loop sends (a single run, each sweep step, `compare --live`).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Open loop")]
+pub struct OpenLoopArgs {
+    /// Open-loop arrival process.
+    #[arg(long, value_enum, default_value_t = ArrivalProcess::Poisson)]
+    pub arrival: ArrivalProcess,
+    /// Open-loop pacing: precision against CPU.
+    #[arg(long, value_enum, default_value_t = Pacing::Hybrid)]
+    pub pacing: Pacing,
+    /// Open loop: most requests in flight on one connection [range: 1 to 1000000].
+    #[arg(
+        long = "max-inflight",
+        default_value_t = 64,
+        value_name = "N",
+        value_parser = count_in::<usize>(1, MAX_DEPTH as u64, "a connection's queues for them are allocated up front"),
+        allow_negative_numbers = true
+    )]
+    pub max_inflight: usize,
+    /// Open loop: most requests waiting for a free connection before they are dropped as not sent [range: 0 to 10000000].
+    #[arg(
+        long = "max-backlog",
+        default_value_t = 1_000_000,
+        value_name = "N",
+        value_parser = count_in::<usize>(0, MAX_BACKLOG as u64, "the backlog is memory"),
+        allow_negative_numbers = true
+    )]
+    pub max_backlog: usize,
+}
+
+/// `--contrast` (a single run only).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Open loop")]
+pub struct ContrastArgs {
+    /// After each open-loop test, run it again as a rate-capped closed loop at --rate (what
+    /// memtier's --rate-limiting and valkey-benchmark's --rps report) and as a plain
+    /// closed loop on the same connections (what redis-benchmark reports), and print the
+    /// three side by side.
+    #[arg(long)]
+    pub contrast: bool,
+}
+
+/// `--duration`: a run's, a sweep step's or a tune trial's length (`compare --live` has `--round-duration`).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Repeats and checks")]
+pub struct DurationArgs {
+    /// Run for this long instead of a request count: `30s`, `2m` [range: 1ms to 30days].
+    #[arg(long, value_parser = duration_in(MIN_TIME, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
+    pub duration: Option<Duration>,
+}
+
+/// `--repeat` (a single run and a sweep; `compare --live` has `--rounds`).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Repeats and checks")]
+pub struct RepeatArgs {
+    /// Run each test this many times, and summarise each percentile as the median of the
+    /// repeats with an interval from their spread beside the interval within one run
+    /// (in a sweep: every step and every re-measurement) [range: 1 to 1000].
+    #[arg(long, default_value_t = 1, value_parser = count_in::<u32>(1, 1000, "every repeat's report is kept"), value_name = "N", allow_negative_numbers = true)]
+    pub repeat: u32,
+}
+
+/// Warm-up, timeouts, the seed, and what a failed check does.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Repeats and checks")]
+pub struct ChecksArgs {
+    /// Requests sent before measuring starts (sent, not recorded) [range: 0s to 30days].
+    #[arg(long, value_parser = duration_in(Duration::ZERO, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
+    pub warmup: Option<Duration>,
+    /// A request with no reply after this long is a timeout; its connection is reset [range:
+    /// 1ms to 1h].
+    #[arg(long, value_parser = duration_in(MIN_TIME, MAX_TIMEOUT, false, "latencies are recorded up to an hour"), allow_hyphen_values = true, value_name = "DURATION")]
+    pub timeout: Option<Duration>,
+    /// Seed of every random choice (keys, values, arrivals); printed in reports [range: 0 to
+    /// 18446744073709551615].
+    #[arg(long, value_name = "SEED", allow_negative_numbers = true)]
+    pub seed: Option<u64>,
+    /// Exit non-zero when a self-check fails.
+    #[arg(long)]
+    pub strict: bool,
+    /// Stop at the first error reply, like redis-benchmark.
+    #[arg(long = "exit-on-error")]
+    pub exit_on_error: bool,
+}
+
+/// The outputs only a single run writes: the quiet, CSV and interval-log forms.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Output")]
+pub struct RunOutputArgs {
+    /// Quiet: one line per test.
+    #[arg(short = 'q')]
+    pub quiet: bool,
+    /// Output in CSV.
+    #[arg(long)]
+    pub csv: bool,
+    /// Write an HdrHistogram interval log (.hlog) to this file; `-` prints it on standard
+    /// output as the run goes, instead of the text or CSV report.
+    #[arg(long = "hdr-log", value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
+}
+
+/// `--precision` of printed latencies (a single run and `compare`).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Output")]
+pub struct PrecisionArgs {
+    /// Decimal places of latencies in the output (redis-benchmark's default is 3) [range: 0 to
+    /// 9].
+    #[arg(
+        long,
+        value_name = "DIGITS",
+        value_parser = count_in::<usize>(0, 9, "nanoseconds are the finest latency measured"),
+        allow_negative_numbers = true
+    )]
+    pub precision: Option<usize>,
+}
+
+/// `--json` (a single run, `tune` and `compare`; a sweep writes into `--out`).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Output")]
+pub struct JsonArgs {
+    /// Write the whole report as JSON to this file, rewritten after every test; `-` prints
+    /// it on standard output when the run ends, instead of the text or CSV report.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// The live progress line and the server's own counters.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Output")]
+pub struct ProgressArgs {
+    /// Show no live progress line.
+    #[arg(long = "no-progress")]
+    pub no_progress: bool,
+    /// Do not read the server's own counters (INFO commandstats, INFO cpu, LATENCY
+    /// HISTOGRAM) before and after each test, nor open the connection they are read on.
+    #[arg(long = "no-server-stats")]
+    pub no_server_stats: bool,
+}
+
+/// Shards of one plan (a single run only; see docs/scale-out.md).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Scale out")]
+pub struct ScaleOutArgs {
+    /// Run shard I of K of the plan (from 0): an open loop's arrivals at --rate are split
+    /// into K streams, -c and -n into K shares; `tailrate merge` adds the shards' reports.
+    /// Without it, the index and count come from the environment: JOB_COMPLETION_INDEX
+    /// with --shards (a Kubernetes Indexed Job), or SLURM_PROCID and SLURM_NTASKS (srun).
+    #[arg(long, value_name = "I/K", allow_hyphen_values = true)]
+    pub shard: Option<String>,
+    /// Shards of the plan when the index comes from JOB_COMPLETION_INDEX (or, under srun,
+    /// to check SLURM_NTASKS) [range: 1 to 10000].
+    #[arg(long, value_name = "K", value_parser = count_in::<u32>(1, MAX_SHARDS as u64, "each shard's share of the plan must be worth a process"), allow_negative_numbers = true)]
+    pub shards: Option<u32>,
+    /// Start the test's schedule at this wall-clock instant: RFC 3339
+    /// (`2026-12-02T06:00:00Z`), Unix seconds (`1796191200`), or `+30s` for the next whole
+    /// 30 s of the clock, so shards started within a few seconds of each other agree; a
+    /// shard ready more than 1 s after it refuses to run.
+    #[arg(long = "start-at", value_name = "TIME", allow_hyphen_values = true)]
+    pub start_at: Option<String>,
+}

@@ -1,0 +1,491 @@
+//! What the user typed: clap derive definitions, nothing validated across flags.
+//!
+//! The flags of `redis-benchmark` keep their spelling and meaning (`-h` is the host,
+//! `--help` the help); tailrate's own flags are long options. Every check that involves
+//! more than one flag lives in `config/`, which turns [`Args`] into a checked command.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use crate::drive::plan::{MAX_CONNECTIONS, MAX_RUN, MAX_TIMEOUT, MIN_TIME};
+use crate::units::{count_in, duration_in};
+
+mod groups;
+
+pub use groups::{
+    BenchmarkArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs, EndpointArgs, JsonArgs,
+    KeepaliveArgs, OpenLoopArgs, PrecisionArgs, ProgressArgs, RateArgs, RepeatArgs, RunOutputArgs,
+    ScaleOutArgs, WorkersArgs, WorkloadArgs,
+};
+
+/// A load generator and latency profiler for Redis-protocol servers.
+///
+/// Without --rate it is a closed-loop benchmark that takes redis-benchmark's flags and
+/// prints its formats. With --rate it sends at a fixed rate and times each request from
+/// its intended send time (no coordinated omission).
+#[derive(Debug, Parser)]
+#[command(
+    name = "tailrate",
+    version = env!("TAILRATE_VERSION"),
+    disable_help_flag = true,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = "Examples:\n  tailrate -t set,get -n 100000 -q\n  tailrate --rate 50k --duration 30s -t get\n  tailrate -n 1000 -r 100 SET k:__rand_int__ v"
+)]
+pub struct Args {
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help, global = true)]
+    pub help: Option<bool>,
+
+    /// Subcommands beyond a single run.
+    #[command(subcommand)]
+    pub subcommand: Option<Command>,
+
+    /// Options shared by every run.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Open-loop steps over a range of rates; capacity at an SLO; SVG plots.
+    Sweep(Box<SweepArgs>),
+    /// Re-render the plots of saved sweeps (one file, or several overlaid).
+    Plot(PlotArgs),
+    /// Compare two reports (A.json B.json), or two servers measured in turns (--live), percentile by percentile with 95% intervals.
+    Compare(Box<CompareArgs>),
+    /// Search --workers, --pipeline-size and --pipeline-delay for the highest closed-loop throughput on -c connections, in trials of --duration [default: 1s].
+    Tune(Box<TuneArgs>),
+    /// Add the reports of a plan's shards (JSON, and their .hlog files) into one, exactly: histograms and counts added, every percentile and interval derived again.
+    Merge(MergeArgs),
+    /// Print a shell completion script: `source <(tailrate completions bash)`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `tailrate man | man -l -`.
+    Man,
+}
+
+/// `tailrate tune`: see docs/tune.md.
+///
+/// Trials are closed loops of `--workers` on -c connections: the open-loop flags, `-n`,
+/// `-P`, `-k`, `--repeat` and the per-run outputs are not its.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Guide: docs/tune.md")]
+pub struct TuneArgs {
+    /// Most search trials (the baseline and the re-measurements come on top) [range: 1 to
+    /// 10000].
+    #[arg(
+        long = "max-trials",
+        default_value_t = 30,
+        value_name = "N",
+        value_parser = count_in::<usize>(1, 10_000, "each trial is a run of --duration"),
+        allow_negative_numbers = true
+    )]
+    pub max_trials: usize,
+    /// Runs of each of the two best settings after the search; the highest median is
+    /// reported [range: 1 to 100].
+    #[arg(
+        long = "confirm-runs",
+        default_value_t = 3,
+        value_name = "N",
+        value_parser = count_in::<usize>(1, 100, "each is a run of --duration per setting"),
+        allow_negative_numbers = true
+    )]
+    pub confirm_runs: usize,
+    /// Most workers tried (the search starts at 16 per connection) [range: 1 to 1000000].
+    #[arg(
+        long = "max-workers",
+        default_value_t = 4096,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub max_workers: usize,
+    /// Where the server is.
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
+    /// How each trial connects.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// What each trial sends.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Each trial's length [default: 1s].
+    #[command(flatten)]
+    pub duration: DurationArgs,
+    /// Warm-up, timeouts, seed, strictness.
+    #[command(flatten)]
+    pub checks: ChecksArgs,
+    /// `--json FILE` writes the whole search; `--json -` prints it at the end instead of the trial lines.
+    #[command(flatten)]
+    pub json: JsonArgs,
+    /// Progress line and server counters.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+}
+
+/// `tailrate sweep`: see docs/sweep.md.
+///
+/// Steps are open loops at the rates of `--rates`: `--rate`, `-n`, `-P`, `--workers`,
+/// `-l`, `-I`, `--json` and `--hdr-log` are not its (it writes into `--out`).
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Guide: docs/sweep.md")]
+pub struct SweepArgs {
+    /// Rates to step through: `10k..200k:10k`, `5k,10k,20k`, or `10%..120%:10%` of a measured closed-loop maximum.
+    #[arg(long, value_name = "RATES")]
+    pub rates: String,
+    /// Service-level objective, repeatable: `p99<=1ms`, `p99.9<=5ms`.
+    #[arg(long, value_name = "SLO")]
+    pub slo: Vec<String>,
+    /// Directory for the sweep JSON, CSV, .hlog files and SVG plots (a directory, so never
+    /// `-`).
+    #[arg(long, value_name = "DIR", default_value = "tailrate-out")]
+    pub out: PathBuf,
+    /// Pause between steps: `1s`, `200ms`, `0` [range: 0s to 1h].
+    #[arg(long, value_parser = duration_in(Duration::ZERO, MAX_TIMEOUT, true, "a pause between two steps"), allow_hyphen_values = true, default_value = "1s", value_name = "DURATION")]
+    pub settle: Duration,
+    /// Stop once response-time p99 exceeds this [range: 1us to 1h].
+    #[arg(long = "stop-at", value_parser = duration_in(Duration::from_micros(1), MAX_TIMEOUT, false, "latencies are recorded up to an hour"), allow_hyphen_values = true, value_name = "DURATION")]
+    pub stop_at: Option<Duration>,
+    /// Resolution of the SLO search, as a fraction of the rate [range: above 0 to 0.5].
+    #[arg(
+        long,
+        default_value_t = 0.02,
+        value_name = "FRACTION",
+        allow_hyphen_values = true
+    )]
+    pub resolution: f64,
+    /// Closed-loop connection counts to run beside the open-loop steps: `1,10,50` [range: 1
+    /// to 100000].
+    #[arg(
+        long = "closed-loop-points",
+        value_delimiter = ',',
+        value_parser = count_in::<usize>(1, MAX_CONNECTIONS as u64, "each one is a socket"),
+        value_name = "CONNS",
+        allow_negative_numbers = true
+    )]
+    pub closed_loop_points: Vec<usize>,
+    /// Also run, at every step's rate, a closed loop held to that rate (what rate-limited closed-loop tools report).
+    #[arg(long = "rate-capped")]
+    pub rate_capped: bool,
+    /// Order of the coarse steps: by rate, or shuffled with --seed (so a drift of the host is
+    /// not read as a trend with load); results stay ordered by rate.
+    #[arg(long, value_enum, default_value_t = SweepOrder::Ascending, value_name = "ORDER")]
+    pub order: SweepOrder,
+    /// Where the server is.
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
+    /// How each step connects.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// `-k`.
+    #[command(flatten)]
+    pub keepalive: KeepaliveArgs,
+    /// What each step sends.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// How each step sends.
+    #[command(flatten)]
+    pub open_loop: OpenLoopArgs,
+    /// Each step's length [default: 5s].
+    #[command(flatten)]
+    pub duration: DurationArgs,
+    /// Runs of each step.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+    /// Warm-up, timeouts, seed, strictness.
+    #[command(flatten)]
+    pub checks: ChecksArgs,
+    /// Progress line and server counters.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+}
+
+/// `tailrate compare`: see docs/compare.md.
+///
+/// The positional arguments are the two reports, A then B; with --live they are a custom
+/// command, as for a run, and must follow `--`. Every run flag needs `--live`; a live
+/// duet's endpoints are `--a` and `--b`, its length `--rounds` of `--round-duration`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Guide: docs/compare.md",
+    mut_arg("command", |a| a
+        .last(true)
+        .trailing_var_arg(false)
+        .value_name("COMMAND")
+        .help("With --live: a custom command to run on both sides, after `--`")),
+    mut_args(needs_live),
+    mut_arg("rate", |a| a.required_if_eq("live", "true")),
+)]
+pub struct CompareArgs {
+    /// The two reports to compare, A then B: run reports (--json FILE) or sweeps (sweep.json).
+    #[arg(value_name = "REPORT")]
+    pub reports: Vec<PathBuf>,
+    /// Measure two servers instead: rounds of --round-duration at --rate on --a and on --b in turns (AB, BA, AB, ...), so a drift of the host falls on both.
+    #[arg(help_heading = "Compare", long)]
+    pub live: bool,
+    /// With --live: server A, as HOST:PORT or a URI (redis://, rediss://, unix://).
+    #[arg(
+        help_heading = "Compare",
+        long = "a",
+        value_name = "ENDPOINT",
+        required_if_eq("live", "true")
+    )]
+    pub a: Option<String>,
+    /// With --live: server B, as HOST:PORT or a URI.
+    #[arg(
+        help_heading = "Compare",
+        long = "b",
+        value_name = "ENDPOINT",
+        required_if_eq("live", "true")
+    )]
+    pub b: Option<String>,
+    /// With --live: rounds; each measures A and B once [default: 10] [range: 1 to 10000].
+    #[arg(
+        help_heading = "Compare",
+        long,
+        value_parser = count_in::<usize>(1, 10_000, "every round's two runs are kept"),
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub rounds: Option<usize>,
+    /// With --live: how long each side runs in a round [default: 1s] [range: 1ms to 30days].
+    #[arg(help_heading = "Compare", long = "round-duration", value_parser = duration_in(MIN_TIME, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
+    pub round_duration: Option<Duration>,
+    /// The latency compared: response, service, lag or queue_wait [default: response].
+    #[arg(
+        help_heading = "Compare",
+        long,
+        value_name = "METRIC",
+        conflicts_with = "all_metrics"
+    )]
+    pub metric: Option<String>,
+    /// Compare every latency metric both sides have.
+    #[arg(help_heading = "Compare", long = "all-metrics")]
+    pub all_metrics: bool,
+    /// Exit 1 when B is slower than A by more than PCT (`5%`) at any percentile compared, with 95% confidence.
+    #[arg(
+        help_heading = "Compare",
+        long = "fail-if-slower",
+        value_name = "PCT",
+        allow_hyphen_values = true
+    )]
+    pub fail_if_slower: Option<String>,
+    /// `--json FILE` writes the comparison, `-` prints it instead of the table.
+    #[command(flatten)]
+    pub json: JsonArgs,
+    /// Decimal places of the table.
+    #[command(flatten)]
+    pub precision: PrecisionArgs,
+    /// With --live: how each side connects.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// With --live: `-k`.
+    #[command(flatten)]
+    pub keepalive: KeepaliveArgs,
+    /// With --live: what each side sends.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// With --live: each side's rate.
+    #[command(flatten)]
+    pub rate: RateArgs,
+    /// With --live: how each side sends.
+    #[command(flatten)]
+    pub open_loop: OpenLoopArgs,
+    /// With --live: warm-up, timeouts, seed, strictness.
+    #[command(flatten)]
+    pub checks: ChecksArgs,
+    /// With --live: progress line and server counters.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+}
+
+/// `tailrate sweep --order`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SweepOrder {
+    /// Increasing rate; the steps end at the first past saturation.
+    Ascending,
+    /// A random permutation drawn from --seed; rates above one past saturation are skipped.
+    Shuffle,
+}
+
+/// `tailrate plot`: re-render plots from saved sweep JSON files.
+#[derive(Debug, clap::Args)]
+pub struct PlotArgs {
+    /// Sweep JSON files written by `tailrate sweep`; two or more are overlaid.
+    #[arg(required = true, value_name = "SWEEP_JSON")]
+    pub inputs: Vec<PathBuf>,
+    /// Directory for the SVG files (a directory, so never `-`).
+    #[arg(long, value_name = "DIR", default_value = "tailrate-plots")]
+    pub out: PathBuf,
+    /// Name of a sweep on an overlay, repeatable, one per SWEEP_JSON in order [default:
+    /// the file's stem, or its directory's name for sweep.json].
+    #[arg(long = "label", value_name = "NAME")]
+    pub labels: Vec<String>,
+    /// Text put before every chart's own title.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+}
+
+/// `tailrate merge`: see docs/scale-out.md.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MergeArgs {
+    /// The shards' JSON reports (`--json`) and .hlog files (`--hdr-log`), or directories
+    /// holding them.
+    #[arg(required = true, value_name = "FILES_OR_DIRS")]
+    pub inputs: Vec<PathBuf>,
+    /// Directory for merged.json and merged.hlog (a directory, so never `-`).
+    #[arg(long, value_name = "DIR", required = true)]
+    pub out: PathBuf,
+    /// Merge even when shards are missing; the result is marked partial and names them.
+    #[arg(long)]
+    pub partial: bool,
+}
+
+/// The flags of `compare` that do not need `--live`: its own, the reports, and the two
+/// outputs of a comparison; `password` too, as REDISCLI_AUTH in the environment sets it.
+const WITHOUT_LIVE: [&str; 8] = [
+    "reports",
+    "live",
+    "metric",
+    "all_metrics",
+    "fail_if_slower",
+    "json",
+    "precision",
+    "password",
+];
+
+/// Makes a flag of `compare` need `--live`, unless it is one of [`WITHOUT_LIVE`].
+fn needs_live(arg: clap::Arg) -> clap::Arg {
+    if WITHOUT_LIVE.contains(&arg.get_id().as_str()) {
+        arg
+    } else {
+        arg.requires("live")
+    }
+}
+
+impl TuneArgs {
+    /// The run every trial starts from: the groups `tune` takes, the others at their
+    /// defaults.
+    pub fn run_args(&self) -> RunArgs {
+        RunArgs {
+            endpoint: self.endpoint.clone(),
+            connection: self.connection.clone(),
+            workload: self.workload.clone(),
+            duration: self.duration.clone(),
+            checks: self.checks.clone(),
+            json: self.json.clone(),
+            progress: self.progress.clone(),
+            ..RunArgs::default()
+        }
+    }
+}
+
+impl SweepArgs {
+    /// The run every step starts from: the groups `sweep` takes, the others at their
+    /// defaults.
+    pub fn run_args(&self) -> RunArgs {
+        RunArgs {
+            endpoint: self.endpoint.clone(),
+            connection: self.connection.clone(),
+            keepalive: self.keepalive.clone(),
+            workload: self.workload.clone(),
+            open_loop: self.open_loop.clone(),
+            duration: self.duration.clone(),
+            repeat: self.repeat.clone(),
+            checks: self.checks.clone(),
+            progress: self.progress.clone(),
+            ..RunArgs::default()
+        }
+    }
+}
+
+impl CompareArgs {
+    /// The run of each side of `--live`, before `--a` or `--b` is set: the groups
+    /// `compare` takes, the others at their defaults.
+    pub fn run_args(&self) -> RunArgs {
+        RunArgs {
+            connection: self.connection.clone(),
+            keepalive: self.keepalive.clone(),
+            workload: self.workload.clone(),
+            rate: self.rate.clone(),
+            open_loop: self.open_loop.clone(),
+            checks: self.checks.clone(),
+            json: self.json.clone(),
+            precision: self.precision.clone(),
+            progress: self.progress.clone(),
+            ..RunArgs::default()
+        }
+    }
+}
+
+/// Options of a single run: redis-benchmark's flags plus tailrate's own, every group.
+///
+/// The subcommands build one of these from the groups they take ([`SweepArgs::run_args`]
+/// and the others), the rest at their defaults, so `config/` checks every run alike.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(
+    mut_arg("rate", |a| a.conflicts_with_all(["requests", "batch_latency"])),
+    mut_arg("workers", |a| a.conflicts_with_all(["rate", "batch_latency"])),
+)]
+pub struct RunArgs {
+    /// `-h`, `-p`, `-s`, `-u`.
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
+    /// Connections, authentication, TLS, cluster.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// `-k`.
+    #[command(flatten)]
+    pub keepalive: KeepaliveArgs,
+    /// Tests, commands, keys, values.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// `-n`, `-P`, `-l`, `-I`, `-x`, `--batch-latency`.
+    #[command(flatten)]
+    pub benchmark: BenchmarkArgs,
+    /// `--workers` and its batching.
+    #[command(flatten)]
+    pub workers: WorkersArgs,
+    /// `--rate`.
+    #[command(flatten)]
+    pub rate: RateArgs,
+    /// Arrivals, pacing, in-flight and backlog bounds.
+    #[command(flatten)]
+    pub open_loop: OpenLoopArgs,
+    /// `--contrast`.
+    #[command(flatten)]
+    pub contrast: ContrastArgs,
+    /// `--duration`.
+    #[command(flatten)]
+    pub duration: DurationArgs,
+    /// `--repeat`.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+    /// Warm-up, timeouts, seed, strictness.
+    #[command(flatten)]
+    pub checks: ChecksArgs,
+    /// `-q`, `--csv`, `--hdr-log`.
+    #[command(flatten)]
+    pub run_output: RunOutputArgs,
+    /// `--precision`.
+    #[command(flatten)]
+    pub precision: PrecisionArgs,
+    /// `--json`.
+    #[command(flatten)]
+    pub json: JsonArgs,
+    /// `--no-progress`, `--no-server-stats`.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+    /// `--shard`, `--shards`, `--start-at`.
+    #[command(flatten)]
+    pub scale_out: ScaleOutArgs,
+}
+
+#[cfg(test)]
+mod tests;

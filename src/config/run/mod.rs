@@ -1,0 +1,250 @@
+//! The validated run: [`RunConfig`] (the driver's [`Plan`] plus outputs and exit policy)
+//! from `cli::RunArgs`, with defaults resolved and conflicts refused.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+mod checks;
+
+use checks::{
+    check_batch_bytes, check_contrast_and_warmup, check_counts, check_outputs,
+    check_rate_per_thread, check_shard, check_slots,
+};
+
+use super::ConfigError;
+use super::endpoint::resolve_endpoint;
+use super::shard;
+use super::workers::workers_of;
+use super::workload::workload_spec;
+use crate::cli::RunArgs;
+use crate::drive::{Mode, Plan, Shard, Stop, Workers};
+use crate::resp::Limits;
+use crate::workload;
+
+/// Most bytes of requests a run may hold for writing at once over all its connections
+/// (`-c` times the requests one write carries, times the largest request): each
+/// connection's write buffer grows to its largest batch and keeps that memory.
+pub const MAX_BATCH_BYTES: u64 = 4 << 30;
+
+/// Everything the core needs to run, validated.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// What the driver runs.
+    pub plan: Plan,
+    /// Output selection.
+    pub output: Output,
+    /// Exit non-zero when a self-check fails.
+    pub strict: bool,
+    /// Loop the tests forever.
+    pub loop_forever: bool,
+    /// After each open-loop test, the rate-capped and the plain closed loop (`--contrast`).
+    pub contrast: bool,
+    /// Times each test runs (`--repeat`).
+    pub repeat: u32,
+    /// Only open connections and wait.
+    pub idle: bool,
+    /// `--cluster`: the server must be a cluster node.
+    pub cluster: bool,
+}
+
+/// Which outputs to produce.
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    /// One line per test.
+    pub quiet: bool,
+    /// CSV on stdout.
+    pub csv: bool,
+    /// Decimal places for latencies in milliseconds.
+    pub precision: usize,
+    /// Whole report as JSON.
+    pub json: Option<PathBuf>,
+    /// HdrHistogram interval log.
+    pub hdr_log: Option<PathBuf>,
+    /// Live progress on stderr when it is a terminal.
+    pub progress: bool,
+    /// Read the server's counters around each test (`--no-server-stats` turns it off).
+    pub server_stats: bool,
+}
+
+impl RunConfig {
+    /// Validates `args`; `stdin_arg` is the last custom-command argument read from stdin for `-x`.
+    pub fn from_args(args: &RunArgs, stdin_arg: Option<Vec<u8>>) -> Result<Self, ConfigError> {
+        let (endpoint, handshake) = resolve_endpoint(args)?;
+        check_counts(args, &handshake)?;
+        let workers = workers_of(args)?;
+        let shard = shard::shard_of(args, &|name| std::env::var(name).ok())?;
+        let start_at = shard::start_at_of(args, std::time::SystemTime::now())?;
+        let mode = mode_of(args, shard, workers)?;
+        check_contrast_and_warmup(args)?;
+        let stop = stop_of(args, &mode, shard)?;
+        check_shard(args, shard, start_at)?;
+        let seed = seed_of(args, shard)?;
+        let precision = args.precision.precision.unwrap_or(3);
+        if precision > 9 {
+            return Err(ConfigError::invalid(
+                "--precision",
+                "at most 9 decimal places (nanoseconds)",
+            ));
+        }
+        check_slots(args, &mode)?;
+        let spec = workload_spec(args, stdin_arg)?;
+        // Before building, which makes the values (up to 512 MiB).
+        check_batch_bytes(args, &mode, &spec)?;
+        let workload = workload::Workload::build(spec, seed)?;
+        if start_at.is_some() && workload.tests.len() != 1 {
+            return Err(ConfigError::invalid(
+                "--start-at",
+                format!(
+                    "it starts one test at one instant, and this run has {}: give one test \
+                     (-t NAME or a command)",
+                    workload.tests.len()
+                ),
+            ));
+        }
+        // Last, as it touches the file system: every other flag is right by now.
+        check_outputs(args)?;
+
+        let plan = Plan {
+            endpoint,
+            handshake,
+            mode,
+            stop,
+            warmup: args.checks.warmup.unwrap_or_default(),
+            connections: shard.share_of(args.connection.clients as u64) as usize,
+            threads: args
+                .connection
+                .threads
+                .min(shard.share_of(args.connection.clients as u64) as usize),
+            reconnect_each_request: args.keepalive.keepalive == 0,
+            workload,
+            seed,
+            timeout: args.checks.timeout,
+            connect_timeout: args.connection.connect_timeout,
+            lost_server_wait: args.connection.lost_server_wait,
+            limits: Limits {
+                max_bulk_bytes: args.workload.max_reply_bytes,
+                ..Limits::default()
+            },
+            exit_on_error: args.checks.exit_on_error,
+            batch_latency: args.benchmark.batch_latency,
+            shard,
+            start_at,
+        };
+        Ok(RunConfig {
+            plan,
+            output: output_of(args, precision),
+            strict: args.checks.strict,
+            loop_forever: args.benchmark.loop_forever,
+            contrast: args.contrast.contrast,
+            repeat: args.repeat.repeat,
+            idle: args.benchmark.idle,
+            cluster: args.connection.cluster,
+        })
+    }
+
+    /// True in open loop.
+    pub fn is_open_loop(&self) -> bool {
+        self.plan.is_open_loop()
+    }
+}
+
+/// Open loop at `--rate` (this shard's share of it), or the closed loop of `-P` or
+/// `--workers`.
+fn mode_of(args: &RunArgs, shard: Shard, workers: Option<Workers>) -> Result<Mode, ConfigError> {
+    Ok(match args.rate.rate {
+        Some(rate_per_sec) => {
+            check_rate_per_thread(args, rate_per_sec)?;
+            // This shard's share: its schedule is cut from the whole plan's (see
+            // `Shard::stream`), and its checks judge what it was to send.
+            let rate_per_sec = rate_per_sec / f64::from(shard.count);
+            if args.benchmark.pipeline != 1 {
+                return Err(ConfigError::Conflict {
+                    a: "--rate",
+                    b: "-P",
+                    why: "open loop pipelines by itself (each request goes when it is due); use --max-inflight to cap requests in flight per connection",
+                });
+            }
+            Mode::Open {
+                rate_per_sec,
+                arrival: args.open_loop.arrival,
+                pacing: args.open_loop.pacing,
+                max_inflight: args.open_loop.max_inflight,
+                max_backlog: args.open_loop.max_backlog,
+            }
+        }
+        None => Mode::Closed {
+            pipeline: args.benchmark.pipeline,
+            rate_cap_per_sec: None,
+            workers,
+        },
+    })
+}
+
+/// When the run ends: `--duration`, this shard's share of `-n`, or the default of its loop.
+fn stop_of(args: &RunArgs, mode: &Mode, shard: Shard) -> Result<Stop, ConfigError> {
+    Ok(
+        match (args.duration.duration, args.benchmark.requests, mode) {
+            (Some(_), Some(_), _) => {
+                return Err(ConfigError::Conflict {
+                    a: "--duration",
+                    b: "-n",
+                    why: "a run ends by time or by count, not both",
+                });
+            }
+            (Some(d), None, _) if d.is_zero() => {
+                return Err(ConfigError::invalid(
+                    "--duration",
+                    "must be longer than zero",
+                ));
+            }
+            (Some(d), None, _) => Stop::After(d),
+            (None, Some(0), _) => {
+                return Err(ConfigError::invalid("-n", "need at least one request"));
+            }
+            (None, Some(n), _) if shard.share_of(n) == 0 => {
+                return Err(ConfigError::invalid(
+                    "-n",
+                    format!(
+                        "{n} requests cannot be split into {} shards: give -n at least {}",
+                        shard.count, shard.count
+                    ),
+                ));
+            }
+            (None, Some(n), _) => Stop::Requests(shard.share_of(n)),
+            (None, None, Mode::Closed { .. }) => Stop::Requests(shard.share_of(100_000)),
+            (None, None, Mode::Open { .. }) => Stop::After(Duration::from_secs(10)),
+        },
+    )
+}
+
+/// `--seed`, or a fresh one for a run that is not a shard.
+fn seed_of(args: &RunArgs, shard: Shard) -> Result<u64, ConfigError> {
+    // Shards of one plan share its seed; a fresh one would make each its own plan.
+    Ok(match (args.checks.seed, shard.is_split()) {
+        (Some(seed), _) => seed,
+        (None, true) => {
+            return Err(ConfigError::invalid(
+                "--shard",
+                "every shard of a plan needs the same --seed (each one's streams are \
+                 derived from it): give --seed",
+            ));
+        }
+        (None, false) => workload::fresh_seed(),
+    })
+}
+
+/// The outputs `args` ask for, with `precision` already checked.
+fn output_of(args: &RunArgs, precision: usize) -> Output {
+    Output {
+        quiet: args.run_output.quiet,
+        csv: args.run_output.csv,
+        precision,
+        json: args.json.json.clone(),
+        hdr_log: args.run_output.hdr_log.clone(),
+        progress: !args.progress.no_progress,
+        server_stats: !args.progress.no_server_stats,
+    }
+}
+
+#[cfg(test)]
+mod tests;

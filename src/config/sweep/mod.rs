@@ -1,0 +1,205 @@
+//! What a sweep was asked to do, checked: the `--rates` spec ([`rates`]), the `--slo`
+//! objectives ([`slo`]), the sweep's own flags, and the base run every step starts from.
+//! The run flags a sweep does not take are not in its `cli` groups, so clap refuses them;
+//! running the steps is `sweep`'s business.
+
+mod rates;
+mod slo;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use rates::{MAX_STEPS, Rates, parse_rates};
+pub use slo::{Slo, parse_slo};
+
+use super::{ConfigError, RunConfig};
+use crate::cli::{RunArgs, SweepArgs, SweepOrder};
+use crate::drive::{Mode, Stop};
+
+/// Most runs `--repeat` may ask of each step.
+pub const MAX_REPEAT: usize = 100;
+
+/// The order the coarse steps are visited in (`--order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// By increasing rate, each step's repeats one after another.
+    #[default]
+    Ascending,
+    /// Every (rate, repeat) pair in a random permutation drawn from the run's seed.
+    Shuffle,
+}
+
+impl From<SweepOrder> for Order {
+    fn from(order: SweepOrder) -> Self {
+        match order {
+            SweepOrder::Ascending => Order::Ascending,
+            SweepOrder::Shuffle => Order::Shuffle,
+        }
+    }
+}
+
+/// Everything a sweep needs beyond the run config, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPlan {
+    /// The rates to step through.
+    pub rates: Rates,
+    /// Objectives (all must hold).
+    pub slos: Vec<Slo>,
+    /// Warm-up of each step.
+    pub warmup: Duration,
+    /// Measured window of each step.
+    pub duration: Duration,
+    /// Pause between steps.
+    pub settle: Duration,
+    /// Stop once response p99 exceeds this.
+    pub stop_at: Option<Duration>,
+    /// Bisection resolution as a fraction of the rate.
+    pub resolution: f64,
+    /// Closed-loop connection counts.
+    pub closed_loop_points: Vec<usize>,
+    /// Run a rate-capped closed loop at every step's rate.
+    pub rate_capped: bool,
+    /// Runs of every open-loop step, search point and re-measurement (at least 1).
+    pub repeat: usize,
+    /// Order of the coarse steps.
+    pub order: Order,
+}
+
+/// Default measured window of a step.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(5);
+/// Default warm-up of a step.
+pub const DEFAULT_WARMUP: Duration = Duration::from_secs(1);
+
+/// Checks the sweep's own flags and the values of the run flags a sweep reads
+/// differently. Pure: `--out` is checked by [`check_out_dir`].
+fn plan(args: &SweepArgs) -> Result<SweepPlan, ConfigError> {
+    super::workload::check_one_test(&args.workload, "a sweep")?;
+    let rates = parse_rates(&args.rates)?;
+    let slos = args
+        .slo
+        .iter()
+        .map(|s| parse_slo(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !(args.resolution.is_finite() && args.resolution > 0.0 && args.resolution <= 0.5) {
+        return Err(ConfigError::invalid(
+            "--resolution",
+            format!(
+                "{} is not a fraction above 0 and at most 0.5 (e.g. 0.02 for 2%) [range: above 0 to 0.5]",
+                args.resolution
+            ),
+        ));
+    }
+    let repeat = args.repeat.repeat as usize;
+    if !(1..=MAX_REPEAT).contains(&repeat) {
+        return Err(ConfigError::invalid(
+            "--repeat",
+            format!("{} runs; give 1 (each step once) to {MAX_REPEAT}", repeat),
+        ));
+    }
+    let duration = args.duration.duration.unwrap_or(DEFAULT_DURATION);
+    if duration.is_zero() {
+        return Err(ConfigError::invalid(
+            "--duration",
+            "must be longer than zero",
+        ));
+    }
+    Ok(SweepPlan {
+        rates,
+        slos,
+        warmup: args.checks.warmup.unwrap_or(DEFAULT_WARMUP),
+        duration,
+        settle: args.settle,
+        stop_at: args.stop_at,
+        resolution: args.resolution,
+        closed_loop_points: args.closed_loop_points.clone(),
+        rate_capped: args.rate_capped,
+        repeat,
+        order: args.order.into(),
+    })
+}
+
+/// A checked `tailrate sweep`.
+#[derive(Debug, Clone)]
+pub struct SweepConfig {
+    /// The base of every step: timed by the plan, open loop at a placeholder rate (each
+    /// step sets its own with [`SweepConfig::open_mode`]), no per-run files.
+    pub base: RunConfig,
+    /// The steps, objectives and their timing.
+    pub plan: SweepPlan,
+    /// `--rates` as typed, for the report.
+    pub rates_text: String,
+    /// `--threads` as typed: a step uses at most one thread per connection.
+    pub threads: usize,
+    /// `--out`: where every file goes (created and checked writable).
+    pub out: PathBuf,
+}
+
+impl SweepConfig {
+    /// Checks `args`, creates `--out`, and builds the base run.
+    pub fn from_args(args: &SweepArgs) -> Result<Self, ConfigError> {
+        let plan = plan(args)?;
+        check_out_dir(&args.out)?;
+        let mut base = RunConfig::from_args(&base_run_args(args), None)?;
+        base.plan.warmup = plan.warmup;
+        base.plan.stop = Stop::After(plan.duration);
+        base.plan.mode = Mode::Open {
+            rate_per_sec: 1.0,
+            arrival: args.open_loop.arrival,
+            pacing: args.open_loop.pacing,
+            max_inflight: args.open_loop.max_inflight,
+            max_backlog: args.open_loop.max_backlog,
+        };
+        Ok(SweepConfig {
+            base,
+            plan,
+            rates_text: args.rates.clone(),
+            threads: args.connection.threads,
+            out: args.out.clone(),
+        })
+    }
+
+    /// The base's open loop at `rate_per_sec`.
+    pub fn open_mode(&self, rate_per_sec: f64) -> Mode {
+        match &self.base.plan.mode {
+            Mode::Open {
+                arrival,
+                pacing,
+                max_inflight,
+                max_backlog,
+                ..
+            } => Mode::Open {
+                rate_per_sec,
+                arrival: *arrival,
+                pacing: *pacing,
+                max_inflight: *max_inflight,
+                max_backlog: *max_backlog,
+            },
+            closed => closed.clone(),
+        }
+    }
+}
+
+/// The run flags to build the base [`RunConfig`] from: a sweep's steps are timed, so
+/// `--warmup` without `--duration` is fine here (the step length defaults to 5 s).
+fn base_run_args(args: &SweepArgs) -> RunArgs {
+    let mut run = args.run_args();
+    run.duration.duration.get_or_insert(DEFAULT_DURATION);
+    run
+}
+
+/// Creates `dir` if needed and checks a file can be written in it, before any step runs.
+pub fn check_out_dir(dir: &Path) -> Result<(), ConfigError> {
+    let fail = |why: String| ConfigError::invalid("--out", format!("{}: {why}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create the directory ({e})")))?;
+    let probe = dir.join(format!(".tailrate-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .map_err(|e| fail(format!("cannot write in the directory ({e})")))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

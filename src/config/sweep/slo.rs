@@ -1,0 +1,102 @@
+//! `--slo`: the response-time objectives a sweep searches the capacity for.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ConfigError;
+
+/// A service-level objective on the response time: `percentile <= bound`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Slo {
+    /// As typed, e.g. `p99<=1ms`.
+    pub text: String,
+    /// Percentile, e.g. 99.9.
+    pub percentile: f64,
+    /// Bound in nanoseconds.
+    pub bound_ns: u64,
+}
+
+impl Slo {
+    /// The percentile as a quantile in 0..1.
+    pub fn quantile(&self) -> f64 {
+        self.percentile / 100.0
+    }
+
+    /// `p99.9` for a percentile of 99.9.
+    pub fn percentile_label(&self) -> String {
+        format!("p{}", self.percentile)
+    }
+}
+
+/// Parses `p99<=1ms`, `p99.9<=500us`, `p50<=2.5ms`, `p99.99<=1s` (units ns, us, ms, s).
+pub fn parse_slo(text: &str) -> Result<Slo, ConfigError> {
+    const FLAG: &str = "--slo";
+    let example = "write e.g. 'p99<=1ms' or 'p99.9<=500us'";
+    let trimmed = text.trim();
+    let Some((left, right)) = trimmed.split_once("<=") else {
+        let why = if trimmed.contains('<') {
+            format!("'{text}' uses '<'; an objective is an upper bound with '<=': {example}")
+        } else {
+            format!("'{text}' has no '<=': {example}")
+        };
+        return Err(ConfigError::invalid(FLAG, why));
+    };
+    let number = left.trim().strip_prefix('p').ok_or_else(|| {
+        ConfigError::invalid(
+            FLAG,
+            format!("'{left}' is not a percentile like p99: {example}"),
+        )
+    })?;
+    let percentile: f64 = number.parse().map_err(|_| {
+        ConfigError::invalid(
+            FLAG,
+            format!("'{left}' is not a percentile like p99 or p99.9"),
+        )
+    })?;
+    if !(percentile.is_finite() && percentile > 0.0 && percentile < 100.0) {
+        return Err(ConfigError::invalid(
+            FLAG,
+            format!("percentile '{left}' is out of range: use p50 .. p99.999 (above 0, below 100)"),
+        ));
+    }
+    let right = right.trim();
+    let split = right
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(right.len());
+    let (amount, unit) = right.split_at(split);
+    let amount: f64 = amount.parse().map_err(|_| {
+        ConfigError::invalid(
+            FLAG,
+            format!("'{right}' is not a latency like 1ms or 500us"),
+        )
+    })?;
+    let ns_per_unit = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "" => {
+            return Err(ConfigError::invalid(
+                FLAG,
+                format!("'{right}' has no unit: use ns, us, ms or s"),
+            ));
+        }
+        other => {
+            return Err(ConfigError::invalid(
+                FLAG,
+                format!("unknown unit '{other}' in '{right}': use ns, us, ms or s"),
+            ));
+        }
+    };
+    let bound_ns = amount * ns_per_unit;
+    if !(1.0..3.6e12).contains(&bound_ns) {
+        return Err(ConfigError::invalid(
+            FLAG,
+            format!("'{right}' is out of range: between 1ns and 1h"),
+        ));
+    }
+    Ok(Slo {
+        text: trimmed.to_string(),
+        percentile,
+        bound_ns: bound_ns.round() as u64,
+    })
+}
