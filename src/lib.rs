@@ -8,8 +8,13 @@
 //! - [`merge`]: `tailrate merge`, the shards of one plan added into one report.
 //! - [`app`]: orchestration: probe the server, measure each test, export.
 //! - [`progress`]: the live status line.
-//! - [`report`]: every report model (run, sweep, tune), the self-checks, the text, csv,
-//!   json and `.hlog` exporters, and the SVG plots.
+//! - [`export`]: every printed or written form: text, CSV, JSON, `.hlog`, the sweep,
+//!   compare and tune texts, and the SVG plots.
+//! - [`judge`]: every verdict, pure: self-checks, bottleneck, comparisons, SLO verdicts
+//!   and the capacity.
+//! - [`report`]: the report models (serde): run, latency, sweep, tune, compare, merged,
+//!   server, and the verdict types.
+//! - [`stats`]: pure numbers: intervals on percentiles, the median of runs, MOVER.
 //! - [`config`]: from [`cli::Args`] to one checked [`config::Command`]; every check
 //!   across flags.
 //! - [`drive`]: the one driver loop (closed and open loop as data), schedules, pacing.
