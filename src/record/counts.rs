@@ -21,7 +21,7 @@ use std::sync::LazyLock;
 
 use hdrhistogram::Histogram;
 
-use super::histograms::{HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS, new_histogram};
+use super::bounds::{HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS, new_histogram};
 
 /// log2 of half the sub-buckets per bucket: with 3 significant digits HdrHistogram keeps
 /// 2048 sub-buckets (the least power of two above 2 × 10^3) of which a bucket past the
