@@ -537,7 +537,7 @@ pub fn value_bytes(size: usize, seed: u64) -> Vec<u8> {
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed ^ 0xda7a);
     let mut out = Vec::with_capacity(size);
     // Eight characters per draw, each byte scaled onto the alphabet (multiply-shift): a
-    // 512 MiB value is made several times faster than with a draw per character. Some
+    // value of up to 512 MiB takes one draw per eight bytes, not one per byte. Some
     // characters come up 5/4 as often as others, which does not matter to filler.
     while out.len() < size {
         let word = rng.next_u64().to_le_bytes();
