@@ -8,8 +8,8 @@
 
 use std::fmt;
 
-use super::connection::{Connection, NetError};
 use super::endpoint::Endpoint;
+use super::{Connection, NetError};
 use crate::resp::Reply;
 
 /// Hash slots of a Redis Cluster.
