@@ -11,6 +11,7 @@
 //! Here [`Workload::build`] turns the spec (`spec.rs`) into the run's tests; a [`Test`]
 //! and the [`Sampler`] it draws from (`test_case.rs`) write each request.
 
+mod error;
 mod keys;
 mod mix;
 mod sha1;
@@ -24,6 +25,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 
+pub use error::WorkloadError;
 pub use keys::{
     DEFAULT_KEY_PREFIX, KeyDist, KeyDistError, KeyFormat, KeyPattern, MAX_KEYSPACE, SeqCursor,
     Shape, Walk, sequential_block,
@@ -35,27 +37,6 @@ pub use suite::{DEFAULT_TESTS, TestSpec, select_tests};
 pub use template::{Fill, Placeholders, RAND_INT_WIDTH, Template, Token};
 pub use test_case::{Sampler, Test};
 pub use values::{MAX_VALUE_SIZE, ValueSizes, value_bytes};
-
-/// Errors in the description of what to send.
-#[derive(Debug, thiserror::Error)]
-pub enum WorkloadError {
-    /// `-t` named no known test.
-    #[error(
-        "invalid value for -t: no known test in '{0}' (tests: ping, set, get, incr, lpush, rpush, lpop, rpop, sadd, hset, spop, zadd, zpopmin, lrange, lrange_100, lrange_300, lrange_500, lrange_600, mset, xadd)"
-    )]
-    NoTests(String),
-    /// A custom command was empty.
-    #[error("the custom command is empty")]
-    EmptyCommand,
-    /// A command of a mix or a custom command is wrong (an unknown placeholder, ...).
-    #[error("invalid value for {flag}: {why}")]
-    Invalid {
-        /// The flag (or `COMMAND` for the trailing custom command).
-        flag: &'static str,
-        /// What is wrong and what is accepted.
-        why: String,
-    },
-}
 
 /// The tests of a run, in order, with what every request needs to be written.
 #[derive(Debug, Clone)]
@@ -148,6 +129,18 @@ impl Workload {
             sizes: spec.sizes,
             setup,
         })
+    }
+}
+
+impl Sampler {
+    /// A sampler for `workload`, seeded with `seed` (made once per generator thread and test).
+    pub fn new(workload: &Workload, seed: u64) -> Self {
+        Sampler::of(
+            workload.keys,
+            workload.sizes.clone(),
+            workload.values.clone(),
+            seed,
+        )
     }
 }
 

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::keys::{KeyDist, SeqCursor, Walk};
+use super::mix::cumulative;
 use super::template::{Fill, Template};
 use super::values::{self, ValueSizes};
-use super::{Workload, mix};
 
 /// How a test picks the command of each request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +85,7 @@ impl Test {
         Test {
             name,
             commands,
-            pick: Pick::Weighted(mix::cumulative(weights)),
+            pick: Pick::Weighted(cumulative(weights)),
             cursor: SeqCursor::default(),
             repeated: None,
         }
@@ -248,15 +248,16 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// A sampler for `workload`, seeded with `seed` (made once per generator thread and test).
-    pub fn new(workload: &Workload, seed: u64) -> Self {
+    /// A sampler of keys from `keys`, value sizes from `sizes` and value bytes from
+    /// `values`, seeded with `seed` ([`Sampler::new`] gives it a built workload's).
+    pub(super) fn of(keys: KeyDist, sizes: ValueSizes, values: Bytes, seed: u64) -> Self {
         use rand::SeedableRng;
         Sampler {
             rng: rand_pcg::Pcg64Mcg::seed_from_u64(seed),
-            keys: workload.keys,
+            keys,
             walk: Walk::default(),
-            sizes: workload.sizes.clone(),
-            values: workload.values.clone(),
+            sizes,
+            values,
             turn: 0,
         }
     }
