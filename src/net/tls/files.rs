@@ -8,7 +8,7 @@ use rustls::RootCertStore;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-use super::TlsError;
+use super::error::TlsError;
 
 /// The CAs to trust: `--cacert`'s, else the system's; and `--cacert`'s certificates as
 /// given.
