@@ -8,8 +8,9 @@
 
 use std::fmt;
 
+use super::connection::Connection;
 use super::endpoint::Endpoint;
-use super::{Connection, NetError};
+use super::error::NetError;
 use crate::resp::Reply;
 
 /// Hash slots of a Redis Cluster.

@@ -12,10 +12,11 @@ use bytes::BytesMut;
 use tokio::net::{TcpStream, UnixStream};
 
 use super::heard::{Heard, shown};
-use super::{Connection, Stream};
+use super::io::{Connection, Stream};
+use crate::net::endpoint::{Endpoint, Handshake};
+use crate::net::error::NetError;
 use crate::net::read_buffer::ReadBuffer;
 use crate::net::tls::{answers_plain_resp, speaks_tls};
-use crate::net::{Endpoint, Handshake, NetError};
 use crate::resp::{self, Framer, Limits, Reply};
 
 impl Connection {
