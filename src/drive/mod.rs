@@ -1,7 +1,8 @@
 //! The driver: one loop per connection, configured by data, for closed and open loop.
 //!
-//! [`run`] spreads connections over OS threads, each a single-threaded tokio runtime
-//! (`thread`) whose tasks share one per-thread context (`ctx`). Every connection runs the
+//! [`run`] spreads connections over OS threads, started together by one gate (`gate`),
+//! each a single-threaded tokio runtime (`thread`) whose tasks share one per-thread
+//! context (`ctx`). Every connection runs the
 //! same loop (`conn`), fed by the `feed` chosen when it starts: in closed loop it claims
 //! up to `-P` requests, writes them in one batch and waits for every reply; with
 //! `--workers`, logical clients share each closed-loop connection and their requests are
@@ -25,6 +26,7 @@ mod conn;
 mod ctx;
 mod dispatch;
 mod feed;
+mod gate;
 mod inflight;
 mod outcome;
 pub mod plan;
@@ -55,9 +57,9 @@ pub use shared::Cancel;
 pub use topology::{LayoutChange, LayoutHistory, MAX_LAYOUT_CHANGES};
 
 use ctx::{Dial, ThreadPlan};
+use gate::StartGate;
 use outcome::ThreadOutcome;
 use shared::Shared;
-use thread::StartGate;
 use topology::Topology;
 
 use crate::net::cluster::ClusterMap;
