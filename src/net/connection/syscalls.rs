@@ -59,7 +59,7 @@ pub(super) fn poll_recv<S: TryIo>(
     }
 }
 
-/// A TLS read: at most one TLS record's plaintext (tls.rs buffers the socket read under
+/// A TLS read: at most one TLS record's plaintext (`tls/` buffers the socket read under
 /// it). Out of line: plain sockets are the hot path.
 #[inline(never)]
 pub(super) fn poll_read_tls(
