@@ -24,7 +24,7 @@ use super::reply::{self, Deferred};
 use super::request::since;
 use super::schedule::{Pacing, wait_until};
 use crate::net::{Connection, NetError};
-use crate::record::nanos;
+use crate::record::{Timing, nanos};
 
 /// First reconnect delay; doubled per failure up to [`BACKOFF_MAX`].
 const BACKOFF_START: Duration = Duration::from_millis(10);
@@ -41,101 +41,68 @@ enum Event {
     Timeout,
 }
 
-/// Runs one connection until the run ends. A connection with none yet (`conn` is `None`: the place of a master learned during
-/// the run) connects when its master is known.
+/// What one connection's loop keeps from batch to batch, besides the connection.
+struct Local<'a> {
+    ctx: &'a Ctx,
+    slot: usize,
+    feed: Feed<'a>,
+    fifo: InFlightQueue,
+    /// --batch-latency: replies of a closed-loop batch are recorded when its last one
+    /// arrives.
+    deferred: Vec<Deferred>,
+    timing: Timing,
+    /// How much of the connection's byte counts is in the records already (sent,
+    /// received). The bytes are windowed by the requests they carry, not by time: a write
+    /// counts when it carried a measured request, a read when the oldest request waiting
+    /// for it was measured, so warm-up's bytes stay out (a read that answers the last
+    /// warm-up requests and the first measured ones counts whole).
+    counted: (u64, u64),
+    backoff: Duration,
+    /// `-k 0` closed the connection after its batch, or it never had one yet: not a loss.
+    closed_on_purpose: bool,
+}
+
+/// Runs one connection until the run ends. A connection with none yet (`conn` is `None`:
+/// the place of a master learned during the run) connects when its master is known.
 pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Option<Connection>) {
-    // `-k 0` closed the connection after its batch, or it never had one yet: not a loss.
-    let mut closed_on_purpose = conn.is_none();
-    let mut feed = Feed::new(&ctx, slot);
+    let ctx: &Ctx = &ctx;
     let cap = ctx.plan.capacity();
     let limiter = ctx.shared.limiter.as_ref();
-    let timing = ctx.plan.mode.timing();
-    let mut fifo = InFlightQueue::with_capacity(cap);
-    // --batch-latency: replies of a closed-loop batch are recorded when its last one
-    // arrives.
-    let mut deferred: Vec<Deferred> =
-        Vec::with_capacity(if ctx.plan.batch_latency { cap } else { 0 });
-    let mut backoff = BACKOFF_START;
-    // How much of the connection's byte counts is in the records already (sent,
-    // received). The bytes are windowed by the requests they carry, not by time: a write
-    // counts when it carried a measured request, a read when the oldest request waiting
-    // for it was measured, so warm-up's bytes stay out (a read that answers the last
-    // warm-up requests and the first measured ones counts whole).
-    let mut counted = (0u64, 0u64);
+    let mut l = Local {
+        ctx,
+        slot,
+        feed: Feed::new(ctx, slot),
+        fifo: InFlightQueue::with_capacity(cap),
+        deferred: Vec::with_capacity(if ctx.plan.batch_latency { cap } else { 0 }),
+        timing: ctx.plan.mode.timing(),
+        counted: (0, 0),
+        backoff: BACKOFF_START,
+        closed_on_purpose: conn.is_none(),
+    };
     let mut conn = conn;
 
     loop {
         let Some(c) = conn.as_mut() else {
             cold_path();
-            // A batch cut short by a failure never gets its last reply: the replies it did
-            // get are completed requests all the same, timed to the last that arrived.
-            if let Some(&(_, _, last, _)) = deferred.last() {
-                reply::flush_deferred(&ctx, &mut deferred, last);
-            }
-            if !closed_on_purpose {
-                // Once per loss: a connection already down keeps its first time.
-                ctx.connection_lost(slot, Instant::now());
-            }
-            if ctx.sending_done.get() || ctx.shared.cancel.is_cancelled() {
-                break;
-            }
-            // Boxed: connecting (and a TLS handshake) is the largest state this loop
-            // awaits, and inline it would size every connection's task for it, though
-            // most of it is never touched after the start (see bench/).
-            let Some(endpoint) = ctx.endpoint_of(slot) else {
-                // A master not known yet: woken when work is handed to it.
-                let _ = tokio::time::timeout(UNKNOWN_NODE_POLL, ctx.wake[slot].notified()).await;
+            if l.redial(&mut conn).await {
                 continue;
-            };
-            match Box::pin(ctx.dial.open(&endpoint)).await {
-                Ok(fresh) => {
-                    conn = Some(fresh);
-                    counted = (0, 0);
-                    backoff = BACKOFF_START;
-                    closed_on_purpose = false;
-                    ctx.connection_back(slot, Instant::now());
-                    ctx.dispatch.borrow_mut().slot_up(slot);
-                }
-                Err(e) => {
-                    let since_down = ctx.connect_failed(slot, Instant::now(), &e);
-                    // A cluster master whose slots others took over is waited for no
-                    // longer: nothing is routed to it.
-                    if feed.gives_up_when_unreachable()
-                        && since_down.elapsed() > ctx.plan.lost_server_wait
-                        && !ctx.serves_nothing(slot)
-                    {
-                        // The outage is closed at the run's end (`Ctx::end_outages`).
-                        ctx.shared.stop(format!("lost the server: {e}"));
-                        break;
-                    }
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(BACKOFF_MAX);
-                }
             }
-            continue;
+            break;
         };
 
         // A rate-capped closed loop waits for the limiter before each batch; the wait is
         // not timed (that is what such tools do, and what the comparison shows).
         if let Some(limiter) = limiter
-            && feed.batch_due(&ctx, slot, &fifo)
+            && l.feed.batch_due(ctx, slot, &l.fifo)
         {
             cold_path();
-            let n = std::num::NonZeroU32::new(cap as u32).unwrap_or(std::num::NonZeroU32::MIN);
-            // Ask the limiter and sleep on tokio's timer: governor's own async wait sleeps
-            // on a timer thread and wakes too late to hold the cap, and spinning every
-            // waiting connection instead takes the CPU that reads replies on time (see
-            // bench/).
-            while let Ok(Err(not_until)) = limiter.check_n(n) {
-                let now = governor::clock::Clock::now(&governor::clock::DefaultClock::default());
-                tokio::time::sleep(not_until.wait_time_from(now)).await;
-            }
+            wait_for_limiter(limiter, cap).await;
         }
-        let filled = feed.fill(&ctx, slot, c, &mut fifo);
+        let filled = l.feed.fill(ctx, slot, c, &mut l.fifo);
         if filled.count > 0 {
             ctx.spin.work.set(ctx.spin.work.get() + 1);
             let sent = Instant::now();
-            let measured = mark_sent(&ctx, slot, &mut fifo, sent, filled.timed_at_write);
+            let measured = mark_sent(ctx, slot, &mut l.fifo, sent, filled.timed_at_write);
             let written = match c.try_send(filled.prepared) {
                 Ok(None) => Ok(()),
                 Ok(Some(sent)) => {
@@ -146,98 +113,203 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Option<Conn
             };
             if let Err(e) = written {
                 cold_path();
-                reply::fail(&ctx, slot, &mut fifo, &e);
+                reply::fail(ctx, slot, &mut l.fifo, &e);
                 conn = None;
                 continue;
             }
-            count_bytes(&ctx, c.sent_bytes(), &mut counted.0, measured, true);
-            if feed.has_more_ready() {
+            count_bytes(ctx, c.sent_bytes(), &mut l.counted.0, measured, true);
+            if l.feed.has_more_ready() {
                 continue;
             }
         }
 
-        if fifo.is_empty() {
-            if feed.is_over_when_idle(&ctx, slot) {
+        if l.fifo.is_empty() {
+            if l.feed.is_over_when_idle(ctx, slot) {
                 break;
             }
             // Idle, but still watching the socket: a reply that nobody asked for must be
             // seen now, not taken later as the answer to the next request, and a server
             // that closed the connection is reconnected before work arrives for it.
-            match wait(c, &ctx, slot, true, None, None).await {
-                Event::Work | Event::Timeout => {}
-                Event::Read(Ok(_)) => {
-                    // Nothing was waiting for these bytes: not counted.
-                    count_bytes(&ctx, c.received_bytes(), &mut counted.1, false, false);
-                    let (answered, taken) = reply::take_replies(
-                        &ctx,
-                        slot,
-                        c,
-                        &mut fifo,
-                        &mut deferred,
-                        Instant::now(),
-                        timing,
-                    );
-                    feed.after_replies(&ctx, slot, answered, None);
-                    if let Err(e) = taken {
-                        reply::fail(&ctx, slot, &mut fifo, &e);
-                        conn = None;
-                    }
-                }
-                Event::Read(Err(e)) => {
-                    reply::fail(&ctx, slot, &mut fifo, &e);
-                    conn = None;
-                }
+            let event = wait(c, ctx, slot, true, None, None).await;
+            if !l.idle_woken(c, event) {
+                conn = None;
             }
             continue;
         }
 
-        let (want_work, flush_at) = feed.waits_for(fifo.len());
+        let (want_work, flush_at) = l.feed.waits_for(l.fifo.len());
         let deadline = ctx
             .plan
             .timeout
-            .and_then(|t| fifo.front().map(|f| f.sent + t));
+            .and_then(|t| l.fifo.front().map(|f| f.sent + t));
         let event = if want_work || deadline.is_some() || flush_at.is_some() {
-            wait(c, &ctx, slot, want_work, deadline, flush_at).await
+            wait(c, ctx, slot, want_work, deadline, flush_at).await
         } else {
             // The common closed-loop case: just read (no select machinery on the hot path).
             Event::Read(std::future::poll_fn(|cx| c.poll_read_some(cx)).await)
         };
-        match event {
-            Event::Work => {}
-            Event::Timeout => {
-                cold_path();
-                reply::end_in_flight(&ctx, slot, &mut fifo, "timeout", true);
-                conn = None;
-            }
-            Event::Read(Err(e)) => {
-                cold_path();
-                reply::fail(&ctx, slot, &mut fifo, &e);
-                conn = None;
-            }
-            Event::Read(Ok(_)) => {
-                ctx.spin.work.set(ctx.spin.work.get() + 1);
-                let received = Instant::now();
-                let measured = fifo.front().is_some_and(|f| f.req.measured);
-                count_bytes(&ctx, c.received_bytes(), &mut counted.1, measured, false);
-                let (answered, taken) =
-                    reply::take_replies(&ctx, slot, c, &mut fifo, &mut deferred, received, timing);
-                feed.after_replies(&ctx, slot, answered, Some(received));
-                if let Err(e) = taken {
-                    cold_path();
-                    reply::fail(&ctx, slot, &mut fifo, &e);
-                    conn = None;
-                } else if fifo.is_empty() && feed.reconnects_after_batch(&ctx) {
-                    cold_path();
-                    conn = None;
-                    closed_on_purpose = true;
-                    ctx.dispatch.borrow_mut().slot_down(slot);
-                }
-            }
+        if !l.woken(c, event) {
+            conn = None;
         }
     }
     ctx.dispatch.borrow_mut().slot_down(slot);
     ctx.live.set(ctx.live.get() - 1);
     ctx.finished.notify_one();
+}
+
+impl Local<'_> {
+    /// With no connection: notes the loss (once per loss), then connects again into
+    /// `conn` when the run still wants this connection, backing off after each failure.
+    /// Returns whether the loop goes on (connected or not).
+    async fn redial(&mut self, conn: &mut Option<Connection>) -> bool {
+        let (ctx, slot) = (self.ctx, self.slot);
+        // A batch cut short by a failure never gets its last reply: the replies it did
+        // get are completed requests all the same, timed to the last that arrived.
+        if let Some(&(_, _, last, _)) = self.deferred.last() {
+            reply::flush_deferred(ctx, &mut self.deferred, last);
+        }
+        if !self.closed_on_purpose {
+            // Once per loss: a connection already down keeps its first time.
+            ctx.connection_lost(slot, Instant::now());
+        }
+        if ctx.sending_done.get() || ctx.shared.cancel.is_cancelled() {
+            return false;
+        }
+        // Boxed: connecting (and a TLS handshake) is the largest state this loop
+        // awaits, and inline it would size every connection's task for it, though
+        // most of it is never touched after the start (see bench/).
+        let Some(endpoint) = ctx.endpoint_of(slot) else {
+            // A master not known yet: woken when work is handed to it.
+            let _ = tokio::time::timeout(UNKNOWN_NODE_POLL, ctx.wake[slot].notified()).await;
+            return true;
+        };
+        match Box::pin(ctx.dial.open(&endpoint)).await {
+            Ok(fresh) => {
+                *conn = Some(fresh);
+                self.counted = (0, 0);
+                self.backoff = BACKOFF_START;
+                self.closed_on_purpose = false;
+                ctx.connection_back(slot, Instant::now());
+                ctx.dispatch.borrow_mut().slot_up(slot);
+                true
+            }
+            Err(e) => {
+                let since_down = ctx.connect_failed(slot, Instant::now(), &e);
+                // A cluster master whose slots others took over is waited for no
+                // longer: nothing is routed to it.
+                if self.feed.gives_up_when_unreachable()
+                    && since_down.elapsed() > ctx.plan.lost_server_wait
+                    && !ctx.serves_nothing(slot)
+                {
+                    // The outage is closed at the run's end (`Ctx::end_outages`).
+                    ctx.shared.stop(format!("lost the server: {e}"));
+                    return false;
+                }
+                tokio::time::sleep(self.backoff).await;
+                self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
+                true
+            }
+        }
+    }
+
+    /// Handles what woke the idle loop (nothing in flight); false when the connection
+    /// failed and is to be dropped.
+    fn idle_woken(&mut self, c: &mut Connection, event: Event) -> bool {
+        let (ctx, slot) = (self.ctx, self.slot);
+        match event {
+            Event::Work | Event::Timeout => true,
+            Event::Read(Ok(_)) => {
+                // Nothing was waiting for these bytes: not counted.
+                count_bytes(ctx, c.received_bytes(), &mut self.counted.1, false, false);
+                let (answered, taken) = reply::take_replies(
+                    ctx,
+                    slot,
+                    c,
+                    &mut self.fifo,
+                    &mut self.deferred,
+                    Instant::now(),
+                    self.timing,
+                );
+                self.feed.after_replies(ctx, slot, answered, None);
+                if let Err(e) = taken {
+                    reply::fail(ctx, slot, &mut self.fifo, &e);
+                    return false;
+                }
+                true
+            }
+            Event::Read(Err(e)) => {
+                reply::fail(ctx, slot, &mut self.fifo, &e);
+                false
+            }
+        }
+    }
+
+    /// Handles what woke the loop while requests were in flight: replies read are
+    /// recorded, a timeout or a failure ends the requests in flight; false when the
+    /// connection is to be dropped (failed, timed out, or `-k 0` after its batch).
+    #[inline]
+    fn woken(&mut self, c: &mut Connection, event: Event) -> bool {
+        let (ctx, slot) = (self.ctx, self.slot);
+        match event {
+            Event::Work => true,
+            Event::Timeout => {
+                cold_path();
+                reply::end_in_flight(ctx, slot, &mut self.fifo, "timeout", true);
+                false
+            }
+            Event::Read(Err(e)) => {
+                cold_path();
+                reply::fail(ctx, slot, &mut self.fifo, &e);
+                false
+            }
+            Event::Read(Ok(_)) => {
+                ctx.spin.work.set(ctx.spin.work.get() + 1);
+                let received = Instant::now();
+                let measured = self.fifo.front().is_some_and(|f| f.req.measured);
+                count_bytes(
+                    ctx,
+                    c.received_bytes(),
+                    &mut self.counted.1,
+                    measured,
+                    false,
+                );
+                let (answered, taken) = reply::take_replies(
+                    ctx,
+                    slot,
+                    c,
+                    &mut self.fifo,
+                    &mut self.deferred,
+                    received,
+                    self.timing,
+                );
+                self.feed.after_replies(ctx, slot, answered, Some(received));
+                if let Err(e) = taken {
+                    cold_path();
+                    reply::fail(ctx, slot, &mut self.fifo, &e);
+                    false
+                } else if self.fifo.is_empty() && self.feed.reconnects_after_batch(ctx) {
+                    cold_path();
+                    self.closed_on_purpose = true;
+                    ctx.dispatch.borrow_mut().slot_down(slot);
+                    false
+                } else {
+                    true
+                }
+            }
+        }
+    }
+}
+
+/// Waits until the rate cap's limiter allows a batch of `cap` requests. It asks the
+/// limiter and sleeps on tokio's timer: governor's own async wait sleeps on a timer
+/// thread and wakes too late to hold the cap, and spinning every waiting connection
+/// instead takes the CPU that reads replies on time (see bench/).
+async fn wait_for_limiter(limiter: &governor::DefaultDirectRateLimiter, cap: usize) {
+    let n = std::num::NonZeroU32::new(cap as u32).unwrap_or(std::num::NonZeroU32::MIN);
+    while let Ok(Err(not_until)) = limiter.check_n(n) {
+        let now = governor::clock::Clock::now(&governor::clock::DefaultClock::default());
+        tokio::time::sleep(not_until.wait_time_from(now)).await;
+    }
 }
 
 /// Moves a connection's running byte count, `total` (sent when `sent`, else received),

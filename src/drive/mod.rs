@@ -1,7 +1,8 @@
 //! The driver: one loop per connection, configured by data, for closed and open loop.
 //!
-//! [`run`] spreads connections over OS threads, each a single-threaded tokio runtime
-//! (`thread`) whose tasks share one per-thread context (`ctx`). Every connection runs the
+//! [`run`] spreads connections over OS threads, started together by one gate (`gate`),
+//! each a single-threaded tokio runtime (`thread`) whose tasks share one per-thread
+//! context (`ctx`). Every connection runs the
 //! same loop (`conn`), fed by the `feed` chosen when it starts: in closed loop it claims
 //! up to `-P` requests, writes them in one batch and waits for every reply; with
 //! `--workers`, logical clients share each closed-loop connection and their requests are
@@ -25,6 +26,7 @@ mod conn;
 mod ctx;
 mod dispatch;
 mod feed;
+mod gate;
 mod inflight;
 mod outcome;
 pub mod plan;
@@ -55,9 +57,9 @@ pub use shared::Cancel;
 pub use topology::{LayoutChange, LayoutHistory, MAX_LAYOUT_CHANGES};
 
 use ctx::{Dial, ThreadPlan};
+use gate::StartGate;
 use outcome::ThreadOutcome;
 use shared::Shared;
-use thread::StartGate;
 use topology::Topology;
 
 use crate::net::cluster::ClusterMap;
@@ -94,7 +96,6 @@ pub fn run(
 ) -> Result<RunOutcome, DriveError> {
     let threads = plan.threads.max(1);
     let shared = Arc::new(Shared::new(plan, cancel));
-    let interval = BATCH;
     let gate = Arc::new(StartGate::new(threads));
     let (tx, rx) = mpsc::channel::<Interval>();
     let topology = cluster.map(|map| Arc::new(Topology::new(map, room_for_masters(map))));
@@ -107,31 +108,7 @@ pub fn run(
     let results: Vec<Result<ThreadOutcome, DriveError>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
         for index in 0..threads {
-            let thread_plan = ThreadPlan {
-                index,
-                threads,
-                // Connections are dealt round-robin: thread k gets k, k+T, k+2T, ...
-                connections: (plan.connections + threads - 1 - index) / threads,
-                all_connections: plan.connections,
-                mode: plan.mode.clone(),
-                stop: plan.stop,
-                warmup: plan.warmup,
-                interval,
-                timeout: plan.timeout,
-                reconnect_each_request: plan.reconnect_each_request,
-                exit_on_error: plan.exit_on_error,
-                batch_latency: plan.batch_latency,
-                cluster: cluster.cloned(),
-                topology: topology.clone(),
-                lost_server_wait: plan.lost_server_wait.unwrap_or(plan.connect_timeout),
-                // Per stream of the whole plan (see `Shard::stream`): each shard's keys
-                // and arrivals have seeds of their own, and one shard's are one
-                // process's.
-                seed: plan.seed
-                    ^ ((test_index as u64) << 32)
-                    ^ (plan.shard.stream(index) as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
-                shard: plan.shard,
-            };
+            let thread_plan = thread_plan(plan, index, cluster, topology.as_ref(), test_index);
             let (shared, gate, tx) = (shared.clone(), gate.clone(), tx.clone());
             let dial = Dial {
                 endpoint: plan.endpoint.clone(),
@@ -191,6 +168,42 @@ pub fn run(
     );
     outcome.layout = topology.map(|t| t.history());
     Ok(outcome)
+}
+
+/// The share of `plan` that thread `index` runs, of test `test_index`.
+fn thread_plan(
+    plan: &Plan,
+    index: usize,
+    cluster: Option<&Arc<ClusterMap>>,
+    topology: Option<&Arc<Topology>>,
+    test_index: usize,
+) -> ThreadPlan {
+    let threads = plan.threads.max(1);
+    ThreadPlan {
+        index,
+        threads,
+        // Connections are dealt round-robin: thread k gets k, k+T, k+2T, ...
+        connections: (plan.connections + threads - 1 - index) / threads,
+        all_connections: plan.connections,
+        mode: plan.mode.clone(),
+        stop: plan.stop,
+        warmup: plan.warmup,
+        interval: BATCH,
+        timeout: plan.timeout,
+        reconnect_each_request: plan.reconnect_each_request,
+        exit_on_error: plan.exit_on_error,
+        batch_latency: plan.batch_latency,
+        cluster: cluster.cloned(),
+        topology: topology.cloned(),
+        lost_server_wait: plan.lost_server_wait.unwrap_or(plan.connect_timeout),
+        // Per stream of the whole plan (see `Shard::stream`): each shard's keys
+        // and arrivals have seeds of their own, and one shard's are one
+        // process's.
+        seed: plan.seed
+            ^ ((test_index as u64) << 32)
+            ^ (plan.shard.stream(index) as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
+        shard: plan.shard,
+    }
 }
 
 /// Places kept per client for a cluster's masters: those of the starting layout, as

@@ -38,11 +38,10 @@ pub enum Pacing {
     Spin,
 }
 
-/// Most requests per second one thread's schedule may plan (`--rate` over `--threads`).
-/// One thread plans about ten million a second on a 2-core test machine when it sends
-/// none of them (every request dropped as not sent; see bench/README.md); half that
-/// leaves room for a host busier than that one. Above it the scheduler falls behind its
-/// own plan, however fast the server.
+/// Most requests per second one thread's schedule may plan (`--rate` over `--threads`):
+/// about half of what one thread can plan when it sends none of them (bench/README.md,
+/// "What one thread can plan"), so that a busier host still keeps up. Above it the
+/// scheduler falls behind its own plan, however fast the server.
 pub const MAX_RATE_PER_THREAD: f64 = 5_000_000.0;
 
 /// The offsets of one thread's share of an open-loop run.

@@ -126,7 +126,8 @@ impl Shared {
                     // tokio's timer wakes on a 1 ms wheel, and on a busy host a waiting
                     // connection wakes late by more: tokens gather for RATE_CAP_BURST, so that
                     // a wake-up up to that late still sends what the cap allowed and the
-                    // average holds (with 2 ms, one connection at 5k/s reached 2.9-4.5k/s).
+                    // average holds (a burst of about one tick is not enough: each late
+                    // wake-up then loses sends the cap allowed, and the rate falls short).
                     let burst = (rate * RATE_CAP_BURST.as_secs_f64())
                         .ceil()
                         .max(f64::from(pipeline.max(1)))

@@ -1,26 +1,26 @@
 //! One generator thread: a current-thread tokio runtime running its connections'
-//! loops, the open-loop scheduler and the interval tick over one shared [`Ctx`]; the
-//! gate that starts every thread at the same instant; and what the thread reports when
-//! it ends.
+//! loops, the open-loop scheduler and the interval tick over one shared [`Ctx`], built
+//! here from the thread's plan; and what the thread reports when it ends. The gate that
+//! starts every thread at the same instant is `gate.rs`'s.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
 use super::conn::connection_loop;
 use super::ctx::{Ctx, Dial, ThreadPlan};
 use super::dispatch::Dispatch;
+use super::gate::StartGate;
 use super::outcome::{DriveError, Interval, SendCounts, ThreadCpu, ThreadOutcome};
-use super::plan::{MAX_START_LATENESS, Mode, Stop};
+use super::plan::{Mode, Stop};
 use super::refresh::refresh_loop;
 use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
 use super::scheduler::scheduler_loop;
-use super::shared::Cancel;
 use super::shared::Shared;
 use super::window::{IntervalClock, Latest, SendTimes};
 use crate::net::Connection;
@@ -37,131 +37,6 @@ const CANCEL_GRACE: Duration = Duration::from_millis(250);
 const SEND_WINDOW_MIN: Duration = Duration::from_millis(10);
 /// Sends a window should hold on average for the counts to be informative.
 const SEND_WINDOW_MEAN: f64 = 20.0;
-
-/// Starts every thread at once: each reports whether it connected; the caller opens the
-/// gate.
-pub(crate) struct StartGate {
-    state: Mutex<GateState>,
-    changed: Condvar,
-    threads: usize,
-}
-
-struct GateState {
-    arrived: usize,
-    failed: bool,
-    start: Option<Instant>,
-    opened: bool,
-}
-
-impl StartGate {
-    pub(crate) fn new(threads: usize) -> Self {
-        StartGate {
-            state: Mutex::new(GateState {
-                arrived: 0,
-                failed: false,
-                start: None,
-                opened: false,
-            }),
-            changed: Condvar::new(),
-            threads,
-        }
-    }
-
-    /// A thread arrives; returns the common start, or `None` when some thread failed.
-    fn arrive(&self, ok: bool) -> Option<Instant> {
-        let Ok(mut state) = self.state.lock() else {
-            return None;
-        };
-        state.arrived += 1;
-        state.failed |= !ok;
-        self.changed.notify_all();
-        while !state.opened {
-            state = match self.changed.wait(state) {
-                Ok(s) => s,
-                Err(_) => return None,
-            };
-        }
-        state.start
-    }
-
-    /// Waits for every thread, then sets the start: a little ahead so all begin together,
-    /// or at `start_at` by the wall clock (`--start-at`), waited for here. Returns how far
-    /// after its start the run was let go, in nanoseconds (positive: late), with
-    /// `start_at`; a run that would start more than [`MAX_START_LATENESS`] late, or is
-    /// interrupted while it waits, lets every thread go with no start.
-    pub(crate) fn open_when_ready(
-        &self,
-        start_at: Option<SystemTime>,
-        cancel: &Cancel,
-    ) -> Result<Option<i64>, DriveError> {
-        {
-            let Ok(mut state) = self.state.lock() else {
-                return Ok(None);
-            };
-            while state.arrived < self.threads {
-                state = match self.changed.wait(state) {
-                    Ok(s) => s,
-                    Err(_) => return Ok(None),
-                };
-            }
-        }
-        let (start, skew) = match start_at {
-            None => (Some(Instant::now() + Duration::from_millis(2)), Ok(None)),
-            Some(at) => match wall_clock_start(at, cancel) {
-                Ok(Some((start, skew_ns))) => (Some(start), Ok(Some(skew_ns))),
-                Ok(None) => (None, Ok(None)),
-                Err(late) => (None, Err(late)),
-            },
-        };
-        let Ok(mut state) = self.state.lock() else {
-            return skew;
-        };
-        if !state.failed {
-            state.start = start;
-        }
-        state.opened = true;
-        self.changed.notify_all();
-        skew
-    }
-}
-
-/// The monotonic instant of `at` on the wall clock, slept up to (in slices, so Ctrl+C is
-/// seen); `None` when interrupted first. The instant is mapped from the wall clock once,
-/// just before it, so the host's clock steps while waiting do not move it. Also returns
-/// how late the threads were let go (the last sleep's overshoot, or the lateness of a
-/// start already past), in nanoseconds.
-fn wall_clock_start(at: SystemTime, cancel: &Cancel) -> Result<Option<(Instant, i64)>, DriveError> {
-    const SLICE: Duration = Duration::from_millis(20);
-    loop {
-        if cancel.is_cancelled() {
-            return Ok(None);
-        }
-        let now = Instant::now();
-        match at.duration_since(SystemTime::now()) {
-            Ok(ahead) if ahead > SLICE => std::thread::sleep((ahead - SLICE).min(SLICE)),
-            Ok(ahead) => {
-                let start = now + ahead;
-                std::thread::sleep(ahead);
-                let skew = Instant::now().saturating_duration_since(start);
-                return Ok(Some((
-                    start,
-                    i64::try_from(skew.as_nanos()).unwrap_or(i64::MAX),
-                )));
-            }
-            Err(past) => {
-                let late = past.duration();
-                if late > MAX_START_LATENESS {
-                    return Err(DriveError::LateStart { late });
-                }
-                let start = now.checked_sub(late).unwrap_or(now);
-                return Ok(Some((
-                    start,
-                    i64::try_from(late.as_nanos()).unwrap_or(i64::MAX),
-                )));
-            }
-        }
-    }
-}
 
 /// Runs one thread's share of the test; blocks until it ends.
 pub(crate) fn thread_main(
@@ -224,6 +99,8 @@ pub(crate) fn thread_main(
     })
 }
 
+/// Runs the thread's tasks over the connections `conns` opened, from `start` until the
+/// run ends, and reports what the thread measured.
 #[expect(
     clippy::too_many_arguments,
     reason = "the thread's whole inputs, passed once"
@@ -238,6 +115,50 @@ async fn drive_thread(
     conns: Vec<(usize, Connection)>,
     start: Instant,
 ) -> ThreadOutcome {
+    let connected: Vec<usize> = conns.iter().map(|(slot, _)| *slot).collect();
+    let ctx = Rc::new(new_ctx(
+        plan, test, sampler, dial, shared, tx, &connected, start,
+    ));
+    let cpu_before = thread_cpu_secs();
+
+    let tick = tokio::task::spawn_local(tick_loop(ctx.clone()));
+    for (slot, conn) in conns {
+        tokio::task::spawn_local(connection_loop(ctx.clone(), slot, Some(conn)));
+    }
+    let refresh = ctx
+        .cluster
+        .is_some()
+        .then(|| tokio::task::spawn_local(refresh_loop(ctx.clone())));
+    if let Mode::Open { pacing, .. } = ctx.plan.mode {
+        tokio::task::spawn_local(scheduler_loop(ctx.clone(), pacing));
+    }
+
+    let cancel_seen = wait_for_loops(&ctx).await;
+    tick.abort();
+    if let Some(refresh) = refresh {
+        refresh.abort();
+    }
+    let ended = Instant::now();
+    ctx.end_outages(ended);
+    finish(&ctx, cancel_seen, ended, cpu_before)
+}
+
+/// The context the thread's tasks share, for its share `plan` of the run starting at
+/// `start`, whose connections in places `connected` are open.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the thread's whole inputs, passed once"
+)]
+fn new_ctx(
+    plan: ThreadPlan,
+    test: Test,
+    sampler: Sampler,
+    dial: Dial,
+    shared: Arc<Shared>,
+    tx: Sender<Interval>,
+    connected: &[usize],
+    start: Instant,
+) -> Ctx {
     let is_open = matches!(plan.mode, Mode::Open { .. });
     let measure_from = if is_open { start + plan.warmup } else { start };
     let end = match plan.stop {
@@ -260,6 +181,58 @@ async fn drive_thread(
         )),
         _ => None,
     };
+    let (schedule, next_due) = schedule_for(&plan, start, end);
+    let nodes = cluster.as_ref().map_or(1, Cluster::len);
+    let intervals = interval_clock(&plan, &shared, measure_from, end);
+    let offer_first_send = (!is_open).then(|| shared.clone());
+    Ctx {
+        sampler: RefCell::new(sampler),
+        counts_hits: test.commands.iter().map(|c| c.counts_hits).collect(),
+        dispatch: RefCell::new(dispatch_for(
+            n_connections,
+            nodes,
+            connected.iter().copied(),
+            plan.capacity(),
+            max_backlog,
+            !is_open,
+        )),
+        schedule: RefCell::new(schedule),
+        next_due: Cell::new(next_due),
+        cluster,
+        wake: (0..n_connections).map(|_| Rc::new(Notify::new())).collect(),
+        woken: RefCell::new(Vec::with_capacity(n_connections)),
+        rec: RefCell::new(Recorder::for_timing(n_commands, plan.mode.timing())),
+        intervals,
+        tx,
+        in_flight: Cell::new(0),
+        last_reply: Latest::default(),
+        last_send: SendTimes::new(offer_first_send),
+        sending_done: Cell::new(false),
+        live: Cell::new(connected.len()),
+        finished: Notify::new(),
+        send_counts: RefCell::new(send_counts_for(&plan)),
+        warmup_sent: RefCell::new(vec![0; n_commands]),
+        down: RefCell::new(vec![None; n_connections]),
+        connections: RefCell::default(),
+        spin: SpinMeter::default(),
+        plan,
+        test,
+        shared,
+        dial,
+        start,
+        measure_from,
+        end,
+    }
+}
+
+/// An open loop's schedule of this thread, and when its first request is due (`None`
+/// when it is due at or after `end`); neither for a closed loop or an open loop with no
+/// end.
+fn schedule_for(
+    plan: &ThreadPlan,
+    start: Instant,
+    end: Option<Instant>,
+) -> (Option<Schedule>, Option<Instant>) {
     let schedule = match plan.mode {
         Mode::Open {
             rate_per_sec,
@@ -283,10 +256,19 @@ async fn drive_thread(
         (Some(s), Some(end)) => Some(start + s.peek()).filter(|&first| first < end),
         _ => None,
     };
-    let nodes = cluster.as_ref().map_or(1, Cluster::len);
-    // The measured window starts at the end of warm-up in open loop (every thread
-    // computes the same instant), at the run's first send in closed loop (offered by
-    // each thread's first write, see `SendTimes`).
+    (schedule, next_due)
+}
+
+/// The thread's interval clock. The measured window starts at the end of warm-up in open
+/// loop (every thread computes the same instant), at the run's first send in closed loop
+/// (offered by each thread's first write, see `SendTimes`).
+fn interval_clock(
+    plan: &ThreadPlan,
+    shared: &Shared,
+    measure_from: Instant,
+    end: Option<Instant>,
+) -> IntervalClock {
+    let is_open = matches!(plan.mode, Mode::Open { .. });
     let intervals = if is_open {
         shared.offer_window_start(measure_from);
         IntervalClock::new(plan.interval, measure_from + plan.interval)
@@ -297,61 +279,14 @@ async fn drive_thread(
     if let (true, Some(end)) = (is_open, end) {
         intervals.end_window(measure_from, end);
     }
-    let offer_first_send = (!is_open).then(|| shared.clone());
-    let ctx = Rc::new(Ctx {
-        sampler: RefCell::new(sampler),
-        counts_hits: test.commands.iter().map(|c| c.counts_hits).collect(),
-        dispatch: RefCell::new(dispatch_for(
-            n_connections,
-            nodes,
-            conns.iter().map(|(slot, _)| *slot),
-            plan.capacity(),
-            max_backlog,
-            !is_open,
-        )),
-        schedule: RefCell::new(schedule),
-        next_due: Cell::new(next_due),
-        cluster,
-        wake: (0..n_connections).map(|_| Rc::new(Notify::new())).collect(),
-        woken: RefCell::new(Vec::with_capacity(n_connections)),
-        rec: RefCell::new(Recorder::for_timing(n_commands, plan.mode.timing())),
-        intervals,
-        tx,
-        in_flight: Cell::new(0),
-        last_reply: Latest::default(),
-        last_send: SendTimes::new(offer_first_send),
-        sending_done: Cell::new(false),
-        live: Cell::new(conns.len()),
-        finished: Notify::new(),
-        send_counts: RefCell::new(send_counts_for(&plan)),
-        warmup_sent: RefCell::new(vec![0; n_commands]),
-        down: RefCell::new(vec![None; n_connections]),
-        connections: RefCell::default(),
-        spin: SpinMeter::default(),
-        plan,
-        test,
-        shared,
-        dial,
-        start,
-        measure_from,
-        end,
-    });
-    let cpu_before = thread_cpu_secs();
+    intervals
+}
 
-    let tick = tokio::task::spawn_local(tick_loop(ctx.clone()));
-    for (slot, conn) in conns {
-        tokio::task::spawn_local(connection_loop(ctx.clone(), slot, Some(conn)));
-    }
-    let refresh = ctx
-        .cluster
-        .is_some()
-        .then(|| tokio::task::spawn_local(refresh_loop(ctx.clone())));
-    if let Mode::Open { pacing, .. } = ctx.plan.mode {
-        tokio::task::spawn_local(scheduler_loop(ctx.clone(), pacing));
-    }
-
-    // Wait for every connection loop, but not past a hard deadline: a server that never
-    // answers must not hold the run (what is still in flight is reported as such).
+/// Waits for every connection loop, but not past a hard deadline: a server that never
+/// answers must not hold the run (what is still in flight is reported as such). Returns
+/// when this thread saw the run cancelled, if it was.
+async fn wait_for_loops(ctx: &Ctx) -> Option<Instant> {
+    let is_open = matches!(ctx.plan.mode, Mode::Open { .. });
     let mut cancel_seen: Option<Instant> = None;
     let grace = ctx.plan.timeout.unwrap_or(DRAIN_GRACE);
     loop {
@@ -379,14 +314,17 @@ async fn drive_thread(
             break;
         }
     }
-    tick.abort();
-    if let Some(refresh) = refresh {
-        refresh.abort();
-    }
-    let ended = Instant::now();
-    ctx.end_outages(ended);
+    cancel_seen
+}
 
-    // Requests never written are "not sent"; the window's last interval is sent.
+/// What the thread reports once its tasks ended at `ended`: requests never written are
+/// "not sent", and the window's last interval is sent.
+fn finish(
+    ctx: &Ctx,
+    cancel_seen: Option<Instant>,
+    ended: Instant,
+    cpu_before: f64,
+) -> ThreadOutcome {
     {
         let mut rec = ctx.rec.borrow_mut();
         let redirected = ctx.dispatch.borrow_mut().abandon(&mut rec);
@@ -394,7 +332,7 @@ async fn drive_thread(
         ctx.in_flight
             .set(ctx.in_flight.get().saturating_sub(redirected));
     }
-    let window_end = if is_open {
+    let window_end = if matches!(ctx.plan.mode, Mode::Open { .. }) {
         Some(match (cancel_seen, ctx.end) {
             (Some(seen), Some(end)) => seen.min(end),
             (_, Some(end)) => end,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
-use super::MergeError;
+use super::error::MergeError;
 use crate::drive::Shard;
 
 /// One interval of one series.

@@ -1,7 +1,9 @@
 //! `tailrate merge`: reads the reports and interval logs of one plan's shards, refuses
 //! what cannot be added (files of different plans, a shard twice, a shard missing
-//! unless `--partial`), and writes the merged report and log into `--out`. The adding
-//! itself is `add`'s, pure.
+//! unless `--partial`), and writes the merged report and log into `--out`. Reading and
+//! pairing the files is `input`'s, and which shards may be added `plan`'s. The adding
+//! itself is `add`'s, pure, with the logs' shared clock in `clock` and the merged
+//! test's self-checks in `checks`.
 //!
 //! The exact merge needs histograms, not percentiles. The JSON report already carries
 //! each distribution's whole histogram (`hdr_v2_base64`), so the totals are added from
@@ -12,54 +14,30 @@
 //! so a log of another run is refused rather than mixed in.
 
 mod add;
+mod checks;
+mod clock;
+mod error;
 mod hlog;
+mod input;
+mod plan;
 
-use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use self::input::{inputs, pair};
+
 pub use add::merge_reports;
+pub use error::MergeError;
 pub use hlog::{ShardLog, read_log};
+pub use input::ShardInput;
 
 use crate::config::MergeConfig;
-use crate::report::RunReport;
 
 /// The merged report's file in `--out`.
 pub const JSON_FILE: &str = "merged.json";
 /// The merged interval log's file in `--out`.
 pub const HLOG_FILE: &str = "merged.hlog";
-
-/// Inputs that cannot be merged: the user's to fix (exit 2), each one line.
-#[derive(Debug, thiserror::Error)]
-pub enum MergeError {
-    /// A file or directory cannot be read.
-    #[error("cannot read {}: {why}", .path.display())]
-    Read {
-        /// As given or found.
-        path: PathBuf,
-        /// Why.
-        why: String,
-    },
-    /// Nothing to merge.
-    #[error("no tailrate report (.json) among the inputs")]
-    NoReports,
-    /// The shards are not of one plan, overlap, or are missing.
-    #[error("{0}")]
-    Refused(String),
-}
-
-/// One shard's files.
-#[derive(Debug)]
-pub struct ShardInput {
-    /// The report's file.
-    pub path: PathBuf,
-    /// The report.
-    pub report: RunReport,
-    /// Its interval log, when one was given.
-    pub log: Option<ShardLog>,
-}
 
 /// Runs `tailrate merge`: reads, checks, adds, writes; on `stdout`, each merged test's
 /// `-q` line and one line that says where it went.
@@ -105,93 +83,4 @@ pub fn run(config: &MergeConfig, stdout: &mut dyn Write) -> Result<()> {
         }
     )?;
     Ok(())
-}
-
-/// Reports with the files they were read from.
-type Reports = Vec<(PathBuf, RunReport)>;
-
-/// Every report and log among `paths`, a directory standing for its `.json` and `.hlog`
-/// files (not its subdirectories), by path.
-fn inputs(paths: &[PathBuf]) -> Result<(Reports, Vec<ShardLog>), MergeError> {
-    let mut files = Vec::new();
-    for path in paths {
-        let meta = std::fs::metadata(path).map_err(|e| MergeError::Read {
-            path: path.clone(),
-            why: e.to_string(),
-        })?;
-        if meta.is_dir() {
-            let entries = std::fs::read_dir(path).map_err(|e| MergeError::Read {
-                path: path.clone(),
-                why: e.to_string(),
-            })?;
-            let mut found: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file() && matches!(extension(p), "json" | "hlog"))
-                .collect();
-            found.sort();
-            files.extend(found);
-        } else {
-            files.push(path.clone());
-        }
-    }
-    let mut reports = Vec::new();
-    let mut logs = Vec::new();
-    for path in files {
-        let bytes = std::fs::read(&path).map_err(|e| MergeError::Read {
-            path: path.clone(),
-            why: e.to_string(),
-        })?;
-        if extension(&path) == "hlog" || bytes.starts_with(b"#") {
-            logs.push(read_log(&path, &bytes)?);
-        } else {
-            let report: RunReport =
-                serde_json::from_slice(&bytes).map_err(|e| MergeError::Read {
-                    path: path.clone(),
-                    why: format!("not a tailrate run report ({e})"),
-                })?;
-            reports.push((path, report));
-        }
-    }
-    if reports.is_empty() {
-        return Err(MergeError::NoReports);
-    }
-    Ok((reports, logs))
-}
-
-fn extension(path: &Path) -> &str {
-    path.extension().and_then(|e| e.to_str()).unwrap_or("")
-}
-
-/// Each report with the log of the same shard (by the index in the log's header); a log
-/// no report claims, or two logs for one shard, is refused.
-fn pair(reports: Reports, logs: Vec<ShardLog>) -> Result<Vec<ShardInput>, MergeError> {
-    let mut by_index: BTreeMap<u32, ShardLog> = BTreeMap::new();
-    for log in logs {
-        if let Some(other) = by_index.get(&log.shard.index) {
-            return Err(MergeError::Refused(format!(
-                "{} and {} are both logs of shard {}",
-                other.path.display(),
-                log.path.display(),
-                log.shard.index
-            )));
-        }
-        by_index.insert(log.shard.index, log);
-    }
-    let mut shards: Vec<ShardInput> = reports
-        .into_iter()
-        .map(|(path, report)| {
-            let index = report.settings.shard.map_or(0, |s| s.index);
-            let log = by_index.remove(&index);
-            ShardInput { path, report, log }
-        })
-        .collect();
-    if let Some(log) = by_index.values().next() {
-        return Err(MergeError::Refused(format!(
-            "{}: a log of shard {} with no report of that shard among the inputs",
-            log.path.display(),
-            log.shard.index
-        )));
-    }
-    shards.sort_by_key(|s| s.report.settings.shard.map_or(0, |s| s.index));
-    Ok(shards)
 }

@@ -5,14 +5,13 @@
 //! Written by hand because it is hot twice. Each reply is recorded into four or five of
 //! them on the generator thread. And every 50 ms batch of every thread is added, walked
 //! and cleared by the collector, which shares a core with the generator when the user
-//! pins the process (`taskset -c 1 tailrate ...`): HdrHistogram's `add` and `reset` visit
-//! all 33,792 counts of a histogram (270 KB) and its recorded-value iterator walks them
-//! from the first, whatever the batch holds, so the collector held the core for about
-//! 0.4 ms per batch and the sends it delayed moved an open loop's p99 (bench/README.md,
-//! "The collector's share of the generator's core"). Here those walk only the indices a
-//! batch touched. (A list of the indices that hold anything, kept as they are first
-//! recorded, made `add` no cheaper: its visits, a few hundred a batch, each miss the
-//! cache, where a range of ten thousand streams.) Reports read a [`Histogram`] made from the counts
+//! pins the process (`taskset -c 1 tailrate ...`), so the time it holds the core delays
+//! sends. HdrHistogram's `add` and `reset` visit every count of a histogram, and its
+//! recorded-value iterator walks them from the first, whatever the batch holds; here
+//! those walk only the range of indices the batch touched (bench/README.md, "The
+//! collector's share of the generator's core", has what that is worth). A range rather
+//! than a list of the indices recorded: a range streams through the cache, where the
+//! visits of a list each miss it. Reports read a [`Histogram`] made from the counts
 //! ([`Counts::to_histogram`]), which is value for value the one HdrHistogram would have
 //! recorded.
 
@@ -21,7 +20,7 @@ use std::sync::LazyLock;
 
 use hdrhistogram::Histogram;
 
-use super::histograms::{HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS, new_histogram};
+use super::bounds::{HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS, new_histogram};
 
 /// log2 of half the sub-buckets per bucket: with 3 significant digits HdrHistogram keeps
 /// 2048 sub-buckets (the least power of two above 2 × 10^3) of which a bucket past the

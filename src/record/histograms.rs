@@ -1,27 +1,13 @@
-//! The latency histograms: HdrHistogram bounds, the metrics of DESIGN.md's measurement
-//! model, which of them a run keeps apart ([`Timing`]), and one set per command.
+//! The latency histograms: the metrics of DESIGN.md's measurement model, which of them a
+//! run keeps apart ([`Timing`]), and one set per command. Their bounds are `bounds.rs`'s.
 
 use std::sync::LazyLock;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use super::bounds::new_histogram;
 use super::counts::Counts;
-
-/// Lowest recordable value in nanoseconds.
-pub const LOWEST_NS: u64 = 1;
-/// Highest recordable value in nanoseconds (one hour); larger values saturate.
-pub const HIGHEST_NS: u64 = 3_600_000_000_000;
-/// Significant decimal digits kept.
-pub const SIGNIFICANT_DIGITS: u8 = 3;
-
-/// A new empty latency histogram with the project's bounds.
-pub fn new_histogram() -> Histogram<u64> {
-    // The bounds are constants that HdrHistogram accepts; failure here is a programming error.
-    #[expect(clippy::expect_used, reason = "constant, valid bounds")]
-    Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS)
-        .expect("valid histogram bounds")
-}
 
 /// Which of the four times of DESIGN.md a histogram holds.
 #[derive(

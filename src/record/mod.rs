@@ -6,14 +6,14 @@
 //! clamped at 3 s, and coordinated omission is never "corrected" here: open-loop
 //! values already start at the intended time.
 
+mod bounds;
 mod counts;
 mod histograms;
 mod recorder;
 
+pub use bounds::{HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS, new_histogram};
 pub use counts::Counts;
-pub use histograms::{
-    HIGHEST_NS, Histograms, LOWEST_NS, Metric, SIGNIFICANT_DIGITS, Timing, nanos, new_histogram,
-};
+pub use histograms::{Histograms, Metric, Timing, nanos};
 pub use recorder::{
     CommandRecord, MAX_ERROR_KINDS, NodeRecord, OTHER_ERRORS, Recorder, ReplyTimes,
 };

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use super::bounds::LOWEST_NS;
 use super::counts::Counts;
-use super::histograms::{Histograms, LOWEST_NS, Metric, Timing};
+use super::histograms::{Histograms, Metric, Timing};
 
 /// Most error kinds a record keeps apart; the rest are counted as [`OTHER_ERRORS`].
 pub const MAX_ERROR_KINDS: usize = 64;

@@ -1,7 +1,7 @@
 //! Framing of server replies, the hot path: deciding without allocation whether a
 //! whole RESP2/RESP3 reply is buffered, how long it is, and what kind it is.
 //!
-//! The token reader it runs on, in `token.rs`, is shared with the tree parser, so
+//! The token reader it runs on, in `token/`, is shared with the tree parser, so
 //! both agree byte for byte on what is valid. [`Framer::resume`] frames a lone simple
 //! string, integer or bulk string through a hand-written shortcut; [`frame`] never does,
 //! so the tests and the fuzz target check the one against the other.

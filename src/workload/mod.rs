@@ -7,391 +7,36 @@
 //! command of a mix, which key, which value size) comes from the generator thread's
 //! [`Sampler`]. Validation of the flags is `config.rs`'s (it builds a
 //! [`WorkloadSpec`]); the connection that carries the bytes is `net`'s business.
+//!
+//! Here [`Workload::build`] turns the spec (`spec.rs`) into the run's tests; a [`Test`]
+//! and the [`Sampler`] it draws from (`test_case.rs`) write each request.
 
+mod error;
 mod keys;
 mod mix;
 mod sha1;
+mod spec;
 mod suite;
 mod template;
+mod test_case;
 mod values;
 
-use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 
+pub use error::WorkloadError;
 pub use keys::{
     DEFAULT_KEY_PREFIX, KeyDist, KeyDistError, KeyFormat, KeyPattern, MAX_KEYSPACE, SeqCursor,
     Shape, Walk, sequential_block,
 };
 pub use mix::{Mix, check_read_ratio, parse_ratio, parse_weights, split_words};
 pub use sha1::sha1_hex;
+pub use spec::{CustomCommand, WorkloadSpec};
 pub use suite::{DEFAULT_TESTS, TestSpec, select_tests};
 pub use template::{Fill, Placeholders, RAND_INT_WIDTH, Template, Token};
-pub use values::{MAX_VALUE_SIZE, ValueSizes};
-
-/// Errors in the description of what to send.
-#[derive(Debug, thiserror::Error)]
-pub enum WorkloadError {
-    /// `-t` named no known test.
-    #[error(
-        "invalid value for -t: no known test in '{0}' (tests: ping, set, get, incr, lpush, rpush, lpop, rpop, sadd, hset, spop, zadd, zpopmin, lrange, lrange_100, lrange_300, lrange_500, lrange_600, mset, xadd)"
-    )]
-    NoTests(String),
-    /// A custom command was empty.
-    #[error("the custom command is empty")]
-    EmptyCommand,
-    /// A command of a mix or a custom command is wrong (an unknown placeholder, ...).
-    #[error("invalid value for {flag}: {why}")]
-    Invalid {
-        /// The flag (or `COMMAND` for the trailing custom command).
-        flag: &'static str,
-        /// What is wrong and what is accepted.
-        why: String,
-    },
-}
-
-/// How a test picks the command of each request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Pick {
-    /// In turn (tests whose commands have equal shares by construction).
-    Turn,
-    /// By weight: running sums of the weights, the last being the total.
-    Weighted(Vec<u64>),
-}
-
-/// One named test: the commands it sends and how each request picks one.
-#[derive(Debug, Clone)]
-pub struct Test {
-    /// Name as printed (`SET`, `LRANGE_100 (first 100 elements)`, `MIX (SET:GET 1:10)`).
-    pub name: String,
-    /// Commands of this test; most tests have one. Mixes give each a distinct name.
-    pub commands: Vec<Template>,
-    pick: Pick,
-    /// The sequential key walk's position, shared by the test's threads (their clones).
-    cursor: SeqCursor,
-    /// A test that sends one fixed request: copies of it back to back, for
-    /// [`Test::fixed_batch`] and [`Test::write_fixed`].
-    repeated: Option<Repeated>,
-}
-
-/// Copies of one fixed request, back to back.
-#[derive(Debug, Clone)]
-struct Repeated {
-    bytes: Arc<[u8]>,
-    /// Bytes of one copy.
-    one: usize,
-}
-
-impl Repeated {
-    /// Most copies kept: a batch of up to 64 (`-P 16`, `-P 64`) is one slice of them.
-    const MOST: usize = 64;
-    /// Most bytes kept, whatever the request's size: large values get fewer copies (a
-    /// 1 MB `SET` one), not 64 MB.
-    const MOST_BYTES: usize = 256 * 1024;
-
-    fn of(one: &[u8]) -> Option<Self> {
-        if one.is_empty() {
-            return None;
-        }
-        let copies = (Self::MOST_BYTES / one.len()).clamp(1, Self::MOST);
-        Some(Repeated {
-            bytes: one.repeat(copies).into(),
-            one: one.len(),
-        })
-    }
-
-    fn copies(&self) -> usize {
-        self.bytes.len() / self.one
-    }
-}
-
-impl Test {
-    /// A test of one command.
-    pub fn single(name: String, template: Template) -> Self {
-        let repeated = template.fixed_bytes().and_then(Repeated::of);
-        Test {
-            name,
-            commands: vec![template],
-            pick: Pick::Turn,
-            cursor: SeqCursor::default(),
-            repeated,
-        }
-    }
-
-    /// A test whose requests pick `commands[i]` with probability `weights[i] / sum`.
-    pub fn weighted(name: String, commands: Vec<Template>, weights: &[u64]) -> Self {
-        Test {
-            name,
-            commands,
-            pick: Pick::Weighted(mix::cumulative(weights)),
-            cursor: SeqCursor::default(),
-            repeated: None,
-        }
-    }
-
-    /// The command the next request sends (an index into `commands`).
-    #[inline]
-    pub fn pick(&self, sampler: &mut Sampler) -> usize {
-        if self.commands.len() <= 1 {
-            return 0;
-        }
-        match &self.pick {
-            Pick::Weighted(cumulative) => values::weighted_index(cumulative, &mut sampler.rng),
-            Pick::Turn => {
-                let i = sampler.turn % self.commands.len();
-                sampler.turn = sampler.turn.wrapping_add(1);
-                i
-            }
-        }
-    }
-
-    /// The bytes of `n` requests of a test that sends one fixed request (one command,
-    /// nothing drawn per request: `GET key:__rand_int__` without `-r`), as a slice of the
-    /// test's prepared copies: a closed-loop batch is written from them as they are,
-    /// without a copy into the connection's buffer (a copy into cache lines gone cold since
-    /// the connection's last batch; see bench/). `None` for any other test, and for more
-    /// than the copies held ([`write_fixed`](Self::write_fixed) then).
-    #[inline]
-    pub fn fixed_batch(&self, n: usize) -> Option<&[u8]> {
-        let r = self.repeated.as_ref()?;
-        r.bytes.get(..n.checked_mul(r.one)?)
-    }
-
-    /// Appends `n` requests of a test that sends one fixed request (one command, nothing
-    /// drawn per request: `GET key:__rand_int__` without `-r`) and returns true; writes
-    /// nothing and returns false for any other test. The bytes are what `n` rounds of
-    /// [`pick`](Self::pick) and [`write`](Self::write) write, in one copy per slice of the
-    /// prepared copies instead of one per request (a closed-loop batch's encoding, on the
-    /// hot path, for batches larger than [`fixed_batch`](Self::fixed_batch) gives).
-    #[inline]
-    pub fn write_fixed(&self, n: usize, buf: &mut bytes::BytesMut) -> bool {
-        let Some(r) = &self.repeated else {
-            return false;
-        };
-        let mut left = n;
-        while left > 0 {
-            let k = left.min(r.copies());
-            buf.extend_from_slice(&r.bytes[..k * r.one]);
-            left -= k;
-        }
-        true
-    }
-
-    /// Appends one request of command `command` to `buf`, drawing its keys and values from
-    /// `sampler`.
-    #[inline]
-    pub fn write(&self, command: usize, buf: &mut bytes::BytesMut, sampler: &mut Sampler) {
-        self.commands[command].write(
-            buf,
-            &mut Draw {
-                sampler,
-                cursor: &self.cursor,
-                key: None,
-            },
-        );
-    }
-
-    /// The key index a routed request uses for every key field (cluster mode draws it
-    /// before the request is written, to know where to send it).
-    #[inline]
-    pub fn draw_key(&self, sampler: &mut Sampler) -> u64 {
-        sampler.key_index(&self.cursor)
-    }
-
-    /// The cluster hash slot of command `command` with key index `key`; `None` without a key.
-    #[inline]
-    pub fn slot(&self, command: usize, key: u64) -> Option<u16> {
-        self.commands[command].slot(key)
-    }
-
-    /// Appends one request of `command` whose every key field is `key` (a routed request:
-    /// one slot, so a multi-key command stays on one cluster node); values are drawn.
-    #[inline]
-    pub fn write_keyed(
-        &self,
-        command: usize,
-        buf: &mut bytes::BytesMut,
-        sampler: &mut Sampler,
-        key: u64,
-    ) {
-        self.commands[command].write(
-            buf,
-            &mut Draw {
-                sampler,
-                cursor: &self.cursor,
-                key: Some(key),
-            },
-        );
-    }
-
-    /// Each command's share of requests (1/len each when they go in turn).
-    pub fn shares(&self) -> Vec<f64> {
-        match &self.pick {
-            Pick::Turn => vec![1.0 / self.commands.len() as f64; self.commands.len()],
-            Pick::Weighted(c) => {
-                let total = c.last().copied().unwrap_or(1) as f64;
-                let mut previous = 0;
-                c.iter()
-                    .map(|&x| {
-                        let share = (x - previous) as f64 / total;
-                        previous = x;
-                        share
-                    })
-                    .collect()
-            }
-        }
-    }
-}
-
-/// The sampler and the test's cursor, as a template's source of fields.
-struct Draw<'a> {
-    sampler: &'a mut Sampler,
-    cursor: &'a SeqCursor,
-    /// A routed request's key: every key field holds it instead of a fresh draw.
-    key: Option<u64>,
-}
-
-impl Fill for Draw<'_> {
-    #[inline]
-    fn index(&mut self) -> u64 {
-        if let Some(key) = self.key {
-            return key;
-        }
-        let s = &mut *self.sampler;
-        s.keys.draw(&mut s.rng, &mut s.walk, self.cursor)
-    }
-
-    #[inline]
-    fn value_len(&mut self) -> usize {
-        let s = &mut *self.sampler;
-        s.sizes.draw(&mut s.rng)
-    }
-
-    #[inline]
-    fn value(&mut self, len: usize) -> &[u8] {
-        let s = &mut *self.sampler;
-        values::value_slice(&s.values, len, &mut s.rng)
-    }
-}
-
-/// Per-thread source of every per-request random choice (seeded, so runs repeat).
-#[derive(Debug, Clone)]
-pub struct Sampler {
-    rng: rand_pcg::Pcg64Mcg,
-    keys: KeyDist,
-    walk: Walk,
-    sizes: ValueSizes,
-    values: Bytes,
-    turn: usize,
-}
-
-impl Sampler {
-    /// A sampler for `workload`, seeded with `seed` (made once per generator thread and test).
-    pub fn new(workload: &Workload, seed: u64) -> Self {
-        use rand::SeedableRng;
-        Sampler {
-            rng: rand_pcg::Pcg64Mcg::seed_from_u64(seed),
-            keys: workload.keys,
-            walk: Walk::default(),
-            sizes: workload.sizes.clone(),
-            values: workload.values.clone(),
-            turn: 0,
-        }
-    }
-
-    /// A key index from the key pattern (`cursor` is the test's, for `sequential`).
-    #[inline]
-    pub fn key_index(&mut self, cursor: &SeqCursor) -> u64 {
-        self.keys.draw(&mut self.rng, &mut self.walk, cursor)
-    }
-}
-
-/// A custom command typed after the flags (redis-benchmark's spelling).
-#[derive(Debug, Clone)]
-pub struct CustomCommand {
-    /// Printed name: the words joined by spaces.
-    pub name: String,
-    /// The typed arguments (placeholders allowed).
-    pub argv: Vec<Vec<u8>>,
-    /// `-x`'s last argument, sent as read: it is data, never searched for placeholders.
-    pub stdin_arg: Option<Vec<u8>>,
-}
-
-/// The workload flags, parsed and checked by `config.rs`.
-#[derive(Debug, Clone)]
-pub struct WorkloadSpec {
-    /// `-t`.
-    pub tests: Option<String>,
-    /// The custom command typed after the flags.
-    pub custom: Option<CustomCommand>,
-    /// `--ratio`, `--read-ratio` or `--command`.
-    pub mix: Option<Mix>,
-    /// The keyspace size, when `-r` or `--keyspace` was given.
-    pub keyspace: Option<u64>,
-    /// The key pattern over the keyspace (one key when none was given).
-    pub keys: KeyDist,
-    /// How `__key__` is spelled.
-    pub key_format: KeyFormat,
-    /// `-d`, `--data-size-range` or `--data-size-list`.
-    pub sizes: ValueSizes,
-    /// `--script-load` scripts.
-    pub scripts: Vec<String>,
-}
-
-impl WorkloadSpec {
-    /// The most bytes one request of this workload can take, known before it is built
-    /// (building makes the values, up to 512 MiB each): every argument with its framing,
-    /// each value at the largest size and each `__key__` at the key format's width. An
-    /// upper bound on what a built template writes (a unit test checks it against them).
-    pub fn most_request_bytes(&self) -> u64 {
-        let value = self.sizes.max() as u64;
-        let key = (self.key_format.prefix.len() + self.key_format.width) as u64;
-        // `$`, up to 20 digits of length and two CRLFs around each argument; the array's
-        // header alike.
-        const FRAMING: u64 = 25;
-        let word = |w: &[u8]| {
-            let data = occurrences(w, b"__data__").saturating_mul(value);
-            let keys = occurrences(w, b"__key__").saturating_mul(key);
-            (w.len() as u64 + FRAMING)
-                .saturating_add(data)
-                .saturating_add(keys)
-        };
-        let sum = |words: &mut dyn Iterator<Item = u64>| {
-            words.fold(FRAMING, |total, w| total.saturating_add(w))
-        };
-        if let Some(mix) = &self.mix {
-            mix.commands()
-                .iter()
-                .map(|(words, _)| sum(&mut words.iter().map(|w| word(w.as_bytes()))))
-                .max()
-                .unwrap_or(0)
-        } else if let Some(custom) = &self.custom {
-            let typed = custom.argv.iter().map(|w| word(w));
-            let stdin = custom.stdin_arg.iter().map(|a| a.len() as u64 + FRAMING);
-            sum(&mut typed.chain(stdin))
-        } else {
-            let Ok(tests) = select_tests(self.tests.as_deref()) else {
-                return 0;
-            };
-            tests
-                .iter()
-                .map(|t| {
-                    sum(&mut t.argv.iter().map(|a| match *a {
-                        "$DATA" => value + FRAMING,
-                        other => word(other.as_bytes()),
-                    }))
-                })
-                .max()
-                .unwrap_or(0)
-        }
-    }
-}
-
-/// How many times `needle` occurs in `hay` (overlaps counted: an upper bound).
-fn occurrences(hay: &[u8], needle: &[u8]) -> u64 {
-    hay.windows(needle.len()).filter(|w| *w == needle).count() as u64
-}
+pub use test_case::{Sampler, Test};
+pub use values::{MAX_VALUE_SIZE, ValueSizes, value_bytes};
 
 /// The tests of a run, in order, with what every request needs to be written.
 #[derive(Debug, Clone)]
@@ -487,6 +132,18 @@ impl Workload {
     }
 }
 
+impl Sampler {
+    /// A sampler for `workload`, seeded with `seed` (made once per generator thread and test).
+    pub fn new(workload: &Workload, seed: u64) -> Self {
+        Sampler::of(
+            workload.keys,
+            workload.sizes.clone(),
+            workload.values.clone(),
+            seed,
+        )
+    }
+}
+
 /// One test of weighted commands; commands of zero weight are left out, and repeated
 /// names get `_2`, `_3`, ... so each command has its own line in every report.
 fn build_mix(mix: &Mix, placeholders: &Placeholders) -> Result<Test, WorkloadError> {
@@ -527,28 +184,6 @@ pub fn fresh_seed() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0x5eed)
-}
-
-/// The value written by SET/LPUSH/...: `size` printable bytes from a seeded generator.
-/// A shorter value is a prefix of a longer one of the same seed.
-pub fn value_bytes(size: usize, seed: u64) -> Vec<u8> {
-    use rand::{RngCore, SeedableRng};
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed ^ 0xda7a);
-    let mut out = Vec::with_capacity(size);
-    // Eight characters per draw, each byte scaled onto the alphabet (multiply-shift): a
-    // 512 MiB value is made several times faster than with a draw per character. Some
-    // characters come up 5/4 as often as others, which does not matter to filler.
-    while out.len() < size {
-        let word = rng.next_u64().to_le_bytes();
-        let take = (size - out.len()).min(word.len());
-        out.extend(
-            word[..take]
-                .iter()
-                .map(|&b| ALPHABET[(usize::from(b) * ALPHABET.len()) >> 8]),
-        );
-    }
-    out
 }
 
 /// Goodness-of-fit helpers for the distribution tests of this module's files.

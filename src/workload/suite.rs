@@ -2,8 +2,10 @@
 //! its `-t` selection rules (`ping` picks both pings, `lrange` every LRANGE test and
 //! the LPUSH that fills their list).
 
+use super::error::WorkloadError;
+use super::template::Template;
 use super::template::{RAND_INT_WIDTH, Token, rand_int_tokens};
-use super::{Template, Test, WorkloadError};
+use super::test_case::Test;
 
 /// How a default test's command is made from the value bytes.
 #[derive(Debug, Clone, Copy)]

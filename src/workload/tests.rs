@@ -1,7 +1,9 @@
-//! Unit tests of `workload/mod.rs`.
+//! Unit tests of `workload/`'s building and writing of tests (`mod.rs`, `spec.rs`,
+//! `test_case.rs`) and of the value bytes.
 
 #![allow(clippy::unwrap_used)]
 use super::stats::assert_fits;
+use super::test_case::Repeated;
 use super::*;
 use crate::cli::Args;
 use crate::config::RunConfig;

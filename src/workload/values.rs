@@ -153,7 +153,7 @@ fn parse_size(text: &str) -> Result<usize, String> {
 
 /// The buffer every value is a slice of: `largest + SLACK` seeded printable bytes.
 pub fn value_buffer(largest: usize, seed: u64) -> Bytes {
-    Bytes::from(super::value_bytes(largest + SLACK, seed))
+    Bytes::from(value_bytes(largest + SLACK, seed))
 }
 
 /// A value of `len` bytes from `buffer` at a random offset.
@@ -161,6 +161,28 @@ pub fn value_buffer(largest: usize, seed: u64) -> Bytes {
 pub fn value_slice<'a, R: Rng + ?Sized>(buffer: &'a [u8], len: usize, rng: &mut R) -> &'a [u8] {
     let start = rng.random_range(0..=buffer.len() - len);
     &buffer[start..start + len]
+}
+
+/// The value written by SET/LPUSH/...: `size` printable bytes from a seeded generator.
+/// A shorter value is a prefix of a longer one of the same seed.
+pub fn value_bytes(size: usize, seed: u64) -> Vec<u8> {
+    use rand::{RngCore, SeedableRng};
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed ^ 0xda7a);
+    let mut out = Vec::with_capacity(size);
+    // Eight characters per draw, each byte scaled onto the alphabet (multiply-shift): a
+    // value of up to 512 MiB takes one draw per eight bytes, not one per byte. Some
+    // characters come up 5/4 as often as others, which does not matter to filler.
+    while out.len() < size {
+        let word = rng.next_u64().to_le_bytes();
+        let take = (size - out.len()).min(word.len());
+        out.extend(
+            word[..take]
+                .iter()
+                .map(|&b| ALPHABET[(usize::from(b) * ALPHABET.len()) >> 8]),
+        );
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Unit tests of `resp/reply.rs`.
+//! Unit tests of `resp/reply/mod.rs`.
 
 #![allow(clippy::unwrap_used)]
 

@@ -1,4 +1,4 @@
-//! Unit tests of `resp/token.rs`.
+//! Unit tests of `resp/token/mod.rs`.
 
 #![allow(clippy::unwrap_used)]
 

@@ -1,8 +1,10 @@
-//! Unit tests of `workload/template.rs`.
+//! Unit tests of `workload/template/`: reading arguments into tokens, and writing a
+//! template's requests.
 
 #![allow(clippy::unwrap_used)]
 use super::*;
 use crate::resp::{Limits, Reply, parse};
+use crate::workload::KeyFormat;
 
 /// Indices from a list, values of given sizes made of `x`.
 struct Script {
