@@ -33,7 +33,6 @@ impl TestReport {
         intervals: Vec<IntervalSummary>,
         batches: &BatchSeries,
     ) -> Self {
-        let reads_of = |i: usize| reads.get(i).copied().unwrap_or(false);
         let total = outcome.record.total();
         let timing = config.plan.mode.timing();
         let total_batches: BTreeMap<Metric, Vec<Batch>> = match batches.commands.as_slice() {
@@ -59,27 +58,7 @@ impl TestReport {
                     .map_or(&[][..], Vec::as_slice),
             ));
         }
-        let no_batches = BTreeMap::new();
-        let commands = if outcome.record.commands.len() > 1 {
-            outcome
-                .record
-                .commands
-                .iter()
-                .zip(command_names)
-                .enumerate()
-                .map(|(i, (rec, name))| CommandReport {
-                    command: name.clone(),
-                    counts: Counts::of(rec, 0, reads_of(i)),
-                    latency: latency_map(
-                        rec,
-                        timing,
-                        batches.commands.get(i).unwrap_or(&no_batches),
-                    ),
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let commands = command_reports(outcome, command_names, reads, timing, batches);
         let counts = Counts::of(&total, outcome.in_flight_at_end, reads.contains(&true));
         // Balanced reports get no accounting line, so closed-loop output keeps
         // redis-benchmark's shape.
@@ -183,6 +162,33 @@ impl TestReport {
     pub fn response(&self) -> Option<&Latency> {
         self.latency.get(Metric::Response.name())
     }
+}
+
+/// A mix's commands, one report each (none for a single command: the test's is its own);
+/// `reads` says which commands' replies count as hits and misses.
+fn command_reports(
+    outcome: &RunOutcome,
+    command_names: &[String],
+    reads: &[bool],
+    timing: Timing,
+    batches: &BatchSeries,
+) -> Vec<CommandReport> {
+    if outcome.record.commands.len() <= 1 {
+        return Vec::new();
+    }
+    let no_batches = BTreeMap::new();
+    outcome
+        .record
+        .commands
+        .iter()
+        .zip(command_names)
+        .enumerate()
+        .map(|(i, (rec, name))| CommandReport {
+            command: name.clone(),
+            counts: Counts::of(rec, 0, reads.get(i).copied().unwrap_or(false)),
+            latency: latency_map(rec, timing, batches.commands.get(i).unwrap_or(&no_batches)),
+        })
+        .collect()
 }
 
 /// The outages of a run, in seconds from its start.

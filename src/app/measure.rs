@@ -8,13 +8,16 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::intervals::{Grouper, IntervalMerger, summary, write_hlog};
+use super::server_view::Observer;
 use crate::config::RunConfig;
+use crate::drive::RunOutcome;
 use crate::drive::{self, Cancel, Interval, Mode};
 use crate::export::hlog::HlogWriter;
 use crate::net::cluster::ClusterMap;
 use crate::progress::Progress;
 use crate::record::Recorder;
 use crate::report::TestReport;
+use crate::report::server::{Reading, ServerView};
 
 /// Runs test `index` of `config` once and builds its report; also returns why it
 /// stopped early, if it did. Progress goes to `stderr` when it is a terminal; intervals
@@ -34,18 +37,7 @@ pub fn measure(
     log_offset: Duration,
 ) -> Result<(TestReport, Option<String>)> {
     let test = &config.plan.workload.tests[index];
-    let target = match config.plan.mode {
-        Mode::Open { rate_per_sec, .. } => Some(rate_per_sec),
-        Mode::Closed { .. } => None,
-    };
-    let show_progress = config.output.progress && stderr_is_terminal;
-    let mut progress = Progress::new(
-        if show_progress { Some(stderr) } else { None },
-        &test.name,
-        target,
-        config.plan.threads,
-        drive::interval_length(&config.plan),
-    );
+    let mut progress = progress_line(config, &test.name, stderr, stderr_is_terminal);
     let mut merger = IntervalMerger::new(config.plan.threads, drive::BATCH);
     let mut grouper = Grouper::new(drive::interval_length(&config.plan));
     let mut batches = crate::stats::confidence::BatchSeries::default();
@@ -117,35 +109,7 @@ pub fn measure(
     let server = observer
         .as_mut()
         .zip(before)
-        .map(|(o, (before, taken, before_at))| {
-            let after = o.read();
-            let after_at = unix_now();
-            let span = o
-                .taken()
-                .zip(taken)
-                .map_or(0.0, |(a, b)| a.duration_since(b).as_secs_f64());
-            let sent: Vec<(String, u64)> = command_names
-                .iter()
-                .enumerate()
-                .map(|(i, name)| {
-                    let measured = outcome.record.commands.get(i).map_or(0, |c| c.sent);
-                    (
-                        name.clone(),
-                        measured + outcome.warmup_sent.get(i).copied().unwrap_or(0),
-                    )
-                })
-                .collect();
-            let mut view = crate::report::server::view(&before, &after, span, &sent);
-            if config.plan.shard.is_split() {
-                view.kept = Some(Box::new(crate::report::server::KeptReadings {
-                    before_unix_secs: before_at,
-                    after_unix_secs: after_at,
-                    before: before.of_commands(&command_names),
-                    after: after.of_commands(&command_names),
-                }));
-            }
-            view
-        });
+        .map(|(o, before)| server_view(config, o, before, &command_names, &outcome));
     let mut report = TestReport::build(
         &test.name,
         config,
@@ -160,6 +124,67 @@ pub fn measure(
         report.add_server_view(view, !config.plan.shard.is_split());
     }
     Ok((report, outcome.stopped_early))
+}
+
+/// The live progress line of test `name` on `stderr`, drawn only when it is a terminal
+/// and progress is on.
+fn progress_line<'a>(
+    config: &RunConfig,
+    name: &str,
+    stderr: &'a mut dyn Write,
+    stderr_is_terminal: bool,
+) -> Progress<'a> {
+    let target = match config.plan.mode {
+        Mode::Open { rate_per_sec, .. } => Some(rate_per_sec),
+        Mode::Closed { .. } => None,
+    };
+    let show_progress = config.output.progress && stderr_is_terminal;
+    Progress::new(
+        if show_progress { Some(stderr) } else { None },
+        name,
+        target,
+        config.plan.threads,
+        drive::interval_length(&config.plan),
+    )
+}
+
+/// The server's view of the test from `observer`'s reading now and the one taken
+/// `before` it ran (with when it was taken, by the observer's clock and the wall clock);
+/// each command's count beside what tailrate sent of it, warm-up included.
+fn server_view(
+    config: &RunConfig,
+    observer: &mut Observer,
+    (before, taken, before_at): (Reading, Option<Instant>, f64),
+    command_names: &[String],
+    outcome: &RunOutcome,
+) -> ServerView {
+    let after = observer.read();
+    let after_at = unix_now();
+    let span = observer
+        .taken()
+        .zip(taken)
+        .map_or(0.0, |(a, b)| a.duration_since(b).as_secs_f64());
+    let sent: Vec<(String, u64)> = command_names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let measured = outcome.record.commands.get(i).map_or(0, |c| c.sent);
+            (
+                name.clone(),
+                measured + outcome.warmup_sent.get(i).copied().unwrap_or(0),
+            )
+        })
+        .collect();
+    let mut view = crate::report::server::view(&before, &after, span, &sent);
+    if config.plan.shard.is_split() {
+        view.kept = Some(Box::new(crate::report::server::KeptReadings {
+            before_unix_secs: before_at,
+            after_unix_secs: after_at,
+            before: before.of_commands(command_names),
+            after: after.of_commands(command_names),
+        }));
+    }
+    view
 }
 
 /// The wall clock in Unix seconds: the clock shards on different hosts share (NTP), for

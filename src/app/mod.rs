@@ -10,7 +10,8 @@ mod probe;
 mod server_view;
 
 use std::io::Write;
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
 
@@ -23,12 +24,17 @@ use crate::drive::Cancel;
 use crate::export::Exporter;
 use crate::export::csv::Csv;
 use crate::export::hlog::HlogWriter;
-use crate::export::json::JsonFile;
+use crate::export::outputs::Outputs;
+use crate::export::run_lines;
 use crate::export::run_text::Text;
 use crate::net::Connection;
-use crate::output::is_stdout;
+use crate::net::cluster::ClusterMap;
 use crate::report::{Header, RunReport, ServerFacts, Settings};
 use crate::workload::Test;
+
+/// What the probe learned: the server's facts, for the report, and a cluster's layout
+/// (`None` for one server), for the run: requests are routed by it, and it is not reported.
+pub(crate) type Probed = (ServerFacts, Option<Arc<ClusterMap>>);
 
 /// How a run ended, for the exit code (decided in `main`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,27 +59,21 @@ pub struct Io<'a> {
     pub stderr_is_terminal: bool,
 }
 
-/// Asks the server about itself ([`server_facts`]) and prints what it noted; `None` when
+/// Asks the server about itself ([`server_facts`]) and shows what it noted; `None` when
 /// Ctrl+C (`cancel`) came first, noted on `stderr`.
 pub(crate) fn probe(
     config: &RunConfig,
     cancel: &Cancel,
     stderr: &mut dyn Write,
-) -> Result<Option<ServerFacts>> {
-    let server = server_facts(config, cancel)
+) -> Result<Option<Probed>> {
+    let probed = server_facts(config, cancel)
         .with_context(|| format!("connecting to {}", config.plan.endpoint))?;
-    let Some(server) = server else {
-        writeln!(
-            stderr,
-            "note: interrupted while connecting to {}: nothing was measured",
-            config.plan.endpoint
-        )?;
+    let Some((server, cluster)) = probed else {
+        run_lines::interrupted_while_connecting(stderr, &config.plan.endpoint.to_string())?;
         return Ok(None);
     };
-    for note in &server.notes {
-        writeln!(stderr, "note: {note}")?;
-    }
-    Ok(Some(server))
+    run_lines::notes(stderr, &server.notes)?;
+    Ok(Some((server, cluster)))
 }
 
 /// Makes room in the open-file limit for a cluster's connections (the run's own were
@@ -81,8 +81,8 @@ pub(crate) fn probe(
 /// keeps a place for (replicas promoted, masters added) where the hard limit allows, and
 /// at least for the starting masters. A master learned without room would fail each
 /// connect with "too many open files" as if it were down.
-fn room_for_cluster(config: &RunConfig, server: &ServerFacts) -> Result<()> {
-    if let Some(cluster) = server.cluster.as_ref().filter(|c| c.nodes.len() > 1) {
+fn room_for_cluster(config: &RunConfig, cluster: Option<&ClusterMap>) -> Result<()> {
+    if let Some(cluster) = cluster.filter(|c| c.nodes.len() > 1) {
         let (clients, threads) = (config.plan.connections, config.plan.threads);
         let learned = crate::drive::room_for_masters(cluster);
         if crate::net::fds::ensure_for(clients, learned, threads).is_err() {
@@ -102,12 +102,7 @@ pub(crate) fn single_test<'c>(
     let tests = &config.plan.workload.tests;
     let test = tests.first().context("the workload has no test")?;
     if tests.len() > 1 {
-        writeln!(
-            stderr,
-            "note: no -t given: {doing} {}, the first default test (choose one with -t, or \
-             give a custom command)",
-            test.name
-        )?;
+        run_lines::first_test_taken(stderr, doing, &test.name)?;
     }
     Ok(test)
 }
@@ -154,20 +149,25 @@ pub fn run(
     } = io;
     // Interrupted before the server answered: the run ends at once as interrupted (the
     // loop below sees it before any test), and its outputs are written, with no tests.
-    let server = match probe(config, cancel, stderr)? {
-        Some(server) => server,
-        None => ServerFacts {
-            endpoint: config.plan.endpoint.to_string(),
-            ..ServerFacts::default()
-        },
+    let (server, cluster) = match probe(config, cancel, stderr)? {
+        Some(probed) => probed,
+        None => {
+            let endpoint = config.plan.endpoint.to_string();
+            (
+                ServerFacts {
+                    endpoint,
+                    ..ServerFacts::default()
+                },
+                None,
+            )
+        }
     };
-    room_for_cluster(config, &server)?;
-    let cluster = server.cluster.clone();
+    room_for_cluster(config, cluster.as_deref())?;
     if config.idle {
         return idle(config, cancel, stderr);
     }
 
-    let mut report = RunReport {
+    let report = RunReport {
         header: Header::new(
             crate::report::SCHEMA_VERSION,
             command_line,
@@ -180,14 +180,37 @@ pub fn run(
         repeats: Vec::new(),
         merge: None,
     };
-    let to_stdout = |path: &Option<std::path::PathBuf>| path.as_deref().is_some_and(is_stdout);
-    let (json_to_stdout, hlog_to_stdout) = (
-        to_stdout(&config.output.json),
-        to_stdout(&config.output.hdr_log),
+    let mut outputs = Outputs::new(
+        stdout,
+        config.output.json.clone(),
+        config.output.hdr_log.clone(),
     );
+    let exporters = stdout_exporters(config, &outputs);
+    let started = SystemTime::now();
+    let run_start = Instant::now();
+    let hlog = outputs.open_hdr_log(started, &hlog_comment(config))?;
+    let mut session = Session {
+        config,
+        cluster,
+        cancel,
+        stderr,
+        stderr_is_terminal,
+        hlog,
+        run_start,
+        report,
+        exporters,
+        outputs,
+    };
+    let status = session.run_tests()?;
+    session.finish()?;
+    Ok(status)
+}
+
+/// The forms of the report on standard output: the CSV or the text, unless an output
+/// given `-` has it.
+fn stdout_exporters(config: &RunConfig, outputs: &Outputs<'_>) -> Vec<Box<dyn Exporter>> {
     let mut exporters: Vec<Box<dyn Exporter>> = Vec::new();
-    // An output given `-` has standard output to itself: a text or CSV report would mix in.
-    if json_to_stdout || hlog_to_stdout {
+    if !outputs.shows_text() {
     } else if config.output.csv {
         exporters.push(Box::new(Csv::default()));
     } else {
@@ -196,14 +219,14 @@ pub fn run(
             precision: config.output.precision,
         }));
     }
-    if let Some(path) = &config.output.json {
-        exporters.push(Box::new(JsonFile { path: path.clone() }));
-    }
-    let started = SystemTime::now();
-    let run_start = std::time::Instant::now();
-    // The shard's place in its plan, for `tailrate merge` to pair logs with reports.
+    exporters
+}
+
+/// The first line of the `--hdr-log`: the tool, the seed, and the shard's place in its
+/// plan, for `tailrate merge` to pair logs with reports.
+fn hlog_comment(config: &RunConfig) -> String {
     let shard = config.plan.shard;
-    let comment = format!(
+    format!(
         "tailrate {} seed {}{}",
         env!("CARGO_PKG_VERSION"),
         config.plan.seed,
@@ -212,116 +235,163 @@ pub fn run(
         } else {
             String::new()
         }
-    );
-    let mut no_report = std::io::sink();
-    let (stdout, mut hlog): (&mut dyn Write, _) = match &config.output.hdr_log {
-        Some(_) if hlog_to_stdout => {
-            let name = "standard output".to_string();
-            let log = HlogWriter::to_writer(Box::new(stdout), name, started, &comment)
-                .context("writing --hdr-log")?;
-            (&mut no_report, Some(log))
-        }
-        Some(path) => {
-            let log = HlogWriter::create(path, started, &comment)
-                .with_context(|| format!("creating --hdr-log file {}", path.display()))?;
-            (stdout, Some(log))
-        }
-        None => (stdout, None),
-    };
+    )
+}
 
-    let mut status = Status::Completed;
-    'tests: loop {
-        for index in 0..config.plan.workload.tests.len() {
-            // Ctrl+C between two tests (a looping run's only way to end) ends the run as
-            // interrupted, as it does during a test.
-            if cancel.is_cancelled() {
-                status = Status::Interrupted;
-                break 'tests;
-            }
-            // The test, and with --contrast its two closed loops after it, each exported
-            // as it ends.
-            let loops = if config.contrast {
-                contrast_loops(config)
-            } else {
-                vec![(None, config.clone())]
-            };
-            let first = report.tests.len();
-            let repeats = config.repeat.max(1);
-            let runs = (1..=repeats).flat_map(|r| loops.iter().map(move |l| (r, l)));
-            for (repeat, (kind, loop_config)) in runs {
-                let test_offset = run_start.elapsed();
-                let (mut test_report, stopped_early) = measure(
-                    loop_config,
-                    cluster.as_ref(),
-                    index,
-                    cancel,
-                    &mut *stderr,
-                    stderr_is_terminal,
-                    hlog.as_mut(),
-                    test_offset,
-                )?;
-                if let Some(kind) = kind {
-                    test_report.name = format!("{} ({kind})", test_report.name);
+/// A plain run under way: what it measures with, the report so far, and where each test's
+/// report goes as it ends.
+struct Session<'c, 'a> {
+    config: &'c RunConfig,
+    cluster: Option<Arc<ClusterMap>>,
+    cancel: &'c Cancel,
+    stderr: &'a mut dyn Write,
+    stderr_is_terminal: bool,
+    /// `--hdr-log`, written as intervals end.
+    hlog: Option<HlogWriter<'a>>,
+    /// When the run began: the log counts each test's intervals from it.
+    run_start: Instant,
+    report: RunReport,
+    /// The forms of the report on standard output.
+    exporters: Vec<Box<dyn Exporter>>,
+    outputs: Outputs<'a>,
+}
+
+impl Session<'_, '_> {
+    /// Every test in order (over and over with `-l`), until one stops the run or Ctrl+C
+    /// comes; returns how the run ended.
+    fn run_tests(&mut self) -> Result<Status> {
+        let mut status = Status::Completed;
+        loop {
+            for index in 0..self.config.plan.workload.tests.len() {
+                // Ctrl+C between two tests (a looping run's only way to end) ends the run
+                // as interrupted, as it does during a test.
+                if self.cancel.is_cancelled() {
+                    return Ok(Status::Interrupted);
                 }
-                if repeats > 1 {
-                    test_report.repeat = Some(repeat);
-                }
-                report.tests.push(test_report);
-                let (report_ref, test_ref) = (&report, &report.tests[report.tests.len() - 1]);
-                for exporter in exporters.iter_mut() {
-                    exporter
-                        .test_done(stdout, report_ref, test_ref)
-                        .context("writing results")?;
-                }
-                stdout.flush().ok();
-                if config.strict && !test_ref.valid {
-                    status = Status::Invalid;
-                }
-                if let Some(reason) = &stopped_early {
-                    status = if reason == "interrupted" {
-                        Status::Interrupted
-                    } else {
-                        Status::Failed(reason.clone())
-                    };
-                    break 'tests;
+                if let Some(end) = self.test(index, &mut status)? {
+                    return Ok(end);
                 }
             }
-            // Each loop's repeats, summarised; the contrast is of the first repeat's loops.
-            if repeats > 1 {
-                for l in 0..loops.len() {
-                    let runs: Vec<&crate::report::TestReport> = report.tests[first..]
-                        .iter()
-                        .skip(l)
-                        .step_by(loops.len())
-                        .collect();
-                    report
-                        .repeats
-                        .extend(crate::report::repeats::RepeatSummary::of(&runs));
-                }
-            }
-            if let ([open, capped, closed, ..], Some(rate)) =
-                (&report.tests[first..], config.plan.mode.rate_per_sec())
-                && config.contrast
-            {
-                let contrast = crate::report::contrast::Contrast::of(
-                    &config.plan.workload.tests[index].name,
-                    rate,
-                    config.plan.connections,
-                    [open, capped, closed],
-                );
-                report.contrasts.push(contrast);
+            if !self.config.loop_forever {
+                return Ok(status);
             }
         }
-        if !config.loop_forever {
-            break;
+    }
+
+    /// Test `index`: each repeat of the test, and with --contrast of its two closed loops
+    /// after it, each exported as it ends; then the repeats' summaries and the contrast.
+    /// Marks `status` invalid under `--strict` when a check fails; returns how the run
+    /// ends when a measurement stopped early.
+    fn test(&mut self, index: usize, status: &mut Status) -> Result<Option<Status>> {
+        let config = self.config;
+        let loops = if config.contrast {
+            contrast_loops(config)
+        } else {
+            vec![(None, config.clone())]
+        };
+        let first = self.report.tests.len();
+        let repeats = config.repeat.max(1);
+        let runs = (1..=repeats).flat_map(|r| loops.iter().map(move |l| (r, l)));
+        for (repeat, (kind, loop_config)) in runs {
+            let repeat = (repeats > 1).then_some(repeat);
+            let stopped_early = self.measure_once(loop_config, index, kind.as_deref(), repeat)?;
+            if config.strict && self.report.tests.last().is_some_and(|t| !t.valid) {
+                *status = Status::Invalid;
+            }
+            if let Some(reason) = stopped_early {
+                return Ok(Some(if reason == "interrupted" {
+                    Status::Interrupted
+                } else {
+                    Status::Failed(reason)
+                }));
+            }
+        }
+        self.summarise(index, first, loops.len());
+        Ok(None)
+    }
+
+    /// Measures test `index` once as `loop_config` says (`kind` names a contrast's closed
+    /// loop; `repeat` is its place among `--repeat`'s), adds it to the report and exports
+    /// it; returns why it stopped early, if it did.
+    fn measure_once(
+        &mut self,
+        loop_config: &RunConfig,
+        index: usize,
+        kind: Option<&str>,
+        repeat: Option<u32>,
+    ) -> Result<Option<String>> {
+        let test_offset = self.run_start.elapsed();
+        let (mut test_report, stopped_early) = measure(
+            loop_config,
+            self.cluster.as_ref(),
+            index,
+            self.cancel,
+            &mut *self.stderr,
+            self.stderr_is_terminal,
+            self.hlog.as_mut(),
+            test_offset,
+        )?;
+        if let Some(kind) = kind {
+            test_report.name = format!("{} ({kind})", test_report.name);
+        }
+        if repeat.is_some() {
+            test_report.repeat = repeat;
+        }
+        self.report.tests.push(test_report);
+        let (report, test) = (
+            &self.report,
+            &self.report.tests[self.report.tests.len() - 1],
+        );
+        for exporter in self.exporters.iter_mut() {
+            exporter
+                .test_done(self.outputs.text(), report, test)
+                .context("writing results")?;
+        }
+        self.outputs.save_json_so_far(report)?;
+        self.outputs.text().flush().ok();
+        Ok(stopped_early)
+    }
+
+    /// After test `index`, whose runs begin at `first` in the report, `loops` to a repeat:
+    /// each loop's repeats, summarised; the contrast of the first repeat's loops.
+    fn summarise(&mut self, index: usize, first: usize, loops: usize) {
+        let config = self.config;
+        let report = &mut self.report;
+        if config.repeat.max(1) > 1 {
+            for l in 0..loops {
+                let runs: Vec<&crate::report::TestReport> = report.tests[first..]
+                    .iter()
+                    .skip(l)
+                    .step_by(loops)
+                    .collect();
+                report
+                    .repeats
+                    .extend(crate::report::repeats::RepeatSummary::of(&runs));
+            }
+        }
+        if let ([open, capped, closed, ..], Some(rate)) =
+            (&report.tests[first..], config.plan.mode.rate_per_sec())
+            && config.contrast
+        {
+            let contrast = crate::report::contrast::Contrast::of(
+                &config.plan.workload.tests[index].name,
+                rate,
+                config.plan.connections,
+                [open, capped, closed],
+            );
+            report.contrasts.push(contrast);
         }
     }
-    for exporter in exporters.iter_mut() {
-        exporter
-            .run_done(stdout, &report)
-            .context("writing results")?;
+
+    /// The run's end (or interruption): the closing sections, and the whole `--json`.
+    fn finish(&mut self) -> Result<()> {
+        for exporter in self.exporters.iter_mut() {
+            exporter
+                .run_done(self.outputs.text(), &self.report)
+                .context("writing results")?;
+        }
+        self.outputs.save_json(&self.report)
     }
-    Ok(status)
 }
 
 /// `-I`: opens the connections and waits until interrupted, or for `--duration`.
@@ -334,19 +404,7 @@ fn idle(config: &RunConfig, cancel: &Cancel, stderr: &mut dyn Write) -> Result<S
         crate::drive::Stop::After(d) => Some(d),
         crate::drive::Stop::Requests(_) => None,
     };
-    match how_long {
-        Some(d) => writeln!(
-            stderr,
-            "Creating {} idle connections and waiting {} (Ctrl+C to end sooner)",
-            config.plan.connections,
-            humantime::format_duration(d)
-        )?,
-        None => writeln!(
-            stderr,
-            "Creating {} idle connections and waiting forever (Ctrl+C when done)",
-            config.plan.connections
-        )?,
-    }
+    run_lines::idle_start(stderr, config.plan.connections, how_long)?;
     runtime.block_on(async {
         let mut conns = Vec::with_capacity(config.plan.connections);
         for _ in 0..config.plan.connections {
@@ -361,7 +419,7 @@ fn idle(config: &RunConfig, cancel: &Cancel, stderr: &mut dyn Write) -> Result<S
             };
             conns.push(opened.with_context(|| format!("connecting to {}", config.plan.endpoint))?);
         }
-        writeln!(stderr, "clients: {}", conns.len())?;
+        run_lines::idle_open(stderr, conns.len())?;
         let waiting = async {
             match how_long {
                 Some(d) => tokio::time::sleep(d).await,

@@ -24,7 +24,7 @@ use crate::app::{self, Status};
 use crate::config::RunConfig;
 use crate::config::compare::LiveConfig;
 use crate::drive::Cancel;
-use crate::export::ms;
+use crate::export::duet_lines;
 use crate::judge::compare;
 use crate::net::cluster::ClusterMap;
 use crate::report::compare::{Comparison, Duet, Entry, Options, Side};
@@ -179,17 +179,16 @@ pub(super) fn run(
         comparison: None,
         status: Status::Interrupted,
     };
-    let Some(server_a) = app::probe(&duet.a, cancel, stderr).context("server A (--a)")? else {
+    let Some((server_a, cluster_a)) =
+        app::probe(&duet.a, cancel, stderr).context("server A (--a)")?
+    else {
         return Ok(interrupted);
     };
-    let Some(server_b) = app::probe(&duet.b, cancel, stderr).context("server B (--b)")? else {
+    let Some((server_b, cluster_b)) =
+        app::probe(&duet.b, cancel, stderr).context("server B (--b)")?
+    else {
         return Ok(interrupted);
     };
-    let clusters: [Option<Arc<ClusterMap>>; 2] =
-        [server_a.cluster.clone(), server_b.cluster.clone()];
-    // Each side's run, reseeded every round; cloned once, as a workload is large.
-    let mut configs: [RunConfig; 2] = [duet.a.clone(), duet.b.clone()];
-    let seed = duet.a.plan.seed;
     let names: Vec<String> = duet
         .a
         .plan
@@ -198,76 +197,27 @@ pub(super) fn run(
         .iter()
         .map(|t| t.name.clone())
         .collect();
-    let show_rounds = duet.a.output.progress;
-    let mut sides = [Merged::default(), Merged::default()];
-    let mut orders = Vec::new();
-    let mut status = Status::Completed;
-    'rounds: for round in 0..duet.rounds {
-        let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-        let mut turns = [Merged::default(), Merged::default()];
-        for index in 0..names.len() {
-            for side in order {
-                if cancel.is_cancelled() {
-                    status = Status::Interrupted;
-                    break 'rounds;
-                }
-                let config = &mut configs[side];
-                config.plan.seed = seed.wrapping_add(round as u64);
-                let (report, stopped) = app::measure(
-                    config,
-                    clusters[side].as_ref(),
-                    index,
-                    cancel,
-                    &mut *stderr,
-                    stderr_is_terminal,
-                    None,
-                    Duration::ZERO,
-                )
-                .with_context(|| format!("round {} on {}", round + 1, side_name(side)))?;
-                match stopped.as_deref() {
-                    Some("interrupted") => {
-                        status = Status::Interrupted;
-                        break 'rounds;
-                    }
-                    Some(reason) => {
-                        status = Status::Failed(format!(
-                            "round {} on {} ({}): {reason}",
-                            round + 1,
-                            side_name(side),
-                            config.plan.endpoint
-                        ));
-                        break 'rounds;
-                    }
-                    None => {}
-                }
-                if show_rounds {
-                    writeln!(
-                        stderr,
-                        "round {}/{} {}: {}",
-                        round + 1,
-                        duet.rounds,
-                        side_name(side),
-                        describe(&report)
-                    )?;
-                }
-                turns[side].add(index, &report)?;
-            }
-        }
-        let [ta, tb] = turns;
-        sides[0].absorb(ta)?;
-        sides[1].absorb(tb)?;
-        orders.push(if order[0] == 0 { "AB" } else { "BA" }.to_string());
-    }
+    let mut turns = Turns {
+        duet,
+        clusters: [cluster_a, cluster_b],
+        tests: names.len(),
+        cancel,
+        stderr,
+        stderr_is_terminal,
+    };
+    let (sides, orders, status) = turns.run()?;
     if orders.is_empty() {
-        if status == Status::Completed {
-            status = Status::Failed("no round ran".into());
-        }
-        writeln!(stderr, "compare --live: no whole round to compare")?;
+        duet_lines::no_whole_round(turns.stderr)?;
+        let status = match status {
+            Status::Completed => Status::Failed("no round ran".into()),
+            status => status,
+        };
         return Ok(Outcome {
             comparison: None,
             status,
         });
     }
+    let seed = duet.a.plan.seed;
     let side = |config: &RunConfig, facts: &crate::report::ServerFacts| Side {
         source: config.plan.endpoint.to_string(),
         kind: "live".into(),
@@ -301,35 +251,108 @@ pub(super) fn run(
         orders,
         interrupted: status == Status::Interrupted,
     });
-    if status == Status::Completed && duet.a.strict && sides.iter().any(|s| !s.invalid.is_empty()) {
-        status = Status::Invalid;
-    }
+    let invalid = sides.iter().any(|s| !s.invalid.is_empty());
+    let status = match status {
+        Status::Completed if duet.a.strict && invalid => Status::Invalid,
+        status => status,
+    };
     Ok(Outcome {
         comparison: Some(comparison),
         status,
     })
 }
 
-fn side_name(side: usize) -> &'static str {
-    if side == 0 { "A" } else { "B" }
+/// The duet's rounds, and what each turn needs.
+struct Turns<'d, 'e> {
+    duet: &'d LiveConfig,
+    /// Each side's cluster layout (`None` for one server).
+    clusters: [Option<Arc<ClusterMap>>; 2],
+    /// Tests in the workload (both sides run the same).
+    tests: usize,
+    cancel: &'d Cancel,
+    stderr: &'e mut dyn Write,
+    stderr_is_terminal: bool,
 }
 
-/// One turn in a line: the test, the rate achieved, the response time's p50 and p99.
-fn describe(report: &TestReport) -> String {
-    let mut line = format!(
-        "{} achieved {:.0} req/s",
-        report.name, report.achieved_rate_per_sec
-    );
-    if let Some(r) = report.response() {
-        line.push_str(&format!(
-            ", response p50 {} p99 {} ms",
-            ms(r.p50_ns as f64, 3),
-            ms(r.p99_ns as f64, 3)
-        ));
+impl Turns<'_, '_> {
+    /// Every round, or until a turn stops early or Ctrl+C comes: each side's whole rounds
+    /// merged, each round's order (`AB` or `BA`), and how the rounds ended.
+    fn run(&mut self) -> Result<([Merged; 2], Vec<String>, Status)> {
+        let duet = self.duet;
+        // Each side's run, reseeded every round; cloned once, as a workload is large.
+        let mut configs: [RunConfig; 2] = [duet.a.clone(), duet.b.clone()];
+        let seed = duet.a.plan.seed;
+        let mut sides = [Merged::default(), Merged::default()];
+        let mut orders = Vec::new();
+        for round in 0..duet.rounds {
+            let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            let mut turns = [Merged::default(), Merged::default()];
+            for index in 0..self.tests {
+                for side in order {
+                    if self.cancel.is_cancelled() {
+                        return Ok((sides, orders, Status::Interrupted));
+                    }
+                    let config = &mut configs[side];
+                    config.plan.seed = seed.wrapping_add(round as u64);
+                    if let Err(status) = self.turn(config, side, round, index, &mut turns[side])? {
+                        return Ok((sides, orders, status));
+                    }
+                }
+            }
+            let [ta, tb] = turns;
+            sides[0].absorb(ta)?;
+            sides[1].absorb(tb)?;
+            orders.push(if order[0] == 0 { "AB" } else { "BA" }.to_string());
+        }
+        Ok((sides, orders, Status::Completed))
     }
-    if !report.valid {
-        line.push_str("; INVALID: ");
-        line.push_str(&report.why_invalid());
+
+    /// One turn: test `index` of `config` on `side` in `round`, shown and added to
+    /// `merged`; `Err(status)` when it stopped early, the rounds ending as `status`.
+    fn turn(
+        &mut self,
+        config: &RunConfig,
+        side: usize,
+        round: usize,
+        index: usize,
+        merged: &mut Merged,
+    ) -> Result<Result<(), Status>> {
+        let (report, stopped) = app::measure(
+            config,
+            self.clusters[side].as_ref(),
+            index,
+            self.cancel,
+            &mut *self.stderr,
+            self.stderr_is_terminal,
+            None,
+            Duration::ZERO,
+        )
+        .with_context(|| format!("round {} on {}", round + 1, side_name(side)))?;
+        match stopped.as_deref() {
+            Some("interrupted") => return Ok(Err(Status::Interrupted)),
+            Some(reason) => {
+                return Ok(Err(Status::Failed(format!(
+                    "round {} on {} ({}): {reason}",
+                    round + 1,
+                    side_name(side),
+                    config.plan.endpoint
+                ))));
+            }
+            None => {}
+        }
+        if self.duet.a.output.progress {
+            duet_lines::turn(
+                self.stderr,
+                round + 1,
+                self.duet.rounds,
+                side_name(side),
+                &report,
+            )?;
+        }
+        merged.add(index, &report).map(Ok)
     }
-    line
+}
+
+fn side_name(side: usize) -> &'static str {
+    if side == 0 { "A" } else { "B" }
 }

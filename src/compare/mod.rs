@@ -2,8 +2,9 @@
 //! interval and a verdict. The sides are two saved reports (run reports matched by test
 //! name, sweeps by measurement kind and rate), or two servers measured here in turns by
 //! the duet of `live`. The comparison itself is pure and lives in
-//! [`crate::report::compare`]; this module reads the files, runs the duet, writes the
-//! table or the JSON, and turns `--fail-if-slower` into the exit status.
+//! [`crate::report::compare`]; this module reads the files, runs the duet, hands the
+//! comparison to [`crate::export`] (the table, and `--json`), and turns
+//! `--fail-if-slower` into the exit status.
 //!
 //! A report that cannot be read or understood, two that share nothing, or a metric they
 //! lack are the user's to fix: they end the command as [`InputError`]s, which `main`
@@ -11,7 +12,6 @@
 
 mod live;
 
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -19,9 +19,8 @@ use anyhow::{Context, Result};
 use crate::app::{Io, Status};
 use crate::config::compare::{CompareConfig, Source};
 use crate::drive::Cancel;
-use crate::export::json;
+use crate::export::outputs::Outputs;
 use crate::judge::compare;
-use crate::output;
 use crate::report::compare::{Comparison, ComparisonError, Metrics, Options, Report};
 
 /// Input that cannot be compared: the user's to fix (exit 2).
@@ -91,7 +90,11 @@ pub fn run(
     let Some(comparison) = comparison else {
         return Ok(status);
     };
-    write(config, &comparison, stdout)?;
+    export(
+        config,
+        &comparison,
+        Outputs::new(stdout, config.json.clone(), None),
+    )?;
     if status != Status::Completed {
         return Ok(status);
     }
@@ -150,15 +153,12 @@ fn load(side: &'static str, path: &Path) -> Result<Report, InputError> {
 }
 
 /// The table on standard output, and the JSON where `--json` says (`-`: in its place).
-fn write(config: &CompareConfig, comparison: &Comparison, stdout: &mut dyn Write) -> Result<()> {
-    let json_to_stdout = config.json.as_deref().is_some_and(output::is_stdout);
-    if !json_to_stdout {
+fn export(config: &CompareConfig, comparison: &Comparison, mut outputs: Outputs<'_>) -> Result<()> {
+    if outputs.shows_text() {
+        let stdout = outputs.text();
         crate::export::compare_text::write(stdout, comparison, config.precision)
             .context("writing results")?;
         stdout.flush().ok();
     }
-    if let Some(path) = &config.json {
-        json::write("--json", path, comparison, stdout).context("writing results")?;
-    }
-    Ok(())
+    outputs.save_json(comparison)
 }

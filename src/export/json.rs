@@ -1,14 +1,10 @@
-//! JSON files: the whole report. A file is rewritten after every test so an interruption
-//! loses nothing already measured; standard output (`--json -`), a device or a FIFO get
-//! the report once, when the run ends, so a reader sees one document. How each target
-//! is written (atomically, or directly) is [`crate::output`]'s.
+//! JSON: any report as pretty JSON, to a file or to standard output. When a report is
+//! written (after every step, or once at the end) is [`super::outputs`]'s; how each
+//! target is written (atomically, or directly) is [`crate::output`]'s.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 
-use super::Exporter;
 use crate::output;
-use crate::report::{RunReport, TestReport};
 
 /// `value` as pretty JSON with a final newline.
 pub fn to_bytes(value: &impl serde::Serialize) -> io::Result<Vec<u8>> {
@@ -41,30 +37,6 @@ pub fn write(
         };
         io::Error::new(e.kind(), format!("{flag} {place}{e}"))
     })
-}
-
-/// The `--json` exporter: rewrites a file after every test, writes a stream at the end.
-pub struct JsonFile {
-    /// Target path (`-`: standard output).
-    pub path: PathBuf,
-}
-
-impl Exporter for JsonFile {
-    fn test_done(
-        &mut self,
-        out: &mut dyn Write,
-        report: &RunReport,
-        _test: &TestReport,
-    ) -> io::Result<()> {
-        if output::is_file(&self.path) {
-            write("--json", &self.path, report, out)?;
-        }
-        Ok(())
-    }
-
-    fn run_done(&mut self, out: &mut dyn Write, report: &RunReport) -> io::Result<()> {
-        write("--json", &self.path, report, out)
-    }
 }
 
 #[cfg(test)]

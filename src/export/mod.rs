@@ -1,6 +1,9 @@
 //! Every printed or written form of a report: the run's text (redis-benchmark's formats
-//! and tailrate's sections), CSV, JSON, HdrHistogram logs, the sweep and compare tables,
-//! and the SVG plots. Conversions from nanoseconds to display units happen only here.
+//! and tailrate's sections), CSV, JSON, HdrHistogram logs, the sweep, tune and compare
+//! tables, the lines a command writes to standard error, and the SVG plots. Conversions
+//! from nanoseconds to display units happen only here. [`outputs::Outputs`] decides where
+//! a command's outputs go and which of them has standard output; the runners only hand
+//! their models over.
 
 use std::io::{self, Write};
 
@@ -9,14 +12,18 @@ use crate::report::{RunReport, TestReport};
 pub mod compare_text;
 pub mod contrast_text;
 pub mod csv;
+pub mod duet_lines;
 pub mod hlog;
 pub mod json;
+pub mod outputs;
 pub mod plot;
 pub mod repeats_text;
+pub mod run_lines;
 pub mod run_text;
 pub mod sweep_csv;
 pub mod sweep_lines;
 pub mod sweep_text;
+pub mod tune_text;
 
 /// Something that shows results as they come: once per test, and once at the end.
 pub trait Exporter {

@@ -106,9 +106,6 @@ pub struct ServerFacts {
     /// A cluster's masters, as requests were routed to them (empty for one server).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cluster_nodes: Vec<String>,
-    /// The cluster's layout, for the run (not reported).
-    #[serde(skip)]
-    pub cluster: Option<std::sync::Arc<crate::net::cluster::ClusterMap>>,
 }
 
 /// One test's results.

@@ -64,11 +64,10 @@ pub fn run(
         stderr_is_terminal,
     } = io;
     // Interrupted before anything was measured: no sweep.json to write.
-    let Some(server) = app::probe(config, cancel, stderr)? else {
+    let Some((server, cluster)) = app::probe(config, cancel, stderr)? else {
         return Ok(Status::Interrupted);
     };
     let test = app::single_test(config, "sweeping", stderr)?;
-    let cluster = server.cluster.clone();
     let base = config.clone();
     let mut settings = Settings::of(&base);
     settings.target_rate_per_sec = None;

@@ -14,23 +14,23 @@
 //! the throughput reported. A plain closed loop on the same connections runs first, for
 //! comparison.
 //!
-//! The search itself is pure and lives in [`search`]; this file runs its trials, prints
-//! and saves them. Trials print as they end; the end prints the best setting as a
-//! command line to paste. `--json FILE` holds the whole search, rewritten after every
-//! trial; `--json -` prints it once, at the end, in place of those lines.
+//! The search itself is pure and lives in [`search`]; this file runs its trials and
+//! hands each to [`crate::export::tune_text`] (a line as it ends; the best setting as a
+//! command line to paste at the end) and the whole search to
+//! [`crate::export::outputs`]: `--json FILE` is rewritten after every trial; `--json -`
+//! gets it once, at the end, in place of those lines.
 
 use std::cell::RefCell;
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::config::{RunConfig, TuneConfig};
 use crate::drive::{Cancel, Mode, Workers};
-use crate::export::json;
-use crate::output;
+use crate::export::outputs::Outputs;
+use crate::export::tune_text::{self, delay_arg};
 use crate::report::tune::{Best, Phase, TUNE_SCHEMA_VERSION, Trial, TuneReport};
 use crate::report::{Header, TestReport};
 
@@ -58,12 +58,14 @@ pub fn run(
     let config = &tune.base;
     // Interrupted before the server answered: the first trial sees it, and the report
     // is saved with no trials, as after any interruption.
-    let server =
-        app::probe(config, cancel, stderr)?.unwrap_or_else(|| crate::report::ServerFacts {
+    let (server, cluster) = app::probe(config, cancel, stderr)?.unwrap_or_else(|| {
+        let facts = crate::report::ServerFacts {
             endpoint: config.plan.endpoint.to_string(),
             ..Default::default()
-        });
-    if server.cluster.is_some() {
+        };
+        (facts, None)
+    });
+    if cluster.is_some() {
         anyhow::bail!(
             "tailrate tune: {} is a Redis Cluster node, and --workers does not route over a cluster",
             config.plan.endpoint
@@ -77,21 +79,12 @@ pub fn run(
         tune.custom_words,
         (!tune.trial_given).then_some(trial),
     );
-    // `--json -` has standard output to itself: the trial lines and the summary would mix in.
-    let mut no_text = std::io::sink();
-    let (stdout, json_out): (&mut dyn Write, &mut dyn Write) =
-        if tune.json.as_deref().is_some_and(output::is_stdout) {
-            (&mut no_text, stdout)
-        } else {
-            (stdout, &mut no_text)
-        };
     let mut tuner = Tuner {
         any_invalid: false,
-        json_out: RefCell::new(json_out),
+        outputs: RefCell::new(Outputs::new(stdout, tune.json.clone(), None)),
         space: Space::new(config.plan.connections, tune.max_workers),
         max_trials: tune.max_trials,
         confirm_runs: tune.confirm_runs,
-        json: tune.json.clone(),
         report: TuneReport {
             header: Header::new(TUNE_SCHEMA_VERSION, command_line, config.plan.seed, server),
             test: test.name.clone(),
@@ -106,7 +99,6 @@ pub fn run(
         base,
         paste,
         cancel,
-        stdout,
         stderr,
         stderr_is_terminal,
     };
@@ -116,15 +108,14 @@ pub fn run(
 impl Campaign for Tuner<'_> {
     /// Baseline, climb, re-measurement.
     fn run_all(&mut self) -> Result<(), Halt> {
-        let (baseline, _) = self.trial(Phase::Baseline, None, "baseline")?;
+        let (baseline, _) = self.trial(Phase::Baseline, None, (0, 0))?;
         self.report.baseline_per_sec = Some(baseline);
         let space = self.space.clone();
         let max_trials = self.max_trials;
         let mut n = 0;
         let tried = climb(&space, max_trials, |p| {
             n += 1;
-            let label = format!("trial {n}/{max_trials}");
-            self.trial(Phase::Search, Some(space.settings(p)), &label)
+            self.trial(Phase::Search, Some(space.settings(p)), (n, max_trials))
                 .map(|(t, _)| t)
         })?;
 
@@ -139,8 +130,8 @@ impl Campaign for Tuner<'_> {
         let mut runs: Vec<Vec<f64>> = vec![Vec::with_capacity(self.confirm_runs); candidates.len()];
         for round in 0..self.confirm_runs {
             for (k, &w) in candidates.iter().enumerate() {
-                let label = format!("confirm {}/{total}", round * candidates.len() + k + 1);
-                runs[k].push(self.trial(Phase::Confirm, Some(w), &label)?.0);
+                let step = (round * candidates.len() + k + 1, total);
+                runs[k].push(self.trial(Phase::Confirm, Some(w), step)?.0);
             }
         }
         let best = candidates
@@ -173,42 +164,12 @@ impl Campaign for Tuner<'_> {
     }
 
     fn save_report(&self) -> Result<()> {
-        if let Some(path) = &self.json {
-            let mut out = self.json_out.borrow_mut();
-            json::write("--json", path, &self.report, &mut **out).context("writing results")?;
-        }
-        Ok(())
+        self.outputs.borrow_mut().save_json(&self.report)
     }
 
     fn print_summary(&mut self) -> Result<()> {
-        let Some(best) = &self.report.best else {
-            writeln!(
-                self.stdout,
-                "no setting was re-measured; nothing to recommend"
-            )?;
-            return Ok(());
-        };
-        let runs: Vec<String> = best
-            .runs_per_sec
-            .iter()
-            .map(|r| format!("{r:.0}"))
-            .collect();
-        writeln!(
-            self.stdout,
-            "best: {:.0} req/s (median of {} runs: {})",
-            best.throughput_per_sec,
-            runs.len(),
-            runs.join(", ")
-        )?;
-        if let Some(baseline) = self.report.baseline_per_sec.filter(|&b| b > 0.0) {
-            writeln!(
-                self.stdout,
-                "  {:.1}x the plain closed loop on -c {} ({baseline:.0} req/s)",
-                best.throughput_per_sec / baseline,
-                self.report.connections
-            )?;
-        }
-        writeln!(self.stdout, "  {}", best.command_line.join(" "))?;
+        let text = tune_text::summary(&self.report);
+        self.outputs.get_mut().text().write_all(text.as_bytes())?;
         Ok(())
     }
 }
@@ -256,28 +217,17 @@ fn workers_flags(w: &Workers) -> Vec<String> {
     ]
 }
 
-/// A delay as `--pipeline-delay` takes it: `0`, `50us`, `1ms`.
-fn delay_arg(delay: Duration) -> String {
-    if delay.is_zero() {
-        "0".to_string()
-    } else {
-        humantime::format_duration(delay).to_string()
-    }
-}
-
 struct Tuner<'a> {
     space: Space,
     max_trials: usize,
     confirm_runs: usize,
-    json: Option<PathBuf>,
-    /// Standard output when `--json -` (the report's save needs it behind `&self`).
-    json_out: RefCell<&'a mut dyn Write>,
+    /// The trial lines and `--json` (behind a cell: the report is saved through `&self`).
+    outputs: RefCell<Outputs<'a>>,
     report: TuneReport,
     base: RunConfig,
     /// The command line of a direct run, without the workers flags.
     paste: Vec<String>,
     cancel: &'a Cancel,
-    stdout: &'a mut dyn Write,
     stderr: &'a mut dyn Write,
     stderr_is_terminal: bool,
     /// A trial failed a self-check.
@@ -285,12 +235,13 @@ struct Tuner<'a> {
 }
 
 impl Tuner<'_> {
-    /// Runs one trial, prints and saves it; returns its throughput and report.
+    /// Runs one trial (`step`: its place in its phase, `n` of `of`), shows and saves it;
+    /// returns its throughput and report.
     fn trial(
         &mut self,
         phase: Phase,
         workers: Option<Workers>,
-        label: &str,
+        step: (usize, usize),
     ) -> Result<(f64, TestReport), Halt> {
         if self.cancel.is_cancelled() {
             return Err(Halt::Interrupted);
@@ -324,47 +275,18 @@ impl Tuner<'_> {
             requests_per_write: report.batches.as_ref().map(|b| b.mean_requests_per_write),
             errors: report.counts.errors,
         };
-        self.print(label, &trial)?;
+        let line = tune_text::trial_line(&trial, step, self.report.connections);
+        let outputs = self.outputs.get_mut();
+        let text = outputs.text();
+        text.write_all(line.as_bytes())?;
+        text.flush()?;
         self.report.trials.push(trial);
-        // A file is rewritten after every trial; a stream (`-`, a device, a FIFO) gets the
-        // whole search once, when it ends.
-        if self.json.as_deref().is_some_and(output::is_file) {
-            self.save_report()?;
-        }
+        outputs.save_json_so_far(&self.report)?;
         match stopped_early {
             Some(reason) if reason == "interrupted" => Err(Halt::Interrupted),
             Some(reason) => Err(Halt::Failed(reason)),
             None => Ok((report.throughput_per_sec, report)),
         }
-    }
-
-    fn print(&mut self, label: &str, t: &Trial) -> Result<()> {
-        let setting = match (t.workers, t.pipeline_size, t.pipeline_delay_ns) {
-            (Some(w), Some(b), Some(d)) => {
-                format!(
-                    "--workers {w:<5} --pipeline-size {b:<4} --pipeline-delay {:<5}",
-                    delay_arg(Duration::from_nanos(d))
-                )
-            }
-            _ => format!("plain closed loop on -c {}", self.report.connections),
-        };
-        let ms = |ns: u64| ns as f64 / 1e6;
-        write!(
-            self.stdout,
-            "{label:<14} {setting:<62} {:>10.0} req/s  p50 {:.3} ms  p99 {:.3} ms",
-            t.throughput_per_sec,
-            ms(t.response_p50_ns),
-            ms(t.response_p99_ns)
-        )?;
-        if let Some(per_write) = t.requests_per_write {
-            write!(self.stdout, "  {per_write:.1} per write")?;
-        }
-        if t.errors > 0 {
-            write!(self.stdout, "  ({} errors)", t.errors)?;
-        }
-        writeln!(self.stdout)?;
-        self.stdout.flush()?;
-        Ok(())
     }
 }
 

@@ -1,0 +1,142 @@
+//! Human output: redis-benchmark's full per-test report and its `-q` line, byte for
+//! byte in layout, followed (where tailrate knows more) by its own sections: errors
+//! by kind, the four open-loop metrics side by side, counts and self-checks. This file
+//! orders the blocks; redis-benchmark's are in `redis_benchmark`, tailrate's own in
+//! `sections`, and the tables in `tables`.
+
+use std::io::{self, Write};
+
+use super::{Exporter, ms};
+use crate::report::{RunReport, TestReport};
+use crate::text::printable;
+
+mod redis_benchmark;
+mod sections;
+mod tables;
+
+/// Prints redis-benchmark's full report (or its `-q` line) per test.
+pub struct Text {
+    /// `-q`.
+    pub quiet: bool,
+    /// Decimal places of milliseconds.
+    pub precision: usize,
+}
+
+impl Exporter for Text {
+    fn test_done(
+        &mut self,
+        out: &mut dyn Write,
+        report: &RunReport,
+        test: &TestReport,
+    ) -> io::Result<()> {
+        if self.quiet {
+            quiet_line(out, test, self.precision)
+        } else {
+            full(out, report, test, self.precision)
+        }
+    }
+
+    /// With `--contrast`, each test's three loops side by side, after every report.
+    fn run_done(&mut self, out: &mut dyn Write, report: &RunReport) -> io::Result<()> {
+        if !report.contrasts.is_empty() && self.quiet {
+            writeln!(out)?;
+        }
+        for contrast in &report.contrasts {
+            contrast.write_text(out)?;
+        }
+        for summary in &report.repeats {
+            writeln!(out)?;
+            write!(out, "{}", summary.text(self.precision))?;
+        }
+        Ok(())
+    }
+}
+
+fn quiet_line(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::Result<()> {
+    let p50 = test.response().map_or(0, |l| l.p50_ns);
+    write!(
+        out,
+        "{}: {:.2} requests per second, p50={} msec",
+        test.name,
+        test.throughput_per_sec,
+        ms(p50 as f64, precision)
+    )?;
+    if let Some(target) = test.target_rate_per_sec {
+        let p99 = test.response().map_or(0, |l| l.p99_ns);
+        let service_p99 = test.latency.get("service").map_or(0, |l| l.p99_ns);
+        write!(
+            out,
+            " (open loop at {target:.0}/s: response p99={} msec, service p99={} msec",
+            ms(p99 as f64, precision),
+            ms(service_p99 as f64, precision)
+        )?;
+        if !test.valid {
+            write!(out, ", INVALID: {}", test.why_invalid())?;
+        }
+        write!(out, ")")?;
+    }
+    if test.counts.errors > 0 {
+        write!(out, " ({} errors", test.counts.errors)?;
+        // The most frequent kind's first text, as redis-benchmark shows the server's error.
+        let most = test.counts.errors_by_kind.iter().max_by_key(|(_, n)| **n);
+        if let Some(first) = most.and_then(|(kind, _)| test.counts.error_examples.get(kind)) {
+            write!(out, ", e.g. {}", printable(first))?;
+        }
+        write!(out, ")")?;
+    }
+    if !test.valid && test.target_rate_per_sec.is_none() {
+        write!(out, " (INVALID: {})", test.why_invalid())?;
+    }
+    writeln!(out)
+}
+
+/// The full report of one test: redis-benchmark's blocks, then tailrate's sections.
+fn full(
+    out: &mut dyn Write,
+    report: &RunReport,
+    test: &TestReport,
+    precision: usize,
+) -> io::Result<()> {
+    redis_benchmark::header(out, report, test, precision)?;
+    redis_benchmark::distributions(out, test)?;
+    redis_benchmark::summary(out, test, precision)?;
+    let metrics: &[(&str, &str)] = if test.target_rate_per_sec.is_some() {
+        &[
+            ("response", "response"),
+            ("service", "service"),
+            ("lag", "lag"),
+            ("queue wait", "queue_wait"),
+        ]
+    } else {
+        &[("response", "response")]
+    };
+    tables::interval_table(out, test, precision, metrics)?;
+    sections::traffic(out, test)?;
+    sections::connection_lines(out, test)?;
+    if let Some(server) = &test.server {
+        sections::server_lines(out, server)?;
+    }
+    if let Some(b) = &test.bottleneck {
+        writeln!(
+            out,
+            "  bottleneck: {} ({})",
+            b.verdict.name(),
+            printable(&b.because)
+        )?;
+    }
+    if !test.commands.is_empty() {
+        tables::command_table(out, test, precision)?;
+    }
+    if test.target_rate_per_sec.is_some() {
+        sections::open_loop_sections(out, test, precision)?;
+    } else if !test.valid {
+        // A closed loop prints redis-benchmark's sections; a failed check joins them.
+        sections::check_lines(out, test)?;
+    }
+    sections::nodes(out, test, precision)?;
+    sections::workers(out, report, test, precision)?;
+    if let Some(why) = &test.stopped_early {
+        writeln!(out, "  stopped early: {}", printable(why))?;
+    }
+    writeln!(out)
+}

@@ -1,0 +1,173 @@
+//! The run text's tables: the 95% intervals of every percentile, the latency of each
+//! metric, and a mix's commands one row each.
+
+use std::io::{self, Write};
+
+use crate::export::ms;
+use crate::report::{Latency, Percentile, TestReport};
+use crate::text::printable;
+
+/// A mix's commands, one row each: throughput, errors, hits and misses of its reads (when
+/// it has any) and response-time percentiles (what memtier prints per command).
+pub(super) fn command_table(
+    out: &mut dyn Write,
+    test: &TestReport,
+    precision: usize,
+) -> io::Result<()> {
+    let width = test
+        .commands
+        .iter()
+        .map(|c| c.command.len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    let reads = test.commands.iter().any(|c| c.counts.hits.is_some());
+    writeln!(out, "  per command (response time, msec):")?;
+    write!(
+        out,
+        "    {:<width$} {:>12} {:>8}",
+        "command", "requests/s", "errors"
+    )?;
+    if reads {
+        write!(out, " {:>10} {:>10}", "hits", "misses")?;
+    }
+    writeln!(
+        out,
+        " {:>9} {:>9} {:>9} {:>9} {:>9}  p99 95% interval",
+        "avg", "p50", "p99", "p99.9", "max"
+    )?;
+    for c in &test.commands {
+        let share = if test.measured_secs > 0.0 {
+            c.counts.completed as f64 / test.measured_secs
+        } else {
+            0.0
+        };
+        let r = c.latency.get("response");
+        let get = |f: fn(&Latency) -> f64| ms(r.map_or(0.0, f), precision);
+        write!(
+            out,
+            "    {:<width$} {:>12.2} {:>8}",
+            printable(&c.command),
+            share,
+            c.counts.errors,
+        )?;
+        if reads {
+            // A command that is not a read has neither.
+            let shown = |n: Option<u64>| n.map_or_else(|| "-".to_string(), |n| n.to_string());
+            write!(
+                out,
+                " {:>10} {:>10}",
+                shown(c.counts.hits),
+                shown(c.counts.misses)
+            )?;
+        }
+        writeln!(
+            out,
+            " {:>9} {:>9} {:>9} {:>9} {:>9}  {}",
+            get(|l| l.mean_ns),
+            get(|l| l.p50_ns as f64),
+            get(|l| l.p99_ns as f64),
+            get(|l| l.p99_9_ns as f64),
+            get(|l| l.max_ns as f64),
+            r.map_or_else(String::new, |l| interval_text(
+                l,
+                Percentile::P99,
+                precision
+            ))
+        )?;
+    }
+    Ok(())
+}
+
+/// `[low, high]` of `p`'s interval in msec (`open` for an unbounded high end), or nothing
+/// when the report has none.
+pub(super) fn interval_text(l: &Latency, p: Percentile, precision: usize) -> String {
+    l.ci95(p)
+        .map_or_else(String::new, |ci| ci.show(|ns| ms(ns as f64, precision)))
+}
+
+/// Each percentile with its 95% interval, one column per `(label, metric key)` the test
+/// has, and the samples beyond it (`k`); what the intervals rest on above.
+pub(super) fn interval_table(
+    out: &mut dyn Write,
+    test: &TestReport,
+    precision: usize,
+    metrics: &[(&str, &str)],
+) -> io::Result<()> {
+    let columns: Vec<(&str, &Latency)> = metrics
+        .iter()
+        .filter_map(|&(label, key)| Some((label, test.latency.get(key)?)))
+        .filter(|(_, l)| l.confidence.is_some())
+        .collect();
+    let Some((_, first)) = columns.first() else {
+        return Ok(());
+    };
+    let method = first
+        .confidence
+        .as_ref()
+        .map_or(String::new(), |c| c.method.clone());
+    writeln!(out, "  95% confidence intervals (msec; {method}):")?;
+    let cell = |l: &Latency, p: Percentile| {
+        let value = ms(l.at(p) as f64, precision);
+        match interval_text(l, p, precision) {
+            i if i.is_empty() => value,
+            i => format!("{value} {i}"),
+        }
+    };
+    let width = Percentile::ALL
+        .iter()
+        .flat_map(|&p| columns.iter().map(move |(_, l)| cell(l, p).len()))
+        .chain(columns.iter().map(|(label, _)| label.len()))
+        .max()
+        .unwrap_or(0);
+    write!(out, "    {:<7}", "")?;
+    for (label, _) in &columns {
+        write!(out, " {label:<width$}")?;
+    }
+    writeln!(out, " {:>9}", "k")?;
+    for p in Percentile::ALL {
+        write!(out, "    {:<7}", p.label())?;
+        for (_, l) in &columns {
+            write!(out, " {:<width$}", cell(l, p))?;
+        }
+        let k = first.beyond(p).unwrap_or(0);
+        let note = if k < crate::stats::confidence::MIN_BEYOND {
+            "  too few beyond to bound"
+        } else {
+            ""
+        };
+        writeln!(out, " {k:>9}{note}")?;
+    }
+    Ok(())
+}
+
+/// One row per `(label, metric key)` the test has: min, percentiles and max in msec.
+pub(super) fn metric_table(
+    out: &mut dyn Write,
+    test: &TestReport,
+    precision: usize,
+    rows: &[(&str, &str)],
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "          {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "metric", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max"
+    )?;
+    for &(label, key) in rows {
+        if let Some(l) = test.latency.get(key) {
+            writeln!(
+                out,
+                "          {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                label,
+                ms(l.min_ns as f64, precision),
+                ms(l.p50_ns as f64, precision),
+                ms(l.p90_ns as f64, precision),
+                ms(l.p99_ns as f64, precision),
+                ms(l.p99_9_ns as f64, precision),
+                ms(l.p99_99_ns as f64, precision),
+                ms(l.max_ns as f64, precision)
+            )?;
+        }
+    }
+    Ok(())
+}
