@@ -196,7 +196,10 @@ pub fn judge_step(group: &[&Measurement], slos: &[Slo]) -> StepVerdict {
                     "{} median {:.3} ms, {} {relation} {:.3} ms",
                     slo.percentile_label(),
                     c.summary.median_ns as f64 / 1e6,
-                    crate::export::sweep_text::interval_text(c.summary.ci95_ns),
+                    c.summary.ci95_ns.map_or_else(
+                        || "no interval".to_string(),
+                        |ci| format!("95% {}", ci.show(|ns| format!("{:.3}", ns as f64 / 1e6)))
+                    ),
                     slo.bound_ns as f64 / 1e6
                 )
             })
