@@ -1,6 +1,6 @@
 //! The lines a sweep prints as it goes: each measurement as it ends, a rate's verdict
 //! over its runs, why the steps stop, and where the files went. The sweep hands each
-//! event to [`write`]; the wording is this file's.
+//! event to [`write()`]; the wording is this file's.
 
 use std::io::{self, Write};
 

@@ -1,5 +1,5 @@
-//! What a sweep was asked to do, checked: the `--rates` spec ([`rates`]), the `--slo`
-//! objectives ([`slo`]), the sweep's own flags, and the base run every step starts from.
+//! What a sweep was asked to do, checked: the `--rates` spec (`rates.rs`), the `--slo`
+//! objectives (`slo.rs`), the sweep's own flags, and the base run every step starts from.
 //! The run flags a sweep does not take are not in its `cli` groups, so clap refuses them;
 //! running the steps is `sweep`'s business.
 
