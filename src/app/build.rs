@@ -69,10 +69,7 @@ impl TestReport {
         let excluded_from_latency = counts.intended.saturating_sub(counts.completed);
         TestReport {
             name: name.to_string(),
-            target_rate_per_sec: match config.plan.mode {
-                Mode::Open { rate_per_sec, .. } => Some(rate_per_sec),
-                Mode::Closed { .. } => None,
-            },
+            target_rate_per_sec: config.plan.own_rate_per_sec(),
             achieved_rate_per_sec: outcome.achieved_rate_per_sec,
             throughput_per_sec: outcome.throughput_per_sec,
             sent_bytes: outcome.record.sent_bytes,

@@ -11,7 +11,7 @@ use super::intervals::{Grouper, IntervalMerger, summary, write_hlog};
 use super::server_view::Observer;
 use crate::config::RunConfig;
 use crate::drive::RunOutcome;
-use crate::drive::{self, Cancel, Interval, Mode};
+use crate::drive::{self, Cancel, Interval};
 use crate::export::hlog::HlogWriter;
 use crate::net::cluster::ClusterMap;
 use crate::progress::Progress;
@@ -134,10 +134,7 @@ fn progress_line<'a>(
     stderr: &'a mut dyn Write,
     stderr_is_terminal: bool,
 ) -> Progress<'a> {
-    let target = match config.plan.mode {
-        Mode::Open { rate_per_sec, .. } => Some(rate_per_sec),
-        Mode::Closed { .. } => None,
-    };
+    let target = config.plan.own_rate_per_sec();
     let show_progress = config.output.progress && stderr_is_terminal;
     Progress::new(
         if show_progress { Some(stderr) } else { None },

@@ -111,7 +111,8 @@ pub(crate) fn single_test<'c>(
 /// closed loop on the same connections for the same time, one request in flight per
 /// connection and no warm-up (as the tools they stand for run).
 fn contrast_loops(config: &RunConfig) -> Vec<(Option<String>, RunConfig)> {
-    let rate = config.plan.mode.rate_per_sec();
+    // This shard's rate: its closed loops stand for what it sent.
+    let rate = config.plan.own_rate_per_sec();
     let closed = |cap: Option<f64>| {
         let mut c = config.clone();
         c.plan.mode = crate::drive::Mode::Closed {
@@ -370,7 +371,7 @@ impl Session<'_, '_> {
             }
         }
         if let ([open, capped, closed, ..], Some(rate)) =
-            (&report.tests[first..], config.plan.mode.rate_per_sec())
+            (&report.tests[first..], config.plan.own_rate_per_sec())
             && config.contrast
         {
             let contrast = crate::report::contrast::Contrast::of(

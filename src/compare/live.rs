@@ -247,7 +247,7 @@ pub(super) fn run(
     comparison.live = Some(Duet {
         rounds: orders.len(),
         round_secs: duet.round.as_secs_f64(),
-        rate_per_sec: duet.a.plan.mode.rate_per_sec().unwrap_or(0.0),
+        rate_per_sec: duet.a.plan.own_rate_per_sec().unwrap_or(0.0),
         orders,
         interrupted: status == Status::Interrupted,
     });

@@ -68,13 +68,15 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Option<Conn
     let ctx: &Ctx = &ctx;
     let cap = ctx.plan.capacity();
     let limiter = ctx.shared.limiter.as_ref();
+    // Read once: the loop asks for every batch.
+    let timeout = ctx.plan.run.timeout;
     let mut l = Local {
         ctx,
         slot,
         feed: Feed::new(ctx, slot),
         fifo: InFlightQueue::with_capacity(cap),
         deferred: Vec::with_capacity(if ctx.plan.batch_latency { cap } else { 0 }),
-        timing: ctx.plan.mode.timing(),
+        timing: ctx.plan.timing,
         counted: (0, 0),
         backoff: BACKOFF_START,
         closed_on_purpose: conn.is_none(),
@@ -138,10 +140,7 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Option<Conn
         }
 
         let (want_work, flush_at) = l.feed.waits_for(l.fifo.len());
-        let deadline = ctx
-            .plan
-            .timeout
-            .and_then(|t| l.fifo.front().map(|f| f.sent + t));
+        let deadline = timeout.and_then(|t| l.fifo.front().map(|f| f.sent + t));
         let event = if want_work || deadline.is_some() || flush_at.is_some() {
             wait(c, ctx, slot, want_work, deadline, flush_at).await
         } else {
@@ -198,7 +197,7 @@ impl Local<'_> {
                 // A cluster master whose slots others took over is waited for no
                 // longer: nothing is routed to it.
                 if self.feed.gives_up_when_unreachable()
-                    && since_down.elapsed() > ctx.plan.lost_server_wait
+                    && since_down.elapsed() > ctx.plan.lost_server_wait()
                     && !ctx.serves_nothing(slot)
                 {
                     // The outage is closed at the run's end (`Ctx::end_outages`).

@@ -21,7 +21,7 @@ use tokio::sync::Notify;
 use super::batch;
 use super::dispatch::Dispatch;
 use super::outcome::{ConnectionEvents, Interval, Outage, SendCounts};
-use super::plan::{Mode, Shard, Stop};
+use super::plan::{Mode, Plan};
 use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
 use super::shared::Shared;
@@ -29,48 +29,91 @@ use super::topology::Topology;
 use super::window::{IntervalClock, Latest, SendTimes};
 use crate::net::cluster::ClusterMap;
 use crate::net::{Connection, Endpoint, Handshake, NetError};
-use crate::record::Recorder;
+use crate::record::{Recorder, Timing};
 use crate::resp::Limits;
 use crate::workload::{Sampler, Test};
 
-/// What one thread needs to know, copied from the plan.
+/// One thread's part of the run: what is its own, and the plan every thread shares.
 #[derive(Debug, Clone)]
 pub(crate) struct ThreadPlan {
+    /// The plan of the run, shared by its threads.
+    pub run: Arc<Plan>,
+    /// This thread's index among the run's threads.
     pub index: usize,
-    pub threads: usize,
+    /// This thread's connections: the run's `index`, `index + threads`, ...
     pub connections: usize,
-    /// Connections over every thread (this thread's are `index`, `index + threads`, ...).
-    pub all_connections: usize,
-    pub mode: Mode,
-    pub stop: Stop,
-    pub warmup: Duration,
-    pub interval: Duration,
-    pub timeout: Option<Duration>,
-    pub reconnect_each_request: bool,
-    pub exit_on_error: bool,
-    pub batch_latency: bool,
+    /// The seed of this thread's random choices (keys, arrivals).
     pub seed: u64,
-    /// The part of the plan this process runs: its threads' arrival streams are among
-    /// the whole plan's.
-    pub shard: Shard,
     /// Against a cluster: its layout at the start.
     pub cluster: Option<Arc<ClusterMap>>,
     /// Against a cluster: what every thread learns of its layout during the run.
     pub topology: Option<Arc<Topology>>,
-    /// Closed loop: how long the server may stay unreachable before the run gives up.
-    pub lost_server_wait: Duration,
+    /// What the plan's mode makes of a request's times, read once here because the
+    /// reply path asks for every reply.
+    pub timing: Timing,
+    /// `-P` with redis-benchmark's batch latency, read once here: the reply path asks
+    /// for every reply.
+    pub batch_latency: bool,
+    /// `-k 0`, read once here: a closed loop asks after every batch.
+    pub reconnect_each_request: bool,
 }
 
 impl ThreadPlan {
+    /// Thread `index`'s part of `run`, of its test `test_index`, against a cluster of
+    /// layout `cluster` whose changes go to `topology`.
+    pub(crate) fn new(
+        run: Arc<Plan>,
+        index: usize,
+        cluster: Option<Arc<ClusterMap>>,
+        topology: Option<Arc<Topology>>,
+        test_index: usize,
+    ) -> Self {
+        let threads = run.threads.max(1);
+        ThreadPlan {
+            index,
+            // Connections are dealt round-robin: thread k gets k, k+T, k+2T, ...
+            connections: (run.connections + threads - 1 - index) / threads,
+            // Per stream of the whole plan (see `Shard::stream`): each shard's keys
+            // and arrivals have seeds of their own, and one shard's are one
+            // process's.
+            seed: run.seed
+                ^ ((test_index as u64) << 32)
+                ^ (run.shard.stream(index) as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
+            cluster,
+            topology,
+            timing: run.mode.timing(),
+            batch_latency: run.batch_latency,
+            reconnect_each_request: run.reconnect_each_request,
+            run,
+        }
+    }
+
+    /// The run's threads.
+    pub(crate) fn threads(&self) -> usize {
+        self.run.threads.max(1)
+    }
+
+    /// True in open loop.
+    pub(crate) fn is_open(&self) -> bool {
+        self.timing == Timing::Open
+    }
+
     /// Requests one connection may have outstanding.
     pub(crate) fn capacity(&self) -> usize {
-        match &self.mode {
+        match &self.run.mode {
             Mode::Closed {
                 workers: Some(w), ..
-            } => batch::most_workers_on_one(self.all_connections, w.count),
+            } => batch::most_workers_on_one(self.run.connections, w.count),
             Mode::Closed { pipeline, .. } => *pipeline as usize,
             Mode::Open { max_inflight, .. } => *max_inflight,
         }
+    }
+
+    /// Closed loop: how long the server may stay unreachable before the run gives up.
+    pub(crate) fn lost_server_wait(&self) -> Duration {
+        self.run
+            .lost_server_wait
+            .unwrap_or(self.run.connect_timeout)
     }
 }
 
@@ -331,7 +374,7 @@ impl Ctx {
         };
         for index in self.intervals.advance(start, t) {
             let fresh = self.shared.take_spare().unwrap_or_else(|| {
-                Recorder::for_timing(self.test.commands.len(), self.plan.mode.timing())
+                Recorder::for_timing(self.test.commands.len(), self.plan.timing)
             });
             let record = std::mem::replace(&mut *self.rec.borrow_mut(), fresh);
             let length = self.intervals.length;
@@ -353,7 +396,7 @@ impl Ctx {
     pub(crate) fn finish_intervals(&self, window_end: Option<Instant>) {
         let start = self.window_start().unwrap_or(self.start);
         if let Some(end) = window_end {
-            if matches!(self.plan.mode, Mode::Open { .. }) {
+            if self.plan.is_open() {
                 self.end_window(end);
             }
             self.advance_intervals(end);
@@ -372,9 +415,10 @@ impl Ctx {
     /// How far the measured window is known to reach at `t`, from its `start`: an open
     /// loop's up to `t` (or its end), a closed loop's up to its last reply so far.
     fn reached(&self, start: Instant, t: Instant) -> Duration {
-        let to = match self.plan.mode {
-            Mode::Open { .. } => Some(self.intervals.window_end().map_or(t, |e| e.min(t))),
-            Mode::Closed { .. } => self.last_reply.get(),
+        let to = if self.plan.is_open() {
+            Some(self.intervals.window_end().map_or(t, |e| e.min(t)))
+        } else {
+            self.last_reply.get()
         };
         to.map_or(Duration::ZERO, |to| to.saturating_duration_since(start))
     }

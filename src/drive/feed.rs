@@ -64,7 +64,7 @@ impl<'a> Feed<'a> {
     /// The feed of local connection `slot` of the thread `ctx` belongs to.
     pub(crate) fn new(ctx: &'a Ctx, slot: usize) -> Self {
         let plan = &ctx.plan;
-        match (&plan.mode, &ctx.cluster) {
+        match (&plan.run.mode, &ctx.cluster) {
             (Mode::Open { max_inflight, .. }, cluster) => Feed::Open {
                 max_inflight: *max_inflight,
                 cluster: cluster.as_ref(),
@@ -80,8 +80,8 @@ impl<'a> Feed<'a> {
                 },
                 None,
             ) => {
-                let connection = plan.index + slot * plan.threads;
-                let workers = batch::workers_on(connection, plan.all_connections, w.count);
+                let connection = plan.index + slot * plan.threads();
+                let workers = batch::workers_on(connection, plan.run.connections, w.count);
                 Feed::Workers {
                     batch: Batch::new(workers, w),
                 }

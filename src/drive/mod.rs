@@ -104,11 +104,19 @@ pub fn run(
     // The run's totals are the sum of its intervals: one recording path, added exactly.
     let mut totals = Recorder::new(test.commands.len());
 
+    // Shared by the threads, which read it through their `ThreadPlan`.
+    let shared_plan = Arc::new(plan.clone());
     let mut opened = Ok(None);
     let results: Vec<Result<ThreadOutcome, DriveError>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
         for index in 0..threads {
-            let thread_plan = thread_plan(plan, index, cluster, topology.as_ref(), test_index);
+            let thread_plan = ThreadPlan::new(
+                shared_plan.clone(),
+                index,
+                cluster.cloned(),
+                topology.clone(),
+                test_index,
+            );
             let (shared, gate, tx) = (shared.clone(), gate.clone(), tx.clone());
             let dial = Dial {
                 endpoint: plan.endpoint.clone(),
@@ -168,42 +176,6 @@ pub fn run(
     );
     outcome.layout = topology.map(|t| t.history());
     Ok(outcome)
-}
-
-/// The share of `plan` that thread `index` runs, of test `test_index`.
-fn thread_plan(
-    plan: &Plan,
-    index: usize,
-    cluster: Option<&Arc<ClusterMap>>,
-    topology: Option<&Arc<Topology>>,
-    test_index: usize,
-) -> ThreadPlan {
-    let threads = plan.threads.max(1);
-    ThreadPlan {
-        index,
-        threads,
-        // Connections are dealt round-robin: thread k gets k, k+T, k+2T, ...
-        connections: (plan.connections + threads - 1 - index) / threads,
-        all_connections: plan.connections,
-        mode: plan.mode.clone(),
-        stop: plan.stop,
-        warmup: plan.warmup,
-        interval: BATCH,
-        timeout: plan.timeout,
-        reconnect_each_request: plan.reconnect_each_request,
-        exit_on_error: plan.exit_on_error,
-        batch_latency: plan.batch_latency,
-        cluster: cluster.cloned(),
-        topology: topology.cloned(),
-        lost_server_wait: plan.lost_server_wait.unwrap_or(plan.connect_timeout),
-        // Per stream of the whole plan (see `Shard::stream`): each shard's keys
-        // and arrivals have seeds of their own, and one shard's are one
-        // process's.
-        seed: plan.seed
-            ^ ((test_index as u64) << 32)
-            ^ (plan.shard.stream(index) as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
-        shard: plan.shard,
-    }
 }
 
 /// Places kept per client for a cluster's masters: those of the starting layout, as

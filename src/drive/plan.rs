@@ -113,8 +113,9 @@ pub struct Plan {
     pub exit_on_error: bool,
     /// redis-benchmark's batch latency with -P.
     pub batch_latency: bool,
-    /// The part of the plan this process runs; the connections, `-n` and an open loop's
-    /// rate above are already this shard's share.
+    /// The part of the plan this process runs; the connections and `-n` above are already
+    /// this shard's share, an open loop's rate is the whole plan's (this shard's:
+    /// [`Plan::own_rate_per_sec`]).
     pub shard: Shard,
     /// `--start-at`: the wall-clock start of the first test.
     pub start_at: Option<SystemTime>,
@@ -124,6 +125,15 @@ impl Plan {
     /// True in open loop.
     pub fn is_open_loop(&self) -> bool {
         matches!(self.mode, Mode::Open { .. })
+    }
+
+    /// An open loop's rate that this process sends: its shard's share of the whole plan's
+    /// rate. What its reports, progress and checks call the target. `None` for a closed
+    /// loop.
+    pub fn own_rate_per_sec(&self) -> Option<f64> {
+        self.mode
+            .rate_per_sec()
+            .map(|whole| whole / f64::from(self.shard.count.max(1)))
     }
 }
 
@@ -144,7 +154,9 @@ pub enum Mode {
     },
     /// Requests go at `rate_per_sec` whatever the server does.
     Open {
-        /// Target requests per second over all connections.
+        /// Target requests per second of the whole plan: over all connections of every
+        /// shard. Each shard's schedule is cut from the whole plan's (see
+        /// `Shard::stream`); this process's share is [`Plan::own_rate_per_sec`].
         rate_per_sec: f64,
         /// Arrival process.
         arrival: ArrivalProcess,
@@ -171,7 +183,8 @@ pub struct Workers {
 }
 
 impl Mode {
-    /// An open loop's rate; `None` for a closed loop.
+    /// An open loop's rate, the whole plan's (see [`Plan::own_rate_per_sec`]); `None` for
+    /// a closed loop.
     pub fn rate_per_sec(&self) -> Option<f64> {
         match self {
             Mode::Open { rate_per_sec, .. } => Some(*rate_per_sec),

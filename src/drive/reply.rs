@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use super::ctx::Ctx;
 use super::inflight::InFlightQueue;
-use super::plan::Mode;
 use super::request::{InFlight, ReplyBurst, reply_times};
 use super::route::{Cluster, Resend};
 use crate::net::{Connection, Incoming, NetError, PLAIN_AT_ONCE};
@@ -180,7 +179,7 @@ fn complete_on_cluster(
         send_again(ctx, cluster, resend, &mut rec);
         return true;
     }
-    if !matches!(ctx.plan.mode, Mode::Open { .. }) {
+    if !ctx.plan.is_open() {
         batch_members_done(ctx, cluster, req.group as usize, count);
     }
     if req.measured {
@@ -189,13 +188,8 @@ fn complete_on_cluster(
             Incoming::Error { .. } => node.errors += u64::from(count),
             Incoming::Ok | Incoming::Nil | Incoming::Push => {
                 node.completed += u64::from(count);
-                let times = reply_times(
-                    ctx.plan.mode.timing(),
-                    req.intended,
-                    req.handled,
-                    f.sent,
-                    received,
-                );
+                let times =
+                    reply_times(ctx.plan.timing, req.intended, req.handled, f.sent, received);
                 node.response
                     .record_n(times.response_ns.max(1), count.into());
             }
@@ -209,7 +203,7 @@ fn complete_on_cluster(
 fn send_again(ctx: &Ctx, cluster: &Cluster, resend: Resend, rec: &mut Recorder) {
     let Resend { request, to } = resend;
     let mut dispatch = ctx.dispatch.borrow_mut();
-    if matches!(ctx.plan.mode, Mode::Closed { .. }) {
+    if !ctx.plan.is_open() {
         dispatch.push_to(request.group as usize * cluster.len() + to, request);
     } else if !dispatch.offer(request, to, rec) && request.measured {
         // No room anywhere: counted as not sent by `offer`, so it is no longer in flight.
@@ -247,7 +241,7 @@ fn nulls_among(nulls: u64, at: usize, count: u32) -> u32 {
 #[inline(never)]
 fn count_error(ctx: &Ctx, command: u16, count: u32, kind: &str, message: &str) {
     ctx.rec.borrow_mut().commands[command as usize].count_error(kind, message, count.into());
-    if ctx.plan.exit_on_error {
+    if ctx.plan.run.exit_on_error {
         ctx.shared.stop(format!(
             "error reply from the server: {}",
             printable(message)
@@ -301,7 +295,7 @@ pub(crate) fn end_in_flight(
     // wins): with nothing of the client's outstanding, no reply is left to wake the next
     // lead, so it is woken here.
     if let Some(cluster) = &ctx.cluster
-        && !matches!(ctx.plan.mode, Mode::Open { .. })
+        && !ctx.plan.is_open()
     {
         batch_members_done(ctx, cluster, slot / cluster.len(), 0);
     }
@@ -312,7 +306,7 @@ pub(crate) fn end_in_flight(
             return;
         }
         if let Some(cluster) = &ctx.cluster {
-            if !matches!(ctx.plan.mode, Mode::Open { .. }) {
+            if !ctx.plan.is_open() {
                 batch_members_done(ctx, cluster, req.group as usize, count);
             }
             if req.measured {

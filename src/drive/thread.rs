@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
+use super::BATCH;
 use super::conn::connection_loop;
 use super::ctx::{Ctx, Dial, ThreadPlan};
 use super::dispatch::Dispatch;
@@ -129,7 +130,7 @@ async fn drive_thread(
         .cluster
         .is_some()
         .then(|| tokio::task::spawn_local(refresh_loop(ctx.clone())));
-    if let Mode::Open { pacing, .. } = ctx.plan.mode {
+    if let Mode::Open { pacing, .. } = ctx.plan.run.mode {
         tokio::task::spawn_local(scheduler_loop(ctx.clone(), pacing));
     }
 
@@ -159,16 +160,20 @@ fn new_ctx(
     connected: &[usize],
     start: Instant,
 ) -> Ctx {
-    let is_open = matches!(plan.mode, Mode::Open { .. });
-    let measure_from = if is_open { start + plan.warmup } else { start };
-    let end = match plan.stop {
+    let is_open = plan.is_open();
+    let measure_from = if is_open {
+        start + plan.run.warmup
+    } else {
+        start
+    };
+    let end = match plan.run.stop {
         Stop::After(d) => Some(measure_from + d),
         Stop::Requests(_) => None,
     };
     let places = plan.topology.as_ref().map_or(1, |t| t.capacity);
     let n_connections = plan.connections * places;
     let n_commands = test.commands.len();
-    let max_backlog = match &plan.mode {
+    let max_backlog = match &plan.run.mode {
         Mode::Open { max_backlog, .. } => *max_backlog,
         Mode::Closed { .. } => 0,
     };
@@ -201,7 +206,7 @@ fn new_ctx(
         cluster,
         wake: (0..n_connections).map(|_| Rc::new(Notify::new())).collect(),
         woken: RefCell::new(Vec::with_capacity(n_connections)),
-        rec: RefCell::new(Recorder::for_timing(n_commands, plan.mode.timing())),
+        rec: RefCell::new(Recorder::for_timing(n_commands, plan.timing)),
         intervals,
         tx,
         in_flight: Cell::new(0),
@@ -233,19 +238,20 @@ fn schedule_for(
     start: Instant,
     end: Option<Instant>,
 ) -> (Option<Schedule>, Option<Instant>) {
-    let schedule = match plan.mode {
+    let shard = plan.run.shard;
+    let schedule = match plan.run.mode {
         Mode::Open {
             rate_per_sec,
             arrival,
             ..
         } if end.is_some() => {
-            // The rate is this shard's share; the schedule is cut from the whole plan's,
-            // as stream `shard.stream(index)` of `count * threads`.
-            let streams = plan.shard.count.max(1) as usize * plan.threads;
+            // The rate is the whole plan's; this thread's schedule is cut from the whole
+            // plan's, as stream `shard.stream(index)` of `count * threads`.
+            let streams = shard.count.max(1) as usize * plan.threads();
             Some(Schedule::new(
                 arrival,
-                rate_per_sec * f64::from(plan.shard.count.max(1)),
-                plan.shard.stream(plan.index),
+                rate_per_sec,
+                shard.stream(plan.index),
                 streams,
                 plan.seed,
             ))
@@ -268,13 +274,13 @@ fn interval_clock(
     measure_from: Instant,
     end: Option<Instant>,
 ) -> IntervalClock {
-    let is_open = matches!(plan.mode, Mode::Open { .. });
+    let is_open = plan.is_open();
     let intervals = if is_open {
         shared.offer_window_start(measure_from);
-        IntervalClock::new(plan.interval, measure_from + plan.interval)
+        IntervalClock::new(BATCH, measure_from + BATCH)
     } else {
         // No reply of this thread comes before now: its first looks the start up.
-        IntervalClock::new(plan.interval, Instant::now())
+        IntervalClock::new(BATCH, Instant::now())
     };
     if let (true, Some(end)) = (is_open, end) {
         intervals.end_window(measure_from, end);
@@ -286,9 +292,9 @@ fn interval_clock(
 /// answers must not hold the run (what is still in flight is reported as such). Returns
 /// when this thread saw the run cancelled, if it was.
 async fn wait_for_loops(ctx: &Ctx) -> Option<Instant> {
-    let is_open = matches!(ctx.plan.mode, Mode::Open { .. });
+    let is_open = ctx.plan.is_open();
     let mut cancel_seen: Option<Instant> = None;
-    let grace = ctx.plan.timeout.unwrap_or(DRAIN_GRACE);
+    let grace = ctx.plan.run.timeout.unwrap_or(DRAIN_GRACE);
     loop {
         if ctx.live.get() == 0 {
             break;
@@ -332,7 +338,7 @@ fn finish(
         ctx.in_flight
             .set(ctx.in_flight.get().saturating_sub(redirected));
     }
-    let window_end = if matches!(ctx.plan.mode, Mode::Open { .. }) {
+    let window_end = if ctx.plan.is_open() {
         Some(match (cancel_seen, ctx.end) {
             (Some(seen), Some(end)) => seen.min(end),
             (_, Some(end)) => end,
@@ -383,10 +389,11 @@ fn dispatch_for(
 
 /// Windows long enough to hold ~20 sends of this thread, for the whole measured run.
 fn send_counts_for(plan: &ThreadPlan) -> SendCounts {
-    let (Mode::Open { rate_per_sec, .. }, Stop::After(duration)) = (&plan.mode, plan.stop) else {
+    let (Some(rate_per_sec), Stop::After(duration)) = (plan.run.own_rate_per_sec(), plan.run.stop)
+    else {
         return SendCounts::default();
     };
-    let thread_rate = rate_per_sec / plan.threads.max(1) as f64;
+    let thread_rate = rate_per_sec / plan.threads() as f64;
     let window = SEND_WINDOW_MIN.max(Duration::from_secs_f64(
         SEND_WINDOW_MEAN / thread_rate.max(1e-9),
     ));

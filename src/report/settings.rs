@@ -22,7 +22,7 @@ pub struct Settings {
     pub keyspace: Option<u64>,
     /// Keep-alive (`-k`).
     pub keepalive: bool,
-    /// Target rate (open loop).
+    /// Target rate (open loop): this shard's share of the plan's.
     pub target_rate_per_sec: Option<f64>,
     /// Arrival process (open loop).
     pub arrival: Option<ArrivalProcess>,
@@ -68,21 +68,14 @@ pub struct ShardSettings {
 impl Settings {
     /// The settings of `config`.
     pub fn of(config: &RunConfig) -> Self {
-        let (pipeline, target, arrival, pacing, max_inflight) = match &config.plan.mode {
-            Mode::Closed { pipeline, .. } => (Some(*pipeline), None, None, None, None),
+        let (pipeline, arrival, pacing, max_inflight) = match &config.plan.mode {
+            Mode::Closed { pipeline, .. } => (Some(*pipeline), None, None, None),
             Mode::Open {
-                rate_per_sec,
                 arrival,
                 pacing,
                 max_inflight,
                 ..
-            } => (
-                None,
-                Some(*rate_per_sec),
-                Some(*arrival),
-                Some(*pacing),
-                Some(*max_inflight),
-            ),
+            } => (None, Some(*arrival), Some(*pacing), Some(*max_inflight)),
         };
         let (requests, duration_secs) = match config.plan.stop {
             Stop::Requests(n) => (Some(n), None),
@@ -101,7 +94,7 @@ impl Settings {
             data_size: config.plan.workload.data_size,
             keyspace: config.plan.workload.keyspace,
             keepalive: !config.plan.reconnect_each_request,
-            target_rate_per_sec: target,
+            target_rate_per_sec: config.plan.own_rate_per_sec(),
             arrival,
             pacing,
             max_inflight,

@@ -74,7 +74,7 @@ impl RunConfig {
         let workers = workers_of(args)?;
         let shard = shard::shard_of(args, &|name| std::env::var(name).ok())?;
         let start_at = shard::start_at_of(args, std::time::SystemTime::now())?;
-        let mode = mode_of(args, shard, workers)?;
+        let mode = mode_of(args, workers)?;
         check_contrast_and_warmup(args)?;
         let stop = stop_of(args, &mode, shard)?;
         check_shard(args, shard, start_at)?;
@@ -148,15 +148,12 @@ impl RunConfig {
     }
 }
 
-/// Open loop at `--rate` (this shard's share of it), or the closed loop of `-P` or
-/// `--workers`.
-fn mode_of(args: &RunArgs, shard: Shard, workers: Option<Workers>) -> Result<Mode, ConfigError> {
+/// Open loop at `--rate` (the whole plan's: every shard's together), or the closed loop of
+/// `-P` or `--workers`.
+fn mode_of(args: &RunArgs, workers: Option<Workers>) -> Result<Mode, ConfigError> {
     Ok(match args.rate.rate {
         Some(rate_per_sec) => {
             check_rate_per_thread(args, rate_per_sec)?;
-            // This shard's share: its schedule is cut from the whole plan's (see
-            // `Shard::stream`), and its checks judge what it was to send.
-            let rate_per_sec = rate_per_sec / f64::from(shard.count);
             if args.benchmark.pipeline != 1 {
                 return Err(ConfigError::Conflict {
                     a: "--rate",

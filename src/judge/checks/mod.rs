@@ -40,15 +40,16 @@ pub fn checks(
     total: &CommandRecord,
     response_batches: &[Batch],
 ) -> Vec<Check> {
-    let Mode::Open {
-        rate_per_sec,
-        arrival,
-        pacing,
-        ..
-    } = config.plan.mode
+    let (
+        Mode::Open {
+            arrival, pacing, ..
+        },
+        Some(rate_per_sec),
+    ) = (&config.plan.mode, config.plan.own_rate_per_sec())
     else {
         return Vec::new();
     };
+    let (arrival, pacing) = (*arrival, *pacing);
     // A failure during an outage is the outage's: each check's meaning names it.
     let outage = outage_clause(&outcome.connections);
     let mut out = vec![
