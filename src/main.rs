@@ -2,10 +2,13 @@
 //! exit code. The only place that exits: 0 done, 1 a failed run, 2 bad usage, 130
 //! interrupted.
 //!
-//! Signals: before a command starts (while its flags are read, or `-x` reads standard
-//! input), Ctrl+C or SIGTERM exits at once, with nothing to write. Once it runs, the
+//! Signals: SIGINT (Ctrl+C), SIGTERM, SIGHUP (a closed terminal or SSH session) and SIGQUIT
+//! are one request to stop. Before a command starts (while its flags are read, or `-x`
+//! reads standard input), one exits at once, with nothing to write. Once it runs, the
 //! first signal ends it as interrupted (what was measured is written), the second skips
-//! waiting for replies still in flight (and still writes), the third exits at once.
+//! waiting for replies still in flight (and still writes), the third exits at once. A
+//! sweep or tune whose last run has ended is complete: a signal while it writes its files
+//! lets them be written and the exit is 0, as its report says.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -77,9 +80,16 @@ fn main() -> ExitCode {
             .map_err(anyhow::Error::from),
     };
     let _ = stdout.flush();
+    // A sweep or tune ends as its saved report says: 130 exactly when the report says
+    // `interrupted`. Once its last run has ended it is complete, and a signal during the
+    // final write lets the write finish; reading the signal again here would exit 130
+    // beside a report that says `complete: true`.
+    let ends_as_reported = matches!(command, Command::Sweep(_) | Command::Tune(_));
     match result {
-        // A signal that came after the last test ended still asked to interrupt.
-        Ok(Status::Completed | Status::Invalid) if cancel.is_cancelled() => ExitCode::from(130),
+        // A signal that came after a run's last test ended still asked to interrupt.
+        Ok(Status::Completed | Status::Invalid) if cancel.is_cancelled() && !ends_as_reported => {
+            ExitCode::from(130)
+        }
         Ok(Status::Completed) => ExitCode::SUCCESS,
         Ok(Status::Invalid) => {
             fail("a self-check failed and --strict was given; the results above are marked invalid")
@@ -200,10 +210,10 @@ fn warn_about_insecure(configs: &[&RunConfig], stderr: &mut dyn Write) {
     }
 }
 
-/// Ctrl+C and SIGTERM: at once exit 130 while `armed` is false (nothing to write yet);
-/// once it is, the first ends the run (what was measured is still reported and written),
-/// the second hurries it (no waiting for replies in flight), the third exits at once.
-/// Returns when the handlers are in place.
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT: at once exit 130 while `armed` is false (nothing
+/// to write yet); once it is, the first ends the run (what was measured is still reported
+/// and written), the second hurries it (no waiting for replies in flight), the third exits
+/// at once. Returns when the handlers are in place.
 fn watch_signals(cancel: &Cancel, armed: &Arc<AtomicBool>) {
     let (cancel, armed) = (cancel.clone(), armed.clone());
     let (ready, installed) = std::sync::mpsc::channel();
@@ -217,9 +227,13 @@ fn watch_signals(cancel: &Cancel, armed: &Arc<AtomicBool>) {
         };
         runtime.block_on(async move {
             use tokio::signal::unix::{SignalKind, signal};
-            let (Ok(mut interrupt), Ok(mut term)) = (
+            // A hangup or a quit left to its default action would kill the run with
+            // nothing written, which is what a closed SSH session sends.
+            let (Ok(mut interrupt), Ok(mut term), Ok(mut hangup), Ok(mut quit)) = (
                 signal(SignalKind::interrupt()),
                 signal(SignalKind::terminate()),
+                signal(SignalKind::hangup()),
+                signal(SignalKind::quit()),
             ) else {
                 let _ = ready.send(());
                 return;
@@ -230,6 +244,8 @@ fn watch_signals(cancel: &Cancel, armed: &Arc<AtomicBool>) {
                 tokio::select! {
                     _ = interrupt.recv() => {}
                     _ = term.recv() => {}
+                    _ = hangup.recv() => {}
+                    _ = quit.recv() => {}
                 }
                 seen += 1;
                 if !armed.load(Ordering::SeqCst) || seen > 2 {

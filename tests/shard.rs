@@ -114,6 +114,64 @@ fn shard_flags_outside_their_range_are_usage_errors() {
     );
 }
 
+/// `at` as RFC 3339 at UTC+05:00: `2026-12-04T20:31:06.846757+05:00`, with `,` for `.`
+/// (`date -Ins`) when `comma`, and no fraction when `fraction` is false.
+fn at_plus_five_hours(at: SystemTime, fraction: bool, comma: bool) -> String {
+    let nanos = at.duration_since(UNIX_EPOCH).unwrap().as_nanos();
+    let local = time::OffsetDateTime::from_unix_timestamp_nanos(nanos as i128)
+        .unwrap()
+        .to_offset(time::UtcOffset::from_hms(5, 0, 0).unwrap());
+    let mut text = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        local.year(),
+        u8::from(local.month()),
+        local.day(),
+        local.hour(),
+        local.minute(),
+        local.second()
+    );
+    if fraction {
+        text.push(if comma { ',' } else { '.' });
+        text.push_str(&format!("{:06}", local.microsecond()));
+    }
+    text + "+05:00"
+}
+
+/// A start written with an offset starts then, not five hours later, and the spellings
+/// `date` writes are taken (an offset after a fraction was read as UTC, one without a
+/// fraction and `date -Ins`'s comma were refused).
+#[test]
+fn a_start_written_with_its_utc_offset_starts_on_time() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    for (fraction, comma) in [(true, false), (false, false), (true, true)] {
+        // Whole seconds only without a fraction: one more second of lead covers the cut.
+        let at = SystemTime::now() + LEAD + Duration::from_secs(1);
+        let text = at_plus_five_hours(at, fraction, comma);
+        let mut child = spawn_shard(
+            &server,
+            dir.path(),
+            0,
+            1,
+            &text,
+            &["--rate", "1000", "--duration", "500ms"],
+        );
+        let deadline = SystemTime::now() + Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() {
+            if SystemTime::now() > deadline {
+                let _ = child.kill();
+                panic!("--start-at {text}: still waiting 20 s later");
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+        let test = finish(child, &dir.path().join("shard-0.json"));
+        assert!(
+            test["counts"]["sent"].as_u64().unwrap() > 0,
+            "{text}: {test}"
+        );
+    }
+}
+
 #[test]
 fn the_engines_index_comes_from_the_environment() {
     let server = RedisServer::start();

@@ -2,6 +2,8 @@
 //! answers, plain or TLS), while the generator opens its connections, during a run at a
 //! high rate, and twice in quick succession. Each time tailrate exits 130 within a
 //! second of the first signal and leaves a valid `--json` file with what was measured.
+//! SIGHUP and SIGQUIT do the same, and a sweep's exit agrees with what its sweep.json
+//! says, also when the signal comes while it writes its files at the end.
 //!
 //! The second is the bound, not a measured spread: on the 2-core test machine
 //! under other builds' load, a single signal took 0.29-0.36 s to an exit (its replies
@@ -428,11 +430,128 @@ mod timing {
         eprintln!("one SIGINT at 2M/s, to exit: {times:?}");
     }
 
+    /// SIGHUP (a closed SSH session) and SIGQUIT end a run as SIGTERM does: what was
+    /// measured is written and the exit is 130 (they killed it with nothing written).
+    #[test]
+    fn a_hangup_or_a_quit_writes_what_was_measured_as_sigterm_does() {
+        for which in ["-HUP", "-QUIT"] {
+            let times = high_rate_case(&[which], Duration::ZERO);
+            eprintln!("one SIG{} at 2M/s, to exit: {times:?}", &which[1..]);
+        }
+    }
+
     #[test]
     fn two_quick_signals_still_write_what_was_measured() {
         let times = high_rate_case(&["-INT", "-INT"], Duration::from_millis(5));
         eprintln!("two SIGINTs 5 ms apart at 2M/s, to exit: {times:?}");
         let times = high_rate_case(&["-TERM", "-INT"], Duration::from_millis(5));
         eprintln!("SIGTERM then SIGINT 5 ms apart at 2M/s, to exit: {times:?}");
+    }
+
+    /// A sweep hung up on while it measures writes sweep.json, marked interrupted.
+    #[test]
+    fn a_hangup_during_a_sweep_writes_its_report_marked_interrupted() {
+        let server = RedisServer::start();
+        let port = server.port().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().to_str().unwrap();
+        #[rustfmt::skip]
+        let mut running = spawn(&[
+            "sweep", "-p", &port, "--rates", "2000", "--duration", "30s", "--warmup", "0s",
+            "--seed", "1", "-t", "get", "--no-progress", "--out", out,
+        ]);
+        running.wait_for("measuring", || {
+            server.commandstats().get("get").copied().unwrap_or(0) > 1_000
+        });
+        let (code, took, stderr) = running.signal(&["-HUP"], Duration::ZERO);
+        assert_prompt("sweep -HUP", code, took, &stderr);
+        let report = read_json(&dir.path().join("sweep.json"));
+        assert_eq!(report["interrupted"], true, "{report}");
+        assert_eq!(report["complete"], false, "{report}");
+    }
+
+    /// A signal while a sweep writes its files after its last run: the sweep is complete,
+    /// the write finishes and the exit is 0, as sweep.json says (it exited 130 beside a
+    /// sweep.json saying `complete: true`). The CSV is a FIFO, so each write of the files
+    /// waits for a reader: the signal lands inside the final write, after sweep.json and
+    /// before the CSV.
+    #[test]
+    fn a_signal_during_a_sweeps_final_write_exits_as_its_report_says() {
+        let server = RedisServer::start();
+        // A reader slow to see the end of the step's CSV can take the final one too, and
+        // then the window is missed: that attempt is thrown away.
+        let (status, stderr, report) = (0..5)
+            .find_map(|_| sweep_signalled_in_its_final_write(&server))
+            .expect("the final write was never caught in 5 sweeps");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert_eq!(
+            status.code() == Some(130),
+            report["interrupted"] == true,
+            "exit {status} beside interrupted {}\n{stderr}",
+            report["interrupted"]
+        );
+        assert_eq!(status.code(), Some(0), "{stderr}");
+        assert_eq!(report["complete"], true, "{report}");
+        assert_eq!(report["interrupted"], false, "{report}");
+    }
+
+    /// One sweep of one step whose CSV is a FIFO, sent SIGINT while its final write waits
+    /// to open the CSV: its exit, standard error and sweep.json; `None` when the reader of
+    /// the step's CSV also took the final one, so that no write was waiting.
+    fn sweep_signalled_in_its_final_write(
+        server: &RedisServer,
+    ) -> Option<(std::process::ExitStatus, String, Value)> {
+        let port = server.port().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("sweep.csv");
+        let json = dir.path().join("sweep.json");
+        let made = Command::new("mkfifo").arg(&csv).status().unwrap();
+        assert!(made.success(), "mkfifo failed");
+        let read_csv = || {
+            let csv = csv.clone();
+            thread::spawn(move || String::from_utf8(std::fs::read(&csv).unwrap()).unwrap())
+        };
+        let step_write = read_csv();
+        #[rustfmt::skip]
+        let mut running = spawn(&[
+            "sweep", "-p", &port, "--rates", "1000", "--duration", "300ms", "--warmup",
+            "100ms", "--seed", "1", "-t", "get", "--no-progress", "--out",
+            dir.path().to_str().unwrap(),
+        ]);
+        let complete = || {
+            std::fs::read(&json).ok().is_some_and(|bytes| {
+                serde_json::from_slice::<Value>(&bytes).is_ok_and(|r| r["complete"] == true)
+            })
+        };
+        running.wait_for("the final write", complete);
+        // Ends once the step's CSV is read, or the final one with it.
+        let step_csv = step_write.join().unwrap();
+        let writes = step_csv.matches("\"kind\",").count();
+        if writes != 1 {
+            let _ = running.child.kill();
+            let _ = running.child.wait();
+            return None;
+        }
+        // No reader is left: tailrate waits to open the CSV of its final write.
+        let _ = Command::new("kill")
+            .args(["-INT", &running.child.id().to_string()])
+            .status();
+        thread::sleep(Duration::from_millis(200));
+        let final_write = read_csv();
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = running.child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > SETTLE_LIMIT {
+                let _ = running.child.kill();
+                panic!("still running {SETTLE_LIMIT:?} after the signal");
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        let final_csv = final_write.join().unwrap();
+        assert_eq!(final_csv.matches("\"kind\",").count(), 1, "{final_csv}");
+        let stderr = running.stderr.join().unwrap_or_default();
+        Some((status, stderr, read_json(&json)))
     }
 }

@@ -7,7 +7,7 @@ use super::Status;
 
 /// Why a command of many runs (`sweep`, `tune`) ended before its plan.
 pub(crate) enum Halt {
-    /// Ctrl+C or SIGTERM.
+    /// A signal: SIGINT (Ctrl+C), SIGTERM, SIGHUP or SIGQUIT.
     Interrupted,
     /// A run stopped on an error (exit-on-error, a lost server).
     Failed(String),
@@ -42,9 +42,12 @@ pub(crate) trait Campaign {
 }
 
 /// Runs `campaign` to its end and saves what it measured, also when it ends on an
-/// error (which is then returned), then prints its summary.
+/// error (which is then returned), then prints its summary. The status returned is the
+/// one the saved report states (`main` exits by it alone).
 pub(crate) fn run_campaign(campaign: &mut impl Campaign) -> Result<Status> {
     let status = match campaign.run_all() {
+        // Every run ended: the campaign is complete, and a signal from here on lets its
+        // files be written rather than contradict them.
         Ok(()) => {
             campaign.mark_end(true, false);
             if campaign.strict_and_invalid() {

@@ -151,9 +151,51 @@ pub fn parse_start_at(text: &str, now: SystemTime) -> Result<SystemTime, String>
         }
         return Ok(UNIX_EPOCH + Duration::from_secs_f64(secs));
     }
-    humantime::parse_rfc3339_weak(text).map_err(|e| {
-        format!("'{text}': {e} (give RFC 3339 `2026-12-02T06:00:00Z`, Unix seconds, or `+30s`)")
+    parse_timestamp(text).ok_or_else(|| {
+        format!(
+            "'{text}' is not a time (give RFC 3339 `2026-12-02T06:00:00Z` or \
+             `2026-12-02T11:00:00+05:00`, Unix seconds, or `+30s`)"
+        )
     })
+}
+
+/// An RFC 3339 timestamp, with its offset applied, read through [`time`]'s parser.
+/// Three spellings people type or paste are taken as well: a space for the `T`, no offset
+/// (UTC, as `Z`), and a comma before the fraction (`date -Ins`, ISO 8601).
+fn parse_timestamp(text: &str) -> Option<SystemTime> {
+    use time::OffsetDateTime;
+    use time::format_description::well_known::Rfc3339;
+    // The date and time part is fixed width: `YYYY-MM-DDTHH:MM:SS`.
+    const DATE_TIME: usize = "2026-12-02T06:00:00".len();
+    if !text.is_ascii() || text.len() < DATE_TIME {
+        return None;
+    }
+    let mut normal = text.as_bytes().to_vec();
+    // The parser takes any byte between the date and the time; people write these.
+    match normal[10] {
+        b'T' | b't' | b' ' => normal[10] = b'T',
+        _ => return None,
+    }
+    if normal.get(DATE_TIME) == Some(&b',') {
+        normal[DATE_TIME] = b'.';
+    }
+    let fraction_end = DATE_TIME
+        + match normal.get(DATE_TIME) {
+            Some(b'.') => {
+                1 + normal[DATE_TIME + 1..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit())
+                    .count()
+            }
+            _ => 0,
+        };
+    if fraction_end == normal.len() {
+        normal.push(b'Z');
+    }
+    let normal = String::from_utf8(normal).ok()?;
+    OffsetDateTime::parse(&normal, &Rfc3339)
+        .ok()
+        .map(SystemTime::from)
 }
 
 /// `--start-at` checked against `now`: an instant already past is refused here, where
@@ -281,6 +323,63 @@ mod tests {
         );
         for bad in ["+0s", "+x", "tomorrow", "", "1e99"] {
             assert!(parse_start_at(bad, now).is_err(), "{bad}");
+        }
+    }
+
+    /// An offset moves the instant: `+05:00` is five hours before the same wall time in
+    /// UTC, with or without a fraction, and `date -Ins`'s comma reads as the point.
+    #[test]
+    fn start_times_keep_their_utc_offset() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_796_191_200);
+        let at = |t| parse_start_at(t, now).unwrap_or_else(|e| panic!("{t}: {e}"));
+        let utc = UNIX_EPOCH + Duration::from_secs(1_796_416_266);
+        let five_hours = Duration::from_secs(5 * 3600);
+        let micros = Duration::from_micros(846_757);
+        assert_eq!(at("2026-12-04T20:31:06Z"), utc);
+        assert_eq!(at("2026-12-04T20:31:06+05:00"), utc - five_hours);
+        assert_eq!(
+            at("2026-12-04T20:31:06.846757+05:00"),
+            utc - five_hours + micros
+        );
+        assert_eq!(
+            at("2026-12-04T20:31:06,846757000+05:00"),
+            utc - five_hours + micros
+        );
+        assert_eq!(
+            at("2026-12-04T20:31:06.5-01:30"),
+            utc + Duration::from_secs(5400) + Duration::from_millis(500)
+        );
+        assert_eq!(at("2026-12-04T20:31:06.846757+00:00"), utc + micros);
+        // The spellings read before offsets were: a space, no offset (UTC), a fraction.
+        assert_eq!(at("2026-12-04 20:31:06"), utc);
+        assert_eq!(at("2026-12-04T20:31:06"), utc);
+        assert_eq!(
+            at("2026-12-04T20:31:06.25"),
+            utc + Duration::from_millis(250)
+        );
+        assert_eq!(
+            at("2026-12-04T20:31:06.25Z"),
+            utc + Duration::from_millis(250)
+        );
+    }
+
+    #[test]
+    fn a_start_time_that_is_not_one_is_refused_naming_the_flag() {
+        let now = SystemTime::now();
+        for bad in [
+            "2026-12-04T20:31:06+5",
+            "2026-12-04T25:31:06Z",
+            "2026-13-04T20:31:06Z",
+            "2026-12-04T20:31:06.Z",
+            "2026-12-04T20:31:06+05:00junk",
+            "2026-12-04X20:31:06Z",
+            "2026-12-04T20:31:06\u{e9}",
+            "next tuesday",
+        ] {
+            assert!(parse_start_at(bad, now).is_err(), "{bad}");
+            let e = start_at_of(&args(&["--start-at", bad]), now).unwrap_err();
+            assert!(e.to_string().contains("--start-at"), "{bad}: {e}");
+            assert_eq!(e.exit_code(), 2, "{bad}: {e}");
         }
     }
 
