@@ -170,6 +170,8 @@ fn a_run_in_which_most_requests_get_an_error_reply_is_invalid_and_fails_with_str
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let json_arg = json.to_str().unwrap();
+    // Nine in ten requests fail; the rest succeed (a run in which every one fails exits 1
+    // of its own: `a_run_in_which_every_request_fails_exits_1_and_says_why`).
     let base = [
         "-p",
         port.as_str(),
@@ -179,8 +181,16 @@ fn a_run_in_which_most_requests_get_an_error_reply_is_invalid_and_fails_with_str
         "2",
         "--json",
         json_arg,
+        "--seed",
+        "1",
+        "--command",
+        "GET k",
+        "--command",
+        "NOSUCHCMD",
+        "--command-weights",
+        "1,9",
     ];
-    let out = run_tailrate(&[&base[..], &["-q", "NOSUCHCMD"]].concat());
+    let out = run_tailrate(&[&base[..], &["-q"]].concat());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let quiet = String::from_utf8_lossy(&out.stdout);
     assert!(quiet.contains("INVALID: error_replies failed"), "{quiet}");
@@ -190,7 +200,7 @@ fn a_run_in_which_most_requests_get_an_error_reply_is_invalid_and_fails_with_str
     let check = crate::harness::check(test, "error_replies");
     assert_eq!(check["verdict"], "fail", "{check}");
 
-    let strict = run_tailrate(&[&base[..], &["-q", "--strict", "NOSUCHCMD"]].concat());
+    let strict = run_tailrate(&[&base[..], &["-q", "--strict"]].concat());
     assert_eq!(strict.status.code(), Some(1), "{}", stderr(&strict));
     // A few errors among many successes keep the run valid.
     let mixed = run_tailrate(&[
@@ -208,6 +218,81 @@ fn a_run_in_which_most_requests_get_an_error_reply_is_invalid_and_fails_with_str
         "--strict",
     ]);
     assert_eq!(mixed.status.code(), Some(0), "{}", stderr(&mixed));
+}
+
+#[test]
+fn a_run_in_which_every_request_fails_exits_1_and_says_why() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let closed = [
+        "-p",
+        port.as_str(),
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let out = run_tailrate(&[&closed[..], &["-q", "NOSUCHCMD"]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let why: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with("tailrate: error:"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(why.len(), 1, "one line says why: {}", stderr(&out));
+    assert!(
+        why[0].contains("no request of NOSUCHCMD got a reply other than an error")
+            && why[0].contains("of 200 intended, 200 ended in an error (e.g. ERR unknown command"),
+        "{}",
+        why[0]
+    );
+    // A percentile of no replies is unknown, not 0; the report is still written.
+    let quiet = String::from_utf8_lossy(&out.stdout);
+    assert!(quiet.contains("p50=n/a msec"), "{quiet}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["tests"][0]["counts"]["errors"], 200);
+
+    let full = run_tailrate(&[&closed[..], &["NOSUCHCMD"]].concat());
+    assert_eq!(full.status.code(), Some(1), "{}", stderr(&full));
+    let text = String::from_utf8_lossy(&full.stdout);
+    let summary = text
+        .lines()
+        .skip_while(|l| !l.contains("latency summary (msec):"))
+        .nth(2)
+        .unwrap_or_default();
+    assert_eq!(
+        summary.split_whitespace().collect::<Vec<_>>(),
+        ["n/a"; 6],
+        "{text}"
+    );
+
+    // The open loop's quiet line: each percentile it shows, n/a.
+    let open = run_tailrate(&[
+        "-p",
+        &port,
+        "--rate",
+        "500",
+        "--duration",
+        "300ms",
+        "-q",
+        "NOSUCHCMD",
+    ]);
+    assert_eq!(open.status.code(), Some(1), "{}", stderr(&open));
+    let line = String::from_utf8_lossy(&open.stdout);
+    assert!(
+        line.contains("p50=n/a msec")
+            && line.contains("response p99=n/a msec, service p99=n/a msec"),
+        "{line}"
+    );
+    assert!(
+        stderr(&open).contains("no request of NOSUCHCMD"),
+        "{}",
+        stderr(&open)
+    );
 }
 
 #[test]
@@ -233,7 +318,8 @@ fn error_texts_are_shown_once_per_kind_and_the_kinds_are_bounded() {
         "1",
         "counter",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Every request failed: the run fails, and its report is still written.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let counts = &report["tests"][0]["counts"];
     let kinds = counts["errors_by_kind"].as_object().unwrap();
@@ -297,8 +383,9 @@ fn a_servers_escape_sequence_reaches_the_terminal_escaped_with_exit_on_error() {
         );
     }
 
-    // Without --exit-on-error the run ends, and its text report and JSON keep the text apart from
-    // the terminal: escaped in the one, as sent (and valid JSON) in the other.
+    // Without --exit-on-error the run ends (failed: no request succeeded), and its text
+    // report, its reason on stderr and its JSON keep the text apart from the terminal:
+    // escaped in the first two, as sent (and valid JSON) in the other.
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let out = run_tailrate(&[
@@ -311,7 +398,12 @@ fn a_servers_escape_sequence_reaches_the_terminal_escaped_with_exit_on_error() {
         "--json",
         json.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("(e.g. ERR \\u{1b}[31mred\\u{7})"),
+        "{}",
+        stderr(&out)
+    );
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(
         report.contains("ERR: 100 (first: ERR \\u{1b}[31mred\\u{7})"),

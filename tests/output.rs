@@ -397,6 +397,22 @@ fn text_report_of_a_closed_loop_keeps_its_shape() {
 }
 
 #[test]
+fn the_full_text_names_the_seed_among_the_settings_and_the_quiet_line_does_not() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let args = ["-t", "ping", "-n", "200", "-c", "2", "--seed", "4242"];
+    let full = stdout_of(&argv(&port, &args, &[]));
+    let settings: Vec<&str> = full
+        .lines()
+        .skip_while(|l| !l.starts_with("======"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(settings.contains(&"  seed: 4242"), "{full}");
+    let quiet = stdout_of(&argv(&port, &args, &["-q"]));
+    assert!(!quiet.contains("seed"), "{quiet}");
+}
+
+#[test]
 fn text_report_of_an_open_loop_keeps_its_shape() {
     let server = RedisServer::start();
     let port = server.port().to_string();

@@ -43,6 +43,10 @@ pub enum Status {
     Completed,
     /// A self-check failed and `--strict` was given.
     Invalid,
+    /// No request of a test got a reply other than an error (as redis-benchmark, a failed
+    /// run without `--strict`); the sentence says which test and how its requests ended.
+    /// Results were written.
+    NothingSucceeded(String),
     /// The run stopped on an error (exit-on-error, a lost server); results were written.
     Failed(String),
     /// Ctrl+C or SIGTERM; results were written.
@@ -281,8 +285,9 @@ impl Session<'_, '_> {
 
     /// Test `index`: each repeat of the test, and with --contrast of its two closed loops
     /// after it, each exported as it ends; then the repeats' summaries and the contrast.
-    /// Marks `status` invalid under `--strict` when a check fails; returns how the run
-    /// ends when a measurement stopped early.
+    /// Marks `status` failed when no request of a run got a reply other than an error, and
+    /// invalid under `--strict` when a check fails; returns how the run ends when a
+    /// measurement stopped early.
     fn test(&mut self, index: usize, status: &mut Status) -> Result<Option<Status>> {
         let config = self.config;
         let loops = if config.contrast {
@@ -296,7 +301,17 @@ impl Session<'_, '_> {
         for (repeat, (kind, loop_config)) in runs {
             let repeat = (repeats > 1).then_some(repeat);
             let stopped_early = self.measure_once(loop_config, index, kind.as_deref(), repeat)?;
-            if config.strict && self.report.tests.last().is_some_and(|t| !t.valid) {
+            let last = self.report.tests.last();
+            // The first test that got nothing names the failure; a failed check under
+            // --strict is the lesser one.
+            if let Some(reason) = last.and_then(run_lines::nothing_succeeded) {
+                if !matches!(status, Status::NothingSucceeded(_)) {
+                    *status = Status::NothingSucceeded(reason);
+                }
+            } else if config.strict
+                && last.is_some_and(|t| !t.valid)
+                && *status == Status::Completed
+            {
                 *status = Status::Invalid;
             }
             if let Some(reason) = stopped_early {

@@ -1,8 +1,12 @@
 //! The lines a command writes to standard error beside its report: what the server's
-//! probe noted, which test a command of many runs measures, and `-I`'s idle connections.
+//! probe noted, which test a command of many runs measures, `-I`'s idle connections, and
+//! why a run in which nothing succeeded failed.
 
 use std::io::{self, Write};
 use std::time::Duration;
+
+use crate::report::TestReport;
+use crate::text::printable;
 
 /// Ctrl+C came while connecting to `endpoint`.
 pub fn interrupted_while_connecting(out: &mut dyn Write, endpoint: &str) -> io::Result<()> {
@@ -52,6 +56,39 @@ pub fn idle_start(
 /// `-I`'s connections are open.
 pub fn idle_open(out: &mut dyn Write, clients: usize) -> io::Result<()> {
     writeln!(out, "clients: {clients}")
+}
+
+/// Why `test` failed when none of its requests got a reply other than an error, as one
+/// line (the most frequent error's first text as an example); `None` when one did, or when
+/// it had no request to send.
+pub fn nothing_succeeded(test: &TestReport) -> Option<String> {
+    let c = &test.counts;
+    if c.completed > 0 || c.intended == 0 {
+        return None;
+    }
+    let mut ends = Vec::new();
+    if c.errors > 0 {
+        let most = c.errors_by_kind.iter().max_by_key(|(_, n)| **n);
+        match most.and_then(|(kind, _)| c.error_examples.get(kind)) {
+            Some(first) => ends.push(format!("{} ended in an error (e.g. {})", c.errors, first)),
+            None => ends.push(format!("{} ended in an error", c.errors)),
+        }
+    }
+    for (n, how) in [
+        (c.timeouts, "timed out"),
+        (c.not_sent, "were not sent"),
+        (c.in_flight_at_end, "were unanswered at the end"),
+    ] {
+        if n > 0 {
+            ends.push(format!("{n} {how}"));
+        }
+    }
+    Some(printable(&format!(
+        "no request of {} got a reply other than an error: of {} intended, {}",
+        test.name,
+        c.intended,
+        ends.join(", ")
+    )))
 }
 
 #[cfg(test)]

@@ -62,12 +62,15 @@ pub fn summary(report: &TuneReport) -> String {
         .iter()
         .map(|r| format!("{r:.0}"))
         .collect();
-    let mut s = format!(
-        "best: {:.0} req/s (median of {} runs: {})\n",
-        best.throughput_per_sec,
-        runs.len(),
-        runs.join(", ")
-    );
+    let mut s = match runs.as_slice() {
+        [_] => format!("best: {:.0} req/s (1 run)\n", best.throughput_per_sec),
+        _ => format!(
+            "best: {:.0} req/s (median of {} runs: {})\n",
+            best.throughput_per_sec,
+            runs.len(),
+            runs.join(", ")
+        ),
+    };
     if let Some(baseline) = report.baseline_per_sec.filter(|&b| b > 0.0) {
         let _ = writeln!(
             s,
@@ -108,6 +111,33 @@ mod tests {
         );
         let baseline = trial_line(&trial(Phase::Baseline, None), (0, 0), 50);
         assert!(baseline.starts_with("baseline       plain closed loop on -c 50 "));
+    }
+
+    #[test]
+    fn the_best_settings_runs_are_counted_in_good_grammar() {
+        let report = |runs_per_sec: Vec<f64>| TuneReport {
+            header: crate::report::Header::new(1, Vec::new(), 7, Default::default()),
+            test: "GET".into(),
+            connections: 50,
+            trial_secs: 1.0,
+            trials: Vec::new(),
+            baseline_per_sec: None,
+            best: Some(crate::report::tune::Best {
+                workers: 800,
+                pipeline_size: 64,
+                pipeline_delay_ns: 0,
+                throughput_per_sec: 1000.0,
+                runs_per_sec,
+                command_line: vec!["tailrate".into()],
+            }),
+            interrupted: false,
+            complete: true,
+        };
+        assert!(summary(&report(vec![1000.0])).starts_with("best: 1000 req/s (1 run)\n"));
+        assert!(
+            summary(&report(vec![900.0, 1000.0, 1100.0]))
+                .starts_with("best: 1000 req/s (median of 3 runs: 900, 1000, 1100)\n")
+        );
     }
 
     #[test]

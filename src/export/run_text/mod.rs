@@ -7,7 +7,7 @@
 use std::io::{self, Write};
 
 use super::{Exporter, ms};
-use crate::report::{RunReport, TestReport};
+use crate::report::{Latency, RunReport, TestReport};
 use crate::text::printable;
 
 mod redis_benchmark;
@@ -52,23 +52,30 @@ impl Exporter for Text {
     }
 }
 
+/// `value` of `latency` in msec, or `n/a` when it holds no reply (none, or every request
+/// failed): a percentile of no replies is unknown, not 0.
+fn ms_of(latency: Option<&Latency>, value: fn(&Latency) -> f64, precision: usize) -> String {
+    match latency.filter(|l| l.count > 0) {
+        Some(l) => ms(value(l), precision),
+        None => "n/a".to_string(),
+    }
+}
+
 fn quiet_line(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::Result<()> {
-    let p50 = test.response().map_or(0, |l| l.p50_ns);
     write!(
         out,
         "{}: {:.2} requests per second, p50={} msec",
         test.name,
         test.throughput_per_sec,
-        ms(p50 as f64, precision)
+        ms_of(test.response(), |l| l.p50_ns as f64, precision)
     )?;
     if let Some(target) = test.target_rate_per_sec {
-        let p99 = test.response().map_or(0, |l| l.p99_ns);
-        let service_p99 = test.latency.get("service").map_or(0, |l| l.p99_ns);
+        let p99 = |l: &Latency| l.p99_ns as f64;
         write!(
             out,
             " (open loop at {target:.0}/s: response p99={} msec, service p99={} msec",
-            ms(p99 as f64, precision),
-            ms(service_p99 as f64, precision)
+            ms_of(test.response(), p99, precision),
+            ms_of(test.latency.get("service"), p99, precision)
         )?;
         if !test.valid {
             write!(out, ", INVALID: {}", test.why_invalid())?;

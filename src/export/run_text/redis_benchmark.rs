@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 use crate::export::ms;
 use crate::report::{Latency, RunReport, TestReport};
 
-/// The test's name, what it completed in how long, and the settings it ran with.
+/// The test's name, what it completed in how long, the settings it ran with and the seed.
 pub(super) fn header(
     out: &mut dyn Write,
     report: &RunReport,
@@ -60,6 +60,8 @@ pub(super) fn header(
     } else {
         writeln!(out, "  multi-thread: no")?;
     }
+    // What reproduces the run's keys, values and arrivals with `--seed`.
+    writeln!(out, "  seed: {}", report.header.seed)?;
     writeln!(out)?;
 
     Ok(())
@@ -81,8 +83,7 @@ pub(super) fn distributions(out: &mut dyn Write, test: &TestReport) -> io::Resul
 
 /// "Summary:": throughput, and the response time's avg, min, p50, p95, p99 and max.
 pub(super) fn summary(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::Result<()> {
-    let r = test.response();
-    let get = |f: fn(&Latency) -> f64| r.map_or(0.0, f);
+    let get = |f: fn(&Latency) -> f64| super::ms_of(test.response(), f, precision);
     writeln!(out, "Summary:")?;
     writeln!(
         out,
@@ -98,12 +99,12 @@ pub(super) fn summary(out: &mut dyn Write, test: &TestReport, precision: usize) 
     writeln!(
         out,
         "    {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        ms(get(|l| l.mean_ns), precision),
-        ms(get(|l| l.min_ns as f64), precision),
-        ms(get(|l| l.p50_ns as f64), precision),
-        ms(get(|l| l.p95_ns as f64), precision),
-        ms(get(|l| l.p99_ns as f64), precision),
-        ms(get(|l| l.max_ns as f64), precision)
+        get(|l| l.mean_ns),
+        get(|l| l.min_ns as f64),
+        get(|l| l.p50_ns as f64),
+        get(|l| l.p95_ns as f64),
+        get(|l| l.p99_ns as f64),
+        get(|l| l.max_ns as f64)
     )?;
 
     Ok(())

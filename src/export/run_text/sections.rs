@@ -5,7 +5,6 @@
 use std::io::{self, Write};
 
 use super::tables::{interval_text, metric_table};
-use crate::export::ms;
 use crate::report::verdict::Verdict;
 use crate::report::{Percentile, RunReport, TestReport};
 use crate::text::printable;
@@ -59,8 +58,8 @@ pub(super) fn nodes(out: &mut dyn Write, test: &TestReport, precision: usize) ->
                 n.errors,
                 n.moved,
                 n.ask,
-                ms(n.response.p50_ns as f64, precision),
-                ms(n.response.p99_ns as f64, precision),
+                super::ms_of(Some(&n.response), |l| l.p50_ns as f64, precision),
+                super::ms_of(Some(&n.response), |l| l.p99_ns as f64, precision),
                 interval_text(&n.response, Percentile::P99, precision)
             )?;
         }

@@ -43,7 +43,7 @@ pub(super) fn command_table(
             0.0
         };
         let r = c.latency.get("response");
-        let get = |f: fn(&Latency) -> f64| ms(r.map_or(0.0, f), precision);
+        let get = |f: fn(&Latency) -> f64| super::ms_of(r, f, precision);
         write!(
             out,
             "    {:<width$} {:>12.2} {:>8}",
@@ -108,6 +108,9 @@ pub(super) fn interval_table(
         .map_or(String::new(), |c| c.method.clone());
     writeln!(out, "  95% confidence intervals (msec; {method}):")?;
     let cell = |l: &Latency, p: Percentile| {
+        if l.count == 0 {
+            return "n/a".to_string();
+        }
         let value = ms(l.at(p) as f64, precision);
         match interval_text(l, p, precision) {
             i if i.is_empty() => value,
@@ -155,17 +158,18 @@ pub(super) fn metric_table(
     )?;
     for &(label, key) in rows {
         if let Some(l) = test.latency.get(key) {
+            let get = |f: fn(&Latency) -> f64| super::ms_of(Some(l), f, precision);
             writeln!(
                 out,
                 "          {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
                 label,
-                ms(l.min_ns as f64, precision),
-                ms(l.p50_ns as f64, precision),
-                ms(l.p90_ns as f64, precision),
-                ms(l.p99_ns as f64, precision),
-                ms(l.p99_9_ns as f64, precision),
-                ms(l.p99_99_ns as f64, precision),
-                ms(l.max_ns as f64, precision)
+                get(|l| l.min_ns as f64),
+                get(|l| l.p50_ns as f64),
+                get(|l| l.p90_ns as f64),
+                get(|l| l.p99_ns as f64),
+                get(|l| l.p99_9_ns as f64),
+                get(|l| l.p99_99_ns as f64),
+                get(|l| l.max_ns as f64)
             )?;
         }
     }
