@@ -28,7 +28,8 @@ fn main() -> ExitCode {
     // signal, no exit code); `armed` says whether a command has outputs to write yet.
     let armed = Arc::new(AtomicBool::new(false));
     watch_signals(&cancel, &armed);
-    let argv: Vec<String> = std::env::args().collect();
+    // `args_os`: a key, a value or a file name need not be UTF-8 (`args` would panic).
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let args = match Args::try_parse_from(&argv) {
         Ok(args) => args,
         Err(e) => return usage_error(e),
@@ -54,7 +55,7 @@ fn main() -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
     if !runs.is_empty() {
-        warn_about_password(&argv, &mut stderr);
+        warn_about_password(&command_line, &mut stderr);
         warn_about_insecure(&runs, &mut stderr);
     }
     let stderr_is_terminal = stderr.is_terminal();
@@ -185,7 +186,8 @@ fn is_bad_input(e: &anyhow::Error) -> bool {
         .any(|c| c.is::<tailrate::compare::InputError>() || c.is::<tailrate::merge::MergeError>())
 }
 
-/// redis-cli's warning when a password is typed on the command line.
+/// redis-cli's warning when a password is typed on the command line. `argv` may be the
+/// redacted command line: redacting keeps the flag and the URI's `://` and `@`.
 fn warn_about_password(argv: &[String], stderr: &mut dyn Write) {
     let typed = argv.iter().skip(1).any(|a| {
         a == "-a"

@@ -800,3 +800,92 @@ fn writing_requests_allocates_nothing_per_request() {
         }
     }
 }
+
+// Arguments that are not UTF-8: binary keys and values are normal for Redis, and file
+// names need not be text either; the bytes typed reach the server (or the file system)
+// unchanged.
+
+/// Runs tailrate against `server` with `args`, which may hold any bytes.
+fn run_with_bytes(server: &RedisServer, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(super::harness::tailrate_bin());
+    cmd.args(["-p", &server.port().to_string(), "-q"])
+        .args(args);
+    super::harness::run_with_timeout(cmd, super::harness::RUN_TIMEOUT)
+}
+
+/// `EXISTS key` on `server`, the key given as bytes.
+fn exists(server: &RedisServer, key: &[u8]) -> bool {
+    use std::io::Write;
+    let mut request = format!("*2\r\n$6\r\nEXISTS\r\n${}\r\n", key.len()).into_bytes();
+    request.extend_from_slice(key);
+    request.extend_from_slice(b"\r\n");
+    let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
+    stream.write_all(&request).unwrap();
+    let reply = super::harness::read_reply(&mut std::io::BufReader::new(stream)).unwrap();
+    reply == super::harness::Reply::Integer(1)
+}
+
+/// `arg` as the OS string of exactly these bytes.
+fn os(arg: &[u8]) -> &std::ffi::OsStr {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(arg)
+}
+
+#[test]
+fn a_custom_command_with_bytes_that_are_not_utf8_sends_them_unchanged() {
+    let server = RedisServer::start();
+    let out = run_with_bytes(
+        &server,
+        &[os(b"-n"), os(b"20"), os(b"SET"), os(b"k\xff"), os(b"v")],
+    );
+    super::harness::assert_success(&out);
+    assert!(exists(&server, b"k\xff"), "no key k\\xff on the server");
+
+    let out = run_with_bytes(
+        &server,
+        &[os(b"-n"), os(b"20"), os(b"--command"), os(b"SET m\xfe v")],
+    );
+    super::harness::assert_success(&out);
+    assert!(exists(&server, b"m\xfe"), "no key m\\xfe on the server");
+}
+
+#[test]
+fn a_key_prefix_that_is_not_utf8_reaches_the_server_unchanged() {
+    let server = RedisServer::start();
+    let out = run_with_bytes(
+        &server,
+        &[
+            os(b"-n"),
+            os(b"20"),
+            os(b"--key-prefix"),
+            os(b"\xff"),
+            os(b"--command"),
+            os(b"SET __key__ v"),
+        ],
+    );
+    super::harness::assert_success(&out);
+    assert!(exists(&server, b"\xff0"), "no key \\xff0 on the server");
+}
+
+#[test]
+fn a_json_path_that_is_not_utf8_is_written_there() {
+    use std::os::unix::ffi::OsStrExt;
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(os(b"r\xff.json"));
+    let out = run_with_bytes(
+        &server,
+        &[
+            os(b"-t"),
+            os(b"get"),
+            os(b"-n"),
+            os(b"20"),
+            os(b"--json"),
+            path.as_os_str(),
+        ],
+    );
+    super::harness::assert_success(&out);
+    let report: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(report["tests"][0]["name"], "GET", "{report}");
+    assert!(path.as_os_str().as_bytes().contains(&0xff));
+}

@@ -3,6 +3,7 @@
 //! Which subcommand takes which group is said on each group; [`super::RunArgs`] takes them
 //! all.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -199,8 +200,8 @@ pub struct WorkloadArgs {
     #[arg(long = "zipf-exponent", allow_hyphen_values = true, value_name = "S")]
     pub zipf_exponent: Option<f64>,
     /// Prefix of the keys `__key__` becomes [default: key:] (the default tests keep their own key names).
-    #[arg(long = "key-prefix", value_name = "PREFIX")]
-    pub key_prefix: Option<String>,
+    #[arg(long = "key-prefix", value_name = "PREFIX", value_parser = clap::builder::OsStringValueParser::new())]
+    pub key_prefix: Option<OsString>,
     /// Make every `__key__` this many bytes: the prefix, then the key index zero-padded
     /// [range: 1 to 536870912].
     #[arg(long = "key-size", value_parser = count_in::<u64>(1, MAX_VALUE_SIZE as u64, "512 MiB, the largest key Redis accepts"), value_name = "BYTES", allow_negative_numbers = true)]
@@ -227,8 +228,8 @@ pub struct WorkloadArgs {
     )]
     pub read_ratio: Option<f64>,
     /// A command of a custom mix, repeatable: `--command 'SET __key__ __data__'`; split on spaces ("..." groups); placeholders __key__, __data__, __rand_int__, __sha_N__.
-    #[arg(long = "command", value_name = "COMMAND")]
-    pub mix_command: Vec<String>,
+    #[arg(long = "command", value_name = "COMMAND", value_parser = clap::builder::OsStringValueParser::new())]
+    pub mix_command: Vec<OsString>,
     /// Weights of the --command entries, in order: `1,10` (default: equal).
     #[arg(long = "command-weights", value_name = "W,W,...")]
     pub command_weights: Option<String>,
@@ -240,8 +241,8 @@ pub struct WorkloadArgs {
     #[arg(long = "max-reply-bytes", value_parser = count_in::<u64>(16, 1 << 32, "a reply is buffered whole on its connection"), default_value = "536870912", value_name = "BYTES", allow_negative_numbers = true)]
     pub max_reply_bytes: u64,
     /// A custom command to benchmark instead of the default tests.
-    #[arg(trailing_var_arg = true, value_name = "COMMAND")]
-    pub command: Vec<String>,
+    #[arg(trailing_var_arg = true, value_name = "COMMAND", value_parser = clap::builder::OsStringValueParser::new())]
+    pub command: Vec<OsString>,
 }
 
 /// redis-benchmark's closed loop: a request count, fixed pipelines, looping, idling and `-x` (a single run only).

@@ -1,12 +1,17 @@
 //! The command line as reports keep it: every form of a typed password replaced by `***`.
 
+use std::ffi::OsStr;
+
 /// The command line with passwords replaced by `***`: `-a PW`, `-aPW`, a password inside
 /// a run of short flags (`-qaPW`), and the password of a `-u` URI or of any word that is
-/// a URI with credentials.
-pub fn redact(argv: &[String]) -> Vec<String> {
+/// a URI with credentials. A word that is not UTF-8 (a binary key, a file name) is kept
+/// with U+FFFD for each byte that is not.
+pub fn redact<S: AsRef<OsStr>>(argv: &[S]) -> Vec<String> {
     let mut out = Vec::with_capacity(argv.len());
     let mut hide_next = false;
     for arg in argv {
+        let arg = arg.as_ref().to_string_lossy();
+        let arg = arg.as_ref();
         if hide_next {
             out.push("***".to_string());
             hide_next = false;
@@ -15,7 +20,7 @@ pub fn redact(argv: &[String]) -> Vec<String> {
         match password_in_short_flags(arg) {
             Some(ShortFlags::ValueFollows) => {
                 hide_next = true;
-                out.push(arg.clone());
+                out.push(arg.to_string());
             }
             Some(ShortFlags::ValueAt(at)) => out.push(format!("{}***", &arg[..at])),
             None => out.push(redact_uri(arg)),

@@ -1,5 +1,9 @@
 //! The workload flags: `-t`, a custom command, `-r`, `-d`, key patterns and mixes, into a
-//! checked [`WorkloadSpec`].
+//! checked [`WorkloadSpec`]. A custom command's words and `--key-prefix` are taken as the
+//! bytes typed (keys and values need not be UTF-8), shown with U+FFFD where they are not.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 
 use super::ConfigError;
 use crate::cli::{RunArgs, WorkloadArgs};
@@ -17,7 +21,11 @@ const SUBCOMMANDS: [&str; 5] = ["sweep", "plot", "tune", "completions", "man"];
 /// Refuses a custom command that is a mistyped subcommand (`swep --rates 10k`) or that
 /// carries one of tailrate's own flags after it (`SET k v -q`): both would otherwise be
 /// sent to the server as a command.
-fn check_custom_command(words: &[String]) -> Result<(), ConfigError> {
+fn check_custom_command(words: &[OsString]) -> Result<(), ConfigError> {
+    let words: Vec<String> = words
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
     let Some(first) = words.first() else {
         return Ok(());
     };
@@ -94,7 +102,13 @@ pub(super) fn workload_spec(
     let mix = mix_of(args)?;
     check_custom_command(&args.workload.command)?;
     let custom = (!args.workload.command.is_empty()).then(|| CustomCommand {
-        name: args.workload.command.join(" "),
+        name: args
+            .workload
+            .command
+            .iter()
+            .map(|w| w.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" "),
         argv: args
             .workload
             .command
@@ -221,10 +235,14 @@ fn key_format_of(
     if let Some(flag) = key_flag {
         let typed_key = match &mix {
             Some(Mix::Custom { commands, .. }) => {
-                commands.iter().flatten().any(|w| w.contains("__key__"))
+                commands.iter().flatten().any(|w| has_key_placeholder(w))
             }
             Some(_) => true,
-            None => args.workload.command.iter().any(|w| w.contains("__key__")),
+            None => args
+                .workload
+                .command
+                .iter()
+                .any(|w| has_key_placeholder(w.as_bytes())),
         };
         if !typed_key {
             return Err(ConfigError::invalid(
@@ -237,22 +255,28 @@ fn key_format_of(
         .workload
         .key_prefix
         .as_deref()
-        .unwrap_or(workload::DEFAULT_KEY_PREFIX);
+        .map_or(workload::DEFAULT_KEY_PREFIX.as_bytes(), OsStrExt::as_bytes);
     let key_size = args
         .workload
         .key_size
         .map(|k| usize::try_from(k).unwrap_or(usize::MAX));
-    KeyFormat::new(prefix.as_bytes(), keys.len, key_size).map_err(|needed| {
+    KeyFormat::new(prefix, keys.len, key_size).map_err(|needed| {
         ConfigError::invalid(
             "--key-size",
             format!(
-                "{} bytes cannot hold the prefix '{prefix}' and the {} digits of {} keys: give at least {needed}",
+                "{} bytes cannot hold the prefix '{}' and the {} digits of {} keys: give at least {needed}",
                 key_size.unwrap_or(0),
+                String::from_utf8_lossy(prefix),
                 needed - prefix.len(),
                 keys.len
             ),
         )
     })
+}
+
+/// Whether a typed word holds `__key__`.
+fn has_key_placeholder(word: &[u8]) -> bool {
+    word.windows(b"__key__".len()).any(|w| w == b"__key__")
 }
 
 /// The mix `--ratio`, `--read-ratio` or `--command` describe, refusing combinations.
@@ -309,7 +333,7 @@ fn mix_of(args: &RunArgs) -> Result<Option<Mix>, ConfigError> {
             .workload
             .mix_command
             .iter()
-            .map(|c| match workload::split_words(c) {
+            .map(|c| match workload::split_words(c.as_bytes()) {
                 Ok(words) if words.is_empty() => {
                     Err(ConfigError::invalid("--command", "an empty command"))
                 }

@@ -17,8 +17,8 @@ pub enum Mix {
     ReadRatio(f64),
     /// `--command` entries (split into words) with their weights.
     Custom {
-        /// Each command's words.
-        commands: Vec<Vec<String>>,
+        /// Each command's words, as typed: keys and values need not be text.
+        commands: Vec<Vec<Vec<u8>>>,
         /// Each command's weight (all 1 without `--command-weights`).
         weights: Vec<u64>,
     },
@@ -38,9 +38,10 @@ impl Mix {
     }
 
     /// Each command's words and weight, in order (zero weights included).
-    pub fn commands(&self) -> Vec<(Vec<String>, u64)> {
-        let set = || ["SET", "__key__", "__data__"].map(String::from).to_vec();
-        let get = || ["GET", "__key__"].map(String::from).to_vec();
+    pub fn commands(&self) -> Vec<(Vec<Vec<u8>>, u64)> {
+        let words = |typed: &[&str]| typed.iter().map(|w| w.as_bytes().to_vec()).collect();
+        let set = || words(&["SET", "__key__", "__data__"]);
+        let get = || words(&["GET", "__key__"]);
         match self {
             Mix::Ratio { set: s, get: g } => vec![(set(), *s), (get(), *g)],
             Mix::ReadRatio(r) => {
@@ -142,50 +143,65 @@ pub fn cumulative(weights: &[u64]) -> Vec<u64> {
 
 /// Splits a typed command into words on white space. `"..."` groups words and knows
 /// `\"`, `\\`, `\n`, `\r`, `\t`; `'...'` groups words literally; quotes may sit inside
-/// a word (`a"b c"` is `ab c`), and `""` is an empty word.
-pub fn split_words(text: &str) -> Result<Vec<String>, String> {
+/// a word (`a"b c"` is `ab c`), and `""` is an empty word. Bytes that are not UTF-8 (a
+/// binary key or value) are kept as they are, inside their word.
+pub fn split_words(text: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    /// A character of the text, or one of its bytes that is not UTF-8.
+    enum Unit {
+        Char(char),
+        Byte(u8),
+    }
+    let unbalanced =
+        |quote: char| format!("unbalanced {quote} in '{}'", String::from_utf8_lossy(text));
+    let push = |word: &mut Vec<u8>, unit: Unit| match unit {
+        Unit::Char(c) => word.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        Unit::Byte(b) => word.push(b),
+    };
     let mut words = Vec::new();
-    let mut word = String::new();
+    let mut word = Vec::new();
     let mut in_word = false;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
+    let mut units = text.utf8_chunks().flat_map(|chunk| {
+        let chars = chunk.valid().chars().map(Unit::Char);
+        chars.chain(chunk.invalid().iter().map(|&b| Unit::Byte(b)))
+    });
+    while let Some(unit) = units.next() {
+        match unit {
+            Unit::Char(c) if c.is_whitespace() => {
                 if in_word {
                     words.push(std::mem::take(&mut word));
                     in_word = false;
                 }
             }
-            '"' => {
+            Unit::Char('"') => {
                 in_word = true;
                 loop {
-                    match chars.next() {
-                        None => return Err(format!("unbalanced \" in '{text}'")),
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some('n') => word.push('\n'),
-                            Some('r') => word.push('\r'),
-                            Some('t') => word.push('\t'),
-                            Some(other) => word.push(other),
-                            None => return Err(format!("unbalanced \" in '{text}'")),
+                    match units.next() {
+                        None => return Err(unbalanced('"')),
+                        Some(Unit::Char('"')) => break,
+                        Some(Unit::Char('\\')) => match units.next() {
+                            Some(Unit::Char('n')) => word.push(b'\n'),
+                            Some(Unit::Char('r')) => word.push(b'\r'),
+                            Some(Unit::Char('t')) => word.push(b'\t'),
+                            Some(other) => push(&mut word, other),
+                            None => return Err(unbalanced('"')),
                         },
-                        Some(other) => word.push(other),
+                        Some(other) => push(&mut word, other),
                     }
                 }
             }
-            '\'' => {
+            Unit::Char('\'') => {
                 in_word = true;
                 loop {
-                    match chars.next() {
-                        None => return Err(format!("unbalanced ' in '{text}'")),
-                        Some('\'') => break,
-                        Some(other) => word.push(other),
+                    match units.next() {
+                        None => return Err(unbalanced('\'')),
+                        Some(Unit::Char('\'')) => break,
+                        Some(other) => push(&mut word, other),
                     }
                 }
             }
             other => {
                 in_word = true;
-                word.push(other);
+                push(&mut word, other);
             }
         }
     }
@@ -230,8 +246,8 @@ mod tests {
     #[test]
     fn read_ratio_weights_split_a_million() {
         let c = Mix::ReadRatio(0.8).commands();
-        assert_eq!((c[0].0[0].as_str(), c[0].1), ("SET", 200_000));
-        assert_eq!((c[1].0[0].as_str(), c[1].1), ("GET", 800_000));
+        assert_eq!((&c[0].0[0][..], c[0].1), (&b"SET"[..], 200_000));
+        assert_eq!((&c[1].0[0][..], c[1].1), (&b"GET"[..], 800_000));
         assert_eq!(Mix::ReadRatio(1.0).commands()[0].1, 0);
     }
 
@@ -253,11 +269,11 @@ mod tests {
     #[test]
     fn commands_split_on_white_space_with_quotes() {
         assert_eq!(
-            split_words("SET  __key__ __data__").unwrap(),
+            split("SET  __key__ __data__").unwrap(),
             ["SET", "__key__", "__data__"]
         );
         assert_eq!(
-            split_words(r#"EVAL "return redis.call(\"GET\", KEYS[1])" 1 __key__"#).unwrap(),
+            split(r#"EVAL "return redis.call(\"GET\", KEYS[1])" 1 __key__"#).unwrap(),
             [
                 "EVAL",
                 r#"return redis.call("GET", KEYS[1])"#,
@@ -265,12 +281,32 @@ mod tests {
                 "__key__"
             ]
         );
+        assert_eq!(split("SET k 'a b' \"\"").unwrap(), ["SET", "k", "a b", ""]);
+        assert_eq!(split(r#"a"b c"d"#).unwrap(), ["ab cd"]);
+        assert!(split("SET \"k").unwrap_err().contains("unbalanced"));
+        assert!(split("   ").unwrap().is_empty());
+        assert_eq!(split("a\u{3000}b").unwrap(), ["a", "b"]);
+    }
+
+    /// [`split_words`] on text, its words as text.
+    fn split(text: &str) -> Result<Vec<String>, String> {
+        let words = split_words(text.as_bytes())?;
+        Ok(words
+            .into_iter()
+            .map(|w| String::from_utf8(w).unwrap())
+            .collect())
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_stay_in_their_word() {
         assert_eq!(
-            split_words("SET k 'a b' \"\"").unwrap(),
-            ["SET", "k", "a b", ""]
+            split_words(b"SET k\xff \"v\xfe w\" '\xc3'").unwrap(),
+            [&b"SET"[..], b"k\xff", b"v\xfe w", b"\xc3"]
         );
-        assert_eq!(split_words(r#"a"b c"d"#).unwrap(), ["ab cd"]);
-        assert!(split_words("SET \"k").unwrap_err().contains("unbalanced"));
-        assert!(split_words("   ").unwrap().is_empty());
+        assert!(
+            split_words(b"SET \"k\xff")
+                .unwrap_err()
+                .contains("unbalanced \" in 'SET \"k\u{fffd}'")
+        );
     }
 }

@@ -162,7 +162,7 @@ fn build_mix(mix: &Mix, placeholders: &Placeholders) -> Result<Test, WorkloadErr
         }
         let tokens = words
             .iter()
-            .map(|w| placeholders.tokens(w.as_bytes()))
+            .map(|w| placeholders.tokens(w))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|why| WorkloadError::Invalid { flag, why })?;
         let mut template = Template::build(&tokens);

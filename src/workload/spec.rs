@@ -63,7 +63,7 @@ impl WorkloadSpec {
         if let Some(mix) = &self.mix {
             mix.commands()
                 .iter()
-                .map(|(words, _)| sum(&mut words.iter().map(|w| word(w.as_bytes()))))
+                .map(|(words, _)| sum(&mut words.iter().map(|w| word(w))))
                 .max()
                 .unwrap_or(0)
         } else if let Some(custom) = &self.custom {
