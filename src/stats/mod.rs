@@ -4,5 +4,6 @@
 //! beside it.
 
 pub mod confidence;
+pub mod exceedance;
 pub mod median;
 pub mod mover;

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 use crate::record::{Metric, Recorder, Timing};
 
@@ -19,7 +20,12 @@ pub const BATCH: Duration = crate::drive::BATCH;
 /// 1.1%), only the buckets that hold any, with running totals. Fine enough to count the
 /// replies at or below a percentile's estimate, and small enough to keep one per 50 ms of
 /// a long run (a full histogram is a quarter of a megabyte).
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// Written as its list of `[bucket, running total]` pairs, and read back only when that
+/// list is one a [`Batch`] could hold, so a hand-edited file cannot make a count run
+/// backwards.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Vec<(u16, u64)>", into = "Vec<(u16, u64)>")]
 pub struct Batch {
     /// `(bucket, replies in this bucket and every lower one)`, by bucket.
     cumulative: Vec<(u16, u64)>,
@@ -62,7 +68,7 @@ impl Batch {
     }
 
     /// Replies in buckets up to the one `value_ns` falls in.
-    pub(super) fn at_most(&self, value_ns: u64) -> u64 {
+    pub fn at_most(&self, value_ns: u64) -> u64 {
         let bucket = coarse_bucket(value_ns);
         match self.cumulative.partition_point(|&(b, _)| b <= bucket) {
             0 => 0,
@@ -81,6 +87,14 @@ impl Batch {
         let i = self.cumulative.partition_point(|&(_, total)| total < rank);
         self.cumulative
             .get(i)
+            .map(|&(bucket, _)| bucket_floor(bucket))
+    }
+
+    /// The lowest value of each bucket that holds a reply, increasing: the values at
+    /// which [`Batch::at_most`] can change.
+    pub fn values(&self) -> impl Iterator<Item = u64> + '_ {
+        self.cumulative
+            .iter()
             .map(|&(bucket, _)| bucket_floor(bucket))
     }
 
@@ -110,6 +124,46 @@ impl Batch {
             }
         }
         self.cumulative = cumulative;
+    }
+}
+
+/// The bucket of `u64::MAX`: no value falls past it, and [`bucket_floor`] of a bucket
+/// past it would not fit 64 bits.
+const LAST_BUCKET: u16 = 63 * 64 + 63;
+
+impl TryFrom<Vec<(u16, u64)>> for Batch {
+    type Error = String;
+
+    /// The batch of a written list, refused (saying where) unless buckets rise strictly
+    /// and stay in range and running totals never fall: anything else would make a count
+    /// at or below a value run backwards.
+    fn try_from(cumulative: Vec<(u16, u64)>) -> Result<Self, String> {
+        if let Some(&(bucket, _)) = cumulative.iter().find(|&&(b, _)| b > LAST_BUCKET) {
+            return Err(format!(
+                "batch bucket {bucket} is past the last bucket, {LAST_BUCKET}"
+            ));
+        }
+        for pair in cumulative.windows(2) {
+            let ((after, before), (bucket, total)) = (pair[0], pair[1]);
+            if bucket <= after {
+                return Err(format!(
+                    "batch bucket {bucket} follows bucket {after}: buckets must increase"
+                ));
+            }
+            if total < before {
+                return Err(format!(
+                    "batch running total {total} at bucket {bucket} is below the total \
+                     before it, {before}"
+                ));
+            }
+        }
+        Ok(Batch { cumulative })
+    }
+}
+
+impl From<Batch> for Vec<(u16, u64)> {
+    fn from(batch: Batch) -> Self {
+        batch.cumulative
     }
 }
 
@@ -232,5 +286,42 @@ mod tests {
         twice.add(&b);
         assert_eq!(twice.len(), 10);
         assert_eq!(twice.at_most(2_000), 6);
+        assert_eq!(
+            b.values().collect::<Vec<_>>(),
+            [1_000u64, 2_000, 50_000, 9_000_000]
+                .map(|v| bucket_floor(coarse_bucket(v)))
+                .to_vec()
+        );
+    }
+
+    #[test]
+    fn a_batch_is_written_as_its_running_totals_and_read_back() {
+        let b = Batch::of_buckets([(1_000, 2), (2_000, 3), (50_000, 1)].into_iter());
+        let json = serde_json::to_string(&b).unwrap();
+        assert!(json.starts_with("[["), "{json}");
+        assert_eq!(serde_json::from_str::<Batch>(&json).unwrap(), b);
+        assert_eq!(
+            serde_json::from_str::<Batch>("[]").unwrap(),
+            Batch::default()
+        );
+    }
+
+    #[test]
+    fn a_batch_whose_buckets_or_totals_run_backwards_is_refused() {
+        for (json, says) in [
+            ("[[700,5],[700,6]]", "must increase"),
+            ("[[700,5],[690,6]]", "must increase"),
+            ("[[700,5],[710,4]]", "below the total before it"),
+            ("[[4096,1]]", "past the last bucket"),
+        ] {
+            let err = serde_json::from_str::<Batch>(json).unwrap_err().to_string();
+            assert!(err.contains(says), "{json}: {err}");
+        }
+        // The last bucket itself is one a value falls in, and its floor fits.
+        let last = serde_json::from_str::<Batch>("[[4095,1]]").unwrap();
+        assert_eq!(
+            last.values().next(),
+            Some(bucket_floor(coarse_bucket(u64::MAX)))
+        );
     }
 }
