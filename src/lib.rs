@@ -14,7 +14,7 @@
 //!   and the capacity.
 //! - [`report`]: the report models (serde): run, latency, sweep, tune, compare, merged,
 //!   server, and the verdict types.
-//! - [`stats`]: pure numbers: intervals on percentiles, the median of runs, MOVER.
+//! - [`stats`]: pure numbers: intervals on percentiles, runs pooled and the objective test (exceedance), MOVER.
 //! - [`config`]: from [`cli::Args`] to one checked [`config::Command`]; every check
 //!   across flags.
 //! - [`drive`]: the one driver loop (closed and open loop as data), schedules, pacing.

@@ -122,7 +122,7 @@ fn text_and_csv_show_the_intervals() {
 }
 
 #[test]
-fn repeats_are_kept_and_summarised_by_their_median() {
+fn repeats_are_kept_and_pooled() {
     let server = RedisServer::start();
     let (stdout, report) = run_tailrate_json(&[
         "-p",
@@ -142,14 +142,39 @@ fn repeats_are_kept_and_summarised_by_their_median() {
     assert_eq!(tests.len(), 3, "{stdout}");
     for (i, t) in tests.iter().enumerate() {
         assert_eq!(t["repeat"].as_u64(), Some(i as u64 + 1));
+        assert!(t["response_windows"]["windows"].is_array(), "{t}");
     }
     let summary = &report["repeats"][0];
     assert_eq!(summary["repeats"].as_u64(), Some(3));
-    // Three repeats bracket the median with their range, at 1 - 2 * 2^-3 = 75%.
-    assert!((summary["across_confidence"].as_f64().unwrap() - 0.75).abs() < 1e-9);
+    // The pooled value is the percentile of the three histograms added.
+    let mut total: Option<hdrhistogram::Histogram<u64>> = None;
+    for t in tests {
+        let h = tailrate::report::decode_histogram(
+            t["latency"]["response"]["hdr_v2_base64"].as_str().unwrap(),
+        )
+        .unwrap();
+        match &mut total {
+            Some(total) => total.add(&h).unwrap(),
+            None => total = Some(h),
+        }
+    }
+    let total = total.unwrap();
     for row in summary["metrics"]["response"].as_array().unwrap() {
         let key = row["percentile"].as_str().unwrap();
-        let mut values: Vec<u64> = tests
+        let q = match key {
+            "p50" => 0.5,
+            "p90" => 0.9,
+            "p95" => 0.95,
+            "p99" => 0.99,
+            "p99_9" => 0.999,
+            _ => 0.9999,
+        };
+        assert_eq!(
+            row["value_ns"].as_u64(),
+            Some(total.value_at_quantile(q)),
+            "{key}"
+        );
+        let each: Vec<u64> = tests
             .iter()
             .map(|t| {
                 t["latency"]["response"][format!("{key}_ns")]
@@ -157,15 +182,19 @@ fn repeats_are_kept_and_summarised_by_their_median() {
                     .unwrap()
             })
             .collect();
-        values.sort_unstable();
-        assert_eq!(row["median_ns"].as_u64(), Some(values[1]), "{key}");
-        assert_eq!(row["across_ci95_ns"][0].as_u64(), Some(values[0]));
-        assert_eq!(row["across_ci95_ns"][1].as_u64(), Some(values[2]));
-        let quoted = (
-            row["ci95_ns"][0].as_u64().unwrap(),
-            row["ci95_ns"][1].as_u64(),
-        );
-        assert!(quoted.0 <= values[0] || quoted.1.is_none_or(|h| h >= values[2]));
+        let values: Vec<u64> = row["values_ns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        assert_eq!(values, each, "{key}");
+        // Its interval holds it.
+        if let Some(ci) = row["ci95_ns"].as_array() {
+            let value = row["value_ns"].as_u64().unwrap();
+            assert!(ci[0].as_u64().unwrap() <= value, "{key}: {row}");
+            assert!(ci[1].as_u64().is_none_or(|h| value <= h), "{key}: {row}");
+        }
     }
 }
 
@@ -216,7 +245,7 @@ mod timing {
             .unwrap()
             .iter()
             .find(|r| r["percentile"] == "p99")
-            .unwrap()["median_ns"]
+            .unwrap()["value_ns"]
             .as_u64()
             .unwrap();
         let rows: Vec<String> = tests

@@ -12,7 +12,7 @@ use crate::record::{CommandRecord, Metric, Timing};
 use crate::report::verdict::Verdict;
 use crate::report::{
     Batches, CommandReport, Counts, IntervalSummary, Latency, LayoutChangeReport, NodeReport,
-    OutageReport, TestReport,
+    OutageReport, ResponseWindows, TestReport,
 };
 use crate::stats::confidence::{Batch, BatchSeries};
 
@@ -117,6 +117,9 @@ impl TestReport {
                 } if config.plan.shard.is_split() => checks::arrival_windows(outcome),
                 _ => None,
             },
+            response_windows: total_batches
+                .get(&Metric::Response)
+                .and_then(|b| ResponseWindows::of(b)),
         }
         .judged()
     }

@@ -9,6 +9,7 @@ use std::io::{self, Write};
 
 use crate::report::{RunReport, TestReport};
 
+pub mod capacity_text;
 pub mod compare_text;
 pub mod contrast_text;
 pub mod csv;

@@ -2,9 +2,7 @@
 //! verdict with the interval it rests on, the bottleneck), and the table of the steps by
 //! rate that ends a sweep. The numbers are [`super`]'s; printing them is this file's.
 
-use crate::judge::capacity::Finding;
-use crate::report::Bottleneck;
-use crate::report::sweep::{Limit, Measurement, SloVerdict, SweepReport, steps_of};
+use crate::report::sweep::{Measurement, SloVerdict, SweepReport, steps_of};
 use crate::stats::confidence::Ci95;
 
 impl Measurement {
@@ -63,9 +61,9 @@ pub fn write_steps(out: &mut dyn std::io::Write, report: &SweepReport) -> std::i
     let runs = steps.iter().map(|s| s.runs).max().unwrap_or(1);
     writeln!(
         out,
-        "by rate ({}; ms, 95% interval: the wider of within a run and across runs):",
+        "by rate ({}; ms, interval of the pooled test, runs as clusters):",
         if runs > 1 {
-            "median of each rate's runs"
+            "each rate's valid runs pooled"
         } else {
             "one run each"
         }
@@ -89,17 +87,17 @@ pub fn write_steps(out: &mut dyn std::io::Write, report: &SweepReport) -> std::i
                 .slo
                 .as_ref()
                 .and_then(|v| v.checks.get(i))
-                .map(|c| c.summary);
+                .map(|c| c.summary.clone());
             let summary = check.or_else(|| {
                 let key = crate::report::Percentile::ALL
                     .into_iter()
                     .find(|p| (p.quantile() * 100.0 - percentile).abs() < 1e-9)?
                     .key();
-                step.response.get(key).copied()
+                step.response.get(key).cloned()
             });
             match summary {
                 Some(s) => {
-                    row.push(ms3(s.median_ns));
+                    row.push(ms3(s.value_ns));
                     row.push(
                         interval_text(s.ci95_ns)
                             .trim_start_matches("95% ")
@@ -182,116 +180,6 @@ pub fn interval_text(ci: Option<Ci95>) -> String {
 }
 
 /// Nanoseconds as milliseconds with three decimals.
-fn ms3(ns: u64) -> String {
+pub(super) fn ms3(ns: u64) -> String {
     format!("{:.3}", ns as f64 / 1e6)
-}
-
-/// The result in one sentence, always with a band: `objectives` as typed and joined,
-/// `confirmed` when the capacity passed again when re-measured.
-pub fn summary(objectives: &str, f: &Finding, confirmed: bool) -> String {
-    let rate = |r: f64| format!("{r:.0}");
-    let band = match f.band {
-        (low, Some(high)) => format!("band {}..{} req/s", rate(low), rate(high)),
-        (low, None) => format!("band {}.. req/s (open above)", rate(low)),
-    };
-    // Up to three rates by name; more as a count and a range.
-    let uncertain = match f.uncertain.as_slice() {
-        [] => "no rate was".to_string(),
-        [one] => format!("{} req/s was", rate(*one)),
-        few @ ([_, _] | [_, _, _]) => format!(
-            "{} req/s were",
-            few.iter().map(|r| rate(*r)).collect::<Vec<_>>().join(", ")
-        ),
-        many => format!(
-            "{} rates from {} to {} req/s were",
-            many.len(),
-            rate(many[0]),
-            rate(many[many.len() - 1])
-        ),
-    };
-    let limit = match f.limited_by {
-        Limit::Noise => format!("limited by noise: {uncertain} uncertain"),
-        Limit::Rates => format!(
-            "no rate above it failed up to {} req/s: extend --rates",
-            rate(f.highest)
-        ),
-        Limit::Bottleneck(Bottleneck::None) => "the failing rate named no bottleneck".to_string(),
-        other => format!("limited by the {}", other.name()),
-    };
-    let failed = f
-        .first_failing
-        .map(|r| format!("; {} req/s failed", rate(r)))
-        .unwrap_or_default();
-    match f.capacity {
-        Some(c) => {
-            let held = if confirmed {
-                ", held when re-measured"
-            } else {
-                ""
-            };
-            let at_least = if f.band.1.is_none() { "at least " } else { "" };
-            format!(
-                "capacity at {objectives}: {at_least}{} req/s with 95% confidence{held}; {band}, {limit}{failed}",
-                rate(c)
-            )
-        }
-        None if f.first_failing == Some(f.lowest) => format!(
-            "capacity at {objectives}: below {} req/s, the lowest rate, which failed; {band}, {limit}: try lower --rates",
-            rate(f.lowest)
-        ),
-        None => format!(
-            "capacity at {objectives}: not shown at any rate: none passed with confidence, from the lowest, {} req/s, which was uncertain; {band}, {limit}{failed}",
-            rate(f.lowest)
-        ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-    use crate::judge::capacity::{Point, capacity};
-    use crate::judge::fixtures::*;
-    use crate::report::sweep::Verdict::{Fail, Pass, Uncertain};
-
-    #[test]
-    fn every_finding_is_said_with_its_band() {
-        let cases: [(&[Point], &str); 5] = [
-            (
-                &[
-                    point(1000.0, Pass),
-                    point(2000.0, Uncertain),
-                    point(3000.0, Fail),
-                ],
-                "capacity at p99<=1ms: 1000 req/s with 95% confidence, held when re-measured; band 1000..3000 req/s, limited by noise: 2000 req/s was uncertain; 3000 req/s failed",
-            ),
-            (
-                &[point(1000.0, Pass)],
-                "capacity at p99<=1ms: at least 1000 req/s with 95% confidence, held when re-measured; band 1000.. req/s (open above), no rate above it failed up to 1000 req/s: extend --rates",
-            ),
-            (
-                &[point(1000.0, Fail)],
-                "capacity at p99<=1ms: below 1000 req/s, the lowest rate, which failed; band 0..1000 req/s, the failing rate named no bottleneck: try lower --rates",
-            ),
-            (
-                &[point(1000.0, Uncertain), point(2000.0, Fail)],
-                "capacity at p99<=1ms: not shown at any rate: none passed with confidence, from the lowest, 1000 req/s, which was uncertain; band 0..2000 req/s, limited by noise: 1000 req/s was uncertain; 2000 req/s failed",
-            ),
-            (
-                &[point(1000.0, Uncertain)],
-                "capacity at p99<=1ms: not shown at any rate: none passed with confidence, from the lowest, 1000 req/s, which was uncertain; band 0.. req/s (open above), limited by noise: 1000 req/s was uncertain",
-            ),
-        ];
-        for (points, want) in cases {
-            assert_eq!(summary("p99<=1ms", &capacity(points).unwrap(), true), want);
-        }
-        let many: Vec<Point> = std::iter::once(point(1000.0, Pass))
-            .chain((2..=6).map(|k| point(1000.0 * k as f64, Uncertain)))
-            .collect();
-        let said = summary("p99<=1ms", &capacity(&many).unwrap(), false);
-        assert!(
-            said.ends_with("limited by noise: 5 rates from 2000 to 6000 req/s were uncertain"),
-            "{said}"
-        );
-    }
 }

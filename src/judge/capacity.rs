@@ -1,11 +1,16 @@
 //! The capacity at the objectives, read from a sweep's judged steps: the highest passing
-//! rate with no failing rate under it; its band runs from there to the lowest failing
-//! rate above it (open when none failed), and rates inside the band were uncertain or not
-//! measured. The steps' verdicts are [`super::slo`]'s.
+//! rate under the lowest rate above a pass that failed; its band runs from there to that
+//! failing rate (open when none failed), and rates inside the band were uncertain or not
+//! measured. A rate under every pass that failed is not the capacity's concern: it is a
+//! low-load tail (an idle core waking slowly on a virtual machine), reported on its own.
+//! Beside it, where the tail sits without load (the floor), where it starts to rise (the
+//! knee), and where the server stops keeping the schedule (saturation). The steps'
+//! verdicts are [`super::slo`]'s.
 
 use crate::report::Bottleneck;
 pub use crate::report::sweep::Limit;
-use crate::report::sweep::{StepSummary, Verdict};
+use crate::report::sweep::{Exceedance, SATURATION_FRACTION, StepSummary, Verdict};
+pub use crate::report::sweep::{Floor, Landmarks};
 
 /// One step's verdict, as the capacity is read from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -16,6 +21,10 @@ pub struct Point {
     pub verdict: Verdict,
     /// The bottleneck most of its runs named.
     pub bottleneck: Option<Bottleneck>,
+    /// Most of its runs were left out as the generator's (see `judge::slo`).
+    pub generator_limited: bool,
+    /// The objective nearest to failing there: its pooled share over the bound.
+    pub exceedance: Option<Exceedance>,
 }
 
 /// The judged steps of `steps` as points, by rate.
@@ -23,10 +32,17 @@ pub fn points(steps: &[StepSummary]) -> Vec<Point> {
     let mut points: Vec<Point> = steps
         .iter()
         .filter_map(|s| {
+            let slo = s.slo.as_ref()?;
             Some(Point {
                 rate: s.target_rate_per_sec,
-                verdict: s.slo.as_ref()?.verdict,
+                verdict: slo.verdict,
                 bottleneck: s.bottleneck,
+                generator_limited: slo.generator_limited,
+                exceedance: slo
+                    .checks
+                    .iter()
+                    .filter_map(|c| c.exceedance)
+                    .max_by(|a, b| (a.high / a.limit).total_cmp(&(b.high / b.limit))),
             })
         })
         .collect();
@@ -37,8 +53,8 @@ pub fn points(steps: &[StepSummary]) -> Vec<Point> {
 /// The capacity read from the steps' verdicts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
-    /// The highest passing rate with no failing rate under it; none when no rate passed
-    /// under the lowest failing one.
+    /// The highest passing rate under the lowest failing rate above a pass; none when no
+    /// rate passed.
     pub capacity: Option<f64>,
     /// `(capacity or 0, lowest failing rate above it)`; open above when none failed.
     pub band: (f64, Option<f64>),
@@ -46,8 +62,12 @@ pub struct Finding {
     pub uncertain: Vec<f64>,
     /// What kept the band from being narrower.
     pub limited_by: Limit,
-    /// The lowest failing rate (the band's high end).
+    /// The lowest failing rate above the capacity (the band's high end).
     pub first_failing: Option<f64>,
+    /// Rates under every pass that failed: a tail at low load, not the capacity.
+    pub low_load_failing: Vec<f64>,
+    /// The share over the bound at the capacity, for the objective nearest to failing.
+    pub at_capacity: Option<Exceedance>,
     /// The lowest rate measured.
     pub lowest: f64,
     /// The highest rate measured.
@@ -60,35 +80,87 @@ pub fn capacity(points: &[Point]) -> Option<Finding> {
     let mut sorted = points.to_vec();
     sorted.sort_by(|a, b| a.rate.total_cmp(&b.rate));
     let (lowest, highest) = (sorted.first()?.rate, sorted.last()?.rate);
-    let first_fail = sorted.iter().find(|p| p.verdict == Verdict::Fail).copied();
+    let lowest_pass = sorted
+        .iter()
+        .find(|p| p.verdict == Verdict::Pass)
+        .map(|p| p.rate);
+    let above_a_pass = |p: &&Point| lowest_pass.is_none_or(|lp| p.rate > lp);
+    let first_fail = sorted
+        .iter()
+        .filter(above_a_pass)
+        .find(|p| p.verdict == Verdict::Fail)
+        .copied();
+    let low_load_failing: Vec<f64> = sorted
+        .iter()
+        .filter(|p| p.verdict == Verdict::Fail && lowest_pass.is_some_and(|lp| p.rate < lp))
+        .map(|p| p.rate)
+        .collect();
     let below_fail = |p: &&Point| first_fail.is_none_or(|f| p.rate < f.rate);
-    let capacity = sorted
+    let capacity_point = sorted
         .iter()
         .filter(below_fail)
         .filter(|p| p.verdict == Verdict::Pass)
-        .map(|p| p.rate)
-        .reduce(f64::max);
+        .max_by(|a, b| a.rate.total_cmp(&b.rate))
+        .copied();
+    let capacity = capacity_point.map(|p| p.rate);
     let low = capacity.unwrap_or(0.0);
-    let uncertain: Vec<f64> = sorted
+    let inside: Vec<&Point> = sorted
         .iter()
         .filter(below_fail)
         .filter(|p| p.verdict == Verdict::Uncertain && p.rate > low)
-        .map(|p| p.rate)
         .collect();
+    let generator = Limit::Bottleneck(Bottleneck::Generator);
     let limited_by = match first_fail {
-        _ if !uncertain.is_empty() => Limit::Noise,
+        _ if !inside.is_empty() && inside.iter().all(|p| p.generator_limited) => generator,
+        _ if !inside.is_empty() => Limit::Noise,
         Some(f) => Limit::of(f.bottleneck),
+        None if sorted.last().is_some_and(|p| p.generator_limited) => generator,
         None => Limit::Rates,
     };
     Some(Finding {
         capacity,
         band: (low, first_fail.map(|f| f.rate)),
-        uncertain,
+        uncertain: inside.iter().map(|p| p.rate).collect(),
         limited_by,
         first_failing: first_fail.map(|f| f.rate),
+        low_load_failing,
+        at_capacity: capacity_point.and_then(|p| p.exceedance),
         lowest,
         highest,
     })
+}
+
+/// The landmarks of `steps` for their first objective.
+pub fn landmarks(steps: &[StepSummary]) -> Landmarks {
+    let judged: Vec<(&StepSummary, &crate::report::sweep::StepCheck)> = steps
+        .iter()
+        .filter_map(|s| Some((s, s.slo.as_ref()?.checks.first()?)))
+        .collect();
+    let floor = judged.first().map(|(s, c)| Floor {
+        rate_per_sec: s.target_rate_per_sec,
+        value_ns: c.summary.value_ns,
+        exceedance: c.exceedance,
+    });
+    let floor_high = judged
+        .first()
+        .map(|(_, c)| c.summary.ci95_ns.and_then(|i| i.high()));
+    let knee_per_sec = match floor_high {
+        Some(Some(high)) => judged
+            .iter()
+            .skip(1)
+            .find(|(_, c)| c.summary.ci95_ns.is_some_and(|i| i.low() > high))
+            .map(|(s, _)| s.target_rate_per_sec),
+        _ => None,
+    };
+    let saturation_per_sec = steps
+        .iter()
+        .find(|s| s.achieved_rate_per_sec < SATURATION_FRACTION * s.target_rate_per_sec)
+        .map(|s| s.target_rate_per_sec);
+    Landmarks {
+        floor,
+        knee_per_sec,
+        saturation_per_sec,
+    }
 }
 
 /// The rate to try below every measured one when none passed: half the lowest (a whole
@@ -107,7 +179,7 @@ mod tests {
     use Verdict::{Fail, Pass, Uncertain};
 
     #[test]
-    fn the_capacity_is_the_highest_pass_with_nothing_failing_under_it() {
+    fn the_capacity_is_the_highest_pass_under_the_first_failure_above_a_pass() {
         assert_eq!(capacity(&[]), None);
         // Clean: pass, pass, fail.
         let f = capacity(&[point(1.0, Pass), point(2.0, Pass), point(3.0, Fail)]).unwrap();
@@ -141,9 +213,18 @@ mod tests {
         );
         let f = capacity(&[point(1.0, Pass), point(2.0, Uncertain)]).unwrap();
         assert_eq!((f.band, f.limited_by), ((1.0, None), Limit::Noise));
-        // The lowest failed: below it, from 0.
-        let f = capacity(&[point(1.0, Fail), point(2.0, Pass)]).unwrap();
+        // The lowest failed under a pass: a low-load tail, not the capacity.
+        let f = capacity(&[point(1.0, Fail), point(2.0, Pass), point(3.0, Fail)]).unwrap();
+        assert_eq!((f.capacity, f.band), (Some(2.0), (2.0, Some(3.0))));
+        assert_eq!(f.low_load_failing, vec![1.0]);
+        // Only failures: below the lowest, from 0.
+        let f = capacity(&[point(1.0, Fail), point(2.0, Fail)]).unwrap();
         assert_eq!((f.capacity, f.band), (None, (0.0, Some(1.0))));
+        // Uncertain for the generator's sake: the generator limits, not noise.
+        let mut lagging = point(3.0, Uncertain);
+        lagging.generator_limited = true;
+        let f = capacity(&[point(2.0, Pass), lagging]).unwrap();
+        assert_eq!(f.limited_by, Limit::Bottleneck(Bottleneck::Generator));
         // The lowest uncertain, nothing passed: from 0 to the first failure.
         let f = capacity(&[point(1.0, Uncertain), point(2.0, Fail)]).unwrap();
         assert_eq!((f.capacity, f.band), (None, (0.0, Some(2.0))));

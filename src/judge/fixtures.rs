@@ -63,6 +63,7 @@ pub(crate) fn run(rate: f64, p99_ns: u64, ci: Option<Ci95>, achieved: f64) -> Me
         repeat: None,
         start_skew_ns: None,
         arrivals: None,
+        response_windows: None,
     };
     let slo = Some(judge(&report, &[slo_p99_1ms()]));
     Measurement {
@@ -87,5 +88,34 @@ pub(crate) fn point(rate: f64, verdict: Verdict) -> Point {
         rate,
         verdict,
         bottleneck: None,
+        generator_limited: false,
+        exceedance: None,
     }
+}
+
+/// A run at `rate` whose response windows hold `replies` replies each, of which the
+/// window's entry in `over` took 2 ms and the rest 0.2 ms.
+pub(crate) fn windowed_run(rate: f64, replies: u64, over: &[u64]) -> Measurement {
+    use crate::report::ResponseWindows;
+    use crate::stats::confidence::Batch;
+    let mut total = crate::record::new_histogram();
+    let windows: Vec<Batch> = over
+        .iter()
+        .map(|&k| {
+            let mut h = crate::record::new_histogram();
+            h.record_n(200_000, replies - k).unwrap();
+            h.record_n(2 * MS, k).unwrap();
+            total.add(&h).unwrap();
+            Batch::of(&h)
+        })
+        .collect();
+    let mut m = run(rate, total.value_at_quantile(0.99), None, 1.0);
+    m.report
+        .latency
+        .insert("response".into(), Latency::without_intervals(&total));
+    m.report.response_windows = Some(ResponseWindows {
+        window_secs: 0.5,
+        windows,
+    });
+    m
 }

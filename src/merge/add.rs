@@ -18,8 +18,8 @@ use crate::export::hlog::sanitize;
 use crate::report::merged::{MergeSummary, ShardPart, ShardTest};
 use crate::report::verdict::Verdict;
 use crate::report::{
-    CommandReport, Counts, Header, IntervalSummary, Latency, LayoutChangeReport, RunReport,
-    Settings, TestReport,
+    CommandReport, Counts, Header, IntervalSummary, Latency, LayoutChangeReport, ResponseWindows,
+    RunReport, Settings, TestReport,
 };
 use crate::stats::confidence::{Batch, MIN_GROUPS};
 
@@ -241,8 +241,35 @@ fn merge_test(parts: &[&TestReport], which: &Shards, logs: Option<TestLogs<'_>>)
             .max()
             .unwrap_or(0),
         layout_reads: parts.iter().map(|p| p.layout_reads).sum(),
+        response_windows: merged_windows(parts),
     }
     .judged()
+}
+
+/// The shards' response windows added window by window (the shards start together); none
+/// unless every shard kept windows of one length.
+fn merged_windows(parts: &[&TestReport]) -> Option<ResponseWindows> {
+    let all: Vec<&ResponseWindows> = parts
+        .iter()
+        .map(|p| p.response_windows.as_ref())
+        .collect::<Option<_>>()?;
+    let first = *all.first()?;
+    if all.iter().any(|w| w.window_secs != first.window_secs) {
+        return None;
+    }
+    let mut windows: Vec<Batch> = Vec::new();
+    for w in &all {
+        if windows.len() < w.windows.len() {
+            windows.resize_with(w.windows.len(), Batch::default);
+        }
+        for (into, b) in windows.iter_mut().zip(&w.windows) {
+            into.add(b);
+        }
+    }
+    Some(ResponseWindows {
+        window_secs: first.window_secs,
+        windows,
+    })
 }
 
 /// Each metric's histograms added over `parts`, its intervals from the shards' logs of

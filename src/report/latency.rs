@@ -300,3 +300,48 @@ pub fn decode_histogram(text: &str) -> Option<Histogram<u64>> {
         .deserialize(&mut bytes.as_slice())
         .ok()
 }
+
+/// A test's response times in consecutive windows of [`ResponseWindows::WINDOW`] (longer
+/// for long runs, so a report keeps at most [`ResponseWindows::MOST`]), each as a coarse
+/// histogram: enough to count the replies over any bound in every window.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ResponseWindows {
+    /// Length of each window, seconds.
+    pub window_secs: f64,
+    /// The windows in time order.
+    pub windows: Vec<Batch>,
+}
+
+impl ResponseWindows {
+    /// Batches in a window: half a second, short enough that a run of 2 s has four, long
+    /// enough that a window holds a stall whole.
+    pub const WINDOW: usize = 10;
+    /// Most windows a report keeps: a run longer than two minutes gets longer windows.
+    pub const MOST: usize = 240;
+
+    /// The windows of `batches` (each [`BATCH`](crate::stats::confidence::BATCH) long,
+    /// in time order); `None` without a reply.
+    pub fn of(batches: &[Batch]) -> Option<Self> {
+        let mut per_window = Self::WINDOW;
+        while batches.len().div_ceil(per_window) > Self::MOST {
+            per_window *= 2;
+        }
+        let windows: Vec<Batch> = batches
+            .chunks(per_window)
+            .map(|chunk| {
+                let mut window = Batch::default();
+                for b in chunk {
+                    window.add(b);
+                }
+                window
+            })
+            .collect();
+        windows
+            .iter()
+            .any(|w| !w.is_empty())
+            .then(|| ResponseWindows {
+                window_secs: (crate::stats::confidence::BATCH * per_window as u32).as_secs_f64(),
+                windows,
+            })
+    }
+}

@@ -29,7 +29,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::drive::ThreadCpu;
-pub use latency::{Confidence, Latency, Percentile, decode_histogram, encode_histogram};
+pub use latency::{
+    Confidence, Latency, Percentile, ResponseWindows, decode_histogram, encode_histogram,
+};
 
 /// Version of the JSON layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -205,6 +207,11 @@ pub struct TestReport {
     /// tests the sum of every shard's windows (a shard's own check sees only its share).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<ArrivalWindows>,
+    /// Response time in consecutive windows of the measured span, coarsely: what runs
+    /// are pooled from (a sweep's visits at one rate, `--repeat`'s repeats), so a
+    /// decision can count host weather between runs and bursts inside them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_windows: Option<ResponseWindows>,
 }
 
 /// Sends per window over the whole windows of a test's measured span, summed over its

@@ -1,22 +1,18 @@
-//! `--repeat N`: a test run N times, summarised per metric and percentile as the median
-//! of the repeats with two intervals, from the repeats' spread and from within one run,
-//! and the wider of the two quoted.
-//!
-//! On a shared host the spread between repeats (the host's weather: a neighbour, a
-//! migration, the page cache) is usually much larger than the interval within one run,
-//! which only sees the noise inside its own seconds. The interval across repeats is the
-//! distribution-free one for a median: the order statistics of the N values at the ranks
-//! whose coverage reaches 95%; with fewer than 6 repeats no two ranks reach it, and the
-//! range (smallest to largest) is given, with the confidence it does have. The statistic
-//! is `stats::median`'s, the one a sweep's steps use too.
+//! `--repeat N`: a test run N times, summarised per metric and percentile by pooling the
+//! repeats: the percentile of every repeat's replies together, each repeat's own value
+//! beside it, and for response time the interval of the pooled test
+//! ([`crate::stats::pooled`]), which counts the repeats as clusters, so the host's
+//! weather between them (a neighbour, a migration, the page cache) widens it. The
+//! statistic is the one a sweep's steps use, so the same runs give the same figures.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::{Percentile, TestReport};
-use crate::stats::confidence::Ci95;
-use crate::stats::median::{combine, median_ranks};
+use crate::record::Metric;
+use crate::stats::confidence::Batch;
+use crate::stats::pooled::{self, PooledPercentile};
 
 /// One test's repeats.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -25,8 +21,6 @@ pub struct RepeatSummary {
     pub test: String,
     /// Repeats summarised.
     pub repeats: usize,
-    /// The confidence of the interval across repeats (0.95, or less with few repeats).
-    pub across_confidence: f64,
     /// By metric (`response`, ...), each percentile in order.
     pub metrics: BTreeMap<String, Vec<RepeatedPercentile>>,
 }
@@ -36,17 +30,9 @@ pub struct RepeatSummary {
 pub struct RepeatedPercentile {
     /// `p99`, `p99_9`, ...
     pub percentile: String,
-    /// The median of the repeats' values.
-    pub median_ns: u64,
-    /// Each repeat's value, in the order run.
-    pub values_ns: Vec<u64>,
-    /// From the repeats' spread.
-    pub across_ci95_ns: Ci95,
-    /// Within one run: the median of the repeats' own interval ends (an open end above
-    /// every bounded one).
-    pub within_ci95_ns: Option<Ci95>,
-    /// The wider of the two: the one to quote.
-    pub ci95_ns: Ci95,
+    /// The pooled value, its interval (response time only) and each repeat's own value.
+    #[serde(flatten)]
+    pub pooled: PooledPercentile,
 }
 
 impl RepeatSummary {
@@ -56,31 +42,37 @@ impl RepeatSummary {
         if runs.len() < 2 {
             return None;
         }
-        let (_, _, confidence) = median_ranks(runs.len());
+        let windows: Vec<&[Batch]> = runs
+            .iter()
+            .map(|r| {
+                r.response_windows
+                    .as_ref()
+                    .map_or(&[][..], |w| w.windows.as_slice())
+            })
+            .collect();
         let mut metrics = BTreeMap::new();
         for metric in first.latency.keys() {
-            let per_run: Vec<&super::Latency> = runs
+            let hists: Vec<_> = runs
                 .iter()
                 .filter_map(|r| r.latency.get(metric))
                 .filter(|l| l.count > 0)
+                .filter_map(|l| l.histogram())
                 .collect();
-            if per_run.len() != runs.len() {
+            if hists.len() != runs.len() {
                 continue;
             }
+            // Windows are kept of response time only: other metrics get no interval.
+            let of_metric: &[&[Batch]] = if metric == Metric::Response.name() {
+                &windows
+            } else {
+                &[]
+            };
             let rows = Percentile::ALL
                 .iter()
                 .filter_map(|&p| {
-                    let values: Vec<(u64, Option<Ci95>)> =
-                        per_run.iter().map(|l| (l.at(p), l.ci95(p))).collect();
-                    let s = combine(&values)?;
-                    let across = s.repeats_ci95_ns?;
                     Some(RepeatedPercentile {
                         percentile: p.key().to_string(),
-                        median_ns: s.median_ns,
-                        values_ns: values.iter().map(|v| v.0).collect(),
-                        across_ci95_ns: across,
-                        within_ci95_ns: s.within_ci95_ns,
-                        ci95_ns: s.ci95_ns.unwrap_or(across),
+                        pooled: pooled::percentile(&hists, of_metric, p.quantile())?,
                     })
                 })
                 .collect();
@@ -89,8 +81,37 @@ impl RepeatSummary {
         Some(RepeatSummary {
             test: first.name.clone(),
             repeats: runs.len(),
-            across_confidence: confidence,
             metrics,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::judge::fixtures::windowed_run;
+
+    /// `--repeat` and a sweep's step pool the same runs the same way: one statistic.
+    #[test]
+    fn repeats_and_a_sweep_step_give_the_same_pooled_figures_from_the_same_runs() {
+        let runs: Vec<_> = [
+            [10, 0, 0, 5],
+            [0, 0, 0, 0],
+            [2500, 0, 0, 0],
+            [40, 40, 40, 40],
+        ]
+        .iter()
+        .map(|over| windowed_run(1000.0, 5000, over))
+        .collect();
+        let reports: Vec<&TestReport> = runs.iter().map(|m| &m.report).collect();
+        let repeats = RepeatSummary::of(&reports).unwrap();
+        let step = &crate::report::sweep::steps::summarize(&runs)[0];
+        for row in &repeats.metrics["response"] {
+            let pooled = &step.response[&row.percentile];
+            assert_eq!(&row.pooled, pooled, "{}", row.percentile);
+        }
+        let p99 = &step.response["p99"];
+        assert!(p99.ci95_ns.is_some() && p99.runs == 4, "{p99:?}");
     }
 }

@@ -7,3 +7,4 @@ pub mod confidence;
 pub mod exceedance;
 pub mod median;
 pub mod mover;
+pub mod pooled;

@@ -1,61 +1,113 @@
-//! The SLO search of a sweep, after its coarse steps: rates below the lowest while none
-//! passed, the bisection from the capacity the steps show to the next rate that did not
-//! pass (an uncertain point measured once more), the re-measurement of the capacity, and
-//! the result with its band, written after every point so an interrupted search still
-//! leaves one. The decisions are [`super::search`]'s.
+//! The SLO search of a sweep, after its coarse steps, spending visits where the answer
+//! is: each rate it asks about is measured until its pooled test decides it (visits added
+//! up to the test's next look, to a cap); the highest rate first, then the lowest (halved
+//! while it does not pass), then a bisection on log(rate) between the highest pass and the
+//! lowest rate above it that did not pass, and last a confirmation of the capacity on
+//! fresh visits only, interleaved with visits to the rate above it so both see the same
+//! weather. The result is written after every rate, so an interrupted search still leaves
+//! one. The decisions are `judge`'s; the order of rates is [`super::search`]'s.
 
-use super::{CONFIRM_TRIES, REMEASURE_UNCERTAIN, Sweeper, search};
+use super::{Sweeper, search};
 use crate::app::{Campaign, Halt};
 use crate::export::sweep_lines::Line;
 use crate::judge::capacity::Finding;
-use crate::report::sweep::{Kind, SloResult, Verdict};
+use crate::report::sweep::{Kind, Measurement, SloResult, Verdict};
+use crate::stats::exceedance;
 
-/// How many times the search halves the lowest rate when no rate passed: down to an
+/// How many times the search halves the lowest rate when it did not pass: down to an
 /// eighth of it, a few more points rather than a sweep of its own.
 pub const HALVINGS: usize = 3;
+/// Most rates the bisection decides: enough for a factor of 20 to 10% and then some.
+pub const MOST_BISECTIONS: usize = 8;
+/// Most runs at one rate beyond the test's last look, for runs left out as invalid.
+const SPARE_RUNS: usize = 4;
 
 impl Sweeper<'_> {
-    /// Measures `rate` `--repeat` more times for `kind` (a search point or a
-    /// re-measurement) and returns the verdict of every run there together.
-    fn measure_point(&mut self, kind: Kind, rate: f64) -> Result<Verdict, Halt> {
+    /// Measures `rate` (as `kind`) until its step is decided: visits up to the pooled
+    /// test's next look, again while undecided, until the last look, or until most of
+    /// its runs are the generator's. Returns the step's verdict.
+    fn decide(&mut self, kind: Kind, rate: f64) -> Result<Verdict, Halt> {
+        loop {
+            let (verdict, valid, runs, generator_limited) = self.state(rate, |_| true);
+            if verdict != Verdict::Uncertain && runs > 0 {
+                return Ok(verdict);
+            }
+            if generator_limited && valid + SPARE_RUNS <= runs {
+                return Ok(verdict);
+            }
+            let Some(look) = exceedance::next_look(valid) else {
+                return Ok(verdict);
+            };
+            let cap = exceedance::LOOKS[exceedance::LOOKS.len() - 1] + SPARE_RUNS;
+            let more = (look - valid).min(cap.saturating_sub(runs));
+            if more == 0 {
+                return Ok(verdict);
+            }
+            for i in 0..more {
+                self.visit(kind, rate, (runs + i, runs + more))?;
+            }
+            self.say_verdict(rate, |_| true)?;
+        }
+    }
+
+    /// One visit at `rate`, reported as `run` of its rate's runs.
+    fn visit(&mut self, kind: Kind, rate: f64, run: (usize, usize)) -> Result<Measurement, Halt> {
         let label = match kind {
-            Kind::Confirm => "re-measure",
+            Kind::Confirm => "confirm",
             _ => "search",
         };
-        let done = self
+        let m = self.measure(kind, Some(rate), self.base.plan.connections, run.0)?;
+        self.say(&Line::Search {
+            label,
+            rate_per_sec: rate,
+            run,
+            measurement: &m,
+        })?;
+        Ok(m)
+    }
+
+    /// The verdict at `rate` over its runs that `keep` keeps, with how many of them are
+    /// valid visits, how many there are, and whether the generator limited them.
+    fn state(
+        &self,
+        rate: f64,
+        keep: impl Fn(&Measurement) -> bool,
+    ) -> (Verdict, usize, usize, bool) {
+        let group: Vec<&Measurement> = self
             .report
             .runs
             .iter()
-            .filter(|m| m.kind == kind && m.target_rate_per_sec == Some(rate))
-            .count();
-        let repeat = self.plan.repeat;
-        for run in done..done + repeat {
-            let m = self.measure(kind, Some(rate), self.base.plan.connections, run)?;
-            self.say(&Line::Search {
-                label,
-                rate_per_sec: rate,
-                run: (run, done + repeat),
-                measurement: &m,
-            })?;
+            .filter(|m| m.kind.is_open_loop() && m.target_rate_per_sec == Some(rate) && keep(m))
+            .collect();
+        if group.is_empty() {
+            return (Verdict::Uncertain, 0, 0, false);
         }
-        let step = self
+        let v = crate::judge::slo::judge_step(&group, &self.plan.slos);
+        (
+            v.verdict,
+            group.len() - v.invalid_runs,
+            group.len(),
+            v.generator_limited,
+        )
+    }
+
+    /// Prints the verdict at `rate` over the runs `keep` keeps.
+    fn say_verdict(&mut self, rate: f64, keep: impl Fn(&Measurement) -> bool) -> Result<(), Halt> {
+        let group: Vec<&Measurement> = self
             .report
-            .steps
+            .runs
             .iter()
-            .find(|s| s.target_rate_per_sec == rate)
-            .and_then(|s| Some((s.runs, s.slo.as_ref()?.verdict, s.slo.as_ref()?.why.clone())));
-        let Some((runs, verdict, why)) = step else {
-            return Ok(Verdict::Uncertain);
-        };
-        if runs > 1 {
-            self.say(&Line::RateVerdict {
-                rate_per_sec: rate,
-                runs,
-                verdict: verdict.name(),
-                why: &why,
-            })?;
-        }
-        Ok(verdict)
+            .filter(|m| m.kind.is_open_loop() && m.target_rate_per_sec == Some(rate) && keep(m))
+            .collect();
+        let v = crate::judge::slo::judge_step(&group, &self.plan.slos);
+        let runs = group.len();
+        self.say(&Line::RateVerdict {
+            rate_per_sec: rate,
+            runs,
+            verdict: v.verdict.name(),
+            why: &v.why,
+        })?;
+        Ok(())
     }
 
     /// The capacity as the steps measured so far say.
@@ -83,6 +135,14 @@ impl Sweeper<'_> {
             .map(|s| s.text.as_str())
             .collect::<Vec<_>>()
             .join(" and ");
+        let open: Vec<&Measurement> = self
+            .report
+            .runs
+            .iter()
+            .filter(|m| m.kind.is_open_loop())
+            .collect();
+        let visit_secs: f64 = open.iter().map(|m| m.report.measured_secs).sum();
+        let landmarks = crate::judge::capacity::landmarks(&self.report.steps);
         Some(SloResult {
             slos: self.plan.slos.clone(),
             capacity_per_sec: found.capacity,
@@ -92,59 +152,62 @@ impl Sweeper<'_> {
             searched_per_sec: searched,
             first_failing_per_sec: found.first_failing,
             confirmed,
-            summary: crate::export::sweep_text::summary(&objectives, &found, confirmed),
+            low_load_failing_per_sec: found.low_load_failing.clone(),
+            capacity_exceedance: found.at_capacity,
+            landmarks,
+            visits: open.len(),
+            visit_secs,
+            summary: crate::export::capacity_text::summary(
+                &objectives,
+                &found,
+                confirmed,
+                &landmarks,
+                (open.len(), visit_secs),
+            ),
         })
     }
 
-    /// Halves the lowest rate while none passed ([`HALVINGS`] times at most), bisects
-    /// from the capacity up to the next rate that did not pass, re-measuring uncertain
-    /// points, then re-measures the capacity until one holds.
+    /// The search (see the module doc).
     pub(super) fn search(&mut self) -> Result<(), Halt> {
         if self.finding().is_none() {
             return Ok(());
         }
         self.record_slo(None, false)?;
-        for _ in 0..HALVINGS {
-            let Some(rate) = self
-                .finding()
-                .as_ref()
-                .and_then(crate::judge::capacity::below_lowest)
-            else {
-                break;
-            };
-            self.measure_point(Kind::Search, rate)?;
+        let (lowest, highest) = match self.finding() {
+            Some(f) => (f.lowest, f.highest),
+            None => return Ok(()),
+        };
+        let mut exhausted: Vec<f64> = vec![highest];
+        self.decide(Kind::Search, highest)?;
+        self.record_slo(None, false)?;
+        if self.finding().and_then(|f| f.capacity) != Some(highest) {
+            exhausted.push(lowest);
+            self.decide(Kind::Search, lowest)?;
             self.record_slo(None, false)?;
-        }
-        let points = crate::judge::capacity::points(&self.report.steps);
-        let mut searched = self.finding().and_then(|f| f.capacity);
-        if let Some(mut bisection) = search::search_bracket(&points, self.plan.resolution) {
-            while let Some(rate) = bisection.next() {
-                let mut verdict = self.measure_point(Kind::Search, rate)?;
-                let mut again = 0;
-                while verdict == Verdict::Uncertain
-                    && self.plan.repeat > 1
-                    && again < REMEASURE_UNCERTAIN
-                {
-                    verdict = self.measure_point(Kind::Search, rate)?;
-                    again += 1;
-                }
-                bisection.record_verdict(rate, verdict);
-                self.record_slo(Some(bisection.pass), false)?;
+            for _ in 0..HALVINGS {
+                let Some(rate) = self
+                    .finding()
+                    .as_ref()
+                    .and_then(crate::judge::capacity::below_lowest)
+                else {
+                    break;
+                };
+                self.decide(Kind::Search, rate)?;
+                self.record_slo(None, false)?;
             }
-            searched = Some(bisection.pass);
         }
-        // Re-measure the capacity; when it no longer passes, the next one down is tried.
-        let mut confirmed = false;
-        for _ in 0..CONFIRM_TRIES {
-            let Some(capacity) = self.finding().and_then(|f| f.capacity) else {
+        for _ in 0..MOST_BISECTIONS {
+            let points = crate::judge::capacity::points(&self.report.steps);
+            let Some(rate) = search::next_probe(&points, self.plan.resolution, &exhausted) else {
                 break;
             };
-            if self.measure_point(Kind::Confirm, capacity)? == Verdict::Pass {
-                confirmed = self.finding().and_then(|f| f.capacity) == Some(capacity);
-                break;
-            }
-            self.record_slo(searched, false)?;
+            // Decided or measured to its cap: either way not asked again.
+            self.decide(Kind::Search, rate)?;
+            exhausted.push(rate);
+            self.record_slo(self.finding().and_then(|f| f.capacity), false)?;
         }
+        let searched = self.finding().and_then(|f| f.capacity);
+        let confirmed = self.confirm()?;
         self.record_slo(searched, confirmed)?;
         self.print_steps()?;
         if let Some(result) = &self.report.slo {
@@ -152,5 +215,43 @@ impl Sweeper<'_> {
             self.say(&Line::Said(&summary))?;
         }
         Ok(())
+    }
+
+    /// Confirms the capacity on fresh visits only (the search kept the rates whose
+    /// visits happened to be calm), interleaved with visits to the lowest failing rate
+    /// above it; whether the fresh visits alone pass.
+    fn confirm(&mut self) -> Result<bool, Halt> {
+        let Some(found) = self.finding() else {
+            return Ok(false);
+        };
+        let Some(capacity) = found.capacity else {
+            return Ok(false);
+        };
+        let above = found.band.1;
+        let fresh = |m: &Measurement| m.kind == Kind::Confirm;
+        let last_look = exceedance::LOOKS[exceedance::LOOKS.len() - 1];
+        loop {
+            let (verdict, valid, runs, generator_limited) = self.state(capacity, fresh);
+            if runs > 0 && verdict != Verdict::Uncertain {
+                self.say_verdict(capacity, fresh)?;
+                return Ok(verdict == Verdict::Pass);
+            }
+            let Some(look) = exceedance::next_look(valid) else {
+                return Ok(false);
+            };
+            if runs >= last_look + SPARE_RUNS || (generator_limited && valid + SPARE_RUNS <= runs) {
+                return Ok(false);
+            }
+            for i in 0..look - valid {
+                self.visit(Kind::Confirm, capacity, (runs + i, runs + look - valid))?;
+                if let Some(rate) = above {
+                    let done = self.state(rate, fresh).2;
+                    self.visit(Kind::Confirm, rate, (done, done + 1))?;
+                }
+            }
+            if runs + look - valid > 0 {
+                self.say_verdict(capacity, fresh)?;
+            }
+        }
     }
 }

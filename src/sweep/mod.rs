@@ -42,11 +42,12 @@ use crate::report::{Header, Settings};
 pub const JSON_FILE: &str = "sweep.json";
 /// File name of the sweep CSV inside `--out`.
 pub const CSV_FILE: &str = "sweep.csv";
-/// How many rates the capacity's re-measurement tries before giving up.
-pub const CONFIRM_TRIES: usize = 3;
-/// How many times an uncertain search point is measured again (with `--repeat` 2 or
-/// more, so its runs' spread has more to rest on) before the bisection moves on.
-pub const REMEASURE_UNCERTAIN: usize = 1;
+/// A rate this many times the last open-loop rate, or more, gets [`LONG_SETTLE`]: the
+/// backlog and the host's caches of a saturated run still show in the next one's first
+/// second.
+pub const FAR_BELOW: f64 = 1.5;
+/// The settle pause after a rate [`FAR_BELOW`] the last one, at least.
+pub const LONG_SETTLE: Duration = Duration::from_secs(1);
 
 /// Runs the sweep `sweep` describes, writing every file into `--out` after each
 /// measurement.
@@ -118,6 +119,7 @@ pub fn run(
         stderr,
         stderr_is_terminal,
         measured_once: false,
+        last_rate: None,
     };
     app::run_campaign(&mut sweeper)
 }
@@ -243,6 +245,8 @@ struct Sweeper<'a> {
     stderr: &'a mut dyn Write,
     stderr_is_terminal: bool,
     measured_once: bool,
+    /// The last open-loop rate measured, for the settle after a much higher one.
+    last_rate: Option<f64>,
 }
 
 impl Sweeper<'_> {
@@ -327,7 +331,16 @@ impl Sweeper<'_> {
         repeat: usize,
     ) -> Result<Measurement, Halt> {
         if self.measured_once {
-            self.settle()?;
+            let far_below =
+                matches!((self.last_rate, rate), (Some(last), Some(r)) if last >= FAR_BELOW * r);
+            self.settle(if far_below {
+                self.plan.settle.max(LONG_SETTLE)
+            } else {
+                self.plan.settle
+            })?;
+        }
+        if kind.is_open_loop() {
+            self.last_rate = rate;
         }
         if self.cancel.is_cancelled() {
             return Err(Halt::Interrupted);
@@ -408,9 +421,9 @@ impl Sweeper<'_> {
         }
     }
 
-    /// The pause between measurements; Ctrl+C ends it at once.
-    fn settle(&self) -> Result<(), Halt> {
-        let end = Instant::now() + self.plan.settle;
+    /// The pause of `length` between measurements; Ctrl+C ends it at once.
+    fn settle(&self, length: Duration) -> Result<(), Halt> {
+        let end = Instant::now() + length;
         while Instant::now() < end {
             if self.cancel.is_cancelled() {
                 return Err(Halt::Interrupted);

@@ -1,5 +1,5 @@
 //! The sweep's search, as pure functions: the order the coarse steps are visited in, and
-//! the bisection between the capacity and the next rate that did not pass. The verdicts it
+//! the next rate the capacity search decides. The verdicts it
 //! searches on are `judge::slo`'s and the capacity `judge::capacity`'s.
 
 use rand::RngCore;
@@ -38,62 +38,27 @@ pub fn visit_order(rates: usize, repeat: usize, order: Order, seed: u64) -> Vec<
     visits
 }
 
-/// Where a bisection to `resolution` can narrow the band: from the capacity up to the
-/// lowest rate above it measured (failing or uncertain); `None` without a capacity or a
-/// rate above it.
-pub fn search_bracket(points: &[Point], resolution: f64) -> Option<Bisection> {
+/// The next rate the capacity search should decide, or `None` when the band is as
+/// narrow as `resolution` (relative) or nothing brackets it: the lowest rate above the
+/// capacity that did not pass, while it is uncertain and not yet `exhausted` (measured to
+/// its last look), else the geometric middle of the capacity and that rate (the bisection
+/// is on log(rate): capacities span decades).
+pub fn next_probe(points: &[Point], resolution: f64, exhausted: &[f64]) -> Option<f64> {
     let found = capacity(points)?;
     let pass = found.capacity?;
     let above = points
         .iter()
-        .filter(|p| p.rate > pass)
-        .map(|p| p.rate)
-        .reduce(f64::min)?;
-    Some(Bisection {
-        pass,
-        fail: above,
-        resolution,
-    })
-}
-
-/// Bisection between a passing rate and a rate above it that did not pass, to a
-/// resolution relative to the rate. It narrows on confident verdicts: a pass raises
-/// `pass`; a fail or an uncertain verdict lowers `fail` (the search then looks for the
-/// highest rate that passes under it, and the band says what was uncertain).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Bisection {
-    /// Highest rate known to pass.
-    pub pass: f64,
-    /// Lowest rate above it not known to pass.
-    pub fail: f64,
-    /// Stop when `fail - pass <= resolution * pass`.
-    pub resolution: f64,
-}
-
-impl Bisection {
-    /// The next rate to try (a whole number of requests per second), or `None` when done.
-    pub fn next(&self) -> Option<f64> {
-        if self.fail - self.pass <= self.resolution * self.pass {
-            return None;
-        }
-        let mid = ((self.pass + self.fail) / 2.0).round();
-        // Rounding may land on a bound when they are a request per second apart.
-        (mid > self.pass && mid < self.fail).then_some(mid)
+        .filter(|p| p.rate > pass && p.verdict != Verdict::Pass)
+        .min_by(|a, b| a.rate.total_cmp(&b.rate))?;
+    if above.verdict == Verdict::Uncertain && !exhausted.contains(&above.rate) {
+        return Some(above.rate);
     }
-
-    /// Records whether `rate` met the objectives.
-    pub fn record(&mut self, rate: f64, met: bool) {
-        if met {
-            self.pass = self.pass.max(rate);
-        } else {
-            self.fail = self.fail.min(rate);
-        }
+    if above.rate <= pass * (1.0 + resolution) {
+        return None;
     }
-
-    /// Records the verdict at `rate`: only a pass counts as meeting.
-    pub fn record_verdict(&mut self, rate: f64, verdict: Verdict) {
-        self.record(rate, verdict == Verdict::Pass);
-    }
+    let middle = (pass * above.rate).sqrt().round();
+    // Rounding may land on a bound when they are a request per second apart.
+    (middle > pass && middle < above.rate).then_some(middle)
 }
 
 #[cfg(test)]
@@ -104,25 +69,50 @@ mod tests {
     use Verdict::{Fail, Pass, Uncertain};
 
     #[test]
-    fn the_bisection_narrows_from_the_capacity_to_the_next_rate_that_did_not_pass() {
+    fn the_search_decides_the_rate_above_the_capacity_then_bisects_on_log_rate() {
         let points = [
             point(1000.0, Pass),
             point(2000.0, Pass),
-            point(3000.0, Uncertain),
-            point(4000.0, Fail),
+            point(8000.0, Uncertain),
+            point(16000.0, Fail),
         ];
-        let b = search_bracket(&points, 0.02).unwrap();
-        assert_eq!((b.pass, b.fail), (2000.0, 3000.0));
+        // The uncertain rate above the capacity is decided first...
+        assert_eq!(next_probe(&points, 0.1, &[]), Some(8000.0));
+        // ...and once measured to its last look, the middle on log(rate).
+        assert_eq!(next_probe(&points, 0.1, &[8000.0]), Some(4000.0));
         assert_eq!(
-            search_bracket(&[point(1.0, Uncertain), point(2.0, Fail)], 0.02),
+            next_probe(&[point(1.0, Uncertain), point(2.0, Fail)], 0.1, &[]),
             None
         );
-        assert_eq!(search_bracket(&[point(1.0, Pass)], 0.02), None);
-        let mut b = b;
-        b.record_verdict(2500.0, Uncertain);
-        assert_eq!(b.fail, 2500.0);
-        b.record_verdict(2250.0, Pass);
-        assert_eq!(b.pass, 2250.0);
+        assert_eq!(next_probe(&[point(1.0, Pass)], 0.1, &[]), None);
+        // Within the resolution: done.
+        assert_eq!(
+            next_probe(&[point(1000.0, Pass), point(1090.0, Fail)], 0.1, &[]),
+            None
+        );
+    }
+
+    #[test]
+    fn bisection_on_log_rate_finds_the_boundary_to_the_resolution() {
+        for boundary in [1234.0, 50_000.0, 77_777.0, 149_999.0] {
+            let mut points = vec![point(1000.0, Pass), point(150_000.0, Fail)];
+            let mut tries = 0;
+            while let Some(rate) = next_probe(&points, 0.02, &[]) {
+                points.push(point(rate, if rate <= boundary { Pass } else { Fail }));
+                tries += 1;
+                assert!(tries < 40);
+            }
+            let found = capacity(&points).unwrap();
+            let (pass, fail) = (found.capacity.unwrap(), found.band.1.unwrap());
+            assert!(
+                pass <= boundary && boundary < fail,
+                "{boundary}: {pass} {fail}"
+            );
+            assert!(fail <= pass * 1.02 + 1.0, "{boundary}: {pass} {fail}");
+            // Each try halves log(fail / pass): from a factor of 150 to 2%.
+            let bound = ((150.0f64).ln() / (1.02f64).ln()).log2().ceil() as usize + 1;
+            assert!(tries <= bound, "{tries} tries, bound {bound}");
+        }
     }
 
     #[test]
@@ -157,44 +147,5 @@ mod tests {
             first[visit_order(4, 1, Order::Shuffle, seed)[0].0] += 1;
         }
         assert!(first.iter().all(|n| (850..1150).contains(n)), "{first:?}");
-    }
-
-    #[test]
-    fn bisection_finds_the_boundary_to_the_resolution() {
-        for boundary in [1234.0, 50_000.0, 77_777.0, 149_999.0] {
-            let met = |rate: f64| rate <= boundary;
-            let mut b = Bisection {
-                pass: 1000.0,
-                fail: 150_000.0,
-                resolution: 0.02,
-            };
-            let mut tries = 0;
-            while let Some(rate) = b.next() {
-                b.record(rate, met(rate));
-                tries += 1;
-                assert!(tries < 40);
-            }
-            assert!(b.pass <= boundary && boundary < b.fail, "{boundary}: {b:?}");
-            assert!(b.fail - b.pass <= 0.02 * b.pass, "{boundary}: {b:?}");
-            // Each try halves the interval; it starts 149k wide and ends under 2% of 1000.
-            let bound = ((150_000.0 - 1000.0) / (0.02 * 1000.0f64)).log2().ceil() as usize;
-            assert!(tries <= bound, "{tries} tries, bound {bound}");
-        }
-    }
-
-    #[test]
-    fn bisection_stops_when_the_bounds_are_adjacent() {
-        let mut b = Bisection {
-            pass: 10.0,
-            fail: 11.0,
-            resolution: 1e-6,
-        };
-        assert_eq!(b.next(), None);
-        b = Bisection {
-            pass: 10.0,
-            fail: 12.0,
-            resolution: 1e-6,
-        };
-        assert_eq!(b.next(), Some(11.0));
     }
 }

@@ -195,14 +195,13 @@ mod tests {
 
     #[test]
     fn a_steps_band_runs_from_p50_to_the_last_bounded_interval() {
-        use crate::report::sweep::{PercentileSummary, StepSummary};
+        use crate::report::sweep::{PooledPercentile, StepSummary};
         use crate::stats::confidence::Ci95;
-        let at = |ci: Ci95| PercentileSummary {
-            median_ns: ci.low(),
-            within_ci95_ns: Some(ci),
-            repeats_ci95_ns: None,
-            repeats_coverage: None,
+        let at = |ci: Ci95| PooledPercentile {
+            value_ns: ci.low(),
             ci95_ns: Some(ci),
+            runs: 1,
+            values_ns: Vec::new(),
         };
         let response = [
             ("p50", at(Ci95(100_000, Some(110_000)))),

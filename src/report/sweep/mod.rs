@@ -13,7 +13,7 @@ use crate::config::sweep::{Order, Slo};
 use crate::stats::confidence::Ci95;
 
 pub mod steps;
-pub use steps::{PercentileSummary, StepCheck, StepSummary, StepVerdict};
+pub use steps::{Exceedance, PooledPercentile, StepCheck, StepSummary, StepVerdict};
 
 /// A step's verdict against an objective, stated with its confidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -230,6 +230,23 @@ pub struct SloResult {
     pub first_failing_per_sec: Option<f64>,
     /// The capacity still passed when re-measured.
     pub confirmed: bool,
+    /// Rates under every pass that failed: a tail at low load, reported beside the
+    /// capacity rather than in its place.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub low_load_failing_per_sec: Vec<f64>,
+    /// The share of replies over the bound at the capacity (the objective nearest to
+    /// failing), pooled over its runs, with the decision's bounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_exceedance: Option<Exceedance>,
+    /// The floor, the knee and saturation.
+    #[serde(default)]
+    pub landmarks: Landmarks,
+    /// Open-loop runs measured, and their seconds.
+    #[serde(default)]
+    pub visits: usize,
+    /// Seconds the open-loop runs measured for.
+    #[serde(default)]
+    pub visit_secs: f64,
     /// The result in one sentence.
     pub summary: String,
 }
@@ -366,6 +383,31 @@ pub fn by_kind_and_rate(runs: &[Measurement]) -> Vec<&Measurement> {
         )
     });
     sorted
+}
+
+/// Where the tail sits without load, where it starts to rise, and where the server
+/// stops keeping the schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Landmarks {
+    /// The lowest rate measured, and there the first objective's pooled percentile and
+    /// its share over the bound: the host's floor.
+    pub floor: Option<Floor>,
+    /// The lowest rate whose first objective's percentile lies above the floor's beyond
+    /// both intervals.
+    pub knee_per_sec: Option<f64>,
+    /// The lowest rate whose runs achieved under [`SATURATION_FRACTION`] of the schedule.
+    pub saturation_per_sec: Option<f64>,
+}
+
+/// The floor: the tail at the lowest rate measured.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Floor {
+    /// The rate, requests per second.
+    pub rate_per_sec: f64,
+    /// The first objective's percentile there, pooled.
+    pub value_ns: u64,
+    /// Its share over the bound there.
+    pub exceedance: Option<Exceedance>,
 }
 
 #[cfg(test)]

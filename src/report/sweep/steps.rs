@@ -1,18 +1,9 @@
 //! A sweep's steps by rate: every open-loop run at one target rate (a coarse step, a
-//! search point, a re-measurement, and each of their `--repeat` runs) summarised as one
-//! step: the median of the runs' percentiles, the 95% interval within a run beside the
-//! interval from the runs' spread, and the wider of the two, which is what the sweep's
-//! decisions use. Pure statistics of saved runs; the verdicts against the objectives are
-//! `sweep::search`'s, and it writes them into [`StepSummary::slo`].
-//!
-//! The interval from the spread is the order-statistic (distribution-free) interval of
-//! the median of N runs' values: the values ranked l and N + 1 - l, with l the largest
-//! rank for which that pair holds the median of the distribution the runs are drawn from
-//! with at least 95% probability (`1 - 2 P[Binomial(N, 1/2) < l]`). Under 6 runs no pair
-//! reaches 95%, and the interval is the whole range, min..max, whose coverage is stated
-//! beside it: 50% for 2 runs, 75% for 3, 87.5% for 4, 93.75% for 5. One run has no
-//! spread. The within-run interval beside the median is the median of the runs' own
-//! interval ends, an unbounded end counting as above every bounded one.
+//! search visit, a re-measurement, and each of their `--repeat` runs) summarised as one
+//! step: each percentile of the runs' replies pooled, with the interval of the pooled
+//! test ([`crate::stats::pooled`]), over the runs that kept their schedule and passed
+//! their self-checks (all runs when none did). Pure statistics of saved runs; the
+//! verdicts against the objectives are `judge::slo`'s, written into [`StepSummary::slo`].
 
 use std::collections::BTreeMap;
 
@@ -20,20 +11,59 @@ use serde::{Deserialize, Serialize};
 
 use super::{Measurement, Verdict};
 use crate::report::{Bottleneck, Latency, Percentile};
-use crate::stats::confidence::{self, Ci95};
-pub use crate::stats::median::PercentileSummary;
-use crate::stats::median::{combine, median_f64};
+use crate::stats::confidence::{self, Batch, Ci95};
+use crate::stats::median::median_f64;
+pub use crate::stats::pooled::PooledPercentile;
 
 /// One objective at one step, over its runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepCheck {
     /// The objective as typed.
     pub slo: String,
-    /// Its percentile over the runs.
+    /// Its percentile over the runs, pooled.
     #[serde(flatten)]
-    pub summary: PercentileSummary,
+    pub summary: PooledPercentile,
+    /// The share of replies over the objective's bound, pooled, that decided it; absent
+    /// without response windows (and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exceedance: Option<Exceedance>,
     /// Pass, fail or uncertain on this objective alone.
     pub verdict: Verdict,
+}
+
+/// The share of replies slower than an objective's bound over a step's runs, and the
+/// bounds its decision compared with the share the objective allows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Exceedance {
+    /// Replies over the bound, over all replies.
+    pub fraction: f64,
+    /// The lower bound of the decision.
+    pub low: f64,
+    /// The upper bound of the decision.
+    pub high: f64,
+    /// What the objective allows: `1 - Q` for `pQ`.
+    pub limit: f64,
+    /// Replies counted.
+    pub replies: u64,
+    /// Of them, over the bound.
+    pub over: u64,
+    /// Runs pooled (the clusters).
+    pub visits: usize,
+}
+
+impl Exceedance {
+    /// The record of `pooled` against `limit`.
+    pub fn of(pooled: &crate::stats::exceedance::Pooled, limit: f64) -> Self {
+        Exceedance {
+            fraction: pooled.fraction,
+            low: pooled.low,
+            high: pooled.high,
+            limit,
+            replies: pooled.replies,
+            over: pooled.over,
+            visits: pooled.visits,
+        }
+    }
 }
 
 /// A step's verdict against every objective, from all its runs.
@@ -47,6 +77,12 @@ pub struct StepVerdict {
     pub met_runs: usize,
     /// Runs that fell short of the schedule (under the send tolerance) or left requests unsent.
     pub short_runs: usize,
+    /// Runs left out of the decision: short of the schedule or failing a self-check.
+    #[serde(default)]
+    pub invalid_runs: usize,
+    /// Most runs were left out: the generator, not the server, limited the step.
+    #[serde(default)]
+    pub generator_limited: bool,
     /// Why, in one clause.
     pub why: String,
 }
@@ -61,7 +97,7 @@ pub struct StepSummary {
     /// The median of the runs' achieved rates.
     pub achieved_rate_per_sec: f64,
     /// Response time at each reported percentile, by key (`p99_9`).
-    pub response: BTreeMap<String, PercentileSummary>,
+    pub response: BTreeMap<String, PooledPercentile>,
     /// The bottleneck most of the runs named (the earliest run's among a tie).
     pub bottleneck: Option<Bottleneck>,
     /// The verdict against the objectives, with `--slo`.
@@ -95,13 +131,15 @@ pub fn by_rate(runs: &[Measurement]) -> Vec<(f64, Vec<&Measurement>)> {
 }
 
 fn summarize_rate(rate: f64, group: &[&Measurement]) -> StepSummary {
+    let valid: Vec<&Measurement> = group.iter().filter(|m| m.report.valid).copied().collect();
+    let runs = if valid.is_empty() { group } else { &valid };
     let mut response = BTreeMap::new();
-    let latencies: Vec<&Latency> = group.iter().filter_map(|m| m.report.response()).collect();
-    if !latencies.is_empty() {
+    let latencies: Vec<&Latency> = runs.iter().filter_map(|m| m.report.response()).collect();
+    let hists: Vec<_> = latencies.iter().filter_map(|l| l.histogram()).collect();
+    let windows = windows_of(runs);
+    if !hists.is_empty() {
         for p in Percentile::ALL {
-            let values: Vec<(u64, Option<Ci95>)> =
-                latencies.iter().map(|l| (l.at(p), l.ci95(p))).collect();
-            if let Some(s) = combine(&values) {
+            if let Some(s) = crate::stats::pooled::percentile(&hists, &windows, p.quantile()) {
                 response.insert(p.key().to_string(), s);
             }
         }
@@ -142,6 +180,18 @@ pub fn percentile_of(latency: &Latency, percentile: f64) -> Option<(u64, Option<
     let h = latency.histogram().filter(|h| !h.is_empty())?;
     let e = confidence::estimate(&h, &[], q)?;
     Some((e.value_ns, Some(e.ci95)))
+}
+
+/// Each run's response windows (an empty slice for a run that kept none).
+pub fn windows_of<'a>(runs: &[&'a Measurement]) -> Vec<&'a [Batch]> {
+    runs.iter()
+        .map(|m| {
+            m.report
+                .response_windows
+                .as_ref()
+                .map_or(&[][..], |w| w.windows.as_slice())
+        })
+        .collect()
 }
 
 /// The most frequent item, the earliest among a tie.

@@ -103,7 +103,7 @@ fn whiskers(summaries: &[StepSummary], name: &str, (y_lo, y_hi): (f64, f64)) -> 
         .iter()
         .filter_map(|s| {
             let ci = s.response.get(key.key())?.ci95_ns?;
-            let median = log_ms(s.response.get(key.key())?.median_ns)?;
+            let median = log_ms(s.response.get(key.key())?.value_ns)?;
             let low = log_ms(ci.low())?.max(y_lo);
             let high = ci.high().and_then(log_ms).map(|h| h.min(y_hi));
             Some((s.target_rate_per_sec, low, high, median))

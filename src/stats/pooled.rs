@@ -1,0 +1,100 @@
+//! Runs pooled: a percentile over every run at one rate (a sweep's visits, `--repeat`'s
+//! repeats) as one sample, and an objective `pQ <= T` decided on the pooled exceedance.
+//!
+//! The value is the percentile of the runs' histograms added, so a run that stalled
+//! weighs by its replies (a median of the runs' values would hide it). Its interval and
+//! the decision on an objective are the same test, [`super::exceedance`]'s, on the runs'
+//! response windows: the runs are the clusters (host weather between runs counts) and the
+//! windows a floor (a burst inside a run counts), so an interval and a verdict cannot
+//! disagree. A run without windows (a file written before they were) leaves the interval
+//! out rather than guessing one.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use super::confidence::{Batch, Ci95};
+use super::exceedance::{self, Decision, Pooled, Window};
+
+/// One percentile over the runs at one rate, pooled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PooledPercentile {
+    /// The percentile of every run's replies together.
+    #[serde(alias = "median_ns")]
+    pub value_ns: u64,
+    /// Its interval: the values the pooled test cannot tell from the percentile (see the
+    /// module doc), at the level whose error at a decision's boundary is at most 5%; none
+    /// without windows, an open end where no value is shown to hold.
+    pub ci95_ns: Option<Ci95>,
+    /// Runs pooled.
+    #[serde(default)]
+    pub runs: usize,
+    /// Each run's own value, in the order run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values_ns: Vec<u64>,
+}
+
+/// The `quantile` over runs whose histograms are `hists` and whose response windows are
+/// `visits` (one slice per run; empty when a run kept none); `None` without a reply.
+pub fn percentile(
+    hists: &[Histogram<u64>],
+    visits: &[&[Batch]],
+    quantile: f64,
+) -> Option<PooledPercentile> {
+    let mut total: Option<Histogram<u64>> = None;
+    for h in hists {
+        match &mut total {
+            Some(t) => {
+                // Same bounds everywhere (the recorder's); a histogram that will not add is
+                // one this report did not write, and is left out rather than trusted.
+                let _ = t.add(h);
+            }
+            None => total = Some(h.clone()),
+        }
+    }
+    let total = total.filter(|t| !t.is_empty())?;
+    let value_ns = total.value_at_quantile(quantile);
+    let ci95_ns = if visits.iter().all(|v| !v.is_empty()) && !visits.is_empty() {
+        let owned: Vec<Vec<Batch>> = visits.iter().map(|v| v.to_vec()).collect();
+        exceedance::quantile_interval(&owned, quantile)
+            .map(|(low, high)| Ci95(low.min(value_ns), high.map(|h| h.max(value_ns))))
+    } else {
+        None
+    };
+    Some(PooledPercentile {
+        value_ns,
+        ci95_ns,
+        runs: hists.len(),
+        values_ns: hists
+            .iter()
+            .map(|h| {
+                if h.is_empty() {
+                    0
+                } else {
+                    h.value_at_quantile(quantile)
+                }
+            })
+            .collect(),
+    })
+}
+
+/// The windows of `visits` as counts of replies and of replies slower than `bound_ns`
+/// (to the windows' resolution, about 1%).
+pub fn windows_over(visits: &[&[Batch]], bound_ns: u64) -> Vec<Vec<Window>> {
+    visits
+        .iter()
+        .map(|v| {
+            v.iter()
+                .map(|b| Window {
+                    replies: b.len(),
+                    over: b.len().saturating_sub(b.at_most(bound_ns)),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The decision on `pQ <= bound_ns` over `visits` (`quantile` = Q), with the pooled
+/// exceedance it rests on.
+pub fn objective(visits: &[&[Batch]], quantile: f64, bound_ns: u64) -> (Decision, Option<Pooled>) {
+    exceedance::decide(&windows_over(visits, bound_ns), 1.0 - quantile)
+}
