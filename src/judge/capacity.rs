@@ -132,9 +132,11 @@ pub fn capacity(points: &[Point]) -> Option<Finding> {
 
 /// The landmarks of `steps` for their first objective.
 pub fn landmarks(steps: &[StepSummary]) -> Landmarks {
+    // From the lowest rate on: a step with nothing judged ends the list rather than
+    // letting a higher rate stand in for the floor.
     let judged: Vec<(&StepSummary, &crate::report::sweep::StepCheck)> = steps
         .iter()
-        .filter_map(|s| Some((s, s.slo.as_ref()?.checks.first()?)))
+        .map_while(|s| Some((s, s.slo.as_ref()?.checks.first()?)))
         .collect();
     let floor = judged.first().map(|(s, c)| Floor {
         rate_per_sec: s.target_rate_per_sec,

@@ -14,10 +14,14 @@
 //! level is set so that a rate exactly at the objective passes in at most 5% of
 //! decisions under simulated bursty stalls (the calibration test beside them).
 //! A step passes when every objective passes and fails when one fails.
-//! Only runs that kept their schedule and passed their self-checks count: a step whose
-//! every run could not carry its rate (under [`SATURATION_FRACTION`] of the schedule,
-//! requests unsent, or no reply) fails, and one whose runs are mostly invalid is
-//! uncertain and marked as limited by the generator, not judged as the server's.
+//! The runs that count are those that kept their schedule and whose failed self-checks,
+//! if any, can only have raised what they measured ([`PESSIMISTIC`]: the generator's
+//! lag is part of response time, never subtracted), so a pass on them is a pass of the
+//! server. A failure is not: a step that fails mostly on runs whose generator fell
+//! behind, or whose runs mostly do not count, is uncertain and marked as limited by the
+//! generator, not judged as the server's. A step whose every run could not carry its
+//! rate (under [`SATURATION_FRACTION`] of the schedule, requests unsent, or no reply)
+//! fails.
 
 use crate::config::sweep::Slo;
 use crate::report::TestReport;
@@ -147,15 +151,19 @@ pub fn judge_steps(runs: &[Measurement], slos: &[Slo]) -> Vec<StepSummary> {
 /// One step's verdict from all its runs (see the module doc).
 pub fn judge_step(group: &[&Measurement], slos: &[Slo]) -> StepVerdict {
     let sends: Vec<Sends> = group.iter().map(|m| sends(&m.report)).collect();
-    // Only runs that kept their schedule and passed their self-checks are visits: a run
-    // whose generator fell behind measured its own lag as much as the server.
+    // The visits: runs that kept their schedule and whose failed checks, if any, can only
+    // have made their response times higher than the server's (see [`PESSIMISTIC`]).
     let visits: Vec<&Measurement> = group
         .iter()
         .zip(&sends)
-        .filter(|(m, s)| **s == Sends::Kept && m.report.valid)
+        .filter(|(m, s)| **s == Sends::Kept && only_pessimistic(&m.report))
         .map(|(m, _)| *m)
         .collect();
     let invalid = group.len() - visits.len();
+    let lagging = visits
+        .iter()
+        .filter(|m| generator_behind(&m.report))
+        .count();
     let checks: Vec<StepCheck> = slos
         .iter()
         .filter_map(|slo| step_check(&visits, slo))
@@ -165,8 +173,11 @@ pub fn judge_step(group: &[&Measurement], slos: &[Slo]) -> StepVerdict {
     } else {
         Verdict::Uncertain
     };
-    // Most runs invalid: the generator, not the server, set what was measured.
-    let generator_limited = invalid * 2 > group.len();
+    // A failure measured mostly on runs whose generator fell behind may be the
+    // generator's; a pass on them stands (their lag only added to what was measured).
+    let generator_limited =
+        (measured != Verdict::Pass && lagging * 2 > visits.len() && !visits.is_empty())
+            || invalid * 2 > group.len();
     let verdict = if !sends.is_empty() && sends.iter().all(|s| *s == Sends::Overloaded) {
         Verdict::Fail
     } else if generator_limited {
@@ -184,7 +195,8 @@ pub fn judge_step(group: &[&Measurement], slos: &[Slo]) -> StepVerdict {
         )
     } else if generator_limited {
         format!(
-            "limited by the generator: {invalid} of {} runs fell behind the schedule or failed a self-check",
+            "limited by the generator: {} of {} runs fell behind their schedule or failed a self-check",
+            (invalid + lagging).min(group.len()),
             group.len()
         )
     } else {
@@ -207,6 +219,35 @@ pub fn judge_step(group: &[&Measurement], slos: &[Slo]) -> StepVerdict {
         checks,
         why,
     }
+}
+
+/// The checks whose failure can only have made a run's response times higher than the
+/// server gave: the generator's lag and CPU (response time counts from the intended
+/// send, so its lateness is added, never taken away), its sends' shape (late sends
+/// bunch up, a burstier load), and a backlog that grew. A run failing any other check
+/// (errors, counts that do not add up) is not a visit.
+pub const PESSIMISTIC: [&str; 4] = [
+    "schedule_lag",
+    "generator_cpu",
+    "poisson_fit",
+    "steady_state",
+];
+
+/// Whether every check `report` failed is one of [`PESSIMISTIC`].
+fn only_pessimistic(report: &TestReport) -> bool {
+    report
+        .checks
+        .iter()
+        .filter(|c| c.verdict == crate::report::verdict::Verdict::Fail)
+        .all(|c| PESSIMISTIC.contains(&c.name.as_str()))
+}
+
+/// Whether `report`'s generator fell behind: its lag or CPU check failed.
+fn generator_behind(report: &TestReport) -> bool {
+    report.checks.iter().any(|c| {
+        c.verdict == crate::report::verdict::Verdict::Fail
+            && matches!(c.name.as_str(), "schedule_lag" | "generator_cpu")
+    })
 }
 
 /// One objective over `visits`: the pooled percentile with its interval, and the decision
@@ -404,14 +445,29 @@ mod tests {
             "{:?}",
             v.checks[0].summary
         );
-        // Runs that failed a self-check are left out; most of them: the generator's.
-        let mut lagging = runs(8, 10);
-        for m in lagging.iter_mut().take(5) {
-            m.report.valid = false;
-        }
-        let v = judged(&lagging);
+        let failed = |name: &str| crate::report::Check {
+            name: name.into(),
+            verdict: crate::report::verdict::Verdict::Fail,
+            detail: String::new(),
+            meaning: String::new(),
+        };
+        let with = |mut runs: Vec<Measurement>, check: &str, n: usize| {
+            for m in runs.iter_mut().take(n) {
+                m.report.checks.push(failed(check));
+                m.report.valid = false;
+            }
+            runs
+        };
+        // Runs whose counts are wrong are left out; most of them: not decided.
+        let v = judged(&with(runs(8, 10), "error_replies", 5));
         assert!(v.generator_limited && v.verdict == Uncertain, "{}", v.why);
         assert!(v.why.contains("limited by the generator"), "{}", v.why);
+        // A lagging generator only added to what was measured: a pass stands...
+        assert_eq!(judged(&with(runs(8, 10), "schedule_lag", 8)).verdict, Pass);
+        // ...a failure measured on such runs may be the generator's.
+        let v = judged(&with(runs(8, 150), "generator_cpu", 8));
+        assert!(v.generator_limited && v.verdict == Uncertain, "{}", v.why);
+        assert_eq!(judged(&with(runs(8, 150), "poisson_fit", 8)).verdict, Fail);
         // Every run overloaded: fail whatever the latency of what was sent.
         let dropped = [
             run(1000.0, MS / 2, ci(0.4, Some(0.6)), 0.5),

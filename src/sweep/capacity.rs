@@ -32,7 +32,8 @@ impl Sweeper<'_> {
             if verdict != Verdict::Uncertain && runs > 0 {
                 return Ok(verdict);
             }
-            if generator_limited && valid + SPARE_RUNS <= runs {
+            // The generator, not the server, decides what more runs would show.
+            if generator_limited && runs >= exceedance::LOOKS[0] {
                 return Ok(verdict);
             }
             let Some(look) = exceedance::next_look(valid) else {

@@ -194,13 +194,14 @@ pub fn quantile_interval(visits: &[Vec<Batch>], quantile: f64) -> Option<(u64, O
         };
         possible && pool(&windows).is_some_and(|p| verdict(&p, limit) == wanted)
     };
-    let high = values.iter().copied().find(|&v| at(v, Decision::Holds));
-    let low = values
-        .iter()
-        .rev()
-        .copied()
-        .find(|&v| at(v, Decision::Broken))
-        .unwrap_or(0);
+    // Binary searches: the share over a value falls as the value rises, so `Holds` turns
+    // from false to true once along the values and `Broken` from true to false. A scan of
+    // every value costs an inverse beta (Clopper-Pearson) per bucket, seconds per step
+    // once a sweep holds a few hundred thousand replies at a rate.
+    let first_holding = values.partition_point(|&v| !at(v, Decision::Holds));
+    let high = values.get(first_holding).copied();
+    let past_broken = values.partition_point(|&v| at(v, Decision::Broken));
+    let low = past_broken.checked_sub(1).map_or(0, |i| values[i]);
     Some((low, high))
 }
 
