@@ -276,7 +276,8 @@ fn error_replies_are_counted_by_kind_and_do_not_stop_the_run() {
     server.cmd(&["SET", "notalist", "x"]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let out = assert_success(&run_tailrate(&[
+    // Every request fails: the run exits 1 as redis-benchmark does, its report written.
+    let run = run_tailrate(&[
         "-p",
         &port,
         "-n",
@@ -288,7 +289,9 @@ fn error_replies_are_counted_by_kind_and_do_not_stop_the_run() {
         "LPUSH",
         "notalist",
         "v",
-    ]));
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    let out = String::from_utf8_lossy(&run.stdout);
     assert!(out.contains("WRONGTYPE: 1000"), "{out}");
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(

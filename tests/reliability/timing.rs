@@ -122,7 +122,9 @@ fn requests_to_a_server_that_never_answers_time_out_and_the_run_ends_on_time() {
         json.to_str().unwrap(),
     ]);
     run.assert_no_panic();
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // Nothing was answered: the run fails (exit 1), and says how its requests ended.
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("timed out"), "{}", run.stderr);
     let test = &read_json(&json)["tests"][0];
     assert_balanced(test);
     eprintln!(
