@@ -1,6 +1,7 @@
 //! The marks of the latency-vs-rate chart that are not a percentile's line: the
 //! objectives' lines and labels, each step's bottleneck and the saturated rates, the
-//! capacity bands, each rate's verdict, and the capacity's line and label.
+//! capacity bands, each rate's verdict, the capacity's line and label, and the floor and
+//! the knee.
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -8,7 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::{Layout, RateChart};
 use crate::export::plot::{
     ALERT, BAND, BAND_OPACITY, CAPACITY, DrawResult, GRAY, INK, Shape, draw_line, draw_markers,
-    draw_text, font, ms_label, rate_label,
+    draw_text, font, log_ms, ms_label, rate_label,
 };
 use crate::report::Bottleneck;
 use crate::report::sweep::{Limit, Measurement, SloResult, StepSummary, SweepReport, Verdict};
@@ -244,6 +245,49 @@ pub(super) fn bottleneck_marks(
             .color(&INK)
             .pos(Pos::new(HPos::Center, VPos::Bottom));
         draw_text(chart, (*rate, y_lo), short, (0, -4), style)?;
+    }
+    Ok(())
+}
+
+/// The floor (a diamond at the first objective's pooled percentile at the lowest rate,
+/// labelled) and the knee (a dotted vertical line, labelled), when the sweep found them.
+pub(super) fn landmarks(
+    chart: &mut RateChart<'_, '_>,
+    layout: &Layout<'_>,
+    r: &SweepReport,
+) -> DrawResult {
+    let Some(marks) = r.slo.as_ref().map(|s| s.landmarks) else {
+        return Ok(());
+    };
+    if let Some(floor) = marks.floor
+        && let Some(y) = log_ms(floor.value_ns)
+    {
+        let at = (floor.rate_per_sec, y.clamp(layout.y_lo, layout.y_hi));
+        draw_markers(chart, Shape::Ring, vec![at], GRAY, 6)?;
+        let style = font(12)
+            .color(&GRAY)
+            .pos(Pos::new(HPos::Left, VPos::Bottom));
+        draw_text(
+            chart,
+            at,
+            format!("floor {}", ms_label(floor.value_ns)),
+            (8, -4),
+            style,
+        )?;
+    }
+    if let Some(knee) = marks.knee_per_sec {
+        let line = vec![(knee, layout.y_lo), (knee, layout.y_hi)];
+        draw_line(chart, line, GRAY, 1, true)?;
+        let style = font(12)
+            .color(&GRAY)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        draw_text(
+            chart,
+            (knee, (layout.y_lo + layout.y_hi) / 2.0),
+            "knee",
+            (4, 0),
+            style,
+        )?;
     }
     Ok(())
 }

@@ -71,6 +71,9 @@ pub(super) fn latency_vs_rate(
         marks::bottleneck_marks(&mut chart, &open_steps(r), &layout)?;
     }
     marks::capacity_bands(&mut chart, &layout)?;
+    if let [(_, r)] = inputs {
+        marks::landmarks(&mut chart, &layout, r)?;
+    }
     for (index, (label, r)) in inputs.iter().enumerate() {
         draw_sweep(&mut chart, &layout, index, label, r)?;
     }
