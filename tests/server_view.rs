@@ -47,6 +47,38 @@ fn the_server_counts_exactly_what_a_closed_loop_sent_and_its_cpu_and_histogram_a
     }
 }
 
+/// A mix whose entries share a verb (`GET a`, `GET b`) is one command to the server: its
+/// count is checked against what every entry sent, not the first entry's share.
+#[test]
+fn a_mix_whose_commands_share_a_verb_is_counted_as_the_server_counts_it() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let (_, report) = run_tailrate_json(&[
+        "-p",
+        &port,
+        "-n",
+        "2000",
+        "-q",
+        "--command",
+        "GET a",
+        "--command",
+        "GET b",
+    ]);
+    let test = &report["tests"][0];
+    let get = server_command(test, "get");
+    assert_eq!(
+        (get["calls"].as_u64(), get["sent_by_tailrate"].as_u64()),
+        (Some(2000), Some(2000)),
+        "{get}"
+    );
+    assert_eq!(
+        check(test, "server_count")["verdict"],
+        "pass",
+        "{}",
+        test["checks"]
+    );
+}
+
 #[test]
 fn an_open_loops_warm_up_is_in_the_servers_count_and_another_client_fails_the_check() {
     let server = RedisServer::start();

@@ -46,6 +46,12 @@ pub fn measure(
     // `log_offset` before now.
     let called = Instant::now();
     let command_names: Vec<String> = test.commands.iter().map(|c| c.name.clone()).collect();
+    // The server counts a mix's `get` and `get_2` as one `get`.
+    let server_names: Vec<String> = test
+        .commands
+        .iter()
+        .map(|c| c.server_name.clone())
+        .collect();
     let reads: Vec<bool> = test.commands.iter().map(|c| c.counts_hits).collect();
     let mut hlog_error = None;
     // Each merged batch: kept for the percentiles' intervals, and grouped into the
@@ -83,7 +89,7 @@ pub fn measure(
         merger.recycle(record);
     };
     let mut observer =
-        super::server_view::Observer::open(config, cluster.map(|c| &**c), &command_names, cancel);
+        super::server_view::Observer::open(config, cluster.map(|c| &**c), &server_names, cancel);
     let before = observer.as_mut().map(|o| (o.read(), o.taken(), unix_now()));
     let outcome = {
         let mut on_interval = |iv: Interval| {
@@ -109,7 +115,7 @@ pub fn measure(
     let server = observer
         .as_mut()
         .zip(before)
-        .map(|(o, before)| server_view(config, o, before, &command_names, &outcome));
+        .map(|(o, before)| server_view(config, o, before, &server_names, &outcome));
     let mut report = TestReport::build(
         &test.name,
         config,

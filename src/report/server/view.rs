@@ -19,10 +19,20 @@ pub fn view(
             missing.push(m.clone());
         }
     }
-    let commands = sent
+    // The server counts by command name: a mix's entries sharing a verb (`GET a`, `GET b`:
+    // tailrate's `get` and `get_2`) are one command there, so they are counted together.
+    let mut by_server_name: Vec<(String, String, u64)> = Vec::new();
+    for (command, n) in sent {
+        let key = server_name(command);
+        match by_server_name.iter_mut().find(|(k, _, _)| *k == key) {
+            Some(entry) => entry.2 = entry.2.saturating_add(*n),
+            None => by_server_name.push((key, command.clone(), *n)),
+        }
+    }
+    let commands = by_server_name
         .iter()
-        .map(|(command, sent_by_tailrate)| {
-            let key = server_name(command);
+        .map(|(key, command, sent_by_tailrate)| {
+            let key = key.clone();
             let counted = before
                 .commands
                 .as_ref()

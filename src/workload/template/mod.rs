@@ -51,8 +51,10 @@ pub fn counts_hits(name: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
     /// Command name in lower case (`set`), as `INFO commandstats` names it; mixes make names
-    /// unique.
+    /// unique (`get_2`).
     pub name: String,
+    /// The command as the server names it (`get` for a mix's `get_2`).
+    pub server_name: String,
     /// Whether its replies are counted as hits and misses: a read of one value (see the
     /// function `counts_hits` here), decided from the command's name once, when it is built.
     pub counts_hits: bool,
@@ -145,6 +147,7 @@ impl Template {
             .unwrap_or_default();
         Template {
             counts_hits: counts_hits(&name),
+            server_name: name.clone(),
             name,
             bytes: b.bytes,
             pieces: b.pieces,
@@ -169,6 +172,7 @@ impl Template {
         }];
         Template {
             counts_hits: counts_hits(&name),
+            server_name: name.clone(),
             name,
             bytes,
             pieces,
