@@ -133,14 +133,41 @@ fn usage_error(e: clap::Error) -> ExitCode {
                             .nth(1)
                             .is_some_and(|w| !w.starts_with(['[', '-', '<']))
                 });
-            let message = clap_message(&rendered);
+            let mut message = clap_message(&rendered);
+            if let Some(hint) = usage_hint(&rendered) {
+                message = format!("{message}; {hint}");
+            }
             match usage_line {
                 Some(u) => usage(&format!("{message} (usage: {u})")),
                 None => usage(&message),
             }
         }
-        _ => usage(&clap_message(&e.render().to_string())),
+        _ => {
+            let rendered = e.render().to_string();
+            let message = clap_message(&rendered);
+            match usage_hint(&rendered) {
+                Some(hint) => usage(&format!("{message}; {hint}")),
+                None => usage(&message),
+            }
+        }
     }
+}
+
+/// A line that names the fix for the mistakes clap's own message cannot: `-h` alone
+/// (it is the host, as redis-benchmark's), and flags that belong to another job.
+fn usage_hint(message: &str) -> Option<&'static str> {
+    if message.contains("a value is required for '-h <HOST>'") {
+        return Some("-h is the server's host, as redis-benchmark's; help is --help");
+    }
+    if message.contains("unexpected argument '--contrast'") && message.contains("sweep") {
+        return Some(
+            "a sweep sets closed loops beside its steps with --rate-capped and --closed-loop-points",
+        );
+    }
+    if message.contains("unexpected argument '--slo'") {
+        return Some("an objective is searched by `tailrate sweep --rates ... --slo ...`");
+    }
+    None
 }
 
 /// clap's rendered error up to its usage block, as one line when it is one sentence and
@@ -180,10 +207,14 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Input the user must fix (a report `compare` cannot read or compare): bad usage.
+/// Input the user must fix (a report `compare` cannot read or compare, shards `merge`
+/// refuses, a file `plot` cannot draw): bad usage.
 fn is_bad_input(e: &anyhow::Error) -> bool {
-    e.chain()
-        .any(|c| c.is::<tailrate::compare::InputError>() || c.is::<tailrate::merge::MergeError>())
+    e.chain().any(|c| {
+        c.is::<tailrate::compare::InputError>()
+            || c.is::<tailrate::merge::MergeError>()
+            || c.is::<tailrate::report::sweep::ParseError>()
+    })
 }
 
 /// redis-cli's warning when a password is typed on the command line. `argv` may be the

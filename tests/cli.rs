@@ -168,3 +168,92 @@ fn a_mistyped_subcommand_or_a_flag_after_the_command_is_a_usage_error_with_a_hin
         assert!(stderr.contains("connecting"), "{args:?}: {stderr}");
     }
 }
+
+/// Count flags read numbers one way: spaces trimmed, suffixes taken, and a message that
+/// says what was expected rather than the integer parser's "invalid digit".
+#[test]
+fn seed_workers_and_pipeline_size_read_counts_as_every_count_flag_does() {
+    for args in [
+        &["-t", "get", "-n", "10", "--seed", "abc"][..],
+        &["-t", "get", "-n", "10", "--workers", "x"],
+        &[
+            "-t",
+            "get",
+            "-n",
+            "10",
+            "--workers",
+            "8",
+            "--pipeline-size",
+            "-1",
+        ],
+    ] {
+        let (code, stderr) = usage_of(args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(!stderr.contains("invalid digit"), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("expected a") || stderr.contains("is not a number"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // ' 5' is a count: accepted (the run then finds no server: exit 1, not usage).
+    for args in [
+        &["-t", "get", "-n", "10", "--seed", " 5"][..],
+        &[
+            "-t",
+            "get",
+            "-n",
+            "10",
+            "-c",
+            "2",
+            "--workers",
+            " 8",
+            "--pipeline-size",
+            " 4",
+        ],
+    ] {
+        let (code, stderr) = usage_of(args);
+        assert_eq!(code, Some(1), "{args:?}: {stderr}");
+    }
+}
+
+/// Each common mistake's message names its fix.
+#[test]
+fn common_mistakes_are_answered_with_the_fix() {
+    let cases: [(&[&str], Option<i32>, &str); 6] = [
+        (&["-h"], Some(2), "help is --help"),
+        (&["-t", "gte", "-n", "10"], Some(2), "did you mean get?"),
+        (
+            &["--rate", "10", "k", "--duration", "1s"],
+            Some(2),
+            "write a number and its unit together",
+        ),
+        (
+            &["sweep", "--rates", "1k", "--contrast"],
+            Some(2),
+            "--rate-capped and --closed-loop-points",
+        ),
+        (
+            &["--slo", "p99<=1ms", "-t", "get"],
+            Some(2),
+            "tailrate sweep",
+        ),
+        // Nothing listens on the free port the harness picked.
+        (
+            &["-t", "get", "-n", "10"],
+            Some(1),
+            "is a server running there?",
+        ),
+    ];
+    for (args, code, says) in cases {
+        let (got, stderr) = usage_of(args);
+        assert_eq!(got, code, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    let out = Command::new(tailrate_bin())
+        .args(["-h", "localhost:6379", "-t", "get", "-n", "10"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("-h takes a host alone"), "{stderr}");
+}

@@ -676,7 +676,8 @@ fn tailrate_plot_overlays_two_sweeps_labelled_by_file_stem() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(bad.status.code(), Some(1));
+    // A file that is not a sweep is input to fix: usage (2), naming the file.
+    assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("step-2000.hlog"));
 }
 
@@ -815,8 +816,11 @@ fn sigint_mid_sweep_leaves_valid_json_with_the_finished_steps() {
 #[test]
 fn bad_sweep_input_exits_2_with_one_line_naming_the_flag() {
     let blocked: PathBuf = ["/dev", "null", "sub"].iter().collect();
-    let cases: [(&str, &[&str]); 10] = [
+    let cases: [(&str, &[&str]); 12] = [
         ("--rates", &["--rates", "20k..10k:1k"]),
+        // A negative rate reaches the rate parser, not clap's "unexpected argument".
+        ("--rates", &["--rates", "-1k"]),
+        ("--rates", &["--rates", "-1k..5k:1k"]),
         ("--rates", &["--rates", "10k..20k:0"]),
         ("--rates", &["--rates", ""]),
         ("--rates", &["--rates", "fast"]),
@@ -1224,4 +1228,30 @@ fn a_shuffled_sweep_skips_the_rates_above_a_saturated_one_and_runs_those_below()
             .unwrap()
             .contains("past saturation")
     );
+}
+
+#[test]
+fn tailrate_plot_of_a_file_that_is_not_a_sweep_says_what_it_is_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("plots");
+    for (body, says) in [
+        (
+            r#"{"schema_version": 5, "tests": []}"#,
+            "a run's report (tailrate --json), not a sweep",
+        ),
+        (r#"{"schema_version": 5}"#, "it has no runs"),
+        (r#"{"runs": []}"#, "it has no schema_version"),
+    ] {
+        let file = dir.path().join("input.json");
+        std::fs::write(&file, body).unwrap();
+        let out = run_tailrate(&[
+            "plot",
+            file.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{body}: {err}");
+        assert!(err.contains(says), "{body}: {err}");
+    }
 }

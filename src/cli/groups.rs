@@ -217,7 +217,7 @@ pub struct WorkloadArgs {
     #[arg(long = "data-size-list", value_name = "LIST")]
     pub data_size_list: Option<String>,
     /// A SET/GET mix, memtier's spelling: `1:10` sends one `SET __key__ __data__` per ten `GET __key__`.
-    #[arg(long, value_name = "SET:GET")]
+    #[arg(long, value_name = "SET:GET", allow_hyphen_values = true)]
     pub ratio: Option<String>,
     /// A SET/GET mix, go-redis's spelling: the fraction of requests that are GETs (`0.8`)
     /// [range: 0 to 1].
@@ -280,12 +280,15 @@ pub struct BenchmarkArgs {
 #[command(next_help_heading = "Workers (many clients over few connections)")]
 pub struct WorkersArgs {
     /// Closed loop: this many logical clients, each with one request in flight, dealt evenly over the -c connections; each connection batches its workers' requests (automatic pipelining) [range: 1 to 1000000].
-    #[arg(long, value_name = "W", allow_negative_numbers = true)]
+    // Ranges are config/workers.rs's, with their reasons; this parser reads the number
+    // as every other count flag does (spaces trimmed, `10k`).
+    #[arg(long, value_name = "W", value_parser = count_in::<usize>(0, u64::MAX, "the largest count"), allow_negative_numbers = true)]
     pub workers: Option<usize>,
     /// With --workers: a connection writes its waiting requests once this many wait [default: 100] [range: 1 to 1000000].
     #[arg(
         long = "pipeline-size",
         value_name = "N",
+        value_parser = count_in::<usize>(0, u64::MAX, "the largest count"),
         allow_negative_numbers = true
     )]
     pub pipeline_size: Option<usize>,
@@ -380,7 +383,7 @@ pub struct ChecksArgs {
     pub timeout: Option<Duration>,
     /// Seed of every random choice (keys, values, arrivals); printed in reports [range: 0 to
     /// 18446744073709551615].
-    #[arg(long, value_name = "SEED", allow_negative_numbers = true)]
+    #[arg(long, value_name = "SEED", value_parser = count_in::<u64>(0, u64::MAX, "the largest count"), allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// Exit non-zero when a self-check fails.
     #[arg(long)]

@@ -137,7 +137,7 @@ pub struct TuneArgs {
 #[command(after_help = "Guide: docs/sweep.md")]
 pub struct SweepArgs {
     /// Rates to step through: `10k..200k:10k`, `5k,10k,20k`, or `10%..120%:10%` of a measured closed-loop maximum.
-    #[arg(long, value_name = "RATES")]
+    #[arg(long, value_name = "RATES", allow_hyphen_values = true)]
     pub rates: String,
     /// Service-level objective, repeatable: `p99<=1ms`, `p99.9<=5ms`.
     #[arg(long, value_name = "SLO")]

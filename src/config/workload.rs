@@ -34,7 +34,7 @@ fn check_custom_command(words: &[OsString]) -> Result<(), ConfigError> {
     let lower_case = first.chars().all(|c| c.is_ascii_lowercase());
     if let Some(meant) = SUBCOMMANDS.iter().find(|s| {
         let most = if s.len() <= 4 { 1 } else { 2 };
-        lower_case && edit_distance(first, s) <= most
+        lower_case && strsim::levenshtein(first, s) <= most
     }) {
         return Err(ConfigError::invalid(
             "COMMAND",
@@ -42,6 +42,16 @@ fn check_custom_command(words: &[OsString]) -> Result<(), ConfigError> {
                 "'{first}' would be sent to the server as a command; did you mean `tailrate \
                  {meant}`? (a subcommand comes first: `tailrate {meant} -p PORT ...`; to send '{first}' to the server as \
                  a command, give it in upper case)"
+            ),
+        ));
+    }
+    // `--rate 10 k`: the shell split a number from its unit, and the unit became a command.
+    if ["k", "K", "M", "G", "s", "ms", "us", "m"].contains(&first.as_str()) {
+        return Err(ConfigError::invalid(
+            "COMMAND",
+            format!(
+                "'{first}' would be sent to the server as a command: a unit after a space? \
+                 write a number and its unit together (--rate 10k, --duration 2s)"
             ),
         ));
     }
@@ -73,24 +83,6 @@ fn is_own_flag(word: &str) -> bool {
         }
         _ => false,
     }
-}
-
-/// Levenshtein distance; the words are a few letters long.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 /// Checks the workload flags (tests, custom command, mixes, keys, values) against each

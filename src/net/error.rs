@@ -11,7 +11,7 @@ use crate::resp::DecodeError;
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
     /// The TCP or Unix connect failed.
-    #[error("could not connect to {endpoint}: {cause}")]
+    #[error("could not connect to {endpoint}: {cause}{hint}", hint = connect_hint(cause))]
     Connect {
         /// Where.
         endpoint: String,
@@ -123,5 +123,19 @@ impl NetError {
             self,
             NetError::Protocol { .. } | NetError::Unsolicited { .. } | NetError::TurnedAway { .. }
         )
+    }
+}
+
+/// What to check when a connect failed: a refused port usually has no server behind it,
+/// and a name that does not resolve is often `host:port` given to `-h`.
+fn connect_hint(cause: &io::Error) -> &'static str {
+    match cause.kind() {
+        io::ErrorKind::ConnectionRefused => {
+            " (is a server running there? -h HOST, -p PORT, -s SOCKET or -u URI say where)"
+        }
+        _ if cause.to_string().contains("lookup") => {
+            " (-h takes a host alone: the port goes to -p, or give -u redis://HOST:PORT)"
+        }
+        _ => "",
     }
 }

@@ -3,11 +3,12 @@
 /// Errors in the description of what to send.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
-    /// `-t` named no known test.
+    /// `-t` named no known test; the nearest test's name when one is close.
     #[error(
-        "invalid value for -t: no known test in '{0}' (tests: ping, set, get, incr, lpush, rpush, lpop, rpop, sadd, hset, spop, zadd, zpopmin, lrange, lrange_100, lrange_300, lrange_500, lrange_600, mset, xadd)"
+        "invalid value for -t: no known test in '{0}'{hint} (tests: ping, set, get, incr, lpush, rpush, lpop, rpop, sadd, hset, spop, zadd, zpopmin, lrange, lrange_100, lrange_300, lrange_500, lrange_600, mset, xadd)",
+        hint = .1.map(|t| format!("; did you mean {t}?")).unwrap_or_default()
     )]
-    NoTests(String),
+    NoTests(String, Option<&'static str>),
     /// A custom command was empty.
     #[error("the custom command is empty")]
     EmptyCommand,

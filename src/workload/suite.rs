@@ -228,9 +228,21 @@ pub fn select_tests(selection: Option<&str>) -> Result<Vec<TestSpec>, WorkloadEr
         .copied()
         .collect();
     if picked.is_empty() {
-        return Err(WorkloadError::NoTests(selection.to_string()));
+        let nearest = wanted.iter().find_map(|w| nearest_test(w));
+        return Err(WorkloadError::NoTests(selection.to_string(), nearest));
     }
     Ok(picked)
+}
+
+/// The test name nearest to `typed`, when a typo away (two edits at most: `gte`, `lpsuh`).
+fn nearest_test(typed: &str) -> Option<&'static str> {
+    DEFAULT_TESTS
+        .iter()
+        .flat_map(|spec| spec.selectors.iter().copied())
+        .map(|name| (strsim::damerau_levenshtein(typed, name), name))
+        .filter(|&(distance, _)| distance <= 2)
+        .min_by_key(|&(distance, _)| distance)
+        .map(|(_, name)| name)
 }
 
 #[cfg(test)]

@@ -342,9 +342,14 @@ pub enum ParseError {
         /// The version in the file.
         found: u64,
     },
+    /// A run's report (`tailrate --json`), not a sweep.
+    #[error(
+        "a run's report (tailrate --json), not a sweep: tailrate plot draws the sweep.json a `tailrate sweep` writes"
+    )]
+    RunReport,
     /// JSON, but not a sweep (no `schema_version` and `runs`).
-    #[error("not a sweep.json written by `tailrate sweep` (no schema_version and runs)")]
-    NotASweep,
+    #[error("not a sweep.json written by `tailrate sweep` (it has no {0})")]
+    NotASweep(&'static str),
     /// A sweep of this version whose fields do not parse.
     #[error("not a sweep.json layout this tailrate reads: {0}")]
     Layout(serde_json::Error),
@@ -353,10 +358,13 @@ pub enum ParseError {
 /// Parses sweep JSON, refusing other layouts with a clear message.
 pub fn parse(bytes: &[u8]) -> Result<SweepReport, ParseError> {
     let value: serde_json::Value = serde_json::from_slice(bytes).map_err(ParseError::NotJson)?;
+    let runs = value.get("runs").is_some();
     match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(SWEEP_SCHEMA_VERSION) && value.get("runs").is_some() => {}
-        Some(found) if value.get("runs").is_some() => return Err(ParseError::Version { found }),
-        _ => return Err(ParseError::NotASweep),
+        Some(v) if v == u64::from(SWEEP_SCHEMA_VERSION) && runs => {}
+        Some(found) if runs => return Err(ParseError::Version { found }),
+        Some(_) if value.get("tests").is_some() => return Err(ParseError::RunReport),
+        Some(_) => return Err(ParseError::NotASweep("runs")),
+        None => return Err(ParseError::NotASweep("schema_version")),
     }
     // Parse the bytes themselves (not `value`) so a float reads the same on every path.
     serde_json::from_slice(bytes).map_err(ParseError::Layout)
