@@ -1,0 +1,187 @@
+//! The SLO verdicts of a sweep's runs and steps, as pure functions of measured numbers:
+//! whether a run or a step passes, fails or is uncertain against the objectives, and
+//! whether the server is past saturation. The capacity read from the verdicts is
+//! [`super::capacity`]'s; measuring and the search are `sweep`'s.
+//!
+//! The rule, on each objective `pQ <= T` at one step (every run at one rate: each
+//! `--repeat`, search visit and re-measurement, pooled): `pQ <= T` holds exactly when the
+//! share of replies slower than T is at most `1 - Q`, so the step is decided on that
+//! share pooled over its runs ([`crate::stats::pooled`], [`crate::stats::exceedance`]):
+//! it **passes** when the share's upper bound is under `1 - Q`, **fails** when its lower
+//! bound is over it, and is **uncertain** otherwise, or before the first look (the
+//! search then measures more runs there). The bounds count the runs as clusters, so
+//! host weather between runs widens them, with the windows inside runs as a floor; their
+//! level is set so that a rate exactly at the objective passes in at most 5% of
+//! decisions under simulated bursty stalls (the calibration test beside them).
+//! A step passes when every objective passes and fails when one fails.
+//! The runs that count are those that kept their schedule and whose failed self-checks,
+//! if any, can only have raised what they measured ([`PESSIMISTIC`]: the generator's
+//! lag is part of response time, never subtracted), so a pass on them is a pass of the
+//! server. A failure is not: a step that fails mostly on runs whose generator fell
+//! behind, or whose runs mostly do not count, is uncertain and marked as limited by the
+//! generator, not judged as the server's. A step whose every run could not carry its
+//! rate (under [`SATURATION_FRACTION`] of the schedule, requests unsent, or no reply)
+//! fails.
+
+mod step;
+
+pub use step::{PESSIMISTIC, judge_step};
+
+use crate::config::sweep::Slo;
+use crate::report::TestReport;
+use crate::report::sweep::steps::{self, StepSummary};
+use crate::report::sweep::{Measurement, SloCheck, SloVerdict};
+pub use crate::report::sweep::{SATURATION_FRACTION, Verdict, achieved_fraction};
+use crate::stats::confidence::Ci95;
+
+/// Largest shortfall of the achieved rate against the planned rate for a step to be valid.
+pub const SEND_TOLERANCE: f64 = super::checks::RATE_TOLERANCE;
+
+/// Whether a run carried its rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sends {
+    /// Within [`SEND_TOLERANCE`] of the schedule, nothing unsent.
+    Kept,
+    /// Short of the schedule by more than the tolerance, yet above
+    /// [`SATURATION_FRACTION`] and nothing unsent (a generator stall on a busy host).
+    Short,
+    /// Under [`SATURATION_FRACTION`] of the schedule, requests never sent, or no reply.
+    Overloaded,
+}
+
+/// How `report` kept its schedule.
+pub fn sends(report: &TestReport) -> Sends {
+    let c = &report.counts;
+    let achieved = achieved_fraction(report);
+    if c.completed == 0 || c.not_sent > 0 || achieved < SATURATION_FRACTION {
+        Sends::Overloaded
+    } else if achieved < 1.0 - SEND_TOLERANCE {
+        Sends::Short
+    } else {
+        Sends::Kept
+    }
+}
+
+/// The verdict of an objective with bound `bound_ns` on a percentile with interval
+/// `ci`: pass when its upper end is at most the bound, fail when its lower end is above
+/// it, uncertain otherwise (and without an interval).
+pub fn verdict(ci: Option<Ci95>, bound_ns: u64) -> Verdict {
+    match ci {
+        Some(c) if c.high().is_some_and(|h| h <= bound_ns) => Verdict::Pass,
+        Some(c) if c.low() > bound_ns => Verdict::Fail,
+        _ => Verdict::Uncertain,
+    }
+}
+
+/// Every objective together: fail if one fails, pass if all pass, uncertain otherwise.
+pub fn all_of(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
+    let mut all_pass = true;
+    let mut any = false;
+    for v in verdicts {
+        any = true;
+        match v {
+            Verdict::Fail => return Verdict::Fail,
+            Verdict::Uncertain => all_pass = false,
+            Verdict::Pass => {}
+        }
+    }
+    if any && all_pass {
+        Verdict::Pass
+    } else {
+        Verdict::Uncertain
+    }
+}
+
+/// `verdict` of runs whose sends were `sends`: fail when every run was overloaded; at
+/// best uncertain when any run was overloaded or short.
+pub fn with_sends(verdict: Verdict, sends: &[Sends]) -> Verdict {
+    if !sends.is_empty() && sends.iter().all(|s| *s == Sends::Overloaded) {
+        Verdict::Fail
+    } else if verdict == Verdict::Pass && sends.iter().any(|s| *s != Sends::Kept) {
+        Verdict::Uncertain
+    } else {
+        verdict
+    }
+}
+
+/// Judges one run against `slos`: `met` when every objective's measured value holds and
+/// the run was valid (the achieved rate within [`SEND_TOLERANCE`] of the schedule,
+/// nothing unsent); its `verdict` from its own intervals by the rule of the module doc.
+pub fn judge(report: &TestReport, slos: &[Slo]) -> SloVerdict {
+    let kept = sends(report);
+    let valid = kept == Sends::Kept;
+    let response = report.response();
+    let checks: Vec<SloCheck> = slos
+        .iter()
+        .map(|slo| {
+            let at = response.and_then(|l| steps::percentile_of(l, slo.percentile));
+            SloCheck {
+                slo: slo.text.clone(),
+                measured_ns: at.map(|a| a.0),
+                ci95_ns: at.and_then(|a| a.1),
+                met: at.is_some_and(|a| a.0 <= slo.bound_ns),
+            }
+        })
+        .collect();
+    let own = all_of(
+        checks
+            .iter()
+            .zip(slos)
+            .map(|(c, slo)| verdict(c.ci95_ns, slo.bound_ns)),
+    );
+    SloVerdict {
+        met: valid && checks.iter().all(|c| c.met),
+        valid,
+        verdict: Some(with_sends(own, &[kept])),
+        checks,
+    }
+}
+
+/// The steps by rate of `runs`, each judged against `slos` (unjudged without any).
+pub fn judge_steps(runs: &[Measurement], slos: &[Slo]) -> Vec<StepSummary> {
+    let mut summaries = steps::summarize(runs);
+    if slos.is_empty() {
+        return summaries;
+    }
+    let groups = steps::by_rate(runs);
+    for (summary, (_, group)) in summaries.iter_mut().zip(groups) {
+        summary.slo = Some(judge_step(&group, slos));
+    }
+    summaries
+}
+
+/// Why the sweep should stop after a step at `target` that achieved the fraction
+/// `achieved` of its planned rate (see [`achieved_fraction`]) with a response-time p99
+/// of `p99_ns`; `None` to go on.
+pub fn saturation(
+    target: f64,
+    achieved: f64,
+    p99_ns: u64,
+    stop_at_ns: Option<u64>,
+) -> Option<String> {
+    if achieved < SATURATION_FRACTION {
+        return Some(format!(
+            "past saturation: at {target:.0} req/s the generator achieved only {:.1}% of the planned rate (under {:.0}%)",
+            100.0 * achieved,
+            100.0 * SATURATION_FRACTION
+        ));
+    }
+    match stop_at_ns {
+        Some(limit) if p99_ns > limit => Some(format!(
+            "past saturation: response p99 {:.3} ms at {target:.0} req/s is above --stop-at {:.3} ms",
+            p99_ns as f64 / 1e6,
+            limit as f64 / 1e6
+        )),
+        _ => None,
+    }
+}
+
+/// Whether a rate is past saturation once `saturated` of its `repeat` planned runs were
+/// (see [`saturation`]): most of them, so a single stall of a noisy host does not end the
+/// steps.
+pub fn past_saturation(saturated: usize, repeat: usize) -> bool {
+    saturated > repeat / 2
+}
+
+#[cfg(test)]
+mod tests;

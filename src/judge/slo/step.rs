@@ -1,0 +1,184 @@
+//! One step's verdict: every run at one rate, the visits among them pooled (see the
+//! module doc of [`super`] for the rule), each objective decided on its pooled share over
+//! the bound, and why in one clause.
+
+use super::{SATURATION_FRACTION, Sends, all_of, sends};
+use crate::config::sweep::Slo;
+use crate::report::TestReport;
+use crate::report::sweep::steps::{self, Exceedance, StepCheck, StepVerdict};
+use crate::report::sweep::{Measurement, Verdict};
+use crate::stats::exceedance::{self, Decision};
+use crate::stats::pooled;
+
+/// One step's verdict from all its runs (see the module doc).
+pub fn judge_step(group: &[&Measurement], slos: &[Slo]) -> StepVerdict {
+    let sends: Vec<Sends> = group.iter().map(|m| sends(&m.report)).collect();
+    // The visits: runs that kept their schedule and whose failed checks, if any, can only
+    // have made their response times higher than the server's (see [`PESSIMISTIC`]).
+    let visits: Vec<&Measurement> = group
+        .iter()
+        .zip(&sends)
+        .filter(|(m, s)| **s == Sends::Kept && only_pessimistic(&m.report))
+        .map(|(m, _)| *m)
+        .collect();
+    let invalid = group.len() - visits.len();
+    let lagging = visits
+        .iter()
+        .filter(|m| generator_behind(&m.report))
+        .count();
+    let checks: Vec<StepCheck> = slos
+        .iter()
+        .filter_map(|slo| step_check(&visits, slo))
+        .collect();
+    let measured = if checks.len() == slos.len() && !visits.is_empty() {
+        all_of(checks.iter().map(|c| c.verdict))
+    } else {
+        Verdict::Uncertain
+    };
+    // A failure measured mostly on runs whose generator fell behind may be the
+    // generator's; a pass on them stands (their lag only added to what was measured).
+    let generator_limited =
+        (measured != Verdict::Pass && lagging * 2 > visits.len() && !visits.is_empty())
+            || invalid * 2 > group.len();
+    let verdict = if !sends.is_empty() && sends.iter().all(|s| *s == Sends::Overloaded) {
+        Verdict::Fail
+    } else if generator_limited {
+        Verdict::Uncertain
+    } else {
+        measured
+    };
+    let short_runs = sends.iter().filter(|s| **s != Sends::Kept).count();
+    let why = if verdict == Verdict::Fail && measured != Verdict::Fail {
+        format!(
+            "no run carried the rate ({} of {} under {:.0}% of the schedule or with requests unsent)",
+            short_runs,
+            group.len(),
+            100.0 * SATURATION_FRACTION
+        )
+    } else if generator_limited {
+        format!(
+            "limited by the generator: {} of {} runs fell behind their schedule or failed a self-check",
+            (invalid + lagging).min(group.len()),
+            group.len()
+        )
+    } else {
+        checks
+            .iter()
+            .zip(slos)
+            .map(|(c, slo)| reason(c, slo))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    StepVerdict {
+        verdict,
+        met_runs: group
+            .iter()
+            .filter(|m| m.slo.as_ref().is_some_and(|v| v.met))
+            .count(),
+        short_runs,
+        invalid_runs: invalid,
+        generator_limited,
+        checks,
+        why,
+    }
+}
+
+/// The checks whose failure can only have made a run's response times higher than the
+/// server gave: the generator's lag and CPU (response time counts from the intended
+/// send, so its lateness is added, never taken away), its sends' shape (late sends
+/// bunch up, a burstier load), and a backlog that grew. A run failing any other check
+/// (errors, counts that do not add up) is not a visit.
+pub const PESSIMISTIC: [&str; 4] = [
+    "schedule_lag",
+    "generator_cpu",
+    "poisson_fit",
+    "steady_state",
+];
+
+/// Whether every check `report` failed is one of [`PESSIMISTIC`].
+fn only_pessimistic(report: &TestReport) -> bool {
+    report
+        .checks
+        .iter()
+        .filter(|c| c.verdict == crate::report::verdict::Verdict::Fail)
+        .all(|c| PESSIMISTIC.contains(&c.name.as_str()))
+}
+
+/// Whether `report`'s generator fell behind: its lag or CPU check failed.
+fn generator_behind(report: &TestReport) -> bool {
+    report.checks.iter().any(|c| {
+        c.verdict == crate::report::verdict::Verdict::Fail
+            && matches!(c.name.as_str(), "schedule_lag" | "generator_cpu")
+    })
+}
+
+/// One objective over `visits`: the pooled percentile with its interval, and the decision
+/// on the pooled exceedance (see [`crate::stats::pooled`]).
+fn step_check(visits: &[&Measurement], slo: &Slo) -> Option<StepCheck> {
+    let quantile = slo.percentile / 100.0;
+    let hists: Vec<_> = visits
+        .iter()
+        .filter_map(|m| m.report.response()?.histogram())
+        .collect();
+    let windows = steps::windows_of(visits);
+    let summary = pooled::percentile(&hists, &windows, quantile)?;
+    let (decision, exceedance) = if windows.iter().all(|w| !w.is_empty()) {
+        pooled::objective(&windows, quantile, slo.bound_ns)
+    } else {
+        (Decision::Undecided, None)
+    };
+    Some(StepCheck {
+        slo: slo.text.clone(),
+        summary,
+        exceedance: exceedance.map(|e| Exceedance::of(&e, 1.0 - quantile)),
+        verdict: match decision {
+            Decision::Holds => Verdict::Pass,
+            Decision::Broken => Verdict::Fail,
+            Decision::Undecided => Verdict::Uncertain,
+        },
+    })
+}
+
+/// One objective's verdict in a clause: the share of replies over the bound with its
+/// bounds, against the share the objective allows, and the pooled percentile.
+fn reason(c: &StepCheck, slo: &Slo) -> String {
+    let ms = |ns: u64| format!("{:.3}", ns as f64 / 1e6);
+    let value = format!(
+        "{} {} ms over {} runs{}",
+        slo.percentile_label(),
+        ms(c.summary.value_ns),
+        c.summary.runs,
+        c.summary
+            .ci95_ns
+            .map_or_else(String::new, |i| format!(" {}", i.show(ms)))
+    );
+    let Some(e) = &c.exceedance else {
+        return format!("{value}; no response windows to decide on");
+    };
+    let relation = match c.verdict {
+        Verdict::Pass => "under",
+        Verdict::Fail => "over",
+        Verdict::Uncertain => "not yet decided against",
+    };
+    let mut text = format!(
+        "{:.2}% over {} ms [{:.2}%, {:.2}%] {relation} {:.2}% ({value})",
+        100.0 * e.fraction,
+        ms(slo.bound_ns),
+        100.0 * e.low,
+        100.0 * e.high,
+        100.0 * e.limit
+    );
+    if c.verdict == Verdict::Uncertain && e.visits < exceedance::LOOKS[0] {
+        text.push_str(&format!(
+            ", {} of the {} runs a decision needs",
+            e.visits,
+            exceedance::LOOKS[0]
+        ));
+    } else if c.verdict == Verdict::Uncertain && e.over == 0 {
+        text.push_str(&format!(
+            ", {} replies with none over the bound pass it",
+            exceedance::replies_needed(e.limit)
+        ));
+    }
+    text
+}

@@ -1,0 +1,147 @@
+//! The SLO verdicts of runs and steps, on hand-made runs.
+
+#![allow(clippy::unwrap_used)]
+use super::*;
+use crate::judge::fixtures::*;
+use Verdict::{Fail, Pass, Uncertain};
+
+#[test]
+fn a_step_passes_under_the_bound_fails_over_it_and_is_uncertain_across_or_unbounded() {
+    assert_eq!(verdict(ci(0.4, Some(0.9)), MS), Pass);
+    assert_eq!(verdict(ci(0.4, Some(1.0)), MS), Pass);
+    assert_eq!(verdict(ci(1.01, Some(3.0)), MS), Fail);
+    assert_eq!(verdict(ci(1.01, None), MS), Fail);
+    assert_eq!(verdict(ci(0.9, Some(1.1)), MS), Uncertain);
+    assert_eq!(verdict(ci(0.2, None), MS), Uncertain);
+    assert_eq!(verdict(None, MS), Uncertain);
+    assert_eq!(all_of([Pass, Pass]), Pass);
+    assert_eq!(all_of([Pass, Uncertain]), Uncertain);
+    assert_eq!(all_of([Uncertain, Fail]), Fail);
+    assert_eq!(all_of([]), Uncertain);
+}
+
+#[test]
+fn a_rate_not_carried_cannot_pass_and_fails_when_no_run_carried_it() {
+    use Sends::{Kept, Overloaded, Short};
+    assert_eq!(with_sends(Pass, &[Kept, Kept]), Pass);
+    assert_eq!(with_sends(Pass, &[Kept, Short]), Uncertain);
+    assert_eq!(with_sends(Pass, &[Kept, Overloaded]), Uncertain);
+    assert_eq!(with_sends(Pass, &[Overloaded, Overloaded]), Fail);
+    assert_eq!(with_sends(Uncertain, &[Overloaded]), Fail);
+    assert_eq!(with_sends(Fail, &[Short]), Fail);
+    let r = run(1000.0, MS / 2, ci(0.4, Some(0.6)), 1.0).report;
+    assert_eq!(sends(&r), Kept);
+    let r = run(1000.0, MS / 2, ci(0.4, Some(0.6)), 0.97).report;
+    assert_eq!(sends(&r), Short);
+    let r = run(1000.0, MS / 2, ci(0.4, Some(0.6)), 0.9).report;
+    assert_eq!(sends(&r), Overloaded);
+}
+
+#[test]
+fn a_run_is_judged_on_its_own_interval_and_keeps_its_point_estimate() {
+    let pass = run(1000.0, MS / 2, ci(0.4, Some(0.6)), 1.0);
+    let v = pass.slo.as_ref().unwrap();
+    assert!(v.met && v.valid);
+    assert_eq!(v.verdict, Some(Pass));
+    assert_eq!(v.checks[0].ci95_ns, ci(0.4, Some(0.6)));
+    // Met by its point estimate, not with confidence.
+    let close = run(1000.0, 9 * MS / 10, ci(0.8, Some(1.2)), 1.0);
+    let v = close.slo.as_ref().unwrap();
+    assert!(v.met);
+    assert_eq!(v.verdict, Some(Uncertain));
+}
+
+#[test]
+fn a_step_is_decided_on_the_share_over_the_bound_pooled_over_its_runs() {
+    let slos = [slo_p99_1ms()];
+    let runs = |n: usize, over_per_window: u64| -> Vec<Measurement> {
+        (0..n)
+            .map(|_| windowed_run(1000.0, 5000, &[over_per_window; 4]))
+            .collect()
+    };
+    let judged = |runs: &[Measurement]| judge_step(&runs.iter().collect::<Vec<_>>(), &slos);
+    // 0.2% over 1 ms in 8 runs: well under the 1% p99 allows.
+    let v = judged(&runs(8, 10));
+    assert_eq!(v.verdict, Pass, "{}", v.why);
+    let e = v.checks[0].exceedance.unwrap();
+    assert!((e.fraction - 0.002).abs() < 1e-9 && e.visits == 8, "{e:?}");
+    assert!(
+        v.checks[0].summary.value_ns < MS,
+        "{:?}",
+        v.checks[0].summary
+    );
+    // 3% over: fails.
+    assert_eq!(judged(&runs(8, 150)).verdict, Fail);
+    // Two runs are fewer than the first look: not decided yet, and it says why.
+    let v = judged(&runs(2, 10));
+    assert_eq!(v.verdict, Uncertain, "{}", v.why);
+    assert!(
+        v.why.contains("of the 4 runs a decision needs"),
+        "{}",
+        v.why
+    );
+    // One run that stalled weighs by its replies: the pooled p99 shows it.
+    let mut stalled = runs(7, 0);
+    stalled.push(windowed_run(1000.0, 5000, &[2500, 0, 0, 0]));
+    let v = judged(&stalled);
+    assert!(
+        v.checks[0].summary.value_ns > MS,
+        "{:?}",
+        v.checks[0].summary
+    );
+    let failed = |name: &str| crate::report::Check {
+        name: name.into(),
+        verdict: crate::report::verdict::Verdict::Fail,
+        detail: String::new(),
+        meaning: String::new(),
+    };
+    let with = |mut runs: Vec<Measurement>, check: &str, n: usize| {
+        for m in runs.iter_mut().take(n) {
+            m.report.checks.push(failed(check));
+            m.report.valid = false;
+        }
+        runs
+    };
+    // Runs whose counts are wrong are left out; most of them: not decided.
+    let v = judged(&with(runs(8, 10), "error_replies", 5));
+    assert!(v.generator_limited && v.verdict == Uncertain, "{}", v.why);
+    assert!(v.why.contains("limited by the generator"), "{}", v.why);
+    // A lagging generator only added to what was measured: a pass stands...
+    assert_eq!(judged(&with(runs(8, 10), "schedule_lag", 8)).verdict, Pass);
+    // ...a failure measured on such runs may be the generator's.
+    let v = judged(&with(runs(8, 150), "generator_cpu", 8));
+    assert!(v.generator_limited && v.verdict == Uncertain, "{}", v.why);
+    assert_eq!(judged(&with(runs(8, 150), "poisson_fit", 8)).verdict, Fail);
+    // Every run overloaded: fail whatever the latency of what was sent.
+    let dropped = [
+        run(1000.0, MS / 2, ci(0.4, Some(0.6)), 0.5),
+        run(1000.0, MS / 2, ci(0.4, Some(0.6)), 0.6),
+    ];
+    let v = judge_step(&dropped.iter().collect::<Vec<_>>(), &slos);
+    assert_eq!(v.verdict, Fail);
+    assert!(v.why.contains("no run carried the rate"), "{}", v.why);
+}
+
+#[test]
+fn a_rate_is_past_saturation_when_most_of_its_runs_are() {
+    assert!(past_saturation(1, 1));
+    assert!(!past_saturation(1, 2) && past_saturation(2, 2));
+    assert!(!past_saturation(1, 3) && past_saturation(2, 3));
+    assert!(!past_saturation(2, 5) && past_saturation(3, 5));
+}
+
+#[test]
+fn the_sweep_stops_under_95_percent_of_target_or_above_stop_at() {
+    assert_eq!(saturation(100_000.0, 0.96, 1_000_000, None), None);
+    assert!(
+        saturation(100_000.0, 0.94, 1_000_000, None)
+            .unwrap()
+            .contains("94.0%")
+    );
+    assert_eq!(saturation(100_000.0, 1.0, 2_000_000, Some(2_000_000)), None);
+    assert!(
+        saturation(100_000.0, 1.0, 2_000_001, Some(2_000_000))
+            .unwrap()
+            .contains("--stop-at")
+    );
+}
