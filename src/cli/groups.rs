@@ -363,9 +363,9 @@ pub struct DurationArgs {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Repeats and checks")]
 pub struct RepeatArgs {
-    /// Run each test this many times, and summarise each percentile as the median of the
-    /// repeats with an interval from their spread beside the interval within one run
-    /// (in a sweep: every step and every re-measurement) [range: 1 to 1000].
+    /// Run each test this many times, and summarise each percentile over the repeats pooled,
+    /// with the interval of the pooled test (in a sweep: runs of each coarse step; the search
+    /// adds runs where a rate is undecided) [range: 1 to 1000].
     #[arg(long, default_value_t = 1, value_parser = count_in::<u32>(1, 1000, "every repeat's report is kept"), value_name = "N", allow_negative_numbers = true)]
     pub repeat: u32,
 }
