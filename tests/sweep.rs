@@ -816,8 +816,11 @@ fn sigint_mid_sweep_leaves_valid_json_with_the_finished_steps() {
 #[test]
 fn bad_sweep_input_exits_2_with_one_line_naming_the_flag() {
     let blocked: PathBuf = ["/dev", "null", "sub"].iter().collect();
-    let cases: [(&str, &[&str]); 12] = [
+    let cases: [(&str, &[&str]); 14] = [
         ("--rates", &["--rates", "20k..10k:1k"]),
+        // What --rate refuses on one thread, --rates refuses (1e308 named a 309-digit file).
+        ("--rates", &["--rates", "1e308", "--threads", "1"]),
+        ("--rates", &["--rates", "5000000001", "--threads", "1"]),
         // A negative rate reaches the rate parser, not clap's "unexpected argument".
         ("--rates", &["--rates", "-1k"]),
         ("--rates", &["--rates", "-1k..5k:1k"]),

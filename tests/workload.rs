@@ -700,6 +700,11 @@ fn bad_workload_flags_are_usage_errors_naming_the_flag() {
     );
     assert_usage_error(&["GET", "k:__nosuch__"], &["COMMAND", "__nosuch__"]);
     assert_usage_error(&["--ratio", "1/10"], &["--ratio", "1/10"]);
+    // A mix is capped: each command keeps its own histograms.
+    let many: Vec<&str> = std::iter::repeat_n(["--command", "GET k"], 257)
+        .flatten()
+        .collect();
+    assert_usage_error(&many, &["--command", "at most 256"]);
     // A negative weight reaches the mix parser, not clap's "unexpected argument '-1'".
     assert_usage_error(&["--ratio", "-1:1"], &["--ratio", "-1:1"]);
     assert_usage_error(&["--read-ratio", "1.2"], &["--read-ratio"]);

@@ -85,6 +85,10 @@ fn is_own_flag(word: &str) -> bool {
     }
 }
 
+/// Most `--command` entries in one mix: each keeps its own histograms (about 0.8 MB), so
+/// thousands would take gigabytes before the first request.
+pub const MAX_MIX_COMMANDS: usize = 256;
+
 /// Checks the workload flags (tests, custom command, mixes, keys, values) against each
 /// other and parses them into what `Workload::build` needs.
 pub(super) fn workload_spec(
@@ -321,6 +325,16 @@ fn mix_of(args: &RunArgs) -> Result<Option<Mix>, ConfigError> {
                 .map_err(|why| ConfigError::invalid("--read-ratio", why))?,
         )
     } else {
+        if args.workload.mix_command.len() > MAX_MIX_COMMANDS {
+            return Err(ConfigError::invalid(
+                "--command",
+                format!(
+                    "{} commands; at most {MAX_MIX_COMMANDS} (each keeps its own latency histograms, \
+                     about 0.8 MB): give one command a weight (--command-weights) rather than repeating it",
+                    args.workload.mix_command.len()
+                ),
+            ));
+        }
         let commands = args
             .workload
             .mix_command

@@ -118,8 +118,13 @@ pub(super) fn check_shard(
     Ok(())
 }
 
-/// Refuses a rate above what the run's threads can plan ([`MAX_RATE_PER_THREAD`] each).
-pub(super) fn check_rate_per_thread(args: &RunArgs, rate_per_sec: f64) -> Result<(), ConfigError> {
+/// Refuses a rate above what the run's threads can plan ([`MAX_RATE_PER_THREAD`] each);
+/// `flag` is the flag that gave it (`--rate`, or a sweep's `--rates`).
+pub(in crate::config) fn check_rate_per_thread(
+    args: &RunArgs,
+    rate_per_sec: f64,
+    flag: &'static str,
+) -> Result<(), ConfigError> {
     // Each thread has a connection at least: more threads than -c are not started.
     let threads = args.connection.threads.min(args.connection.clients).max(1);
     if rate_per_sec <= MAX_RATE_PER_THREAD * threads as f64 {
@@ -127,7 +132,7 @@ pub(super) fn check_rate_per_thread(args: &RunArgs, rate_per_sec: f64) -> Result
     }
     let needed = (rate_per_sec / MAX_RATE_PER_THREAD).ceil();
     Err(ConfigError::invalid(
-        "--rate",
+        flag,
         format!(
             "{rate_per_sec} per second is more than {threads} thread(s) can plan (at most \
              {MAX_RATE_PER_THREAD} per second each, or the scheduler falls behind its own \

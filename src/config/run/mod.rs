@@ -6,9 +6,10 @@ use std::time::Duration;
 
 mod checks;
 
+pub(super) use checks::check_rate_per_thread;
 use checks::{
-    check_batch_bytes, check_contrast_and_warmup, check_counts, check_outputs,
-    check_rate_per_thread, check_shard, check_slots,
+    check_batch_bytes, check_contrast_and_warmup, check_counts, check_outputs, check_shard,
+    check_slots,
 };
 
 use super::ConfigError;
@@ -153,7 +154,7 @@ impl RunConfig {
 fn mode_of(args: &RunArgs, workers: Option<Workers>) -> Result<Mode, ConfigError> {
     Ok(match args.rate.rate {
         Some(rate_per_sec) => {
-            check_rate_per_thread(args, rate_per_sec)?;
+            check_rate_per_thread(args, rate_per_sec, "--rate")?;
             if args.benchmark.pipeline != 1 {
                 return Err(ConfigError::Conflict {
                     a: "--rate",

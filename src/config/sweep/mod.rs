@@ -141,8 +141,16 @@ impl SweepConfig {
     /// Checks `args`, creates `--out`, and builds the base run.
     pub fn from_args(args: &SweepArgs) -> Result<Self, ConfigError> {
         let plan = plan(args)?;
+        let run_args = base_run_args(args);
+        // A step is a run at its rate: what `--rate` refuses, `--rates` refuses (and a rate
+        // of 1e308 would name a .hlog file of 309 digits).
+        if let Rates::Absolute(rates) = &plan.rates {
+            for &rate in rates {
+                super::run::check_rate_per_thread(&run_args, rate, "--rates")?;
+            }
+        }
         check_out_dir(&args.out)?;
-        let mut base = RunConfig::from_args(&base_run_args(args), None)?;
+        let mut base = RunConfig::from_args(&run_args, None)?;
         base.plan.warmup = plan.warmup;
         base.plan.stop = Stop::After(plan.duration);
         base.plan.mode = Mode::Open {
