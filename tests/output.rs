@@ -253,7 +253,8 @@ fn without_bottleneck(line: &str) -> String {
         }
         _ => line.to_string(),
     };
-    const NAMES: [&str; 5] = [
+    const NAMES: [&str; 6] = [
+        "outage",
         "generator",
         "server",
         "client-queue",

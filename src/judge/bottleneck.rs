@@ -3,7 +3,9 @@
 //!
 //! The verdict is read off facts the report already has (the self-checks, generator
 //! CPU, the four client-side times, and the server's own CPU and execution time), in
-//! the order a fault would distort the others. The server's own clock comes first: its
+//! the order a fault would distort the others. An outage comes first: while the server
+//! could not be reached, every other time measured the reconnect. Then the server's own
+//! clock: its
 //! CPU and the time it spent executing are its own, and no client fault makes them
 //! larger. Then the generator: a starved generator makes every client-side time late.
 //! Then the server's share of the service time, and last the client's queue, which
@@ -21,6 +23,10 @@ pub const EXECUTION_SHARE: f64 = 0.5;
 /// The share of the response time at p50 or p99 that waiting for a free connection
 /// must reach for the client's own queue to be what the client waits on.
 pub const QUEUE_SHARE: f64 = 0.5;
+
+/// The share of a test the server may be unreachable for before the outage is the
+/// verdict (an outage of a second or more always is).
+pub const OUTAGE_SHARE: f64 = 0.05;
 
 /// Judges `test` from its checks, times and server view.
 pub fn judge(test: &TestReport) -> Judgement {
@@ -48,7 +54,8 @@ fn executing_share(s: &ServerView) -> Option<f64> {
 /// others (see the module's doc).
 fn judge_without_busy(test: &TestReport) -> Judgement {
     let facts = Facts::of(test);
-    server_clock(&facts)
+    outage(test)
+        .or_else(|| server_clock(&facts))
         .or_else(|| generator(test, &facts))
         .or_else(|| server_share(&facts))
         .or_else(|| client_queue(test, &facts))
@@ -195,6 +202,34 @@ fn client_queue(test: &TestReport, f: &Facts) -> Option<Judgement> {
                 format!(", and {} requests were never sent", test.counts.not_sent)
             } else {
                 String::new()
+            }
+        ),
+    ))
+}
+
+/// An outage: the server could not be reached for a part of the test that matters, at
+/// least [`OUTAGE_SHARE`] of it or one reconnect backoff (a second).
+fn outage(test: &TestReport) -> Option<Judgement> {
+    let lost: f64 = test.outages.iter().map(|o| o.length_secs).sum();
+    let share = if test.measured_secs > 0.0 {
+        lost / test.measured_secs
+    } else {
+        0.0
+    };
+    if test.outages.is_empty() || (share < OUTAGE_SHARE && lost < 1.0) {
+        return None;
+    }
+    let n = test.outages.len() + test.outages_left_out as usize;
+    Some(said(
+        Bottleneck::Outage,
+        format!(
+            "the server could not be reached for {lost:.2} s in {n} outage{} ({:.0}% of the test){}",
+            if n == 1 { "" } else { "s" },
+            share * 100.0,
+            if test.outages.iter().any(|o| o.until_end) {
+                ", still at the end"
+            } else {
+                ""
             }
         ),
     ))

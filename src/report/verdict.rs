@@ -35,6 +35,9 @@ pub enum Verdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Bottleneck {
+    /// The server could not be reached for part of the test: what the client waited on
+    /// then was the reconnect, not any queue.
+    Outage,
     /// A generator thread ran out of CPU, or its lateness moved the percentiles.
     Generator,
     /// The server: its CPU near one core, or its execution time most of the service time.
@@ -51,7 +54,8 @@ pub enum Bottleneck {
 
 impl Bottleneck {
     /// Every bottleneck, in the order the verdict considers them.
-    pub const ALL: [Bottleneck; 5] = [
+    pub const ALL: [Bottleneck; 6] = [
+        Bottleneck::Outage,
         Bottleneck::Server,
         Bottleneck::Generator,
         Bottleneck::ClientQueue,
@@ -67,6 +71,7 @@ impl Bottleneck {
     /// The JSON and text name.
     pub fn name(self) -> &'static str {
         match self {
+            Bottleneck::Outage => "outage",
             Bottleneck::Generator => "generator",
             Bottleneck::Server => "server",
             Bottleneck::ClientQueue => "client-queue",

@@ -86,6 +86,16 @@ fn a_server_restart_mid_run_is_reported_as_an_outage_with_its_reconnects() {
     assert!((0.9..2.6).contains(length), "length {length}");
     assert!(cause.contains("Connection refused"), "{cause}");
     assert!(!until_end);
+    // The outage is what held the test back, not the client's queue behind it.
+    let bottleneck = &test["bottleneck"];
+    assert_eq!(bottleneck["verdict"], "outage", "{bottleneck}");
+    assert!(
+        bottleneck["because"]
+            .as_str()
+            .unwrap()
+            .contains("could not be reached"),
+        "{bottleneck}"
+    );
     assert!(
         test["reconnects"].as_u64().unwrap() >= 4,
         "every connection reconnected: {}",

@@ -232,6 +232,7 @@ pub(super) fn bottleneck_marks(
             Some(Bottleneck::Server) => "server",
             Some(Bottleneck::Generator) => "gen",
             Some(Bottleneck::ClientQueue) => "queue",
+            Some(Bottleneck::Outage) => "outage",
             Some(Bottleneck::NetworkKernel) => "net",
             Some(Bottleneck::None) | None => continue,
         };
