@@ -555,3 +555,53 @@ mod timing {
         Some((status, stderr, read_json(&json)))
     }
 }
+
+/// `-q` after Ctrl+C: the one line a quiet run prints says it was cut short.
+#[test]
+fn a_quiet_run_interrupted_says_so_on_its_one_line() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let mut child = Command::new(tailrate_bin())
+        .args([
+            "-p",
+            &port,
+            "-t",
+            "get",
+            "--rate",
+            "1000",
+            "--duration",
+            "20s",
+            "--no-progress",
+            "-q",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Well into the measured window (connecting takes milliseconds; warm-up is off by default).
+    thread::sleep(Duration::from_millis(1500));
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < PROMPT * 10,
+            "still running after SIGINT"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{stdout}");
+    assert!(
+        stdout.contains("GET: ") && stdout.contains("(stopped early: interrupted)"),
+        "{stdout}"
+    );
+}

@@ -94,6 +94,10 @@ fn quiet_line(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::R
     if !test.valid && test.target_rate_per_sec.is_none() {
         write!(out, " (INVALID: {})", test.why_invalid())?;
     }
+    // `-q` after Ctrl+C: the one line says the run was cut short, as the full text does.
+    if let Some(why) = &test.stopped_early {
+        write!(out, " (stopped early: {})", printable(why))?;
+    }
     writeln!(out)
 }
 
