@@ -74,12 +74,7 @@ impl Sweeper<'_> {
         rate: f64,
         keep: impl Fn(&Measurement) -> bool,
     ) -> (Verdict, usize, usize, bool) {
-        let group: Vec<&Measurement> = self
-            .report
-            .runs
-            .iter()
-            .filter(|m| m.kind.is_open_loop() && m.target_rate_per_sec == Some(rate) && keep(m))
-            .collect();
+        let group = self.runs_at(rate, keep);
         if group.is_empty() {
             return (Verdict::Uncertain, 0, 0, false);
         }
@@ -94,12 +89,7 @@ impl Sweeper<'_> {
 
     /// Prints the verdict at `rate` over the runs `keep` keeps.
     fn say_verdict(&mut self, rate: f64, keep: impl Fn(&Measurement) -> bool) -> Result<(), Halt> {
-        let group: Vec<&Measurement> = self
-            .report
-            .runs
-            .iter()
-            .filter(|m| m.kind.is_open_loop() && m.target_rate_per_sec == Some(rate) && keep(m))
-            .collect();
+        let group = self.runs_at(rate, keep);
         let v = crate::judge::slo::judge_step(&group, &self.plan.slos);
         let runs = group.len();
         self.say(&Line::RateVerdict {
@@ -109,6 +99,15 @@ impl Sweeper<'_> {
             why: &v.why,
         })?;
         Ok(())
+    }
+
+    /// The open-loop runs at `rate` that `keep` keeps, in the order run.
+    fn runs_at(&self, rate: f64, keep: impl Fn(&Measurement) -> bool) -> Vec<&Measurement> {
+        self.report
+            .runs
+            .iter()
+            .filter(|m| m.kind.is_open_loop() && m.target_rate_per_sec == Some(rate) && keep(m))
+            .collect()
     }
 
     /// The capacity as the steps measured so far say.
