@@ -34,6 +34,7 @@ pub mod compare;
 pub mod config;
 pub mod drive;
 pub mod export;
+pub mod host;
 pub mod judge;
 pub mod merge;
 pub mod net;

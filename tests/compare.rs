@@ -84,6 +84,7 @@ fn entry(name: &str, response: Latency) -> Entry {
         invalid: None,
         latency: BTreeMap::from([("response".to_string(), response)]),
         commands: Vec::new(),
+        host: None,
     }
 }
 

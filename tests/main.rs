@@ -13,6 +13,7 @@ mod confidence;
 mod deploy;
 mod docs;
 mod errors;
+mod host;
 mod intervals;
 mod limits;
 mod open_loop;

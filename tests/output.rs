@@ -253,9 +253,10 @@ fn without_bottleneck(line: &str) -> String {
         }
         _ => line.to_string(),
     };
-    const NAMES: [&str; 6] = [
+    const NAMES: [&str; 7] = [
         "outage",
         "generator",
+        "host",
         "server",
         "client-queue",
         "network/kernel",

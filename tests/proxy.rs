@@ -186,6 +186,16 @@ fn closed_and_open_loop_runs_through_twemproxy_complete_without_config_or_info()
             "{}",
             test["checks"]
         );
+        // Nor can its process be found: the host's server figures are unknown, not zero.
+        let host = &test["host"];
+        assert!(host["server"].is_null(), "{host}");
+        assert!(
+            host["server_unknown"]
+                .as_str()
+                .is_some_and(|w| w.contains("process_id")),
+            "{host}"
+        );
+        assert!(host["generator"].is_object(), "{host}");
     }
     for (test, command) in report["tests"]
         .as_array()

@@ -120,6 +120,7 @@ impl TestReport {
             response_windows: total_batches
                 .get(&Metric::Response)
                 .and_then(|b| ResponseWindows::of(b)),
+            host: None,
         }
         .judged()
     }
@@ -139,6 +140,16 @@ impl TestReport {
             self.checks.push(check);
         }
         self.server = Some(view);
+        self.bottleneck = Some(bottleneck::judge(self));
+    }
+
+    /// Adds the host's figures, with the slow replies among its waits (`response`: the
+    /// response time's batches), and judges the bottleneck again.
+    pub fn add_host(&mut self, mut host: crate::report::host::HostReport, response: &[Batch]) {
+        host.tail = self
+            .response()
+            .and_then(|r| crate::judge::host::tail_in_waits(&host, response, r.p99_ns));
+        self.host = Some(host);
         self.bottleneck = Some(bottleneck::judge(self));
     }
 

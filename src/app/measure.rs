@@ -91,6 +91,7 @@ pub fn measure(
     let mut observer =
         super::server_view::Observer::open(config, cluster.map(|c| &**c), &server_names, cancel);
     let before = observer.as_mut().map(|o| (o.read(), o.taken(), unix_now()));
+    let meter = start_meter(config, observer.as_ref(), before.as_ref().map(|b| &b.0));
     let outcome = {
         let mut on_interval = |iv: Interval| {
             progress.interval(&iv.record, iv.start, iv.length, iv.backlog);
@@ -103,6 +104,7 @@ pub fn measure(
         drive::run(&config.plan, cluster, test, index, cancel, &mut on_interval)
     };
     progress.finish();
+    let host = meter.and_then(crate::host::Meter::stop);
     let outcome = outcome.with_context(|| format!("running {}", test.name))?;
     let rest = merger.flush(outcome.measured);
     let count = rest.len();
@@ -129,7 +131,30 @@ pub fn measure(
     if let Some(view) = server {
         report.add_server_view(view, !config.plan.shard.is_split());
     }
+    if let (Some(series), Some(origin)) = (host, merger.origin) {
+        let response = batches.total(crate::record::Metric::Response);
+        report.add_host(
+            crate::host::figures(&series, origin, drive::BATCH, response.len()),
+            &response,
+        );
+    }
     Ok((report, outcome.stopped_early))
+}
+
+/// The host meter for a test, unless `--no-host-stats`: it follows the server's process
+/// found from `observer`'s `first` reading, where there is one.
+fn start_meter(
+    config: &RunConfig,
+    observer: Option<&Observer>,
+    first: Option<&Reading>,
+) -> Option<crate::host::Meter> {
+    if !config.output.host_stats {
+        return None;
+    }
+    crate::host::Meter::start(match (observer, first) {
+        (Some(o), Some(first)) => o.server_process(first),
+        _ => Err("the server's readings are off (--no-server-stats)".into()),
+    })
 }
 
 /// The live progress line of test `name` on `stderr`, drawn only when it is a terminal

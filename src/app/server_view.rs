@@ -38,8 +38,10 @@ pub struct Observer {
     timeout: Duration,
     /// The commands asked about, as the server names them.
     commands: Vec<String>,
-    /// Whether the first reading asks each node's `run_id` (a shard's does).
+    /// Whether the first reading keeps each node's `run_id` (a shard's does).
     identify: bool,
+    /// The nodes' addresses, in the order of `nodes`.
+    endpoints: Vec<crate::net::Endpoint>,
     taken: Option<Instant>,
 }
 
@@ -76,6 +78,7 @@ impl Observer {
             ..plan.handshake.clone()
         };
         let mut missing = Vec::new();
+        let addresses = endpoints.clone();
         let nodes = endpoints
             .into_iter()
             .map(|endpoint| {
@@ -130,6 +133,7 @@ impl Observer {
             timeout: plan.connect_timeout.min(READING_TIMEOUT),
             commands,
             identify: plan.shard.is_split(),
+            endpoints: addresses,
             taken: None,
         })
     }
@@ -143,6 +147,7 @@ impl Observer {
             latency: Some(BTreeMap::new()),
             missing: self.missing.clone(),
             run_ids: Vec::new(),
+            process_ids: Vec::new(),
         };
         let (runtime, timeout, commands) = (&self.runtime, self.timeout, &self.commands);
         let several = self.nodes.len() > 1;
@@ -154,6 +159,19 @@ impl Observer {
         }
         self.taken = Some(Instant::now());
         total
+    }
+
+    /// The server's process on this machine, from the first reading's `process_id`,
+    /// checked to hold the endpoint's listening socket; else why it is not known.
+    pub fn server_process(&self, first: &Reading) -> Result<u32, String> {
+        match (self.endpoints.as_slice(), first.process_ids.as_slice()) {
+            ([endpoint], [pid]) => crate::host::server_process(endpoint, *pid),
+            ([_], _) => Err("the server did not give its process_id (INFO server)".into()),
+            (many, _) => Err(format!(
+                "a cluster of {} masters: the host's figures follow one server process only",
+                many.len()
+            )),
+        }
     }
 
     /// When the last reading was taken.
@@ -210,20 +228,22 @@ async fn read_node(
     };
     let text = |reply: &Reply| reply.as_str().map(str::to_string);
     let mut missing = Vec::new();
-    let order: &[Fact] = match (before, identify) {
-        (true, true) => &[Fact::Server, Fact::Cpu, Fact::Latency, Fact::Commands],
-        (true, false) => &[Fact::Cpu, Fact::Latency, Fact::Commands],
-        (false, _) => &[Fact::Commands, Fact::Cpu, Fact::Latency],
+    let order: &[Fact] = if before {
+        &[Fact::Server, Fact::Cpu, Fact::Latency, Fact::Commands]
+    } else {
+        &[Fact::Commands, Fact::Cpu, Fact::Latency]
     };
     for &fact in order {
         match fact {
             Fact::Server => {
-                reading.run_ids = ask(conn, &[b"INFO", b"server"], "INFO server", &mut missing)
+                let info = ask(conn, &[b"INFO", b"server"], "INFO server", &mut missing)
                     .await
-                    .and_then(|r| text(&r))
-                    .and_then(|t| server::parse_run_id(&t))
-                    .into_iter()
-                    .collect();
+                    .and_then(|r| text(&r));
+                let info = info.as_deref().unwrap_or_default();
+                reading.process_ids = server::parse_process_id(info).into_iter().collect();
+                if identify {
+                    reading.run_ids = server::parse_run_id(info).into_iter().collect();
+                }
             }
             Fact::Commands => {
                 reading.commands = ask(
@@ -265,7 +285,7 @@ async fn read_node(
 /// The facts a reading asks for, one command each.
 #[derive(Clone, Copy)]
 enum Fact {
-    /// `INFO server`, for `run_id`.
+    /// `INFO server`, for `run_id` and `process_id`.
     Server,
     /// `INFO commandstats`.
     Commands,
@@ -300,6 +320,7 @@ fn add(total: &mut Reading, node: Reading, name: Option<&str>) {
     };
     total.cpu_secs = total.cpu_secs.zip(node.cpu_secs).map(|(a, b)| a + b);
     total.run_ids.extend(node.run_ids);
+    total.process_ids.extend(node.process_ids);
     total.latency = match (total.latency.take(), node.latency) {
         (Some(mut t), Some(n)) => {
             for (k, buckets) in n {

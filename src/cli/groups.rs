@@ -445,6 +445,10 @@ pub struct ProgressArgs {
     /// HISTOGRAM) before and after each test, nor open the connection they are read on.
     #[arg(long = "no-server-stats")]
     pub no_server_stats: bool,
+    /// Do not measure the host beside each test (the generator's and the server's waits
+    /// for a CPU, steal, CPU pressure, an idle thread's hiccups; see docs/host.md).
+    #[arg(long = "no-host-stats")]
+    pub no_host_stats: bool,
 }
 
 /// Shards of one plan (a single run only; see docs/scale-out.md).

@@ -118,6 +118,8 @@ impl Merged {
                 invalid,
                 latency: BTreeMap::new(),
                 commands: Vec::new(),
+                // A live duet's sides take turns on the same host in the same minutes.
+                host: None,
             };
             for ((i, command, metric), (total, batches)) in &self.latency {
                 if *i != index {

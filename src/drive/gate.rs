@@ -54,6 +54,16 @@ impl StartGate {
         state.start
     }
 
+    /// Lets every thread that arrives go with no start: not all of them could be
+    /// started.
+    pub(crate) fn abandon(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            state.failed = true;
+            state.opened = true;
+        }
+        self.changed.notify_all();
+    }
+
     /// Waits for every thread, then sets the start: a little ahead so all begin together,
     /// or at `start_at` by the wall clock (`--start-at`), waited for here. Returns how far
     /// after its start the run was let go, in nanoseconds (positive: late), with

@@ -76,6 +76,10 @@ pub fn interval_length(plan: &Plan) -> Duration {
     }
 }
 
+/// The names the generator's threads are given (`tailrate-gen-N`), by which the host
+/// meter (and `top -H`) tells them from the rest.
+pub const GENERATOR_THREAD: &str = "tailrate-gen";
+
 /// How often a thread sends its records: the batches a percentile's interval is measured
 /// from (the report's intervals are whole numbers of them). Short, so that a two-second
 /// run has forty; each costs a thread a swap of its records and the collector a merge and
@@ -117,7 +121,7 @@ pub fn run(
                 topology.clone(),
                 test_index,
             );
-            let (shared, gate, tx) = (shared.clone(), gate.clone(), tx.clone());
+            let (shared, thread_gate, tx) = (shared.clone(), gate.clone(), tx.clone());
             let dial = Dial {
                 endpoint: plan.endpoint.clone(),
                 handshake: plan.handshake.clone(),
@@ -125,9 +129,18 @@ pub fn run(
                 limits: plan.limits,
             };
             let sampler = Sampler::new(&plan.workload, thread_plan.seed);
-            handles.push(scope.spawn(move || {
-                thread::thread_main(thread_plan, test, sampler, dial, shared, gate, tx)
-            }));
+            let spawned = std::thread::Builder::new()
+                .name(format!("{GENERATOR_THREAD}-{index}"))
+                .spawn_scoped(scope, move || {
+                    thread::thread_main(thread_plan, test, sampler, dial, shared, thread_gate, tx)
+                });
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(e) => {
+                    gate.abandon();
+                    return vec![Err(DriveError::Runtime(e))];
+                }
+            }
         }
         drop(tx);
         // Every thread connects first; the run starts for all at once, or not at all.

@@ -1,15 +1,16 @@
-//! Who held a test back: the generator, the server, the client's own queue, or the
-//! network and kernel between them; or nothing, when the server kept up with room.
+//! Who held a test back: the generator, the server, the host, the client's own queue,
+//! or the network and kernel between them; or nothing, when the server kept up with room.
 //!
 //! The verdict is read off facts the report already has (the self-checks, generator
-//! CPU, the four client-side times, and the server's own CPU and execution time), in
-//! the order a fault would distort the others. An outage comes first: while the server
-//! could not be reached, every other time measured the reconnect. Then the server's own
-//! clock: its
-//! CPU and the time it spent executing are its own, and no client fault makes them
-//! larger. Then the generator: a starved generator makes every client-side time late.
-//! Then the server's share of the service time, and last the client's queue, which
-//! grows behind any of the others.
+//! CPU, the four client-side times, the server's own CPU and execution time, and the
+//! host's waits), in the order a fault would distort the others. An outage comes first:
+//! while the server could not be reached, every other time measured the reconnect. Then
+//! the server's own clock: its CPU and the time it spent executing are its own, and no
+//! client fault makes them larger. Then a generator out of CPU, which makes every
+//! client-side time late. Then the host's waits for a CPU, ahead of a late generator
+//! only when the lateness is small against the tail (`host_over_lateness`). Then
+//! the server's share of the service time, and last the client's queue, which grows
+//! behind any of the others.
 
 use super::checks::CPU_SATURATION;
 use crate::drive::ThreadCpu;
@@ -56,7 +57,10 @@ fn judge_without_busy(test: &TestReport) -> Judgement {
     let facts = Facts::of(test);
     outage(test)
         .or_else(|| server_clock(&facts))
-        .or_else(|| generator(test, &facts))
+        .or_else(|| generator_busy(&facts))
+        .or_else(|| host_over_lateness(test, &facts))
+        .or_else(|| generator_late(test, &facts))
+        .or_else(|| super::host::verdict(test, facts.execution_p99_us))
         .or_else(|| server_share(&facts))
         .or_else(|| client_queue(test, &facts))
         .unwrap_or_else(|| network_kernel(test, &facts))
@@ -77,6 +81,9 @@ struct Facts {
     execution_us: Option<f64>,
     /// The share of the test the server spent executing commands.
     executing: Option<f64>,
+    /// The server's execution time at p99, µs (the bound of its histogram's bucket), the
+    /// largest over the test's commands.
+    execution_p99_us: Option<u64>,
 }
 
 impl Facts {
@@ -103,6 +110,12 @@ impl Facts {
             server_cpu: server.and_then(|s| s.cpu_utilisation),
             execution_us,
             executing: server.and_then(executing_share),
+            execution_p99_us: server.and_then(|s| {
+                s.commands
+                    .iter()
+                    .filter_map(|c| Some(c.exec_usec_at_most?.p99))
+                    .max()
+            }),
         }
     }
 }
@@ -143,21 +156,44 @@ fn server_clock(f: &Facts) -> Option<Judgement> {
     ))
 }
 
-/// The generator: a thread out of CPU, or (open loop) its lateness moved the percentiles.
-fn generator(test: &TestReport, f: &Facts) -> Option<Judgement> {
-    if f.busiest >= CPU_SATURATION {
-        return Some(said(
+/// The generator: a thread out of CPU.
+fn generator_busy(f: &Facts) -> Option<Judgement> {
+    (f.busiest >= CPU_SATURATION).then(|| {
+        said(
             Bottleneck::Generator,
             format!(
                 "the busiest generator thread was {:.0}% busy; add --threads",
                 f.busiest * 100.0
             ),
-        ));
+        )
+    })
+}
+
+/// The host, ahead of a late generator when the lateness is small against the tail the
+/// host's waits made: a generator a few tens of µs late moves a p50 of tens of µs (and
+/// fails `schedule_lag`), not a p99 of milliseconds.
+fn host_over_lateness(test: &TestReport, f: &Facts) -> Option<Judgement> {
+    let lag_p99 = test.latency.get("lag")?.p99_ns;
+    let response_p99 = test.response()?.p99_ns;
+    if LATENESS_AGAINST_TAIL * lag_p99 > response_p99 {
+        return None;
     }
+    super::host::verdict(test, f.execution_p99_us)
+}
+
+/// How many times the generator's lag p99 the response p99 must be for the host's waits,
+/// not the lateness, to be the tail's cause.
+const LATENESS_AGAINST_TAIL: u64 = 4;
+
+/// The generator (open loop): its lateness moved the percentiles.
+fn generator_late(test: &TestReport, f: &Facts) -> Option<Judgement> {
     (f.open && failed(test, "schedule_lag")).then(|| {
         said(
             Bottleneck::Generator,
-            "the generator's lateness moved the response percentiles (see schedule_lag)".into(),
+            format!(
+                "the generator's lateness moved the response percentiles (see schedule_lag){}",
+                super::host::generator_waits(test).unwrap_or_default()
+            ),
         )
     })
 }

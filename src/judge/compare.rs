@@ -55,6 +55,14 @@ pub fn compare(
                 ));
             }
         }
+        if let Some(note) = ea
+            .host
+            .as_ref()
+            .zip(eb.host.as_ref())
+            .and_then(|(a, b)| super::host::difference(a, b))
+        {
+            notes.push(format!("{}: {note}", ea.name));
+        }
         compared.extend(matched(
             ea,
             eb,

@@ -64,6 +64,7 @@ pub(crate) fn run(rate: f64, p99_ns: u64, ci: Option<Ci95>, achieved: f64) -> Me
         start_skew_ns: None,
         arrivals: None,
         response_windows: None,
+        host: None,
     };
     let slo = Some(judge(&report, &[slo_p99_1ms()]));
     Measurement {

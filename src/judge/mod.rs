@@ -9,4 +9,5 @@ pub mod checks;
 pub mod compare;
 #[cfg(test)]
 pub(crate) mod fixtures;
+pub mod host;
 pub mod slo;

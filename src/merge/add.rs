@@ -242,6 +242,8 @@ fn merge_test(parts: &[&TestReport], which: &Shards, logs: Option<TestLogs<'_>>)
             .unwrap_or(0),
         layout_reads: parts.iter().map(|p| p.layout_reads).sum(),
         response_windows: merged_windows(parts),
+        // Each shard's host is its own machine's: their waits do not add up to one host.
+        host: None,
     }
     .judged()
 }

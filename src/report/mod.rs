@@ -10,6 +10,7 @@ pub mod compare;
 pub mod contrast;
 mod counts;
 mod events;
+pub mod host;
 mod latency;
 pub mod merged;
 pub mod repeats;
@@ -212,6 +213,10 @@ pub struct TestReport {
     /// decision can count host weather between runs and bursts inside them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_windows: Option<ResponseWindows>,
+    /// The host's part: the generator's and the server's waits for a CPU, steal, CPU
+    /// pressure and an idle thread's hiccups, and the slow replies among them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<host::HostReport>,
 }
 
 /// Sends per window over the whole windows of a test's measured span, summed over its

@@ -42,6 +42,9 @@ pub enum Bottleneck {
     Generator,
     /// The server: its CPU near one core, or its execution time most of the service time.
     Server,
+    /// The machine: the tail came while the server or the generator waited for a CPU
+    /// (another task held it, or the hypervisor stole it), the server executing fast.
+    Host,
     /// Requests waited for a free connection: `-c` or `--max-inflight` too low for the rate.
     ClientQueue,
     /// Neither end was busy, yet the requests took long, or a closed loop could go no
@@ -54,10 +57,11 @@ pub enum Bottleneck {
 
 impl Bottleneck {
     /// Every bottleneck, in the order the verdict considers them.
-    pub const ALL: [Bottleneck; 6] = [
+    pub const ALL: [Bottleneck; 7] = [
         Bottleneck::Outage,
         Bottleneck::Server,
         Bottleneck::Generator,
+        Bottleneck::Host,
         Bottleneck::ClientQueue,
         Bottleneck::NetworkKernel,
         Bottleneck::None,
@@ -74,6 +78,7 @@ impl Bottleneck {
             Bottleneck::Outage => "outage",
             Bottleneck::Generator => "generator",
             Bottleneck::Server => "server",
+            Bottleneck::Host => "host",
             Bottleneck::ClientQueue => "client-queue",
             Bottleneck::NetworkKernel => "network/kernel",
             Bottleneck::None => "none",

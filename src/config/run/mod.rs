@@ -65,6 +65,8 @@ pub struct Output {
     pub progress: bool,
     /// Read the server's counters around each test (`--no-server-stats` turns it off).
     pub server_stats: bool,
+    /// Measure the host beside each test (`--no-host-stats` turns it off).
+    pub host_stats: bool,
 }
 
 impl RunConfig {
@@ -241,6 +243,7 @@ fn output_of(args: &RunArgs, precision: usize) -> Output {
         hdr_log: args.run_output.hdr_log.clone(),
         progress: !args.progress.no_progress,
         server_stats: !args.progress.no_server_stats,
+        host_stats: !args.progress.no_host_stats,
     }
 }
 

@@ -10,6 +10,7 @@ use super::{Exporter, ms};
 use crate::report::{Latency, RunReport, TestReport};
 use crate::text::printable;
 
+mod host;
 mod redis_benchmark;
 mod sections;
 mod tables;
@@ -126,6 +127,9 @@ fn full(
     sections::connection_lines(out, test)?;
     if let Some(server) = &test.server {
         sections::server_lines(out, server)?;
+    }
+    if let Some(h) = &test.host {
+        host::host_lines(out, h)?;
     }
     if let Some(b) = &test.bottleneck {
         writeln!(

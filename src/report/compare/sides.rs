@@ -19,6 +19,8 @@ pub struct Entry {
     pub latency: BTreeMap<String, Latency>,
     /// By command, for a test that sends several.
     pub commands: Vec<(String, BTreeMap<String, Latency>)>,
+    /// The host's figures, where the side measured them.
+    pub host: Option<crate::report::host::HostReport>,
 }
 
 impl Entry {
@@ -37,6 +39,7 @@ impl Entry {
                 .iter()
                 .map(|c| (c.command.clone(), c.latency.clone()))
                 .collect(),
+            host: test.host.clone(),
         }
     }
 }

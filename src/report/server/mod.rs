@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 mod reading;
 mod view;
 
-pub use reading::{parse_commandstats, parse_cpu_secs, parse_latency_histogram, parse_run_id};
+pub use reading::{
+    parse_commandstats, parse_cpu_secs, parse_latency_histogram, parse_process_id, parse_run_id,
+};
 pub use view::{add_cumulative, merged_view, server_name, view};
 
 /// One reading of the server's counters.
@@ -38,6 +40,10 @@ pub struct Reading {
     /// asks, so that the merge adds only readings of the same server processes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub run_ids: Vec<String>,
+    /// `process_id` of each node read (`INFO server`, asked by every first reading), in
+    /// the server's own PID namespace: what the host meter looks for here.
+    #[serde(skip)]
+    pub process_ids: Vec<u32>,
 }
 
 impl Reading {

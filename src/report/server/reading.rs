@@ -44,6 +44,13 @@ pub fn parse_run_id(text: &str) -> Option<String> {
         .filter(|id| !id.is_empty())
 }
 
+/// Parses `INFO server` for `process_id`.
+pub fn parse_process_id(text: &str) -> Option<u32> {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("process_id:"))
+        .and_then(|id| id.trim().parse().ok())
+}
+
 /// Parses `INFO cpu` for the process's CPU seconds (system plus user, children excluded).
 pub fn parse_cpu_secs(text: &str) -> Option<f64> {
     let field = |key: &str| {

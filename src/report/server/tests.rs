@@ -72,6 +72,7 @@ fn a_view_counts_calls_and_rejections_and_names_what_is_missing() {
         latency: None,
         missing: vec!["LATENCY HISTOGRAM: unknown command".into()],
         run_ids: vec!["b".into(), "a".into()],
+        process_ids: Vec::new(),
     };
     let v = view(
         &reading(5, 50, 0, 1.0),
@@ -105,6 +106,7 @@ fn reading(run_id: &str, calls: u64, usec: u64, cpu: f64, histogram: &[(u64, u64
         latency: Some(BTreeMap::from([("get".to_string(), histogram.to_vec())])),
         missing: Vec::new(),
         run_ids: vec![run_id.into()],
+        process_ids: Vec::new(),
     }
 }
 

@@ -211,6 +211,7 @@ fn combined<'a>(
             .next()
             .map(|r| r.run_ids.clone())
             .unwrap_or_default(),
+        process_ids: Vec::new(),
     }
 }
 

@@ -233,6 +233,7 @@ pub(super) fn bottleneck_marks(
             Some(Bottleneck::Generator) => "gen",
             Some(Bottleneck::ClientQueue) => "queue",
             Some(Bottleneck::Outage) => "outage",
+            Some(Bottleneck::Host) => "host",
             Some(Bottleneck::NetworkKernel) => "net",
             Some(Bottleneck::None) | None => continue,
         };

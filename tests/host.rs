@@ -1,0 +1,195 @@
+//! The host measured beside each run: the server's and the generator's waits for a CPU,
+//! an idle thread's hiccups, and the `host` bottleneck when a busy process shares the
+//! server's core. The server is pinned to core 0 and tailrate to core 1 (`taskset`), a
+//! busy loop joins one of them, and the tests run alone (`timing::`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+
+use serde_json::Value;
+
+use super::harness::{RedisServer, find_in_path, skip, tailrate_bin, this_test};
+
+/// `taskset`, or `None` with the test recorded as skipped.
+fn taskset() -> Option<PathBuf> {
+    let found = find_in_path("taskset");
+    if found.is_none() {
+        skip(&this_test(), "taskset (util-linux) is not installed");
+    }
+    found
+}
+
+/// A busy loop pinned to `core`, killed on drop.
+struct Busy(Child);
+
+impl Busy {
+    fn on(taskset: &Path, core: &str) -> Busy {
+        let child = Command::new(taskset)
+            .args(["-c", core, "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        // Let it take its core before the run starts.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        Busy(child)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A redis-server with every thread on core 0.
+fn pinned_server(taskset: &Path) -> RedisServer {
+    let server = RedisServer::start();
+    let out = Command::new(taskset)
+        .args(["-a", "-p", "-c", "0", &server.pid().to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    server
+}
+
+/// An open-loop run of GET at 5k/s for `duration`, tailrate on core 1; its JSON report
+/// (the run's path to it as well, for `compare`).
+fn pinned_run(
+    taskset: &Path,
+    server: &RedisServer,
+    dir: &Path,
+    name: &str,
+    duration: &str,
+) -> (PathBuf, Value) {
+    let json = dir.join(format!("{name}.json"));
+    let out = Command::new(taskset)
+        .args(["-c", "1"])
+        .arg(tailrate_bin())
+        .args([
+            "-p",
+            &server.port().to_string(),
+            "-t",
+            "get",
+            "--rate",
+            "5k",
+            "--duration",
+            duration,
+            "-q",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (json, report)
+}
+
+/// A run's report file and its JSON.
+type Run = (PathBuf, Value);
+
+/// A quiet run, then one with a busy loop on `busy_core`, each for `duration`, against a
+/// server on core 0; `None` (the test skipped) without `taskset`. The folder holds both
+/// reports.
+fn quiet_then_busy(busy_core: &str, duration: &str) -> Option<(tempfile::TempDir, Run, Run)> {
+    let taskset = taskset()?;
+    let server = pinned_server(&taskset);
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = pinned_run(&taskset, &server, dir.path(), "quiet", duration);
+    let busy = {
+        let _busy = Busy::on(&taskset, busy_core);
+        pinned_run(&taskset, &server, dir.path(), "busy", duration)
+    };
+    Some((dir, quiet, busy))
+}
+
+fn verdict(report: &Value) -> (String, String) {
+    let b = &report["tests"][0]["bottleneck"];
+    (
+        b["verdict"].as_str().unwrap().to_string(),
+        b["because"].as_str().unwrap().to_string(),
+    )
+}
+
+fn host(report: &Value) -> &Value {
+    &report["tests"][0]["host"]
+}
+
+mod timing {
+    use super::*;
+
+    #[test]
+    fn a_busy_process_on_the_servers_core_is_named_with_the_servers_wait_and_compare_says_so() {
+        let Some((_dir, (quiet_json, quiet), (shared_json, shared))) = quiet_then_busy("0", "2s")
+        else {
+            return;
+        };
+
+        // Quiet: the server waited for its idle core only to wake, and the host is not blamed.
+        let (v, because) = verdict(&quiet);
+        assert_ne!(v, "host", "{because}\n{}", host(&quiet));
+        let q = &host(&quiet)["server"];
+        assert!(q["run_queue_wait_share"].as_f64().unwrap() < 0.01, "{q}");
+
+        // Shared: the server waited for the busy loop's slices, and that is the verdict.
+        let (v, because) = verdict(&shared);
+        assert_eq!(v, "host", "{because}\n{}", host(&shared));
+        assert!(because.contains("the server waited"), "{because}");
+        let s = &host(&shared)["server"];
+        assert!(s["run_queue_wait_share"].as_f64().unwrap() >= 0.02, "{s}");
+        assert!(s["wait_per_run_us"].as_f64().unwrap() >= 8.0, "{s}");
+        let tail = &host(&shared)["tail"];
+        assert!(
+            tail["in_waiting_batches"].as_u64().unwrap() * 2
+                >= tail["slow_replies"].as_u64().unwrap(),
+            "{tail}"
+        );
+
+        // compare names the difference of the hosts beside its verdict.
+        let out = Command::new(tailrate_bin())
+            .args(["compare"])
+            .arg(&quiet_json)
+            .arg(&shared_json)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("host:") && text.contains("B's server waited"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_busy_process_on_the_generators_core_shows_in_its_waits_and_the_hiccups() {
+        // Four seconds: the hiccup meter's late wake-ups are counted in ones (a few in a
+        // quiet run, the generator's own spinning beside it), three times as many with
+        // the busy loop.
+        let Some((_dir, (_, quiet), (_, shared))) = quiet_then_busy("1", "4s") else {
+            return;
+        };
+        let (v, because) = verdict(&shared);
+        assert!(v == "host" || v == "generator", "{v}: {because}");
+        assert!(
+            because.contains("threads waited"),
+            "{because}\n{}",
+            host(&shared)
+        );
+        let g = &host(&shared)["generator"];
+        assert!(g["run_queue_wait_share"].as_f64().unwrap() >= 0.1, "{g}");
+        let late = |r: &Value| host(r)["hiccups"]["over_1ms"].as_u64().unwrap();
+        assert!(
+            late(&shared) > late(&quiet),
+            "{}\n{}",
+            host(&quiet)["hiccups"],
+            host(&shared)["hiccups"]
+        );
+    }
+}
