@@ -7,17 +7,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use super::beside::Beside;
 use super::intervals::{Grouper, IntervalMerger, summary, write_hlog};
-use super::server_view::Observer;
 use crate::config::RunConfig;
-use crate::drive::RunOutcome;
 use crate::drive::{self, Cancel, Interval};
 use crate::export::hlog::HlogWriter;
 use crate::net::cluster::ClusterMap;
 use crate::progress::Progress;
 use crate::record::Recorder;
 use crate::report::TestReport;
-use crate::report::server::{Reading, ServerView};
 
 /// Runs test `index` of `config` once and builds its report; also returns why it
 /// stopped early, if it did. Progress goes to `stderr` when it is a terminal; intervals
@@ -88,10 +86,7 @@ pub fn measure(
         }
         merger.recycle(record);
     };
-    let mut observer =
-        super::server_view::Observer::open(config, cluster.map(|c| &**c), &server_names, cancel);
-    let before = observer.as_mut().map(|o| (o.read(), o.taken(), unix_now()));
-    let meter = start_meter(config, observer.as_ref(), before.as_ref().map(|b| &b.0));
+    let mut beside = Beside::start(config, cluster.map(|c| &**c), &server_names, cancel);
     let outcome = {
         let mut on_interval = |iv: Interval| {
             progress.interval(&iv.record, iv.start, iv.length, iv.backlog);
@@ -104,7 +99,7 @@ pub fn measure(
         drive::run(&config.plan, cluster, test, index, cancel, &mut on_interval)
     };
     progress.finish();
-    let host = meter.and_then(crate::host::Meter::stop);
+    beside.stop_meter();
     let outcome = outcome.with_context(|| format!("running {}", test.name))?;
     let rest = merger.flush(outcome.measured);
     let count = rest.len();
@@ -114,10 +109,6 @@ pub fn measure(
     if let Some(e) = hlog_error {
         return Err(e).context("writing --hdr-log");
     }
-    let server = observer
-        .as_mut()
-        .zip(before)
-        .map(|(o, before)| server_view(config, o, before, &server_names, &outcome));
     let mut report = TestReport::build(
         &test.name,
         config,
@@ -128,33 +119,15 @@ pub fn measure(
         std::mem::take(&mut merger.summaries),
         &batches,
     );
-    if let Some(view) = server {
-        report.add_server_view(view, !config.plan.shard.is_split());
-    }
-    if let (Some(series), Some(origin)) = (host, merger.origin) {
-        let response = batches.total(crate::record::Metric::Response);
-        report.add_host(
-            crate::host::figures(&series, origin, drive::BATCH, response.len()),
-            &response,
-        );
-    }
+    beside.finish(
+        config,
+        &mut report,
+        &server_names,
+        &outcome,
+        merger.origin,
+        &batches,
+    );
     Ok((report, outcome.stopped_early))
-}
-
-/// The host meter for a test, unless `--no-host-stats`: it follows the server's process
-/// found from `observer`'s `first` reading, where there is one.
-fn start_meter(
-    config: &RunConfig,
-    observer: Option<&Observer>,
-    first: Option<&Reading>,
-) -> Option<crate::host::Meter> {
-    if !config.output.host_stats {
-        return None;
-    }
-    crate::host::Meter::start(match (observer, first) {
-        (Some(o), Some(first)) => o.server_process(first),
-        _ => Err("the server's readings are off (--no-server-stats)".into()),
-    })
 }
 
 /// The live progress line of test `name` on `stderr`, drawn only when it is a terminal
@@ -174,51 +147,4 @@ fn progress_line<'a>(
         config.plan.threads,
         drive::interval_length(&config.plan),
     )
-}
-
-/// The server's view of the test from `observer`'s reading now and the one taken
-/// `before` it ran (with when it was taken, by the observer's clock and the wall clock);
-/// each command's count beside what tailrate sent of it, warm-up included.
-fn server_view(
-    config: &RunConfig,
-    observer: &mut Observer,
-    (before, taken, before_at): (Reading, Option<Instant>, f64),
-    command_names: &[String],
-    outcome: &RunOutcome,
-) -> ServerView {
-    let after = observer.read();
-    let after_at = unix_now();
-    let span = observer
-        .taken()
-        .zip(taken)
-        .map_or(0.0, |(a, b)| a.duration_since(b).as_secs_f64());
-    let sent: Vec<(String, u64)> = command_names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            let measured = outcome.record.commands.get(i).map_or(0, |c| c.sent);
-            (
-                name.clone(),
-                measured + outcome.warmup_sent.get(i).copied().unwrap_or(0),
-            )
-        })
-        .collect();
-    let mut view = crate::report::server::view(&before, &after, span, &sent);
-    if config.plan.shard.is_split() {
-        view.kept = Some(Box::new(crate::report::server::KeptReadings {
-            before_unix_secs: before_at,
-            after_unix_secs: after_at,
-            before: before.of_commands(command_names),
-            after: after.of_commands(command_names),
-        }));
-    }
-    view
-}
-
-/// The wall clock in Unix seconds: the clock shards on different hosts share (NTP), for
-/// when a shard's server readings were taken.
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }

@@ -2,11 +2,13 @@
 //! and export every report after each test. Commands of many runs (`sweep`, `tune`)
 //! share the frame in `campaign`. Errors get their context here (`anyhow`).
 
+mod beside;
 mod build;
 mod campaign;
 mod intervals;
 mod measure;
 mod probe;
+mod server_events;
 mod server_view;
 
 use std::io::Write;

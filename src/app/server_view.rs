@@ -174,6 +174,30 @@ impl Observer {
         }
     }
 
+    /// One command to the server, outside the readings (its events): the reply, or why
+    /// there is none in words. A cluster's nodes are not asked (their events are not
+    /// read).
+    pub fn call(&mut self, argv: &[&[u8]]) -> Result<Reply, String> {
+        let [(_, conn)] = self.nodes.as_mut_slice() else {
+            return Err(format!("a cluster of {} masters", self.nodes.len()));
+        };
+        let c = conn
+            .as_mut()
+            .ok_or("the connection for readings was closed")?;
+        match self
+            .runtime
+            .block_on(async { tokio::time::timeout(self.timeout, c.call(argv)).await })
+        {
+            Ok(Ok(reply)) if reply.is_error() => Err(format!(
+                "the server replied {}",
+                crate::text::printable(reply.error_message().unwrap_or_default())
+            )),
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no answer within {:?}", self.timeout)),
+        }
+    }
+
     /// When the last reading was taken.
     pub fn taken(&self) -> Option<Instant> {
         self.taken

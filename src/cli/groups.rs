@@ -445,6 +445,12 @@ pub struct ProgressArgs {
     /// HISTOGRAM) before and after each test, nor open the connection they are read on.
     #[arg(long = "no-server-stats")]
     pub no_server_stats: bool,
+    /// Set the server's latency monitor (`latency-monitor-threshold`) to MS for each test
+    /// and back after it, so that its own stalls over MS (fork, aof-fsync,
+    /// expire-cycle...) are placed on the test's timeline beside its slow log [range: 1
+    /// to 10000]
+    #[arg(long = "latency-monitor", value_name = "MS", value_parser = count_in::<u64>(1, 10_000, "a stall the monitor would miss is ten seconds long"), allow_negative_numbers = true)]
+    pub latency_monitor: Option<u64>,
     /// Do not measure the host beside each test (the generator's and the server's waits
     /// for a CPU, steal, CPU pressure, an idle thread's hiccups; see docs/host.md).
     #[arg(long = "no-host-stats")]

@@ -156,8 +156,11 @@ fn landmark_text(l: &Landmarks) -> Vec<String> {
         let over = floor.exceedance.map_or_else(String::new, |e| {
             format!(", {:.2}% over the bound", 100.0 * e.fraction)
         });
+        let cause = floor.cause.map_or(String::new(), |b| {
+            format!(" (bottleneck there: {})", b.name())
+        });
         parts.push(format!(
-            "floor {:.3} ms at {} req/s{over}",
+            "floor {:.3} ms at {} req/s{over}{cause}",
             floor.value_ns as f64 / 1e6,
             rate(floor.rate_per_sec)
         ));

@@ -8,7 +8,6 @@
 //! the generator's threads do nothing for it.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -37,7 +36,7 @@ const SLOW_EVERY: u64 = 10;
 
 use crate::drive::GENERATOR_THREAD;
 
-/// The samples in which every thread not yet named the generator's is looked at again.
+/// The first samples, in which the threads are listed each time.
 const FIRST_SAMPLES: u64 = 4;
 
 /// What the meter read at one instant, every counter cumulative.
@@ -141,23 +140,29 @@ fn run(stop: &AtomicBool, server: Result<u32, String>) -> Series {
         samples,
         hiccups,
         server,
-        own_cpu_ns: procfs::read_task(
-            &PathBuf::from(format!("/proc/self/task/{own}")),
-            false,
-            None,
-        )
-        .map(|t| t.cpu_ns),
+        own_cpu_ns: procfs::Reader::default()
+            .task("self", own.unsigned_abs(), false, None)
+            .map(|t| t.cpu_ns),
     }
 }
 
 /// The threads read at each sample, each with its latest counters: a thread that ends
-/// keeps them, so the sums never run backwards.
+/// keeps them, so the sums never run backwards. Which threads there are is listed again
+/// in the first samples (the generator's threads start then) and at every slow one, so
+/// that a sample in between allocates nothing.
 struct Tasks {
-    /// This process's threads: whether each is the generator's (by name), as last looked up.
+    reader: procfs::Reader,
+    /// This process's threads, as last listed.
+    own_ids: Vec<u32>,
+    /// Whether each is the generator's (by name), as last looked up.
     own: BTreeMap<u32, bool>,
     generator: BTreeMap<u32, TaskTimes>,
-    server_pid: Option<u32>,
+    /// The server's process, and its threads as last listed.
+    server_pid: Option<String>,
+    server_ids: Vec<u32>,
     server: BTreeMap<u32, TaskTimes>,
+    /// Whether this process's threads could be listed at all.
+    procfs: bool,
     /// Samples taken so far.
     taken: u64,
     /// The latest `/proc/stat` steal reading.
@@ -167,10 +172,14 @@ struct Tasks {
 impl Tasks {
     fn new(server_pid: Option<u32>) -> Self {
         Tasks {
+            reader: procfs::Reader::default(),
+            own_ids: Vec::new(),
             own: BTreeMap::new(),
             generator: BTreeMap::new(),
-            server_pid,
+            server_pid: server_pid.map(|p| p.to_string()),
+            server_ids: Vec::new(),
             server: BTreeMap::new(),
+            procfs: false,
             taken: 0,
             steal_ticks: None,
         }
@@ -180,58 +189,65 @@ impl Tasks {
     /// `last`.
     fn sample(&mut self, at: Instant, hiccup_max_ns: u64, last: bool) -> Sample {
         let slow = last || self.taken.is_multiple_of(SLOW_EVERY);
+        let early = self.taken < FIRST_SAMPLES;
         self.taken += 1;
-        let generator = procfs::task_ids("self").map(|ids| {
-            for tid in ids {
-                let dir = PathBuf::from(format!("/proc/self/task/{tid}"));
-                // A new thread names itself once it runs: until then it has its
-                // parent's name, so a thread not (yet) the generator's is looked at
-                // again in the first samples (the generator's threads start then) and
-                // at every slow one.
-                let known = self.own.get(&tid).copied();
-                let is_generator = match known {
-                    Some(true) => true,
-                    Some(false) if !slow && self.taken > FIRST_SAMPLES => false,
-                    _ => {
-                        let named = std::fs::read_to_string(dir.join("comm"))
-                            .is_ok_and(|c| c.starts_with(GENERATOR_THREAD));
-                        self.own.insert(tid, named);
-                        named
-                    }
-                };
-                if is_generator
-                    && let Some(t) =
-                        procfs::read_task(&dir, slow, self.generator.get(&tid).copied())
-                {
-                    self.generator.insert(tid, t);
-                }
+        if slow || early {
+            let listed = procfs::task_ids("self");
+            self.procfs = listed.is_some();
+            self.own_ids = listed.unwrap_or_default();
+            if let Some(pid) = &self.server_pid {
+                self.server_ids = procfs::task_ids(pid).unwrap_or_default();
             }
-            sum(&self.generator)
-        });
-        let server = self.server_pid.and_then(|pid| {
-            for tid in procfs::task_ids(&pid.to_string())? {
-                let dir = PathBuf::from(format!("/proc/{pid}/task/{tid}"));
-                if let Some(t) = procfs::read_task(&dir, slow, self.server.get(&tid).copied()) {
+        }
+        for &tid in &self.own_ids {
+            // A new thread names itself once it runs: until then it has its parent's
+            // name, so a thread not (yet) the generator's is looked at again whenever
+            // the threads are listed.
+            let is_generator = match self.own.get(&tid) {
+                Some(true) => true,
+                Some(false) if !(slow || early) => false,
+                _ => {
+                    let named = self
+                        .reader
+                        .read(format_args!("/proc/self/task/{tid}/comm"))
+                        .is_some_and(|c| c.starts_with(GENERATOR_THREAD));
+                    self.own.insert(tid, named);
+                    named
+                }
+            };
+            if is_generator
+                && let Some(t) =
+                    self.reader
+                        .task("self", tid, slow, self.generator.get(&tid).copied())
+            {
+                self.generator.insert(tid, t);
+            }
+        }
+        if let Some(pid) = &self.server_pid {
+            for &tid in &self.server_ids {
+                if let Some(t) = self
+                    .reader
+                    .task(pid, tid, slow, self.server.get(&tid).copied())
+                {
                     self.server.insert(tid, t);
                 }
             }
-            Some(sum(&self.server))
-        });
+        }
+        if slow {
+            self.steal_ticks = self
+                .reader
+                .read(format_args!("/proc/stat"))
+                .and_then(procfs::parse_steal);
+        }
         Sample {
             at,
-            generator,
-            server,
-            steal_ticks: {
-                if slow {
-                    self.steal_ticks = std::fs::read_to_string("/proc/stat")
-                        .ok()
-                        .and_then(|s| procfs::parse_steal(&s));
-                }
-                self.steal_ticks
-            },
-            pressure_some_us: std::fs::read_to_string("/proc/pressure/cpu")
-                .ok()
-                .and_then(|s| procfs::parse_pressure_some_us(&s)),
+            generator: self.procfs.then(|| sum(&self.generator)),
+            server: (!self.server.is_empty()).then(|| sum(&self.server)),
+            steal_ticks: self.steal_ticks,
+            pressure_some_us: self
+                .reader
+                .read(format_args!("/proc/pressure/cpu"))
+                .and_then(procfs::parse_pressure_some_us),
             hiccup_max_ns,
         }
     }

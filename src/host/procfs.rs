@@ -2,8 +2,6 @@
 //! files' text (pure), and read from them (`None` where a file is absent or unreadable:
 //! another kernel, no procfs, a process of another user).
 
-use std::path::Path;
-
 /// A task's scheduling counters, cumulative since it started.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TaskTimes {
@@ -82,27 +80,57 @@ pub fn parse_pressure_some_us(text: &str) -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
-/// A task's counters read from its folder (`/proc/self/task/TID`); `status` (a longer
-/// file, for the involuntary switches) only when `with_status`, else the switches are
-/// `earlier`'s.
-pub fn read_task(dir: &Path, with_status: bool, earlier: Option<TaskTimes>) -> Option<TaskTimes> {
-    let (cpu_ns, run_delay_ns, slices) =
-        parse_schedstat(&std::fs::read_to_string(dir.join("schedstat")).ok()?)?;
-    let involuntary_switches = if with_status {
-        std::fs::read_to_string(dir.join("status"))
-            .ok()
-            .and_then(|s| parse_involuntary(&s))
-    } else {
-        None
-    };
-    Some(TaskTimes {
-        cpu_ns,
-        run_delay_ns,
-        slices,
-        involuntary_switches: involuntary_switches
-            .or(earlier.map(|e| e.involuntary_switches))
-            .unwrap_or(0),
-    })
+/// Reads procfs files into buffers it keeps, so that a read allocates nothing once the
+/// buffers have grown (the meter reads every batch, beside a generator that allocates
+/// nothing per request).
+#[derive(Debug, Default)]
+pub struct Reader {
+    path: String,
+    text: String,
+}
+
+impl Reader {
+    /// The text of the file at `path`, or `None` where it cannot be read.
+    pub fn read(&mut self, path: std::fmt::Arguments) -> Option<&str> {
+        use std::fmt::Write as _;
+        use std::io::Read as _;
+        self.path.clear();
+        self.path.write_fmt(path).ok()?;
+        self.text.clear();
+        std::fs::File::open(&self.path)
+            .ok()?
+            .read_to_string(&mut self.text)
+            .ok()?;
+        Some(&self.text)
+    }
+
+    /// The counters of task `tid` of process `pid` (`self` for this one); `status` (a
+    /// longer file, for the involuntary switches) only when `with_status`, else the
+    /// switches are `earlier`'s.
+    pub fn task(
+        &mut self,
+        pid: &str,
+        tid: u32,
+        with_status: bool,
+        earlier: Option<TaskTimes>,
+    ) -> Option<TaskTimes> {
+        let (cpu_ns, run_delay_ns, slices) =
+            parse_schedstat(self.read(format_args!("/proc/{pid}/task/{tid}/schedstat"))?)?;
+        let involuntary_switches = if with_status {
+            self.read(format_args!("/proc/{pid}/task/{tid}/status"))
+                .and_then(parse_involuntary)
+        } else {
+            None
+        };
+        Some(TaskTimes {
+            cpu_ns,
+            run_delay_ns,
+            slices,
+            involuntary_switches: involuntary_switches
+                .or(earlier.map(|e| e.involuntary_switches))
+                .unwrap_or(0),
+        })
+    }
 }
 
 /// The thread ids under `/proc/<pid>/task` (`self` for this process).
@@ -146,10 +174,14 @@ mod tests {
     #[test]
     fn this_thread_reads_its_own_counters() {
         let tid = rustix::thread::gettid().as_raw_nonzero().get();
-        let before = read_task(Path::new(&format!("/proc/self/task/{tid}")), true, None).unwrap();
+        let mut reader = Reader::default();
+        let before = reader.task("self", tid as u32, true, None).unwrap();
         let spin = std::time::Instant::now();
         while spin.elapsed() < std::time::Duration::from_millis(5) {}
-        let after = read_task(Path::new(&format!("/proc/self/task/{tid}")), true, None).unwrap();
+        let after = reader
+            .task("self", tid as u32, false, Some(before))
+            .unwrap();
+        assert_eq!(after.involuntary_switches, before.involuntary_switches);
         assert!(
             after.since(before).cpu_ns >= 1_000_000,
             "{before:?} {after:?}"

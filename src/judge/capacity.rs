@@ -142,6 +142,7 @@ pub fn landmarks(steps: &[StepSummary]) -> Landmarks {
         rate_per_sec: s.target_rate_per_sec,
         value_ns: c.summary.value_ns,
         exceedance: c.exceedance,
+        cause: s.bottleneck,
     });
     let floor_high = judged
         .first()

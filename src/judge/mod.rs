@@ -7,6 +7,7 @@ pub mod bottleneck;
 pub mod capacity;
 pub mod checks;
 pub mod compare;
+pub mod events;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod host;

@@ -67,6 +67,8 @@ pub struct Output {
     pub server_stats: bool,
     /// Measure the host beside each test (`--no-host-stats` turns it off).
     pub host_stats: bool,
+    /// The server's latency monitor's threshold for each test (`--latency-monitor`).
+    pub latency_monitor_ms: Option<u64>,
 }
 
 impl RunConfig {
@@ -244,6 +246,7 @@ fn output_of(args: &RunArgs, precision: usize) -> Output {
         progress: !args.progress.no_progress,
         server_stats: !args.progress.no_server_stats,
         host_stats: !args.progress.no_host_stats,
+        latency_monitor_ms: args.progress.latency_monitor,
     }
 }
 

@@ -147,6 +147,43 @@ pub(super) fn server_lines(
     for m in &view.missing {
         writeln!(out, "    not given: {}", printable(m))?;
     }
+    if let Some(events) = &view.events {
+        event_lines(out, events)?;
+    }
+    Ok(())
+}
+
+/// The server's own record of its stalls during the test, each placed in time.
+fn event_lines(
+    out: &mut dyn Write,
+    events: &crate::report::server::events::ServerEvents,
+) -> io::Result<()> {
+    if let Some(n) = events.forks.filter(|&n| n > 0) {
+        let latest = events.latest_fork_usec.map_or(String::new(), |us| {
+            format!(", the latest {:.1} ms", us as f64 / 1e3)
+        });
+        writeln!(out, "    forks: {n}{latest} (INFO stats)")?;
+    }
+    for e in &events.events {
+        // The server stamps whole seconds: the event began within the second shown.
+        writeln!(
+            out,
+            "    {} at {:.1}-{:.1} s: {} ms{}",
+            printable(&e.event),
+            e.at_secs,
+            e.at_secs + 1.0,
+            e.length_ms,
+            e.in_tail
+                .as_ref()
+                .map_or(format!(" ({})", e.source), |t| format!(
+                    ": {}",
+                    printable(t)
+                ))
+        )?;
+    }
+    for m in &events.missing {
+        writeln!(out, "    not given: {}", printable(m))?;
+    }
     Ok(())
 }
 

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod events;
 mod reading;
 mod view;
 
@@ -92,6 +93,10 @@ pub struct ServerView {
     /// Facts the server did not give, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// The server's own record of its stalls during the test (forks, the slow log, the
+    /// latency monitor), placed on the test's timeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<events::ServerEvents>,
     /// The two readings themselves, kept by a shard: its server also counts the other
     /// shards' requests, so only the merge can take the view of the whole plan, from the
     /// earliest reading before and the latest after of all the shards.

@@ -76,6 +76,7 @@ pub fn view(
         cpu_secs,
         cpu_utilisation: cpu_secs.filter(|_| span_secs > 0.0).map(|c| c / span_secs),
         missing,
+        events: None,
         kept: None,
     }
 }

@@ -416,6 +416,10 @@ pub struct Floor {
     pub value_ns: u64,
     /// Its share over the bound there.
     pub exceedance: Option<Exceedance>,
+    /// What held the tail there, by most of its runs' bottleneck verdicts (`host` when
+    /// the machine's waits made it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Bottleneck>,
 }
 
 #[cfg(test)]
