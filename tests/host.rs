@@ -197,60 +197,60 @@ mod timing {
             host(&shared)["hiccups"]
         );
     }
-}
 
-#[test]
-fn a_fork_during_an_open_loop_run_is_placed_in_its_interval_with_the_servers_figure() {
-    let server = RedisServer::builder()
-        .arg("--enable-debug-command", "yes")
-        .start();
-    // A dataset large enough that copying its page tables in fork takes milliseconds.
-    let populated = server.cmd(&["DEBUG", "POPULATE", "2000000"]);
-    assert!(populated.contains("OK"), "{populated}");
-    let (addr, port) = (server.addr(), server.port().to_string());
-    // BGSAVE in the middle of a 4 s run: the server forks in its event loop, and every
-    // request waits for it.
-    let bgsave = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(2000));
-        super::harness::send_command(&addr, &["BGSAVE"])
-    });
-    let (text, report) = super::harness::run_tailrate_json(&[
-        "-p",
-        &port,
-        "-t",
-        "get",
-        "--rate",
-        "5k",
-        "--duration",
-        "4s",
-        "--latency-monitor",
-        "1",
-    ]);
-    bgsave.join().unwrap().unwrap();
-    let events = &report["tests"][0]["server"]["events"];
-    assert!(events["forks"].as_u64().unwrap() >= 1, "{events}");
-    let fork_usec = events["latest_fork_usec"].as_u64().unwrap();
-    assert!(fork_usec >= 1_000, "{events}");
-    let fork = events["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["event"] == "fork")
-        .unwrap_or_else(|| panic!("no fork on the timeline: {events}"));
-    let at = fork["at_secs"].as_f64().unwrap();
-    assert!((0.5..=3.5).contains(&at), "{fork}");
-    let in_tail = fork["in_tail"]
-        .as_str()
-        .unwrap_or_else(|| panic!("the fork is not named in the tail: {fork}\n{text}"));
-    assert!(
-        in_tail.contains("fork for") && in_tail.contains("latest_fork_usec"),
-        "{in_tail}"
-    );
-    assert!(text.contains("fork at"), "{text}");
-    // The threshold is set back: the server's own default, 0 (off).
-    let threshold = server.cmd(&["CONFIG", "GET", "latency-monitor-threshold"]);
-    assert!(
-        threshold.contains('0') && !threshold.contains('1'),
-        "{threshold}"
-    );
+    #[test]
+    fn a_fork_during_an_open_loop_run_is_placed_in_its_interval_with_the_servers_figure() {
+        let server = RedisServer::builder()
+            .arg("--enable-debug-command", "yes")
+            .start();
+        // A dataset large enough that copying its page tables in fork takes milliseconds.
+        let populated = server.cmd(&["DEBUG", "POPULATE", "3000000"]);
+        assert!(populated.contains("OK"), "{populated}");
+        let (addr, port) = (server.addr(), server.port().to_string());
+        // BGSAVE in the middle of a 4 s run: the server forks in its event loop, and every
+        // request waits for it.
+        let bgsave = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(2000));
+            super::super::harness::send_command(&addr, &["BGSAVE"])
+        });
+        let (text, report) = super::super::harness::run_tailrate_json(&[
+            "-p",
+            &port,
+            "-t",
+            "get",
+            "--rate",
+            "5k",
+            "--duration",
+            "4s",
+            "--latency-monitor",
+            "1",
+        ]);
+        bgsave.join().unwrap().unwrap();
+        let events = &report["tests"][0]["server"]["events"];
+        assert!(events["forks"].as_u64().unwrap() >= 1, "{events}");
+        let fork_usec = events["latest_fork_usec"].as_u64().unwrap();
+        assert!(fork_usec >= 1_000, "{events}");
+        let fork = events["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["event"] == "fork")
+            .unwrap_or_else(|| panic!("no fork on the timeline: {events}"));
+        let at = fork["at_secs"].as_f64().unwrap();
+        assert!((0.5..=3.5).contains(&at), "{fork}");
+        let in_tail = fork["in_tail"]
+            .as_str()
+            .unwrap_or_else(|| panic!("the fork is not named in the tail: {fork}\n{text}"));
+        assert!(
+            in_tail.contains("fork for") && in_tail.contains("latest_fork_usec"),
+            "{in_tail}"
+        );
+        assert!(text.contains("fork at"), "{text}");
+        // The threshold is set back: the server's own default, 0 (off).
+        let threshold = server.cmd(&["CONFIG", "GET", "latency-monitor-threshold"]);
+        assert!(
+            threshold.contains('0') && !threshold.contains('1'),
+            "{threshold}"
+        );
+    }
 }

@@ -36,10 +36,13 @@ impl Beside {
         cancel: &Cancel,
     ) -> Beside {
         let mut observer = Observer::open(config, cluster, server_names, cancel);
-        let before = observer.as_mut().map(|o| (o.read(), o.taken(), unix_now()));
+        // The events are marked before the reading and collected after the one after the
+        // test, so that none of their commands falls between the two counts of
+        // commandstats (a benchmark of INFO counts exactly its own calls).
         let marks = observer
             .as_mut()
             .map(|o| server_events::mark(o, config.output.latency_monitor_ms));
+        let before = observer.as_mut().map(|o| (o.read(), o.taken(), unix_now()));
         let meter = start_meter(config, observer.as_ref(), before.as_ref().map(|b| &b.0));
         Beside {
             observer,

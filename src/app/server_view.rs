@@ -99,15 +99,24 @@ impl Observer {
                 let conn = match conn {
                     Ok(Ok(mut conn)) => {
                         // Best effort: a server without CLIENT SETNAME (a proxy) still
-                        // gives its readings, or says it will not.
-                        let _ = runtime.block_on(async {
+                        // gives its readings, or says it will not. One that does not
+                        // answer at all gives none, and its late reply would be taken
+                        // for the next question's: the connection is not kept.
+                        let named = runtime.block_on(async {
                             tokio::time::timeout(
                                 READING_TIMEOUT,
                                 conn.call(&[b"CLIENT", b"SETNAME", READINGS_NAME.as_bytes()]),
                             )
                             .await
                         });
-                        Some(conn)
+                        if named.is_err() {
+                            missing.push(format!(
+                                "{name}: no answer to CLIENT SETNAME within {READING_TIMEOUT:?}: no readings"
+                            ));
+                            None
+                        } else {
+                            Some(conn)
+                        }
                     }
                     Ok(Err(e)) => {
                         missing.push(format!("{name}: no connection for its readings ({e})"));
@@ -184,6 +193,8 @@ impl Observer {
         let c = conn
             .as_mut()
             .ok_or("the connection for readings was closed")?;
+        // A connection that failed or fell silent is not asked again (a late reply would
+        // be taken for the next question's).
         match self
             .runtime
             .block_on(async { tokio::time::timeout(self.timeout, c.call(argv)).await })
@@ -193,8 +204,14 @@ impl Observer {
                 crate::text::printable(reply.error_message().unwrap_or_default())
             )),
             Ok(Ok(reply)) => Ok(reply),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err(format!("no answer within {:?}", self.timeout)),
+            Ok(Err(e)) => {
+                *conn = None;
+                Err(e.to_string())
+            }
+            Err(_) => {
+                *conn = None;
+                Err(format!("no answer within {:?}", self.timeout))
+            }
         }
     }
 

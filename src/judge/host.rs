@@ -64,6 +64,7 @@ pub fn tail_in_waits(host: &HostReport, response: &[Batch], over_ns: u64) -> Opt
             without.add(batch);
         } else {
             tail.waiting_batches += 1;
+            tail.waiting.push(u32::try_from(i).unwrap_or(u32::MAX));
             tail.in_waiting_batches += slow;
             for part in parts {
                 match by_part.iter_mut().find(|(p, _)| *p == part) {

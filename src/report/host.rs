@@ -124,9 +124,12 @@ pub struct TailInWaits {
     pub batches: u64,
     /// The parts that waited in those batches: `server`, `generator`, `steal`.
     pub parts: Vec<String>,
+    /// The batches with such a wait, by index from the window's start.
+    #[serde(default)]
+    pub waiting: Vec<u32>,
     /// The response p99 of the batches without such a wait, ns: what the tail would have
-    /// been without the host's waits; absent when every batch had one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// been without the host's waits; null when every batch had one.
+    #[serde(default)]
     pub p99_without_waits_ns: Option<u64>,
 }
 

@@ -30,6 +30,9 @@ const METRICS: [(&str, usize, IntervalValue); 3] = [
 /// The band behind closed-loop runs.
 const CLOSED_LOOP_BAND: RGBColor = RGBColor(236, 236, 236);
 
+/// The band behind batches in which the host made the server or the generator wait.
+const HOST_WAIT_BAND: RGBColor = RGBColor(253, 224, 196);
+
 /// p50, p99 and max of each interval over the whole sweep.
 pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepReport) -> DrawResult {
     let (plot, legend_area) = frame(
@@ -42,6 +45,7 @@ pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepRepo
     let mut chart = chart_on(&plot, 16, 0f64..t_max, axis.coord())?;
     // Beneath the grid, so its lines show through.
     closed_loop_bands(&mut chart, report, t_max, &axis)?;
+    let host_waits = host_bands(&mut chart, report, &axis)?;
     Axes::response_time("time since the sweep started (s)", &|v| format!("{v:.0}"))
         .x_labels(10)
         .draw(&mut chart)?;
@@ -56,6 +60,12 @@ pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepRepo
         .collect();
     entries.push(("open-loop step".into(), Swatch::Band(WHITE)));
     entries.push(("closed-loop run".into(), Swatch::Band(CLOSED_LOOP_BAND)));
+    if host_waits {
+        entries.push((
+            "host wait (docs/host.md)".into(),
+            Swatch::Band(HOST_WAIT_BAND),
+        ));
+    }
     legend(&legend_area, "response time", &entries)
 }
 
@@ -93,6 +103,39 @@ fn closed_loop_bands(
         }
     }
     Ok(())
+}
+
+/// Batches in which the host made the server or the generator wait for a CPU (see
+/// `judge::host`), on an orange band, adjacent ones as one; whether there were any.
+fn host_bands(
+    chart: &mut TimeChart<'_, '_>,
+    report: &SweepReport,
+    axis: &LogAxis,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    let (y_lo, y_hi) = (axis.lo as f64, axis.hi as f64);
+    let mut any = false;
+    for m in &report.runs {
+        let Some(host) = &m.report.host else { continue };
+        let Some(tail) = &host.tail else { continue };
+        let batch_secs = host.batches.batch_ms / 1e3;
+        let mut spans: Vec<(u32, u32)> = Vec::new();
+        for &i in &tail.waiting {
+            match spans.last_mut() {
+                Some(last) if last.1 + 1 == i => last.1 = i,
+                _ => spans.push((i, i)),
+            }
+        }
+        for (first, last) in spans {
+            any = true;
+            let from = m.started_secs + f64::from(first) * batch_secs;
+            let to = m.started_secs + f64::from(last + 1) * batch_secs;
+            chart.plotting_area().draw(&Rectangle::new(
+                [(from, y_lo), (to, y_hi)],
+                HOST_WAIT_BAND.filled(),
+            ))?;
+        }
+    }
+    Ok(any)
 }
 
 /// Each of [`METRICS`] as a line through every run's intervals (at their midpoints).
