@@ -287,21 +287,41 @@ async fn read_node(
                 }
             }
             Fact::Commands => {
-                reading.commands = ask(
+                let reply = ask(
                     conn,
                     &[b"INFO", b"commandstats"],
                     "INFO commandstats",
                     &mut missing,
                 )
-                .await
-                .and_then(|r| text(&r))
-                .map(|t| server::parse_commandstats(&t));
+                .await;
+                // A reply that is not the section (not text, or text without it) is a
+                // fact missing, not a count of zero.
+                reading.commands = match reply.as_ref().map(text) {
+                    Some(Some(t)) if t.contains("cmdstat_") || t.contains("# Commandstats") => {
+                        Some(server::parse_commandstats(&t))
+                    }
+                    Some(Some(_)) => {
+                        missing.push("INFO commandstats: a reply without the section".into());
+                        None
+                    }
+                    Some(None) => {
+                        missing.push("INFO commandstats: a reply that is not text".into());
+                        None
+                    }
+                    None => None,
+                };
             }
             Fact::Cpu => {
-                reading.cpu_secs = ask(conn, &[b"INFO", b"cpu"], "INFO cpu", &mut missing)
-                    .await
-                    .and_then(|r| text(&r))
+                let reply = ask(conn, &[b"INFO", b"cpu"], "INFO cpu", &mut missing).await;
+                reading.cpu_secs = reply
+                    .as_ref()
+                    .and_then(text)
                     .and_then(|t| server::parse_cpu_secs(&t));
+                if reply.is_some() && reading.cpu_secs.is_none() {
+                    missing.push(
+                        "INFO cpu: no plausible used_cpu_sys and used_cpu_user in the reply".into(),
+                    );
+                }
             }
             Fact::Latency => {
                 let mut argv: Vec<&[u8]> = vec![b"LATENCY", b"HISTOGRAM"];

@@ -60,6 +60,8 @@ pub fn parse_cpu_secs(text: &str) -> Option<f64> {
                 .strip_prefix(':')?
                 .parse::<f64>()
                 .ok()
+                // A CPU time is a finite count of seconds, never negative.
+                .filter(|v| v.is_finite() && *v >= 0.0)
         })
     };
     Some(field("used_cpu_sys")? + field("used_cpu_user")?)

@@ -216,3 +216,45 @@ fn replies_of_the_wrong_shape_are_no_histogram_not_a_panic() {
             .is_empty()
     );
 }
+
+#[test]
+fn counters_past_what_a_server_can_do_are_missing_not_believed() {
+    let wrapped = reading("a", u64::MAX, 10, 1.0, &[(1, 5)]);
+    let v = view(
+        &reading("a", 5, 50, 1.0, &[(1, 5)]),
+        &wrapped,
+        2.0,
+        &[("GET".into(), 100)],
+    );
+    assert!(
+        v.missing
+            .iter()
+            .any(|m| m.contains("INFO commandstats") && m.contains("more than a server executes")),
+        "{:?}",
+        v.missing
+    );
+    assert_eq!(v.commands[0].calls, 0);
+    assert_eq!(v.commands[0].mean_exec_usec, None);
+    assert_eq!(v.cpu_utilisation, None);
+    let busy_cpu = reading("a", 105, 1050, 1e9, &[(1, 5)]);
+    let v = view(
+        &reading("a", 5, 50, 1.0, &[(1, 5)]),
+        &busy_cpu,
+        2.0,
+        &[("GET".into(), 100)],
+    );
+    assert!(
+        v.missing.iter().any(|m| m.contains("INFO cpu")),
+        "{:?}",
+        v.missing
+    );
+    assert_eq!(
+        parse_cpu_secs("used_cpu_sys:inf\nused_cpu_user:1.0\n"),
+        None
+    );
+    assert_eq!(parse_cpu_secs("used_cpu_sys:-1\nused_cpu_user:1.0\n"), None);
+    assert_eq!(
+        parse_cpu_secs("used_cpu_sys:0.5\nused_cpu_user:1.0\n"),
+        Some(1.5)
+    );
+}

@@ -19,6 +19,29 @@ pub fn view(
             missing.push(m.clone());
         }
     }
+    // Counters that grew past what a server can do in the span (a reply that lies, or a
+    // counter that wrapped) are a fact missing, not a verdict's input.
+    let implausible = implausible_growth(before, after, span_secs);
+    let dropped;
+    let (before, after) = match implausible {
+        Some(why) => {
+            missing.push(why);
+            dropped = (
+                Reading {
+                    commands: None,
+                    cpu_secs: None,
+                    ..before.clone()
+                },
+                Reading {
+                    commands: None,
+                    cpu_secs: None,
+                    ..after.clone()
+                },
+            );
+            (&dropped.0, &dropped.1)
+        }
+        None => (before, after),
+    };
     // The server counts by command name: a mix's entries sharing a verb (`GET a`, `GET b`:
     // tailrate's `get` and `get_2`) are one command there, so they are counted together.
     let mut by_server_name: Vec<(String, String, u64)> = Vec::new();
@@ -79,6 +102,38 @@ pub fn view(
         events: None,
         kept: None,
     }
+}
+
+/// The most calls a server executes per second (Redis does a few million on one core,
+/// more with I/O threads; a hundred million is past any).
+const MOST_CALLS_PER_SEC: f64 = 1e8;
+
+/// The most CPU seconds a server uses per second (its threads on 1,024 cores).
+const MOST_CPU_PER_SEC: f64 = 1024.0;
+
+/// Why the growth of the counters from `before` to `after` over `span_secs` cannot be
+/// a server's, if it cannot.
+fn implausible_growth(before: &Reading, after: &Reading, span_secs: f64) -> Option<String> {
+    let room = span_secs.max(0.0) + 1.0;
+    if let (Some(b), Some(a)) = (&before.commands, &after.commands) {
+        for (name, c) in a {
+            let calls = c.calls.saturating_sub(b.get(name).map_or(0, |b| b.calls));
+            if calls as f64 > MOST_CALLS_PER_SEC * room {
+                return Some(format!(
+                    "INFO commandstats: {calls} calls of {name} in {span_secs:.2} s is more than a server executes"
+                ));
+            }
+        }
+    }
+    if let (Some(b), Some(a)) = (before.cpu_secs, after.cpu_secs)
+        && a - b > MOST_CPU_PER_SEC * room
+    {
+        return Some(format!(
+            "INFO cpu: {:.0} CPU seconds in {span_secs:.2} s is more than a server uses",
+            a - b
+        ));
+    }
+    None
 }
 
 /// The server's view of shards' tests together, from their kept readings: the view
