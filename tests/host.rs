@@ -8,7 +8,7 @@ use std::process::{Child, Command};
 
 use serde_json::Value;
 
-use super::harness::{RedisServer, find_in_path, skip, tailrate_bin, this_test};
+use super::harness::{RedisServer, assert_success, find_in_path, skip, tailrate_bin, this_test};
 
 /// `taskset`, or `None` with the test recorded as skipped.
 fn taskset() -> Option<PathBuf> {
@@ -48,11 +48,7 @@ fn pinned_server(taskset: &Path) -> RedisServer {
         .args(["-a", "-p", "-c", "0", &server.pid().to_string()])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     server
 }
 
@@ -84,11 +80,7 @@ fn pinned_run(
         .arg(&json)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     (json, report)
 }
