@@ -21,6 +21,9 @@ pub const HALVINGS: usize = 3;
 pub const MOST_BISECTIONS: usize = 8;
 /// Most runs at one rate beyond the test's last look, for runs left out as invalid.
 const SPARE_RUNS: usize = 4;
+/// Most lower rates confirmed after the searched capacity did not pass on fresh runs: a
+/// rate at the service limit can stay undecided, and the one below it is the answer.
+const FALLBACKS: usize = 2;
 
 impl Sweeper<'_> {
     /// Measures `rate` (as `kind`) until its step is decided: visits up to the pooled
@@ -218,16 +221,36 @@ impl Sweeper<'_> {
     }
 
     /// Confirms the capacity on fresh visits only (the search kept the rates whose
-    /// visits happened to be calm), interleaved with visits to the lowest failing rate
-    /// above it; whether the fresh visits alone pass.
+    /// visits happened to be calm); when they do not pass, the capacity the pooled runs
+    /// then give (a lower rate) is confirmed in its turn, at most [`FALLBACKS`] times.
+    /// Whether the capacity the finding now names passed on fresh visits alone.
     fn confirm(&mut self) -> Result<bool, Halt> {
-        let Some(found) = self.finding() else {
-            return Ok(false);
-        };
-        let Some(capacity) = found.capacity else {
-            return Ok(false);
-        };
-        let above = found.band.1;
+        let mut tried: Vec<f64> = Vec::new();
+        while tried.len() <= FALLBACKS {
+            let Some(found) = self.finding() else {
+                return Ok(false);
+            };
+            let Some(capacity) = found.capacity else {
+                return Ok(false);
+            };
+            if tried.contains(&capacity) {
+                return Ok(false);
+            }
+            tried.push(capacity);
+            // Fresh runs pooled with the search's may move the capacity even when they
+            // pass: then the rate it moved to is confirmed in turn.
+            let passed = self.confirm_at(capacity, found.band.1)?;
+            if passed && self.finding().and_then(|f| f.capacity) == Some(capacity) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Measures `capacity` on fresh visits, interleaved with visits to `above` (the
+    /// lowest failing rate above it) so both see the same weather; whether the fresh
+    /// visits alone pass.
+    fn confirm_at(&mut self, capacity: f64, above: Option<f64>) -> Result<bool, Halt> {
         let fresh = |m: &Measurement| m.kind == Kind::Confirm;
         let last_look = exceedance::LOOKS[exceedance::LOOKS.len() - 1];
         loop {
