@@ -17,8 +17,8 @@ use tailrate::stats::confidence::{self, Ci95};
 use tailrate::stats::mover::difference_interval;
 
 use super::harness::{
-    RedisServer, assert_success, assert_usage_error, run_tailrate, run_tailrate_with_timeout,
-    stderr_of,
+    RedisServer, assert_success, assert_usage_error, read_json, run_tailrate,
+    run_tailrate_with_timeout, stderr_of,
 };
 
 /// A latency whose six percentiles are `(value, low, high)`, in order p50 .. p99.99.
@@ -112,32 +112,38 @@ fn compare_entries(a: &[Entry], b: &[Entry], fail: Option<f64>) -> Comparison {
 #[test]
 fn the_mover_interval_combines_each_sides_own_ends() {
     // d = 30; lower = 30 - sqrt(20² + 10²), upper = 30 + sqrt(10² + 20²).
-    let (low, high) =
-        difference_interval(100.0, (90.0, Some(120.0)), 130.0, (120.0, Some(150.0))).unwrap();
+    let (low, high) = difference_interval(100.0, (90.0, Some(120.0)), 130.0, (120.0, Some(150.0)));
+    let (low, high) = (low.unwrap(), high.unwrap());
     assert!((low - (30.0 - 500f64.sqrt())).abs() < 1e-9, "{low}");
     assert!((high - (30.0 + 500f64.sqrt())).abs() < 1e-9, "{high}");
     // Lopsided intervals keep their shape: a long upper end on A pulls only the lower end.
-    let (low, high) =
-        difference_interval(100.0, (99.0, Some(200.0)), 100.0, (99.0, Some(101.0))).unwrap();
+    let (low, high) = difference_interval(100.0, (99.0, Some(200.0)), 100.0, (99.0, Some(101.0)));
+    let (low, high) = (low.unwrap(), high.unwrap());
     assert!((low - -(100f64.powi(2) + 1.0).sqrt()).abs() < 1e-9, "{low}");
     assert!((high - 2f64.sqrt()).abs() < 1e-9, "{high}");
-    assert_eq!(
-        difference_interval(100.0, (90.0, None), 130.0, (120.0, Some(150.0))),
-        None
-    );
-    assert_eq!(
-        difference_interval(100.0, (90.0, Some(110.0)), 130.0, (120.0, None)),
-        None
-    );
+    // An open upper end on one side opens one end of the difference, not both: A open
+    // above leaves the upper end 30 + sqrt(10² + 20²); B open above leaves B at least
+    // 30 - sqrt(10² + 10²) slower.
+    let (low, high) = difference_interval(100.0, (90.0, None), 130.0, (120.0, Some(150.0)));
+    assert_eq!(low, None);
+    assert!((high.unwrap() - (30.0 + 500f64.sqrt())).abs() < 1e-9);
+    let (low, high) = difference_interval(100.0, (90.0, Some(110.0)), 130.0, (120.0, None));
+    assert!((low.unwrap() - (30.0 - 200f64.sqrt())).abs() < 1e-9);
+    assert_eq!(high, None);
 }
 
 #[test]
 fn verdicts_follow_where_the_interval_lies() {
-    assert_eq!(Verdict::of(Some((1.0, 5.0))), Verdict::BSlower);
-    assert_eq!(Verdict::of(Some((-5.0, -1.0))), Verdict::BFaster);
-    assert_eq!(Verdict::of(Some((-1.0, 5.0))), Verdict::NoDifference);
-    assert_eq!(Verdict::of(Some((0.0, 5.0))), Verdict::NoDifference);
-    assert_eq!(Verdict::of(None), Verdict::CannotTell);
+    assert_eq!(Verdict::of((Some(1.0), Some(5.0))), Verdict::BSlower);
+    assert_eq!(Verdict::of((Some(-5.0), Some(-1.0))), Verdict::BFaster);
+    assert_eq!(Verdict::of((Some(-1.0), Some(5.0))), Verdict::NoDifference);
+    assert_eq!(Verdict::of((Some(0.0), Some(5.0))), Verdict::NoDifference);
+    assert_eq!(Verdict::of((None, None)), Verdict::CannotTell);
+    // Half-open: one known end decides when it excludes zero, never "no difference".
+    assert_eq!(Verdict::of((Some(1.0), None)), Verdict::BSlower);
+    assert_eq!(Verdict::of((Some(-1.0), None)), Verdict::CannotTell);
+    assert_eq!(Verdict::of((None, Some(-1.0))), Verdict::BFaster);
+    assert_eq!(Verdict::of((None, Some(1.0))), Verdict::CannotTell);
 }
 
 #[test]
@@ -151,7 +157,7 @@ fn a_clear_gap_is_b_slower_or_faster_and_overlap_is_no_difference() {
     );
     assert_eq!(rows[0].difference_ns, 200_000);
     assert!((rows[0].difference_pct.unwrap() - 20.0).abs() < 1e-9);
-    let [low, high] = rows[0].difference_ci95_ns.unwrap();
+    let [low, high] = rows[0].difference_ci95_ns.unwrap().map(Option::unwrap);
     assert!(
         low > 150_000 && low < 200_000 && high > 200_000,
         "{low} {high}"
@@ -171,17 +177,27 @@ fn a_clear_gap_is_b_slower_or_faster_and_overlap_is_no_difference() {
 }
 
 #[test]
-fn an_unbounded_side_cannot_tell_and_never_fails_the_threshold() {
+fn a_side_open_above_keeps_the_end_of_the_difference_that_does_not_rest_on_it() {
     let a = flat(1_000_000, 10_000);
     let mut b = flat(3_000_000, 10_000);
     b.p99_99_ci95_ns = Some(Ci95(2_990_000, None));
+    // B open above (a side that stopped answering): still at least about 2 ms slower.
     let rows = rows_at_95(&a, &b, Some(0.05));
     let last = rows.last().unwrap();
     assert_eq!(last.percentile, "p99_99");
-    assert_eq!(last.verdict, Verdict::CannotTell);
-    assert_eq!(last.difference_ci95_ns, None);
+    assert_eq!(last.verdict, Verdict::BSlower);
+    let [low, high] = last.difference_ci95_ns.unwrap();
+    assert!(low.unwrap() > 1_900_000 && high.is_none(), "{last:?}");
+    assert!(rows.iter().all(|r| r.slower_than_allowed), "{rows:?}");
+    // A open above: B's being slower cannot be told, nor may it fail the threshold.
+    let rows = rows_at_95(&b, &a, Some(0.05));
+    let last = rows.last().unwrap();
+    assert_eq!(last.verdict, Verdict::BFaster);
+    let rows = rows_at_95(&b, &flat(4_000_000, 10_000), Some(0.05));
+    let last = rows.last().unwrap();
+    assert_eq!(last.verdict, Verdict::CannotTell, "{last:?}");
     assert!(!last.slower_than_allowed);
-    assert!(rows[..5].iter().all(|r| r.slower_than_allowed), "{rows:?}");
+    assert_eq!(last.difference_ci95_ns.unwrap()[0], None);
 }
 
 #[test]
@@ -192,7 +208,7 @@ fn fail_if_slower_needs_the_lower_end_above_the_share_of_a() {
     let at = |share| rows_at_95(&a, &b, Some(share))[0].clone();
     let row = at(0.05);
     assert_eq!(row.verdict, Verdict::BSlower);
-    let low_pct = row.difference_ci95_pct.unwrap()[0];
+    let low_pct = row.difference_ci95_pct.unwrap()[0].unwrap();
     assert!((8.0..8.6).contains(&low_pct), "{low_pct}");
     assert!(at(0.05).slower_than_allowed);
     assert!(at(0.08).slower_than_allowed);
@@ -250,7 +266,7 @@ fn the_95_percent_is_the_comparisons_shared_by_its_rows() {
     let row = &c.groups[0].rows[0];
     assert_eq!(row.verdict, Verdict::NoDifference, "{row:?}");
     let width = |r: &compare::Row| {
-        let [l, h] = r.difference_ci95_ns.unwrap();
+        let [l, h] = r.difference_ci95_ns.unwrap().map(Option::unwrap);
         h - l
     };
     assert!(width(row) > width(&alone[0]), "{row:?} {:?}", alone[0]);
@@ -512,10 +528,6 @@ fn run_report(port: u16, path: &Path, extra: &[&str]) {
     ];
     args.extend_from_slice(extra);
     assert_success(&run_tailrate(&args));
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
 /// Removes every `*_ci95_ns` and `confidence` key: a report as written before intervals.

@@ -230,19 +230,55 @@ mod timing {
             .unwrap_or_else(|| panic!("no fork on the timeline: {events}"));
         let at = fork["at_secs"].as_f64().unwrap();
         assert!((0.5..=3.5).contains(&at), "{fork}");
-        let in_tail = fork["in_tail"]
-            .as_str()
-            .unwrap_or_else(|| panic!("the fork is not named in the tail: {fork}\n{text}"));
-        assert!(
-            in_tail.contains("fork for") && in_tail.contains("latest_fork_usec"),
-            "{in_tail}"
-        );
         assert!(text.contains("fork at"), "{text}");
         // The threshold is set back: the server's own default, 0 (off).
         let threshold = server.cmd(&["CONFIG", "GET", "latency-monitor-threshold"]);
         assert!(
             threshold.contains('0') && !threshold.contains('1'),
             "{threshold}"
+        );
+        // The fork is named in the tail when its interval stands out of the run's (see
+        // judge/events.rs). The save's child shares the two cores with the server and
+        // tailrate, and when its CPU lengthens every interval's p99 as much as the fork,
+        // nothing stands out: that the judge must not claim, and this test cannot check.
+        let intervals = report["tests"][0]["intervals"].as_array().unwrap();
+        let mut p99s: Vec<u64> = intervals
+            .iter()
+            .filter(|i| i["completed"].as_u64() > Some(0))
+            .map(|i| i["p99_ns"].as_u64().unwrap())
+            .collect();
+        p99s.sort_unstable();
+        let typical = p99s[p99s.len() / 2] as f64;
+        let length_ms = fork["length_ms"].as_f64().unwrap();
+        let to = at + 1.0 + length_ms / 1e3;
+        let slowest = intervals
+            .iter()
+            .filter(|i| {
+                let start = i["start_secs"].as_f64().unwrap();
+                start < to && start + i["length_secs"].as_f64().unwrap() > at
+            })
+            .filter_map(|i| i["max_ns"].as_u64())
+            .max()
+            .unwrap_or(0) as f64;
+        if slowest < 4.0 * typical || slowest < 0.5 * length_ms * 1e6 {
+            skip(
+                &this_test(),
+                &format!(
+                    "the fork's interval (slowest {:.2} ms) does not stand out of the run's \
+                     (interval p99 {:.2} ms at the median): the host was as slow as the fork",
+                    slowest / 1e6,
+                    typical / 1e6
+                ),
+            );
+            assert!(fork["in_tail"].is_null(), "{fork}");
+            return;
+        }
+        let in_tail = fork["in_tail"]
+            .as_str()
+            .unwrap_or_else(|| panic!("the fork is not named in the tail: {fork}\n{text}"));
+        assert!(
+            in_tail.contains("fork for") && in_tail.contains("latest_fork_usec"),
+            "{in_tail}"
         );
     }
 }

@@ -25,6 +25,7 @@ mod server_view;
 mod shard;
 mod signals;
 mod slurm;
+mod stall;
 mod sweep;
 mod tls;
 mod tune;

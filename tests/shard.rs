@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use super::harness::{
-    RedisServer, assert_usage_error, run_tailrate, send_command, stderr_of, tailrate_bin,
+    RedisServer, assert_usage_error, read_json, run_tailrate, send_command, stderr_of, tailrate_bin,
 };
 
 /// A start this far ahead leaves time to start every shard and connect (the harness
@@ -258,10 +258,6 @@ fn merge(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
         .output()
         .unwrap();
     (out.status.code(), stderr_of(&out))
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
 #[test]

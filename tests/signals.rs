@@ -12,7 +12,6 @@
 
 use std::io::{BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -21,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::harness::{RedisServer, Reply, read_reply, tailrate_bin};
+use super::harness::{RedisServer, Reply, read_json, read_reply, tailrate_bin};
 
 /// The bound on the time from a signal to the exit.
 const PROMPT: Duration = Duration::from_secs(1);
@@ -175,11 +174,6 @@ impl Running {
         let took = first.elapsed();
         (status.code(), took, self.stderr.join().unwrap_or_default())
     }
-}
-
-fn read_json(path: &Path) -> Value {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("no {}: {e}", path.display()));
-    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{} is broken: {e}", path.display()))
 }
 
 /// Every intended request ended in exactly one count.

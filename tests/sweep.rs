@@ -12,8 +12,8 @@ use serde_json::Value;
 use tailrate::export::plot::{self, PERCENTILE_COLORS, PERCENTILES};
 
 use super::harness::{
-    RedisServer, assert_success, run_tailrate, run_tailrate_with_timeout, skip, tailrate_bin,
-    this_test,
+    RedisServer, assert_success, read_json, run_tailrate, run_tailrate_with_timeout, skip,
+    tailrate_bin, this_test,
 };
 
 /// Runs `tailrate sweep -p PORT --out DIR ARGS...` and returns its output.
@@ -33,11 +33,6 @@ fn sweep(server: &RedisServer, out: &Path, args: &[&str]) -> Output {
     // The longest, the DEBUG SLEEP sweep's search, takes 67-70 s in CI runs on this
     // 2-core machine and once took over 90 s on a busier host: room for twice the usual.
     run_tailrate_with_timeout(&argv, Duration::from_secs(150))
-}
-
-fn read_json(path: &Path) -> Value {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
 }
 
 fn runs_of<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {

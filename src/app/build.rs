@@ -64,9 +64,10 @@ impl TestReport {
         // redis-benchmark's shape.
         checks.extend(checks::accounting(&counts));
         checks.extend(checks::error_replies(&counts));
+        checks.extend(checks::unanswered(&counts, outcome.stopped_early.is_some()));
         let valid = checks.iter().all(|c| c.verdict != Verdict::Fail) && counts.not_sent == 0;
         let measured_secs = outcome.measured.as_secs_f64();
-        let excluded_from_latency = counts.intended.saturating_sub(counts.completed);
+        let excluded_from_latency = counts.excluded_from_latency();
         TestReport {
             name: name.to_string(),
             target_rate_per_sec: config.plan.own_rate_per_sec(),

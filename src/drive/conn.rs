@@ -156,6 +156,18 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Option<Conn
     ctx.finished.notify_one();
 }
 
+impl Drop for Local<'_> {
+    /// A loop ends on its own with nothing in flight; one the thread stops at the run's
+    /// hard deadline (a server that stopped answering) leaves its requests unanswered,
+    /// counted here before the run's last interval is sent.
+    fn drop(&mut self) {
+        if !self.fifo.is_empty() {
+            cold_path();
+            reply::give_up_in_flight(self.ctx, &mut self.fifo);
+        }
+    }
+}
+
 impl Local<'_> {
     /// With no connection: notes the loss (once per loss), then connects again into
     /// `conn` when the run still wants this connection, backing off after each failure.

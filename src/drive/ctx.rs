@@ -178,6 +178,9 @@ pub(crate) struct Ctx {
     pub live: Cell<usize>,
     /// Signalled when a connection loop ends.
     pub finished: Notify,
+    /// The connection loops' tasks, stopped (and their unanswered requests counted) when
+    /// the run's hard deadline passes with some still waiting.
+    pub connection_tasks: RefCell<Vec<tokio::task::JoinHandle<()>>>,
     /// Against a cluster: routing state; connection `slot` goes to master `slot % nodes`.
     pub cluster: Option<Cluster>,
     /// Work done and idle spinning, for the CPU self-check.
@@ -204,6 +207,25 @@ pub(crate) struct Down {
 }
 
 impl Ctx {
+    /// Starts the connection loop of `slot` (with `conn`, or connecting when its master
+    /// is known) as a task the thread can stop at the run's end.
+    pub fn spawn_connection(self: &Rc<Self>, slot: usize, conn: Option<Connection>) {
+        let task = tokio::task::spawn_local(super::conn::connection_loop(self.clone(), slot, conn));
+        self.connection_tasks.borrow_mut().push(task);
+    }
+
+    /// Stops every connection loop still running (their unanswered requests are counted
+    /// as they are dropped) and waits until they are gone.
+    pub async fn stop_connections(&self) {
+        let tasks = std::mem::take(&mut *self.connection_tasks.borrow_mut());
+        for task in &tasks {
+            task.abort();
+        }
+        for task in tasks {
+            let _ = task.await;
+        }
+    }
+
     /// Where connection `slot` connects (its master, against a cluster); `None` for the
     /// place of a master not known yet.
     pub(crate) fn endpoint_of(&self, slot: usize) -> Option<Endpoint> {

@@ -7,9 +7,10 @@
 //! wherever they wait, so waiting is measured, never hidden.
 
 use std::collections::VecDeque;
+use std::time::Instant;
 
-use super::request::Request;
-use crate::record::Recorder;
+use super::request::{Request, since};
+use crate::record::{Counts, Recorder};
 
 /// Per-connection hand-off state.
 #[derive(Debug, Default)]
@@ -39,6 +40,54 @@ pub(crate) struct Dispatch {
     /// Closed loop: a connection that goes down keeps its pending requests (its client's)
     /// for when it is back.
     keep_pending: bool,
+    /// Measured requests a full backlog turned away, kept to count at their age when
+    /// the run ends.
+    dropped: Dropped,
+}
+
+/// The intended times of requests turned away, per command: offsets from the first
+/// one's in a histogram, so memory stays one histogram per command however many a
+/// frozen server makes (the bucket's top offset is taken, so an age is never over).
+/// Their handled times are kept the same way, for the run's on-time histogram.
+#[derive(Debug, Default)]
+struct Dropped {
+    first: Option<Instant>,
+    /// Per command: (intended offsets, handled offsets).
+    offsets: Vec<Option<(Counts, Counts)>>,
+}
+
+impl Dropped {
+    fn add(&mut self, request: &Request) {
+        let first = *self.first.get_or_insert(request.intended);
+        let command = request.command as usize;
+        if self.offsets.len() <= command {
+            self.offsets.resize_with(command + 1, || None);
+        }
+        let (intended, handled) =
+            self.offsets[command].get_or_insert_with(|| (Counts::new(), Counts::new()));
+        intended.record_n(since(first, request.intended), 1);
+        handled.record_n(since(first, request.handled), 1);
+    }
+
+    /// Counts every request kept here as unanswered at `ended`.
+    fn give_up(&mut self, rec: &mut Recorder, ended: Instant) {
+        let Some(first) = self.first.take() else {
+            return;
+        };
+        let to_end = since(first, ended);
+        for (command, offsets) in std::mem::take(&mut self.offsets).into_iter().enumerate() {
+            let Some((intended, handled)) = offsets else {
+                continue;
+            };
+            let record = &mut rec.commands[command];
+            for (offset, n) in intended.iter() {
+                record.record_unanswered(to_end.saturating_sub(offset), n);
+            }
+            for (offset, n) in handled.iter() {
+                record.record_unanswered_on_time(to_end.saturating_sub(offset), n);
+            }
+        }
+    }
 }
 
 impl Dispatch {
@@ -67,6 +116,7 @@ impl Dispatch {
             next: vec![0; nodes],
             to_wake: Vec::with_capacity(connections),
             keep_pending,
+            dropped: Dropped::default(),
         }
     }
 
@@ -111,6 +161,7 @@ impl Dispatch {
         }
         if request.measured {
             rec.commands[request.command as usize].not_sent += 1;
+            self.dropped.add(&request);
         }
         false
     }
@@ -231,9 +282,10 @@ impl Dispatch {
         dropped
     }
 
-    /// The run is over: every request never written counts as not sent. Returns how
-    /// many of them were measured redirects, which had been counted in flight.
-    pub(crate) fn abandon(&mut self, rec: &mut Recorder) -> u64 {
+    /// The run is over at `ended`: every request never written counts as not sent, and
+    /// each one, like those turned away before, at its age then in the response times.
+    /// Returns how many of them were measured redirects, which had been counted in flight.
+    pub(crate) fn abandon(&mut self, rec: &mut Recorder, ended: Instant) -> u64 {
         let unsent = self
             .backlog
             .iter_mut()
@@ -242,10 +294,18 @@ impl Dispatch {
         let mut redirected = 0;
         for request in unsent {
             if request.measured {
-                rec.commands[request.command as usize].not_sent += 1;
+                let record = &mut rec.commands[request.command as usize];
+                record.not_sent += 1;
+                // A closed-loop request is intended when written: one never written
+                // was never due.
+                if !self.keep_pending {
+                    record.record_unanswered(since(request.intended, ended), 1);
+                    record.record_unanswered_on_time(since(request.handled, ended), 1);
+                }
                 redirected += u64::from(request.retry);
             }
         }
+        self.dropped.give_up(rec, ended);
         redirected
     }
 }
@@ -302,11 +362,21 @@ mod tests {
         }
         d.offer(request(false), 0, &mut rec);
         assert_eq!(rec.commands[0].not_sent, 2);
-        d.abandon(&mut rec);
+        let ended = Instant::now() + std::time::Duration::from_secs(2);
+        d.abandon(&mut rec, ended);
         assert_eq!(
             rec.commands[0].not_sent, 4,
             "backlog and pending become not sent at the end"
         );
+        // Each measured one is in the response times at its age then, 2 s or a little
+        // more (the bucket's top offset is taken: never over).
+        let record = &rec.commands[0];
+        assert_eq!(record.unanswered_counted, 4);
+        let response = record.hist.response_counts();
+        assert_eq!(response.len(), 4);
+        for (age_ns, _) in response.iter() {
+            assert!((1_990_000_000..2_100_000_000).contains(&age_ns), "{age_ns}");
+        }
     }
 
     #[test]
@@ -383,7 +453,7 @@ mod tests {
         retry.retry = true;
         d.offer(retry, 0, &mut rec);
         d.offer(request(true), 0, &mut rec);
-        assert_eq!(d.abandon(&mut rec), 1);
+        assert_eq!(d.abandon(&mut rec, Instant::now()), 1);
         assert_eq!(rec.commands[0].not_sent, 2);
     }
 

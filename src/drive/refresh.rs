@@ -14,7 +14,6 @@
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use super::conn::connection_loop;
 use super::ctx::Ctx;
 use super::route::Cluster;
 use crate::net::Endpoint;
@@ -111,7 +110,7 @@ fn open_new_masters(ctx: &Rc<Ctx>, cluster: &Cluster) {
         }
         for client in 0..ctx.plan.connections {
             ctx.live.set(ctx.live.get() + 1);
-            tokio::task::spawn_local(connection_loop(ctx.clone(), client * places + node, None));
+            ctx.spawn_connection(client * places + node, None);
         }
     }
 }

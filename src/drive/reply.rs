@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::ctx::Ctx;
 use super::inflight::InFlightQueue;
-use super::request::{InFlight, ReplyBurst, reply_times};
+use super::request::{InFlight, ReplyBurst, reply_times, since};
 use super::route::{Cluster, Resend};
 use crate::net::{Connection, Incoming, NetError, PLAIN_AT_ONCE};
 use crate::record::{Recorder, Timing};
@@ -300,6 +300,7 @@ pub(crate) fn end_in_flight(
         batch_members_done(ctx, cluster, slot / cluster.len(), 0);
     }
     let mut rec = ctx.rec.borrow_mut();
+    let now = Instant::now();
     fifo.drain(|f, count| {
         let req = f.req;
         if f.is_asking {
@@ -320,6 +321,8 @@ pub(crate) fn end_in_flight(
         let record = &mut rec.commands[req.command as usize];
         if timeout {
             record.timeouts += u64::from(count);
+            record.record_unanswered(since(req.intended, now), count.into());
+            record.record_unanswered_on_time(since(req.handled, now), count.into());
         } else {
             record.count_error(kind, kind, count.into());
         }
@@ -331,6 +334,27 @@ pub(crate) fn end_in_flight(
         cluster.request_refresh();
     }
     ctx.wake_all_if_done();
+}
+
+/// The run is over with `fifo`'s requests unanswered: each stays counted in flight at
+/// the end, and its age now goes into the response times (see
+/// [`crate::record::CommandRecord::record_unanswered`]).
+pub(crate) fn give_up_in_flight(ctx: &Ctx, fifo: &mut InFlightQueue) {
+    // Called while a task is dropped: a record borrowed elsewhere (a panic on the way)
+    // is left as it is rather than panicking again.
+    let Ok(mut rec) = ctx.rec.try_borrow_mut() else {
+        return;
+    };
+    let now = Instant::now();
+    fifo.drain(|f, count| {
+        if f.is_asking || !f.req.measured {
+            return;
+        }
+        let record = &mut rec.commands[f.req.command as usize];
+        record.record_unanswered(since(f.req.intended, now), count.into());
+        record.record_unanswered_on_time(since(f.req.handled, now), count.into());
+        record.note_unanswered_wait(since(f.sent, now));
+    });
 }
 
 #[cfg(test)]

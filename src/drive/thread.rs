@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 use super::BATCH;
-use super::conn::connection_loop;
 use super::ctx::{Ctx, Dial, ThreadPlan};
 use super::dispatch::Dispatch;
 use super::gate::StartGate;
@@ -124,7 +123,7 @@ async fn drive_thread(
 
     let tick = tokio::task::spawn_local(tick_loop(ctx.clone()));
     for (slot, conn) in conns {
-        tokio::task::spawn_local(connection_loop(ctx.clone(), slot, Some(conn)));
+        ctx.spawn_connection(slot, Some(conn));
     }
     let refresh = ctx
         .cluster
@@ -139,6 +138,7 @@ async fn drive_thread(
     if let Some(refresh) = refresh {
         refresh.abort();
     }
+    ctx.stop_connections().await;
     let ended = Instant::now();
     ctx.end_outages(ended);
     finish(&ctx, cancel_seen, ended, cpu_before)
@@ -215,6 +215,7 @@ fn new_ctx(
         sending_done: Cell::new(false),
         live: Cell::new(connected.len()),
         finished: Notify::new(),
+        connection_tasks: RefCell::new(Vec::new()),
         send_counts: RefCell::new(send_counts_for(&plan)),
         warmup_sent: RefCell::new(vec![0; n_commands]),
         down: RefCell::new(vec![None; n_connections]),
@@ -333,7 +334,7 @@ fn finish(
 ) -> ThreadOutcome {
     {
         let mut rec = ctx.rec.borrow_mut();
-        let redirected = ctx.dispatch.borrow_mut().abandon(&mut rec);
+        let redirected = ctx.dispatch.borrow_mut().abandon(&mut rec, ended);
         // A redirect never sent again is not sent, no longer in flight.
         ctx.in_flight
             .set(ctx.in_flight.get().saturating_sub(redirected));
@@ -345,7 +346,15 @@ fn finish(
             (seen, None) => seen.unwrap_or(ended),
         })
     } else {
-        ctx.last_reply.get()
+        // A timed closed loop lasted until its end (or its interrupt) even when replies
+        // stopped before it (a server that froze): its rates are over the whole of it.
+        let planned_end = ctx
+            .end
+            .map(|end| cancel_seen.map_or(end, |seen| seen.min(end)));
+        match (ctx.last_reply.get(), planned_end) {
+            (Some(reply), Some(end)) => Some(reply.max(end)),
+            (reply, end) => reply.or(end),
+        }
     };
     ctx.finish_intervals(window_end);
 

@@ -58,9 +58,10 @@ pub fn write(out: &mut dyn Write, comparison: &Comparison, precision: usize) -> 
     if c.count(Verdict::CannotTell) > 0 {
         writeln!(
             out,
-            "cannot tell: a side's interval has no upper end (fewer than 10 samples beyond \
-             the percentile, or batches so unlike each other that it reaches past the \
-             largest sample); measure longer, at a higher rate, or on a quieter host"
+            "cannot tell: the interval of B-A is open at the end that would decide (a \
+             side's interval has no upper end: fewer than 10 samples beyond the percentile, \
+             or batches so unlike each other that it reaches past the largest sample); \
+             measure longer, at a higher rate, or on a quieter host"
         )?;
     }
     if let Some(pct) = c.fail_if_slower_pct {
@@ -96,7 +97,7 @@ pub fn write(out: &mut dyn Write, comparison: &Comparison, precision: usize) -> 
 fn write_group(out: &mut dyn Write, g: &Group, precision: usize) -> io::Result<()> {
     writeln!(
         out,
-        "{}: {}, ms (A {} replies, B {} replies)",
+        "{}: {}, ms (A {} requests timed, B {} requests timed)",
         g.name(),
         metric_words(&g.metric),
         g.a_count,
@@ -156,10 +157,22 @@ fn cells(r: &Row, precision: usize) -> [String; 8] {
         }
     };
     let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:+.1}%"));
+    // An open end reads as infinite: `[+2541.1, inf)` is "at least 2541 ms slower".
+    let end = |v: Option<String>, open: &str| v.unwrap_or_else(|| open.to_string());
     let (ci_ms, ci_pct) = match (r.difference_ci95_ns, r.difference_ci95_pct) {
         (Some([l, h]), pcts) => (
-            format!("[{}, {}]", signed_ms(l as f64), signed_ms(h as f64)),
-            pcts.map_or("-".to_string(), |[l, h]| format!("[{l:+.1}%, {h:+.1}%]")),
+            format!(
+                "[{}, {}]",
+                end(l.map(|l| signed_ms(l as f64)), "-inf"),
+                end(h.map(|h| signed_ms(h as f64)), "inf")
+            ),
+            pcts.map_or("-".to_string(), |[l, h]| {
+                format!(
+                    "[{}, {}]",
+                    end(l.map(|l| format!("{l:+.1}%")), "-inf"),
+                    end(h.map(|h| format!("{h:+.1}%")), "inf")
+                )
+            }),
         ),
         (None, _) => (crate::stats::confidence::OPEN.to_string(), String::new()),
     };
@@ -213,7 +226,7 @@ impl Comparison {
         self.rows()
             .filter(|(_, r)| r.slower_than_allowed)
             .map(|(g, r)| {
-                let low_pct = r.difference_ci95_pct.map_or(0.0, |i| i[0]);
+                let low_pct = r.difference_ci95_pct.and_then(|i| i[0]).unwrap_or(0.0);
                 format!(
                     "{} {} {}: at least {low_pct:+.1}% (A {} ms, B {} ms)",
                     g.name(),

@@ -118,13 +118,14 @@ struct Matched {
 }
 
 impl Matched {
-    /// Percentiles whose 95% interval is bounded on both sides: the rows that can give a
-    /// verdict.
+    /// Percentiles where a side's 95% interval is bounded above: the rows that can give
+    /// a verdict (the difference's lower end rests on A's upper end, its upper end on
+    /// B's; see [`mover::difference_interval`]).
     fn bounded_rows(&self) -> usize {
         let bounded = |l: &Latency, p| l.ci95(p).is_some_and(|c: Ci95| c.high().is_some());
         Percentile::ALL
             .into_iter()
-            .filter(|&p| bounded(&self.a.0, p) && bounded(&self.b.0, p))
+            .filter(|&p| bounded(&self.a.0, p) || bounded(&self.b.0, p))
             .count()
     }
 
@@ -402,15 +403,16 @@ pub fn compare_latency(
             let sides = a
                 .interval(p, row_confidence)
                 .zip(b.interval(p, row_confidence));
-            let interval = sides.and_then(|(a_row, b_row)| {
+            let interval = sides.map_or((None, None), |(a_row, b_row)| {
                 mover::difference_interval(a_ns as f64, widened(a_row), b_ns as f64, widened(b_row))
             });
             let verdict = Verdict::of(interval);
             let pct = |ns: f64| (a_ns > 0).then(|| ns / a_ns as f64 * 100.0);
-            let slower_than_allowed = match (fail_if_slower, interval) {
-                (Some(share), Some((low, _))) => low > share * a_ns as f64,
+            let slower_than_allowed = match (fail_if_slower, interval.0) {
+                (Some(share), Some(low)) => low > share * a_ns as f64,
                 _ => false,
             };
+            let known = interval.0.is_some() || interval.1.is_some();
             Some(Row {
                 percentile: p.key().to_string(),
                 a_ns,
@@ -421,8 +423,14 @@ pub fn compare_latency(
                 b_beyond: b.latency.beyond(p),
                 difference_ns: b_ns as i64 - a_ns as i64,
                 difference_pct: pct(b_ns as f64 - a_ns as f64),
-                difference_ci95_ns: interval.map(|(l, h)| [l.floor() as i64, h.ceil() as i64]),
-                difference_ci95_pct: interval.and_then(|(l, h)| Some([pct(l)?, pct(h)?])),
+                difference_ci95_ns: known.then(|| {
+                    [
+                        interval.0.map(|l| l.floor() as i64),
+                        interval.1.map(|h| h.ceil() as i64),
+                    ]
+                }),
+                difference_ci95_pct: (known && a_ns > 0)
+                    .then(|| [interval.0.and_then(pct), interval.1.and_then(pct)]),
                 verdict,
                 slower_than_allowed,
             })

@@ -179,6 +179,8 @@ fn add_counts(into: &mut Counts, c: &Counts) {
     into.timeouts += c.timeouts;
     into.not_sent += c.not_sent;
     into.in_flight_at_end += c.in_flight_at_end;
+    into.unanswered_counted += c.unanswered_counted;
+    into.longest_unanswered_ns = into.longest_unanswered_ns.max(c.longest_unanswered_ns);
     into.redirects += c.redirects;
 }
 
@@ -213,7 +215,7 @@ fn merge_test(parts: &[&TestReport], which: &Shards, logs: Option<TestLogs<'_>>)
             .iter()
             .map(|p| p.started_at_unix_secs)
             .fold(f64::INFINITY, f64::min),
-        excluded_from_latency: counts.intended.saturating_sub(counts.completed),
+        excluded_from_latency: counts.excluded_from_latency(),
         counts,
         latency,
         commands,

@@ -35,6 +35,13 @@ pub struct CommandRecord {
     pub timeouts: u64,
     /// Requests dropped because the client backlog was full.
     pub not_sent: u64,
+    /// Requests given up without a reply (timed out, never sent, in flight at the end)
+    /// whose age then is in the response histogram: a lower bound of their latency.
+    pub unanswered_counted: u64,
+    /// The longest a request given up in flight at the end had waited since it was
+    /// written (0: none was): a stall's length, where a request written just before the
+    /// end is no sign of one.
+    pub longest_unanswered_ns: u64,
     /// Cluster `MOVED` and `ASK` redirects followed (a redirected request is sent again,
     /// not counted twice).
     pub redirects: u64,
@@ -61,6 +68,8 @@ impl CommandRecord {
             error_examples: BTreeMap::new(),
             timeouts: 0,
             not_sent: 0,
+            unanswered_counted: 0,
+            longest_unanswered_ns: 0,
             redirects: 0,
         }
     }
@@ -106,6 +115,8 @@ impl CommandRecord {
         }
         self.timeouts += other.timeouts;
         self.not_sent += other.not_sent;
+        self.unanswered_counted += other.unanswered_counted;
+        self.longest_unanswered_ns = self.longest_unanswered_ns.max(other.longest_unanswered_ns);
         self.redirects += other.redirects;
     }
 
@@ -121,7 +132,36 @@ impl CommandRecord {
         self.misses = 0;
         self.timeouts = 0;
         self.not_sent = 0;
+        self.unanswered_counted = 0;
+        self.longest_unanswered_ns = 0;
         self.redirects = 0;
+    }
+
+    /// Counts `n` requests given up without a reply at `age_ns` after their intended
+    /// time in the response histogram (not in a service time kept apart: they had none). A request
+    /// never answered is the slowest of its run, not an absent one: left out, a server
+    /// that froze would look faster than one that kept answering.
+    pub fn record_unanswered(&mut self, age_ns: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.hist.response.record_n(age_ns.max(LOWEST_NS), n);
+        self.unanswered_counted += n;
+    }
+
+    /// The same requests' ages from when the generator handled them, where the run
+    /// records its lateness: the lag check weighs the response times against these,
+    /// and an unanswered request in one and not the other would read as lateness.
+    pub fn record_unanswered_on_time(&mut self, age_ns: u64, n: u64) {
+        if let Some(on_time) = self.hist.on_time.as_mut() {
+            on_time.record_n(age_ns.max(LOWEST_NS), n);
+        }
+    }
+
+    /// Notes that a request given up in flight had waited `waited_ns` since it was
+    /// written; the record keeps the longest.
+    pub fn note_unanswered_wait(&mut self, waited_ns: u64) {
+        self.longest_unanswered_ns = self.longest_unanswered_ns.max(waited_ns);
     }
 }
 

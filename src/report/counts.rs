@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::Latency;
+use super::{Latency, is_zero};
 use crate::record::CommandRecord;
 
 /// The writes that carried `--workers` requests.
@@ -59,6 +59,15 @@ pub struct Counts {
     pub not_sent: u64,
     /// Requests written and unanswered when the run ended.
     pub in_flight_at_end: u64,
+    /// Of the timed out, never sent and in flight at the end, those counted in the
+    /// response times at their age when given up: a lower bound of a latency that never
+    /// ended, so a server that stops answering is slower, not faster.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unanswered_counted: u64,
+    /// The longest a request still in flight at the end had waited since it was written
+    /// (a stall's length; one written just before the end is no sign of one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub longest_unanswered_ns: u64,
     /// Cluster redirects followed (`MOVED`, `ASK`); a redirected request is counted once above.
     #[serde(default)]
     pub redirects: u64,
@@ -79,8 +88,18 @@ impl Counts {
             timeouts: rec.timeouts,
             not_sent: rec.not_sent,
             in_flight_at_end,
+            unanswered_counted: rec.unanswered_counted,
+            longest_unanswered_ns: rec.longest_unanswered_ns,
             redirects: rec.redirects,
         }
+    }
+
+    /// Intended requests that are not in the response times: those that ended in an
+    /// error, and those given up without a reply that were not counted at their age.
+    pub fn excluded_from_latency(&self) -> u64 {
+        self.intended
+            .saturating_sub(self.completed)
+            .saturating_sub(self.unanswered_counted)
     }
 
     /// Whether every intended request is accounted for.

@@ -185,8 +185,8 @@ pub struct TestReport {
     /// test (after a redirect or a lost node; each generator thread reads on its own).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub layout_reads: u64,
-    /// Intended requests that are not in the latency percentiles: never sent, timed out,
-    /// ended in an error, or in flight at the end (`intended - completed`).
+    /// Intended requests that are not in the latency percentiles: those that ended in an
+    /// error, and unanswered ones not counted at their age (`Counts::excluded_from_latency`).
     #[serde(default)]
     pub excluded_from_latency: u64,
     /// The server's own view of the test (`INFO commandstats`, `INFO cpu`, `LATENCY

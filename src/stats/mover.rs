@@ -45,20 +45,24 @@ pub const METHOD: &str = "MOVER (Newcombe; Zou & Donner): each side's interval c
                           side's interval at 1 - 0.05/m for m rows with a verdict)";
 
 /// The MOVER interval of `b - a` from each side's value and interval `(low, high)`, in
-/// nanoseconds; `None` when either interval is unbounded above. The intervals are taken
-/// as given.
+/// nanoseconds, as `(lower, upper)`. The lower end rests on A's upper end and B's lower
+/// one, the upper end on the other two: an end is `None` when the side's end it rests on
+/// is unbounded above, and the other end still holds (a side that stopped answering has
+/// an open upper end, and is still known to be slower). The intervals are taken as given.
 pub fn difference_interval(
     a: f64,
     a_ci: (f64, Option<f64>),
     b: f64,
     b_ci: (f64, Option<f64>),
-) -> Option<(f64, f64)> {
-    let (a_lo, a_hi) = (a_ci.0, a_ci.1?);
-    let (b_lo, b_hi) = (b_ci.0, b_ci.1?);
+) -> (Option<f64>, Option<f64>) {
     let d = b - a;
-    let lower = d - ((a_hi - a).powi(2) + (b - b_lo).powi(2)).sqrt();
-    let upper = d + ((a - a_lo).powi(2) + (b_hi - b).powi(2)).sqrt();
-    Some((lower, upper))
+    let lower = a_ci
+        .1
+        .map(|a_hi| d - ((a_hi - a).powi(2) + (b - b_ci.0).powi(2)).sqrt());
+    let upper = b_ci
+        .1
+        .map(|b_hi| d + ((a - a_ci.0).powi(2) + (b_hi - b).powi(2)).sqrt());
+    (lower, upper)
 }
 
 /// The confidence of each of `rows` intervals for them to hold together at `confidence`

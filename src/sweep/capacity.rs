@@ -247,9 +247,9 @@ impl Sweeper<'_> {
         Ok(false)
     }
 
-    /// Measures `capacity` on fresh visits, interleaved with visits to `above` (the
-    /// lowest failing rate above it) so both see the same weather; whether the fresh
-    /// visits alone pass.
+    /// Measures `capacity` on fresh visits, with one visit to `above` (the lowest
+    /// failing rate above it) amid each round of them; whether the fresh visits alone
+    /// pass.
     fn confirm_at(&mut self, capacity: f64, above: Option<f64>) -> Result<bool, Halt> {
         let fresh = |m: &Measurement| m.kind == Kind::Confirm;
         let last_look = exceedance::LOOKS[exceedance::LOOKS.len() - 1];
@@ -265,9 +265,13 @@ impl Sweeper<'_> {
             if runs >= last_look + SPARE_RUNS || (generator_limited && valid + SPARE_RUNS <= runs) {
                 return Ok(false);
             }
-            for i in 0..look - valid {
-                self.visit(Kind::Confirm, capacity, (runs + i, runs + look - valid))?;
-                if let Some(rate) = above {
+            let round = look - valid;
+            for i in 0..round {
+                self.visit(Kind::Confirm, capacity, (runs + i, runs + round))?;
+                // One visit above per round, amid its visits: both rates see the same
+                // weather, for a fraction of the cost of pairing every visit (a rate
+                // at the server's limit can take the test's every look).
+                if let Some(rate) = above.filter(|_| i == round / 2) {
                     let done = self.state(rate, fresh).2;
                     self.visit(Kind::Confirm, rate, (done, done + 1))?;
                 }

@@ -63,6 +63,12 @@ pub fn run_tailrate_json(args: &[&str]) -> (String, serde_json::Value) {
     (stdout, report)
 }
 
+/// The JSON in `path`; panics naming the file when it is missing or not JSON.
+pub fn read_json(path: &std::path::Path) -> serde_json::Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
 /// Path of the `tailrate` binary that Cargo built for this test run.
 pub fn tailrate_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_tailrate"))

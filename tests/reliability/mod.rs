@@ -10,7 +10,6 @@
 
 use std::io::{BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::harness::{RedisServer, Reply, read_reply, send_command, tailrate_bin};
+use super::harness::{RedisServer, Reply, read_json, read_reply, send_command, tailrate_bin};
 
 /// Hard limit on any one tailrate run here: a hang fails the test instead of blocking it.
 const RUN_LIMIT: Duration = Duration::from_secs(30);
@@ -153,11 +152,6 @@ fn status_kb(status: &str, field: &str) -> Option<u64> {
 /// Runs tailrate to the end (within [`RUN_LIMIT`]).
 fn run(args: &[&str]) -> Run {
     Watched::spawn(args).wait(RUN_LIMIT)
-}
-
-fn read_json(path: &Path) -> Value {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
 }
 
 fn count(test: &Value, key: &str) -> u64 {

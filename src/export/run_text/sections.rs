@@ -230,12 +230,30 @@ pub(super) fn connection_lines(out: &mut dyn Write, test: &TestReport) -> io::Re
         )?;
     }
     let c = &test.counts;
-    if test.excluded_from_latency > 0 && c.intended > 0 {
+    if c.unanswered_counted > 0 {
         let parts: Vec<String> = [
             (c.not_sent, "never sent"),
             (c.timeouts, "timed out"),
-            (c.errors, "ended in an error"),
             (c.in_flight_at_end, "in flight at the end"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        writeln!(
+            out,
+            "  the percentiles count {} of {} intended requests that got no reply ({}) at their \
+             age when given up: lower bounds of latencies that never ended",
+            c.unanswered_counted,
+            c.intended,
+            parts.join(", ")
+        )?;
+    }
+    if test.excluded_from_latency > 0 && c.intended > 0 {
+        let unwritten = test.excluded_from_latency.saturating_sub(c.errors);
+        let parts: Vec<String> = [
+            (c.errors, "ended in an error"),
+            (unwritten, "never written"),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)

@@ -1,6 +1,6 @@
 //! The checks on counts: whether every request is accounted for (`accounting`), whether
-//! most ended in errors (`error_replies`), and whether the server counted what tailrate
-//! sent (`server_count`). Each is `None` where it has nothing to say, so a run without a
+//! most ended in errors (`error_replies`), whether every request was answered
+//! (`unanswered`), and whether the server counted what tailrate sent (`server_count`). Each is `None` where it has nothing to say, so a run without a
 //! fault keeps redis-benchmark's shape.
 
 use crate::report::Counts;
@@ -30,6 +30,41 @@ pub fn error_replies(c: &Counts) -> Option<Check> {
         ),
         meaning: "the latencies describe only the requests that succeeded; see the errors \
                   above for what the server said"
+            .into(),
+    })
+}
+
+/// How long a request still in flight at the end must have waited since it was written
+/// to show that the server stopped answering: far over any reply a working server gives,
+/// and under the 2 s the run waits for replies after its end. A request written just
+/// before the run gave up (behind a client backlog that was still draining) is not one.
+pub const STALLED_NS: u64 = 1_000_000_000;
+
+/// A failed `unanswered` check when the server left requests unanswered: some timed
+/// out, or one still in flight when the run gave up had waited [`STALLED_NS`] since it
+/// was written; `None` otherwise, and when the run stopped early (its wait was cut short
+/// on purpose). Unanswered requests are in the response percentiles at their age when
+/// given up, so a server that stalls lengthens the tail; this check makes the stall fail
+/// the run too, in either loop, where the tail alone might pass.
+pub fn unanswered(c: &Counts, stopped_early: bool) -> Option<Check> {
+    let stalled = c.in_flight_at_end > 0 && c.longest_unanswered_ns >= STALLED_NS;
+    if (c.timeouts == 0 && !stalled) || stopped_early {
+        return None;
+    }
+    Some(Check {
+        name: "unanswered".into(),
+        verdict: Verdict::Fail,
+        detail: format!(
+            "{} timed out and {} were still in flight when the run gave up, the oldest \
+             written {:.2} s before; bound: no timeout, and nothing in flight for {:.0} s",
+            c.timeouts,
+            c.in_flight_at_end,
+            c.longest_unanswered_ns as f64 / 1e9,
+            STALLED_NS as f64 / 1e9
+        ),
+        meaning: "the server stopped answering some requests (it stalled, froze or lost them): \
+                  they count in the percentiles at their age when given up, lower bounds of \
+                  latencies that never ended"
             .into(),
     })
 }
@@ -136,5 +171,42 @@ mod tests {
             "{}",
             check.detail
         );
+    }
+
+    #[test]
+    fn a_stall_or_a_timeout_fails_unanswered_and_a_request_written_at_the_end_does_not() {
+        let answered = Counts {
+            intended: 100,
+            sent: 100,
+            completed: 100,
+            ..Default::default()
+        };
+        assert_eq!(unanswered(&answered, false), None);
+        // Written 10 ms before the run gave up (a client backlog still draining).
+        let late = Counts {
+            completed: 99,
+            in_flight_at_end: 1,
+            longest_unanswered_ns: 10_000_000,
+            ..answered.clone()
+        };
+        assert_eq!(unanswered(&late, false), None);
+        let frozen = Counts {
+            longest_unanswered_ns: STALLED_NS,
+            ..late.clone()
+        };
+        let check = unanswered(&frozen, false).unwrap();
+        assert_eq!(
+            (check.name.as_str(), check.verdict),
+            ("unanswered", Verdict::Fail)
+        );
+        assert!(check.detail.contains("1.00 s"), "{}", check.detail);
+        let timed_out = Counts {
+            completed: 99,
+            timeouts: 1,
+            ..answered
+        };
+        assert!(unanswered(&timed_out, false).is_some());
+        // An interrupted run cut its wait for replies short on purpose.
+        assert_eq!(unanswered(&frozen, true), None);
     }
 }

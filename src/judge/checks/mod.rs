@@ -16,7 +16,7 @@ mod lag;
 mod steady;
 
 pub use arrivals::{DISPERSION_Z, arrival_windows, dispersion_z, poisson_fit};
-pub use counts::{MOST_FAILED_FRACTION, accounting, error_replies, server_count};
+pub use counts::{MOST_FAILED_FRACTION, accounting, error_replies, server_count, unanswered};
 pub use lag::{LAG_DISTORTION, LAG_QUANTILES};
 pub use steady::{BACKLOG_GROWTH, STEADY_MIN_BATCHES, TREND_Z, steady_state};
 
@@ -131,7 +131,7 @@ fn achieved_meaning(total: &CommandRecord, outage: Option<&str>) -> String {
             "the generator did not send at the target rate: {outage}, and the requests due meanwhile were held back; the server saw less load than asked"
         ),
         (not_sent, outage) => format!(
-            "{not_sent} of {} requests ({:.1}%) were never sent: they found every connection at --max-inflight and the client-side backlog (--max-backlog) full, or were still waiting at the end{}; the server saw less load than asked, and the latency percentiles exclude them",
+            "{not_sent} of {} requests ({:.1}%) were never sent: they found every connection at --max-inflight and the client-side backlog (--max-backlog) full, or were still waiting at the end{}; the server saw less load than asked, and the latency percentiles count them at their age when the run ended (lower bounds)",
             total.intended,
             100.0 * not_sent as f64 / total.intended.max(1) as f64,
             outage.map(|o| format!(" ({o})")).unwrap_or_default()

@@ -86,13 +86,16 @@ pub fn judge_step(group: &[&Measurement], slos: &[Slo]) -> StepVerdict {
 /// The checks whose failure can only have made a run's response times higher than the
 /// server gave: the generator's lag and CPU (response time counts from the intended
 /// send, so its lateness is added, never taken away), its sends' shape (late sends
-/// bunch up, a burstier load), and a backlog that grew. A run failing any other check
-/// (errors, counts that do not add up) is not a visit.
-pub const PESSIMISTIC: [&str; 4] = [
+/// bunch up, a burstier load), a backlog that grew, and requests left unanswered (each
+/// counted at its age when given up: the 2 s wait after the end or `--timeout`, over
+/// any bound a sweep decides unless `--timeout` is set under it). A run failing any
+/// other check (errors, counts that do not add up) is not a visit.
+pub const PESSIMISTIC: [&str; 5] = [
     "schedule_lag",
     "generator_cpu",
     "poisson_fit",
     "steady_state",
+    "unanswered",
 ];
 
 /// Whether every check `report` failed is one of [`PESSIMISTIC`].

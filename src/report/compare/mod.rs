@@ -52,13 +52,14 @@ impl Verdict {
         }
     }
 
-    /// The verdict of a difference's interval `(lower, upper)` in nanoseconds.
-    pub fn of(interval: Option<(f64, f64)>) -> Self {
+    /// The verdict of a difference's interval `(lower, upper)` in nanoseconds, an end
+    /// `None` where it is open.
+    pub fn of(interval: (Option<f64>, Option<f64>)) -> Self {
         match interval {
-            None => Verdict::CannotTell,
-            Some((low, _)) if low > 0.0 => Verdict::BSlower,
-            Some((_, high)) if high < 0.0 => Verdict::BFaster,
-            Some(_) => Verdict::NoDifference,
+            (Some(low), _) if low > 0.0 => Verdict::BSlower,
+            (_, Some(high)) if high < 0.0 => Verdict::BFaster,
+            (Some(_), Some(_)) => Verdict::NoDifference,
+            _ => Verdict::CannotTell,
         }
     }
 }
@@ -85,11 +86,12 @@ pub struct Row {
     /// `(b - a) / a` in percent; null when A's value is 0.
     pub difference_pct: Option<f64>,
     /// The interval of `b - a`, `[lower, upper]`, rounded outward: with every other row's,
-    /// 95% together (each at the comparison's `row_confidence`); null when a side's
-    /// interval is unbounded.
-    pub difference_ci95_ns: Option<[i64; 2]>,
+    /// 95% together (each at the comparison's `row_confidence`). An end is null where it
+    /// rests on a side's unbounded upper end (the lower on A's, the upper on B's); the
+    /// whole is null when both are.
+    pub difference_ci95_ns: Option<[Option<i64>; 2]>,
     /// The same interval in percent of A's value.
-    pub difference_ci95_pct: Option<[f64; 2]>,
+    pub difference_ci95_pct: Option<[Option<f64>; 2]>,
     /// What the interval says.
     pub verdict: Verdict,
     /// With `--fail-if-slower`: the interval's lower end is above that share of A's value.

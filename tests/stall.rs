@@ -1,0 +1,154 @@
+//! A server that stops answering (SIGSTOP) part way through a run: its unanswered
+//! requests count in the response tail at their age when given up, the run fails the
+//! `unanswered` check in both loops, a timed closed loop's rates are over its whole
+//! duration, and `compare` calls the frozen side slower, never faster.
+
+use std::path::Path;
+use std::process::Command;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::harness::{RedisServer, assert_success, read_json, run_tailrate};
+
+/// Stops the process `pid` after `delay` (from a thread) and resumes it when dropped,
+/// so a failing test still leaves a server the harness can stop.
+struct Freeze {
+    pid: String,
+    stopper: Option<JoinHandle<()>>,
+}
+
+impl Freeze {
+    fn after(pid: u32, delay: Duration) -> Self {
+        let pid = pid.to_string();
+        let target = pid.clone();
+        let stopper = std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            signal("-STOP", &target);
+        });
+        Freeze {
+            pid,
+            stopper: Some(stopper),
+        }
+    }
+}
+
+impl Drop for Freeze {
+    fn drop(&mut self) {
+        if let Some(stopper) = self.stopper.take() {
+            let _ = stopper.join();
+        }
+        signal("-CONT", &self.pid);
+    }
+}
+
+fn signal(sig: &str, pid: &str) {
+    let status = Command::new("kill").args([sig, pid]).status().unwrap();
+    assert!(status.success(), "kill {sig} {pid}");
+}
+
+/// The report's only test.
+fn only_test(report: &Value) -> &Value {
+    &report["tests"][0]
+}
+
+/// The check called `name` in `test`, if it has one.
+fn check<'a>(test: &'a Value, name: &str) -> Option<&'a Value> {
+    test["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+}
+
+/// A 3 s run against `server` (extra `args`), its JSON in `json`, with the server stopped
+/// after `freeze` when given.
+fn run(server: &RedisServer, json: &Path, args: &[&str], freeze: Option<Duration>) -> String {
+    let port = server.port().to_string();
+    let json_arg = json.to_str().unwrap();
+    let mut all = vec![
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "--duration",
+        "3s",
+        "--no-progress",
+        "--json",
+        json_arg,
+    ];
+    all.extend(args);
+    let frozen = freeze.map(|delay| Freeze::after(server.pid(), delay));
+    let out = run_tailrate(&all);
+    drop(frozen);
+    assert_success(&out)
+}
+
+#[test]
+fn a_closed_loop_whose_server_froze_fails_a_check_and_counts_the_freeze_in_its_tail() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("frozen.json");
+    let stdout = run(&server, &json, &["-c", "8"], Some(Duration::from_secs(1)));
+    let report = read_json(&json);
+    let test = only_test(&report);
+    let counts = &test["counts"];
+    let in_flight = counts["in_flight_at_end"].as_u64().unwrap();
+    assert!(in_flight > 0, "nothing in flight at the end: {counts}");
+    assert_eq!(
+        counts["unanswered_counted"].as_u64(),
+        Some(in_flight),
+        "{counts}"
+    );
+    let unanswered = check(test, "unanswered").unwrap_or_else(|| panic!("no check: {stdout}"));
+    assert_eq!(unanswered["verdict"], "fail", "{unanswered}");
+    assert_eq!(test["valid"], false);
+    // Replies stopped at about 1 s; the run lasted 3 s and its rates are over all of it.
+    let measured = test["measured_secs"].as_f64().unwrap();
+    assert!(measured >= 2.9, "measured over {measured} s of a 3 s run");
+    // The requests in flight waited from about 1 s to past the end and its 2 s wait.
+    let max_ns = test["latency"]["response"]["max_ns"].as_u64().unwrap();
+    assert!(max_ns >= 2_000_000_000, "max {max_ns} ns: {stdout}");
+    assert!(stdout.contains("got no reply"), "{stdout}");
+}
+
+#[test]
+fn an_open_loop_whose_server_froze_is_slower_in_compare_not_faster() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (normal, frozen) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    let open = ["--rate", "1000", "-c", "2", "--seed", "5"];
+    run(&server, &normal, &open, None);
+    run(&server, &frozen, &open, Some(Duration::from_secs(1)));
+
+    let b = read_json(&frozen);
+    let test = only_test(&b);
+    let counts = &test["counts"];
+    let unanswered = counts["unanswered_counted"].as_u64().unwrap_or(0);
+    let intended = counts["intended"].as_u64().unwrap();
+    // Frozen for 2 of 3 s: about two thirds of the requests got no reply, and each one
+    // counts in the response times.
+    assert!(
+        3 * unanswered >= intended,
+        "{unanswered} of {intended} counted: {counts}"
+    );
+    assert_eq!(
+        counts["completed"].as_u64().unwrap() + unanswered,
+        test["latency"]["response"]["count"].as_u64().unwrap(),
+        "{counts}"
+    );
+    assert_eq!(check(test, "unanswered").unwrap()["verdict"], "fail");
+
+    let out = run_tailrate(&[
+        "compare",
+        normal.to_str().unwrap(),
+        frozen.to_str().unwrap(),
+        "--fail-if-slower",
+        "5%",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("faster at 0"), "{stdout}");
+    assert!(!stdout.contains("B slower at 0"), "{stdout}");
+}
