@@ -88,16 +88,17 @@ fn main() -> ExitCode {
     let ends_as_reported = matches!(command, Command::Sweep(_) | Command::Tune(_));
     match result {
         // A signal that came after a run's last test ended still asked to interrupt.
-        Ok(Status::Completed | Status::Invalid | Status::NothingSucceeded(_))
-            if cancel.is_cancelled() && !ends_as_reported =>
-        {
-            ExitCode::from(130)
-        }
+        Ok(
+            Status::Completed
+            | Status::Invalid
+            | Status::NothingSucceeded(_)
+            | Status::ObjectiveMissed(_),
+        ) if cancel.is_cancelled() && !ends_as_reported => ExitCode::from(130),
         Ok(Status::Completed) => ExitCode::SUCCESS,
         Ok(Status::Invalid) => {
             fail("a self-check failed and --strict was given; the results above are marked invalid")
         }
-        Ok(Status::NothingSucceeded(reason)) => fail(&reason),
+        Ok(Status::NothingSucceeded(reason) | Status::ObjectiveMissed(reason)) => fail(&reason),
         Ok(Status::Failed(reason)) => fail(&reason),
         Ok(Status::Interrupted) => ExitCode::from(130),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
@@ -165,7 +166,9 @@ fn usage_hint(message: &str) -> Option<&'static str> {
         );
     }
     if message.contains("unexpected argument '--slo'") {
-        return Some("an objective is searched by `tailrate sweep --rates ... --slo ...`");
+        return Some(
+            "an objective is judged on a run (`tailrate --slo ...`) or searched by `tailrate sweep --rates ... --slo ...`",
+        );
     }
     None
 }

@@ -233,7 +233,7 @@ fn common_mistakes_are_answered_with_the_fix() {
             "--rate-capped and --closed-loop-points",
         ),
         (
-            &["--slo", "p99<=1ms", "-t", "get"],
+            &["tune", "--slo", "p99<=1ms", "-t", "get"],
             Some(2),
             "tailrate sweep",
         ),

@@ -16,6 +16,7 @@ mod errors;
 mod host;
 mod intervals;
 mod limits;
+mod objectives;
 mod open_loop;
 mod output;
 mod outputs;

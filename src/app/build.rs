@@ -109,6 +109,7 @@ impl TestReport {
             excluded_from_latency,
             server: None,
             bottleneck: None,
+            slo: None,
             repeat: None,
             start_skew_ns: outcome.start_skew_ns,
             arrivals: match config.plan.mode {

@@ -49,6 +49,9 @@ pub enum Status {
     /// run without `--strict`); the sentence says which test and how its requests ended.
     /// Results were written.
     NothingSucceeded(String),
+    /// A test failed an objective of `--slo` (or, with `--strict`, left one undecided);
+    /// the sentence says which. Results were written.
+    ObjectiveMissed(String),
     /// The run stopped on an error (exit-on-error, a lost server); results were written.
     Failed(String),
     /// Ctrl+C or SIGTERM; results were written.
@@ -310,6 +313,10 @@ impl Session<'_, '_> {
                 if !matches!(status, Status::NothingSucceeded(_)) {
                     *status = Status::NothingSucceeded(reason);
                 }
+            } else if let Some(reason) = last.and_then(|t| objective_missed(t, config.strict)) {
+                if matches!(status, Status::Completed | Status::Invalid) {
+                    *status = Status::ObjectiveMissed(reason);
+                }
             } else if config.strict
                 && last.is_some_and(|t| !t.valid)
                 && *status == Status::Completed
@@ -351,6 +358,9 @@ impl Session<'_, '_> {
         )?;
         if let Some(kind) = kind {
             test_report.name = format!("{} ({kind})", test_report.name);
+        } else if !loop_config.slos.is_empty() {
+            // The objectives are the test's own: a contrast's closed loops are beside it.
+            test_report.slo = Some(crate::judge::slo::judge(&test_report, &loop_config.slos));
         }
         if repeat.is_some() {
             test_report.repeat = repeat;
@@ -409,6 +419,23 @@ impl Session<'_, '_> {
                 .context("writing results")?;
         }
         self.outputs.save_json(&self.report)
+    }
+}
+
+/// Why `test` ends the run with exit 1 under its objectives: one failed, or (`strict`)
+/// one was left undecided; `None` when they passed or there are none.
+fn objective_missed(test: &crate::report::TestReport, strict: bool) -> Option<String> {
+    use crate::report::sweep::Verdict;
+    let slo = test.slo.as_ref()?;
+    let verdict = slo.verdict?;
+    let judged = crate::export::objective_text::verdicts(slo);
+    match verdict {
+        Verdict::Fail => Some(format!("{} failed its objectives: {judged}", test.name)),
+        Verdict::Uncertain if strict => Some(format!(
+            "{} left its objectives undecided and --strict was given: {judged}",
+            test.name
+        )),
+        _ => None,
     }
 }
 

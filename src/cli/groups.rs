@@ -48,6 +48,7 @@ default_from_clap!(
     ContrastArgs,
     DurationArgs,
     RepeatArgs,
+    ObjectiveArgs,
     ChecksArgs,
     RunOutputArgs,
     PrecisionArgs,
@@ -391,6 +392,17 @@ pub struct ChecksArgs {
     /// Stop at the first error reply, like redis-benchmark.
     #[arg(long = "exit-on-error")]
     pub exit_on_error: bool,
+}
+
+/// `--slo` on a single run (a sweep has its own, which searches the capacity at it).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Repeats and checks")]
+pub struct ObjectiveArgs {
+    /// Objective on each test's response time, repeatable: `p99<=1ms`. Judged on the
+    /// percentile's 95% interval: pass when it lies under the bound, fail (exit 1) when
+    /// above, undecided otherwise (exit 1 with --strict).
+    #[arg(long, value_name = "SLO")]
+    pub slo: Vec<String>,
 }
 
 /// The outputs only a single run writes: the quiet, CSV and interval-log forms.

@@ -16,8 +16,8 @@ mod groups;
 
 pub use groups::{
     BenchmarkArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs, EndpointArgs, JsonArgs,
-    KeepaliveArgs, OpenLoopArgs, PrecisionArgs, ProgressArgs, RateArgs, RepeatArgs, RunOutputArgs,
-    ScaleOutArgs, WorkersArgs, WorkloadArgs,
+    KeepaliveArgs, ObjectiveArgs, OpenLoopArgs, PrecisionArgs, ProgressArgs, RateArgs, RepeatArgs,
+    RunOutputArgs, ScaleOutArgs, WorkersArgs, WorkloadArgs,
 };
 
 /// A load generator and latency profiler for Redis-protocol servers.
@@ -470,6 +470,9 @@ pub struct RunArgs {
     /// Warm-up, timeouts, seed, strictness.
     #[command(flatten)]
     pub checks: ChecksArgs,
+    /// `--slo`.
+    #[command(flatten)]
+    pub objectives: ObjectiveArgs,
     /// `-q`, `--csv`, `--hdr-log`.
     #[command(flatten)]
     pub run_output: RunOutputArgs,

@@ -233,6 +233,7 @@ fn merge_test(parts: &[&TestReport], which: &Shards, logs: Option<TestLogs<'_>>)
         // view is the shards' readings together.
         server,
         bottleneck: None, // judged below, from the sums
+        slo: None,
         repeat: first.repeat,
         start_skew_ns: parts.iter().filter_map(|p| p.start_skew_ns).max(),
         arrivals,

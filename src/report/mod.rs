@@ -196,6 +196,9 @@ pub struct TestReport {
     /// What held the test back, and the fact that says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bottleneck: Option<Judgement>,
+    /// With `--slo`: each objective judged on this test's response time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<sweep::SloVerdict>,
     /// With `--repeat`: which repeat this is, from 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,

@@ -46,6 +46,8 @@ pub struct RunConfig {
     pub idle: bool,
     /// `--cluster`: the server must be a cluster node.
     pub cluster: bool,
+    /// `--slo`: objectives each test's response time is judged against.
+    pub slos: Vec<super::sweep::Slo>,
 }
 
 /// Which outputs to produce.
@@ -144,6 +146,12 @@ impl RunConfig {
             repeat: args.repeat.repeat,
             idle: args.benchmark.idle,
             cluster: args.connection.cluster,
+            slos: args
+                .objectives
+                .slo
+                .iter()
+                .map(|s| super::sweep::parse_slo(s))
+                .collect::<Result<_, _>>()?,
         })
     }
 

@@ -95,6 +95,9 @@ fn quiet_line(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::R
     if !test.valid && test.target_rate_per_sec.is_none() {
         write!(out, " (INVALID: {})", test.why_invalid())?;
     }
+    if let Some(slo) = &test.slo {
+        write!(out, "{}", crate::export::objective_text::quiet_clause(slo))?;
+    }
     // `-q` after Ctrl+C: the one line says the run was cut short, as the full text does.
     if let Some(why) = &test.stopped_early {
         write!(out, " (stopped early: {})", printable(why))?;
@@ -147,6 +150,9 @@ fn full(
     } else if !test.valid {
         // A closed loop prints redis-benchmark's sections; a failed check joins them.
         sections::check_lines(out, test)?;
+    }
+    if let Some(slo) = &test.slo {
+        crate::export::objective_text::lines(out, slo)?;
     }
     sections::nodes(out, test, precision)?;
     sections::workers(out, report, test, precision)?;

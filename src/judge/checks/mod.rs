@@ -16,7 +16,9 @@ mod lag;
 mod steady;
 
 pub use arrivals::{DISPERSION_Z, arrival_windows, dispersion_z, poisson_fit};
-pub use counts::{MOST_FAILED_FRACTION, accounting, error_replies, server_count, unanswered};
+pub use counts::{
+    MOST_FAILED_FRACTION, STALLED_NS, accounting, error_replies, server_count, unanswered,
+};
 pub use lag::{LAG_DISTORTION, LAG_QUANTILES};
 pub use steady::{BACKLOG_GROWTH, STEADY_MIN_BATCHES, TREND_Z, steady_state};
 

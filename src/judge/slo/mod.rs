@@ -115,20 +115,17 @@ pub fn judge(report: &TestReport, slos: &[Slo]) -> SloVerdict {
         .iter()
         .map(|slo| {
             let at = response.and_then(|l| steps::percentile_of(l, slo.percentile));
+            let ci95_ns = at.and_then(|a| a.1);
             SloCheck {
                 slo: slo.text.clone(),
                 measured_ns: at.map(|a| a.0),
-                ci95_ns: at.and_then(|a| a.1),
+                ci95_ns,
                 met: at.is_some_and(|a| a.0 <= slo.bound_ns),
+                verdict: Some(verdict(ci95_ns, slo.bound_ns)),
             }
         })
         .collect();
-    let own = all_of(
-        checks
-            .iter()
-            .zip(slos)
-            .map(|(c, slo)| verdict(c.ci95_ns, slo.bound_ns)),
-    );
+    let own = all_of(checks.iter().filter_map(|c| c.verdict));
     SloVerdict {
         met: valid && checks.iter().all(|c| c.met),
         valid,

@@ -50,6 +50,9 @@ pub struct SloCheck {
     pub ci95_ns: Option<Ci95>,
     /// Whether the measured value holds.
     pub met: bool,
+    /// This objective alone, from the interval (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
 }
 
 /// Whether a run met every objective, and why.

@@ -1,0 +1,100 @@
+//! `--slo` on a single run: each objective judged on the percentile's 95% interval
+//! (pass under the bound, fail above, uncertain across), in the text, `-q` and JSON;
+//! exit 1 when one fails, and when one is undecided under `--strict`.
+
+use serde_json::Value;
+
+use super::harness::{RedisServer, assert_usage_error, read_json, run_tailrate, stderr_of};
+
+/// A run of GET against `server` with `args`, its JSON report and (exit code, stdout,
+/// stderr).
+fn run(server: &RedisServer, args: &[&str]) -> (Option<i32>, String, String, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let port = server.port().to_string();
+    let mut all = vec![
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "--no-progress",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    all.extend(args);
+    let out = run_tailrate(&all);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.code(), stdout, stderr_of(&out), read_json(&json))
+}
+
+/// Each objective's verdict in `report`'s first test.
+fn verdicts(report: &Value) -> Vec<String> {
+    report["tests"][0]["slo"]["checks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no objectives: {}", report["tests"][0]))
+        .iter()
+        .map(|c| c["verdict"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_run_passes_an_objective_far_above_it_and_fails_one_far_below_with_exit_1() {
+    let server = RedisServer::start();
+    let (code, stdout, stderr, report) = run(
+        &server,
+        &[
+            "-n", "20000", "-c", "4", "--slo", "p50<=1s", "--slo", "p99<=1us",
+        ],
+    );
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert_eq!(verdicts(&report), ["pass", "fail"]);
+    assert_eq!(report["tests"][0]["slo"]["verdict"], "fail");
+    assert!(
+        stderr.contains("failed its objectives") && stderr.contains("p99<=1us fail"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("objectives (--slo"), "{stdout}");
+
+    // Open loop, one objective that holds: exit 0, and the -q line says so. (A p50:
+    // beside a parallel test, 50 ms batches can differ so much that a p90's interval
+    // reaches past the largest reply, and no bound is then shown to hold.)
+    let (code, stdout, stderr, report) = run(
+        &server,
+        &[
+            "--rate",
+            "2000",
+            "--duration",
+            "2s",
+            "-q",
+            "--slo",
+            "p50<=1s",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert_eq!(verdicts(&report), ["pass"], "{}", report["tests"][0]["slo"]);
+    assert!(stdout.contains("(objectives: p50<=1s pass)"), "{stdout}");
+}
+
+#[test]
+fn an_undecided_objective_exits_0_and_1_under_strict() {
+    let server = RedisServer::start();
+    // 500 replies leave fewer than 10 beyond the p99.99: its interval has no upper end.
+    let args = ["-n", "500", "-c", "1", "--slo", "p99.99<=10s"];
+    let (code, stdout, stderr, report) = run(&server, &args);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert_eq!(verdicts(&report), ["uncertain"]);
+    assert!(stdout.contains("undecided: measure longer"), "{stdout}");
+    let strict: Vec<&str> = args.iter().copied().chain(["--strict"]).collect();
+    let (code, _, stderr, _) = run(&server, &strict);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("undecided and --strict"), "{stderr}");
+}
+
+#[test]
+fn a_malformed_objective_is_a_usage_error_naming_the_flag() {
+    assert_usage_error(&["--slo", "p99<1ms", "-t", "get"], &["--slo", "'<='"]);
+    assert_usage_error(
+        &["--slo", "p100<=1ms", "-t", "get"],
+        &["--slo", "out of range"],
+    );
+}
