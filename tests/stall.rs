@@ -152,3 +152,22 @@ fn an_open_loop_whose_server_froze_is_slower_in_compare_not_faster() {
     assert!(stdout.contains("faster at 0"), "{stdout}");
     assert!(!stdout.contains("B slower at 0"), "{stdout}");
 }
+
+#[test]
+fn a_live_duet_whose_b_froze_calls_b_slower_and_fails_the_threshold() {
+    let (a, b) = (RedisServer::start(), RedisServer::start());
+    // Frozen from its second turn on: 4 or 5 of B's 6 turns get no reply.
+    let frozen = Freeze::after(b.pid(), Duration::from_millis(1700));
+    #[rustfmt::skip]
+    let out = run_tailrate(&[
+        "compare", "--live", "--a", &a.addr(), "--b", &b.addr(), "--rate", "1k",
+        "--rounds", "6", "--round-duration", "500ms", "-t", "get", "-c", "2",
+        "--no-progress", "--fail-if-slower", "5%",
+    ]);
+    drop(frozen);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("faster at 0"), "{stdout}");
+    assert!(!stdout.contains("B slower at 0"), "{stdout}");
+    assert!(stdout.contains("unanswered failed"), "{stdout}");
+}
