@@ -171,3 +171,52 @@ fn a_live_duet_whose_b_froze_calls_b_slower_and_fails_the_threshold() {
     assert!(!stdout.contains("B slower at 0"), "{stdout}");
     assert!(stdout.contains("unanswered failed"), "{stdout}");
 }
+
+/// A duet whose B is gone at a turn's start ends there, exit 1 naming the round, with the
+/// whole rounds before it compared and written; one whose B answers every request with
+/// an error ends at its first turn, saying so (not a usage error, exit 2, as before).
+#[test]
+fn a_live_duet_whose_b_is_gone_keeps_the_rounds_it_measured() {
+    let a = RedisServer::start();
+    let mut b = RedisServer::start();
+    let (a_addr, b_addr) = (a.addr(), b.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("live.json");
+    let json_arg = json.to_str().unwrap().to_string();
+    let duet = std::thread::spawn(move || {
+        #[rustfmt::skip]
+        let out = run_tailrate(&[
+            "compare", "--live", "--a", &a_addr, "--b", &b_addr, "--rate", "1k",
+            "--rounds", "8", "--round-duration", "500ms", "-t", "get", "-c", "2",
+            "--no-progress", "--json", &json_arg,
+        ]);
+        out
+    });
+    // A round takes a second at least (two turns of 0.5 s): B goes after the first.
+    std::thread::sleep(Duration::from_millis(3000));
+    b.kill();
+    let out = duet.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("on B") && stderr.contains("round"),
+        "{stderr}"
+    );
+    let comparison = read_json(&json);
+    let rounds = comparison["live"]["rounds"].as_u64().unwrap();
+    assert!((1..8).contains(&rounds), "{rounds} rounds: {stderr}");
+
+    // B answers every SET with an error (OOM: no memory to spare): the duet says so.
+    let c = RedisServer::builder()
+        .arg("--maxmemory", "1")
+        .arg("--maxmemory-policy", "noeviction")
+        .start();
+    #[rustfmt::skip]
+    let out = run_tailrate(&[
+        "compare", "--live", "--a", &a.addr(), "--b", &c.addr(), "--rate", "1k",
+        "--rounds", "2", "--round-duration", "200ms", "-t", "set", "--no-progress",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("round 1 on B"), "{stderr}");
+}

@@ -24,7 +24,7 @@ use crate::app::{self, Status};
 use crate::config::RunConfig;
 use crate::config::compare::LiveConfig;
 use crate::drive::Cancel;
-use crate::export::duet_lines;
+use crate::export::{duet_lines, run_lines};
 use crate::judge::compare;
 use crate::net::cluster::ClusterMap;
 use crate::report::compare::{Comparison, Duet, Entry, Options, Side};
@@ -319,7 +319,19 @@ impl Turns<'_, '_> {
         index: usize,
         merged: &mut Merged,
     ) -> Result<Result<(), Status>> {
-        let (report, stopped) = app::measure(
+        let ended = |reason: &str| {
+            Status::Failed(format!(
+                "round {} on {} ({}): {reason}",
+                round + 1,
+                side_name(side),
+                config.plan.endpoint
+            ))
+        };
+        // A turn that cannot run (its server unreachable at the start) or whose replies
+        // were all errors ends the rounds as a failure, and the whole rounds before it
+        // are still compared and written. A turn that got no reply at all is measured:
+        // its unanswered requests are its latencies.
+        let measured = app::measure(
             config,
             self.clusters[side].as_ref(),
             index,
@@ -328,19 +340,20 @@ impl Turns<'_, '_> {
             self.stderr_is_terminal,
             None,
             Duration::ZERO,
-        )
-        .with_context(|| format!("round {} on {}", round + 1, side_name(side)))?;
+        );
+        let (report, stopped) = match measured {
+            Ok(measured) => measured,
+            Err(e) => return Ok(Err(ended(&format!("{e:#}")))),
+        };
         match stopped.as_deref() {
             Some("interrupted") => return Ok(Err(Status::Interrupted)),
-            Some(reason) => {
-                return Ok(Err(Status::Failed(format!(
-                    "round {} on {} ({}): {reason}",
-                    round + 1,
-                    side_name(side),
-                    config.plan.endpoint
-                ))));
-            }
+            Some(reason) => return Ok(Err(ended(reason))),
             None => {}
+        }
+        if let Some(reason) =
+            run_lines::nothing_succeeded(&report).filter(|_| report.counts.errors > 0)
+        {
+            return Ok(Err(ended(&reason)));
         }
         if self.duet.a.output.progress {
             duet_lines::turn(
