@@ -1,6 +1,7 @@
 //! `--slo` on a single run: each objective judged on the percentile's 95% interval
 //! (pass under the bound, fail above, uncertain across), in the text, `-q` and JSON;
-//! exit 1 when one fails, and when one is undecided under `--strict`.
+//! exit 1 when one fails, and when one is undecided under `--strict`; and each check's
+//! figure and bound as numbers in the JSON.
 
 use serde_json::Value;
 
@@ -73,6 +74,17 @@ fn a_run_passes_an_objective_far_above_it_and_fails_one_far_below_with_exit_1() 
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert_eq!(verdicts(&report), ["pass"], "{}", report["tests"][0]["slo"]);
     assert!(stdout.contains("(objectives: p50<=1s pass)"), "{stdout}");
+    // Each check with one figure against one bound has them as numbers too.
+    let checks = report["tests"][0]["checks"].as_array().unwrap();
+    let achieved = checks
+        .iter()
+        .find(|c| c["name"] == "achieved_rate")
+        .unwrap();
+    assert_eq!(achieved["bound"].as_f64(), Some(0.01), "{achieved}");
+    assert_eq!(achieved["unit"], "fraction", "{achieved}");
+    assert!(achieved["value"].as_f64().is_some(), "{achieved}");
+    let lag = checks.iter().find(|c| c["name"] == "schedule_lag").unwrap();
+    assert_eq!(lag["bound"].as_f64(), Some(0.1), "{lag}");
 }
 
 #[test]

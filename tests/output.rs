@@ -221,7 +221,9 @@ fn hide_verdicts(text: &str) -> String {
             continue;
         }
         after_fail = line.contains("[FAIL] ");
-        if line.trim() == "THIS RUN IS INVALID: see the failed checks above." {
+        if line.trim() == "THIS RUN IS INVALID: see the failed checks above."
+            || is_host_tail_line(line)
+        {
             continue;
         }
         let line = without_bottleneck(&without_invalid_mark(line));
@@ -238,7 +240,16 @@ fn hide_verdicts(text: &str) -> String {
 
 /// `text` with every line's bottleneck verdict replaced ([`without_bottleneck`]).
 fn without_bottlenecks(text: &str) -> String {
-    text.lines().map(|l| without_bottleneck(l) + "\n").collect()
+    text.lines()
+        .filter(|l| !is_host_tail_line(l))
+        .map(|l| without_bottleneck(l) + "\n")
+        .collect()
+}
+
+/// The host's line of slow replies among its waits: there only when some slow reply fell
+/// in a batch with a wait, which follows the machine's load.
+fn is_host_tail_line(line: &str) -> bool {
+    line.trim_start().starts_with("slow replies (over the p99")
 }
 
 /// `line` with its bottleneck verdict (which follows the machine's load: a starved

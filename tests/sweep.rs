@@ -496,6 +496,27 @@ fn every_sweep_plot_is_well_formed_svg_with_a_title_axis_labels_and_a_series_per
             .any(|l| l.starts_with("\"closed_loop\",\"\",\"8\"")),
         "{csv}"
     );
+    // steps.csv: a row per step and objective, with the pooled share over the bound and
+    // its decision bounds, agreeing with the JSON's.
+    let steps = std::fs::read_to_string(dir.path().join("steps.csv")).unwrap();
+    let mut rows = steps.lines();
+    assert_eq!(
+        rows.next(),
+        Some(tailrate::export::sweep_csv::STEPS_CSV_HEADER)
+    );
+    let rows: Vec<Vec<&str>> = rows
+        .map(|l| l.trim_matches('"').split("\",\"").collect())
+        .collect();
+    assert_eq!(rows.len(), 3, "{steps}");
+    for (row, step) in rows.iter().zip(report["steps"].as_array().unwrap()) {
+        let check = &step["slo"]["checks"][0];
+        assert_eq!(row[4], "p50<=50ms", "{steps}");
+        let share: f64 = row[8].parse().unwrap();
+        let expected = check["exceedance"]["fraction"].as_f64().unwrap();
+        assert!((share - expected).abs() < 1e-6, "{share} against {check}");
+        assert_eq!(row[11], "0.500000", "{steps}");
+        assert_eq!(row[15], check["verdict"].as_str().unwrap(), "{steps}");
+    }
 
     let subtitle = format!("GET on 127.0.0.1:{}", server.port());
     let expected: [(&str, &str, &[&str]); 4] = [

@@ -1,10 +1,11 @@
-//! A sweep's CSV file: one row per measurement, metric and percentile, in the order of
-//! [`by_kind_and_rate`].
+//! A sweep's CSV files: `sweep.csv`, one row per measurement, metric and percentile, in
+//! the order of [`by_kind_and_rate`]; and `steps.csv`, one row per step and objective,
+//! with the pooled share over the bound that decided it.
 
 use std::fmt::Write as _;
 
 use crate::report::Latency;
-use crate::report::sweep::{SweepReport, by_kind_and_rate};
+use crate::report::sweep::{Exceedance, StepCheck, StepSummary, SweepReport, by_kind_and_rate};
 use crate::stats::confidence::Ci95;
 
 /// The CSV header: one row per measurement, metric and percentile. `repeat` is the
@@ -80,4 +81,58 @@ pub fn csv(report: &SweepReport) -> String {
         }
     }
     out
+}
+
+/// The header of `steps.csv`: one row per open-loop step and objective. `share_over` is
+/// E, the replies over the objective's bound pooled over the step's runs, with the
+/// bounds of the decision (`share_over_low`, `share_over_high`) and what the objective
+/// allows (`share_allowed`, `1 - Q` for `pQ`); empty where a step kept no windows.
+pub const STEPS_CSV_HEADER: &str = r#""target_rps","runs","invalid_runs","achieved_rps","slo","latency_ms","ci95_low_ms","ci95_high_ms","share_over","share_over_low","share_over_high","share_allowed","replies","over","visits","verdict","step_verdict","bottleneck""#;
+
+/// The whole `steps.csv` for `report`: empty but for its header without `--slo`.
+pub fn steps_csv(report: &SweepReport) -> String {
+    let mut out = String::new();
+    out.push_str(STEPS_CSV_HEADER);
+    out.push('\n');
+    for step in &report.steps {
+        let Some(verdict) = &step.slo else { continue };
+        for check in &verdict.checks {
+            out.push_str(&step_row(
+                step,
+                check,
+                verdict.invalid_runs,
+                verdict.verdict.name(),
+            ));
+        }
+    }
+    out
+}
+
+/// One step's row for one objective.
+fn step_row(step: &StepSummary, check: &StepCheck, invalid: usize, step_verdict: &str) -> String {
+    let ms = |ns: u64| format!("{:.6}", ns as f64 / 1e6);
+    let (low, high) = match check.summary.ci95_ns {
+        Some(Ci95(low, high)) => (ms(low), high.map(ms).unwrap_or_default()),
+        None => (String::new(), String::new()),
+    };
+    let e = check.exceedance;
+    // Each of E's figures, empty where the step kept no windows.
+    let of = |f: fn(Exceedance) -> String| e.map(f).unwrap_or_default();
+    format!(
+        "\"{:.0}\",\"{}\",\"{invalid}\",\"{:.1}\",\"{}\",\"{}\",\"{low}\",\"{high}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{}\",\"{step_verdict}\",\"{}\"\n",
+        step.target_rate_per_sec,
+        step.runs,
+        step.achieved_rate_per_sec,
+        check.slo,
+        ms(check.summary.value_ns),
+        of(|e| format!("{:.6}", e.fraction)),
+        of(|e| format!("{:.6}", e.low)),
+        of(|e| format!("{:.6}", e.high)),
+        of(|e| format!("{:.6}", e.limit)),
+        of(|e| e.replies.to_string()),
+        of(|e| e.over.to_string()),
+        of(|e| e.visits.to_string()),
+        check.verdict.name(),
+        step.bottleneck.map_or("", |b| b.name()),
+    )
 }

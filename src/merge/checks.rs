@@ -51,6 +51,7 @@ pub(super) fn merged_checks(parts: &[&TestReport], shards: &Shards, counts: &Cou
                 list(missing)
             ),
             meaning: "a partial merge (--partial): its rates and counts are those of the shards present, short of the plan".into(),
+            measure: None,
         });
     }
     if !counts.balanced() && checks.iter().all(|c| c.name != "accounting") {
@@ -67,6 +68,7 @@ pub(super) fn merged_checks(parts: &[&TestReport], shards: &Shards, counts: &Cou
                     + counts.in_flight_at_end
             ),
             meaning: "the shards' counts do not account for every request".into(),
+            measure: None,
         });
     }
     let server = merged_server(parts, missing, counts, &mut checks);
@@ -195,6 +197,7 @@ fn combined_checks(parts: &[&TestReport], present: &[u32]) -> Vec<Check> {
                 verdict,
                 detail,
                 meaning,
+                measure: None,
             }
         })
         .collect()

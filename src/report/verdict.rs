@@ -17,6 +17,32 @@ pub struct Check {
     pub detail: String,
     /// What a failure means for the numbers.
     pub meaning: String,
+    /// The measured value and the bound as numbers (`value`, `bound`, `unit` in the
+    /// JSON), where the check has one figure to hold against one bound.
+    #[serde(default, flatten)]
+    pub measure: Option<Measure>,
+}
+
+/// A check's figure and the bound it was held against, in `unit`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measure {
+    /// The measured figure.
+    pub value: f64,
+    /// The bound it was held against (its direction is the check's, in `detail`).
+    pub bound: f64,
+    /// `fraction`, `percent`, `z`, `count`, `ratio`.
+    pub unit: String,
+}
+
+impl Measure {
+    /// `value` against `bound`, in `unit`.
+    pub fn of(value: f64, bound: f64, unit: &str) -> Option<Self> {
+        Some(Measure {
+            value,
+            bound,
+            unit: unit.to_string(),
+        })
+    }
 }
 
 /// A check's verdict.

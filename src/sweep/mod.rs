@@ -42,6 +42,8 @@ use crate::report::{Header, Settings};
 pub const JSON_FILE: &str = "sweep.json";
 /// File name of the sweep CSV inside `--out`.
 pub const CSV_FILE: &str = "sweep.csv";
+/// One row per step and objective, with the share over the bound that decided it.
+pub const STEPS_CSV_FILE: &str = "steps.csv";
 /// A rate this many times the last open-loop rate, or more, gets [`LONG_SETTLE`]: the
 /// backlog and the host's caches of a saturated run still show in the next one's first
 /// second.
@@ -186,6 +188,8 @@ impl Campaign for Sweeper<'_> {
         write_out(&self.out.join(JSON_FILE), &bytes)?;
         let csv = crate::export::sweep_csv::csv(&self.report);
         write_out(&self.out.join(CSV_FILE), csv.trim_end().as_bytes())?;
+        let steps = crate::export::sweep_csv::steps_csv(&self.report);
+        write_out(&self.out.join(STEPS_CSV_FILE), steps.trim_end().as_bytes())?;
         // Drawn from the parsed bytes, exactly as `tailrate plot` will read them back.
         let saved = model::parse(&bytes)?;
         for chart in plot::render_sweep(&saved, None)? {

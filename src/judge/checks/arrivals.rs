@@ -4,7 +4,7 @@
 
 use crate::drive::RunOutcome;
 use crate::report::ArrivalWindows;
-use crate::report::verdict::{Check, Verdict};
+use crate::report::verdict::{Check, Measure, Verdict};
 
 /// Two-sided normal quantile at alpha = 0.01, the bound of the dispersion test.
 pub const DISPERSION_Z: f64 = 2.576;
@@ -23,6 +23,7 @@ pub fn poisson_fit(
             verdict: Verdict::Skipped,
             detail: format!("{whose}{} windows of {window:?}: too few sends to test", counts.len()),
             meaning: String::new(),
+            measure: None,
         },
         Some((z, windows, mean)) => Check {
             name: "poisson_fit".into(),
@@ -36,6 +37,7 @@ pub fn poisson_fit(
                     "the sends were not a Poisson process because {outage}: nothing could be sent meanwhile, and the requests held back went out in a burst when it came back; that is the outage, not the generator's pacing"
                 ),
             },
+            measure: Measure::of(z.abs(), DISPERSION_Z, "z"),
         },
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::report::Counts;
 use crate::report::server::ServerView;
-use crate::report::verdict::{Check, Verdict};
+use crate::report::verdict::{Check, Measure, Verdict};
 
 /// Most requests a run may lose to error replies and timeouts and still report its
 /// latencies as the server's: past this the percentiles describe the few that succeeded.
@@ -31,6 +31,11 @@ pub fn error_replies(c: &Counts) -> Option<Check> {
         meaning: "the latencies describe only the requests that succeeded; see the errors \
                   above for what the server said"
             .into(),
+        measure: Measure::of(
+            failed as f64 / ended as f64,
+            MOST_FAILED_FRACTION,
+            "fraction",
+        ),
     })
 }
 
@@ -66,6 +71,12 @@ pub fn unanswered(c: &Counts, stopped_early: bool) -> Option<Check> {
                   they count in the percentiles at their age when given up, lower bounds of \
                   latencies that never ended"
             .into(),
+        // Requests the server left unanswered: timed out, or stalled in flight.
+        measure: Measure::of(
+            (c.timeouts + if stalled { c.in_flight_at_end } else { 0 }) as f64,
+            0.0,
+            "count",
+        ),
     })
 }
 
@@ -86,6 +97,7 @@ pub fn accounting(c: &Counts) -> Option<Check> {
             c.intended, c.completed, c.errors, c.timeouts, c.not_sent, c.in_flight_at_end
         ),
         meaning: "requests were lost or counted twice by the generator; no number of this test can be trusted".into(),
+        measure: Measure::of(accounted as f64, c.intended as f64, "count"),
     })
 }
 
@@ -139,6 +151,7 @@ pub fn server_count(view: &ServerView, c: &Counts) -> Option<Check> {
             "the server did not execute what tailrate sent ({}): another client ran the same command meanwhile, the server restarted or reset its statistics, or a proxy between changed the requests; the server's figures beside this run are not this run's",
             off.join("; ")
         ),
+        measure: None,
     })
 }
 

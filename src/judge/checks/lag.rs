@@ -5,7 +5,7 @@ use hdrhistogram::Histogram;
 
 use crate::drive::Pacing;
 use crate::record::CommandRecord;
-use crate::report::verdict::{Check, Verdict};
+use crate::report::verdict::{Check, Measure, Verdict};
 use crate::stats::confidence::{self, Batch, Ci95};
 
 /// The most the generator's lateness may move a reported response-time percentile, as a
@@ -51,6 +51,7 @@ pub(super) fn schedule_lag(
             verdict: Verdict::Skipped,
             detail: "no reply had its schedule lag recorded".into(),
             meaning: String::new(),
+            measure: None,
         };
     }
     let moved = moves(&response, &on_time, response_batches);
@@ -111,6 +112,8 @@ pub(super) fn schedule_lag(
                 "{meaning}. But {outage}: sending the requests held back meanwhile, and reconnecting, when it came back delays the schedule too, so the outage may be what this measured"
             ),
         },
+        // The largest move, beside the bound it may exceed inside the interval.
+        measure: Measure::of(named.fraction.abs(), LAG_DISTORTION, "fraction"),
     }
 }
 

@@ -25,7 +25,7 @@ pub use steady::{BACKLOG_GROWTH, STEADY_MIN_BATCHES, TREND_Z, steady_state};
 use crate::config::RunConfig;
 use crate::drive::{ArrivalProcess, Mode, Pacing, RunOutcome, ThreadCpu};
 use crate::record::CommandRecord;
-use crate::report::verdict::{Check, Verdict};
+use crate::report::verdict::{Check, Measure, Verdict};
 use crate::stats::confidence::Batch;
 
 /// Largest relative shortfall of the achieved rate against the target.
@@ -101,6 +101,7 @@ fn achieved_rate(
             meaning: "no request was sent in the measured window: every figure of this test \
                       is empty, not a measurement of the server"
                 .into(),
+            measure: None,
         };
     }
     let within = shortfall <= RATE_TOLERANCE && total.not_sent == 0;
@@ -118,6 +119,8 @@ fn achieved_rate(
             RATE_TOLERANCE * 100.0
         ),
         meaning: achieved_meaning(total, outage),
+        // The shortfall against the schedule (negative: ahead of it).
+        measure: Measure::of(shortfall, RATE_TOLERANCE, "fraction"),
     }
 }
 
@@ -167,6 +170,7 @@ fn generator_cpu(outcome: &RunOutcome, pacing: Pacing) -> Check {
             CPU_SATURATION * 100.0
         ),
         meaning: "a generator thread ran out of CPU; add --threads or lower the rate".into(),
+        measure: Measure::of(busiest, CPU_SATURATION, "fraction"),
     }
 }
 

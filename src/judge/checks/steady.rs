@@ -2,7 +2,7 @@
 //! measured window (a backlog), by a Mann-Kendall trend on the batches' medians.
 
 use super::lag::short_time;
-use crate::report::verdict::{Check, Verdict};
+use crate::report::verdict::{Check, Measure, Verdict};
 use crate::stats::confidence::Batch;
 
 /// The least growth, last quarter's median response over the first's, that the
@@ -41,6 +41,7 @@ pub fn steady_state(batches: &[Batch]) -> Check {
                 medians.len()
             ),
             meaning,
+            measure: None,
         };
     }
     let quarter = medians.len() / 4;
@@ -67,6 +68,7 @@ pub fn steady_state(batches: &[Batch]) -> Check {
             crate::drive::BATCH.as_millis()
         ),
         meaning,
+        measure: Measure::of(growth, BACKLOG_GROWTH, "ratio"),
     }
 }
 

@@ -94,6 +94,7 @@ fn a_step_is_decided_on_the_share_over_the_bound_pooled_over_its_runs() {
         verdict: crate::report::verdict::Verdict::Fail,
         detail: String::new(),
         meaning: String::new(),
+        measure: None,
     };
     let with = |mut runs: Vec<Measurement>, check: &str, n: usize| {
         for m in runs.iter_mut().take(n) {
