@@ -111,6 +111,16 @@ fn a_closed_loop_whose_server_froze_fails_a_check_and_counts_the_freeze_in_its_t
     let max_ns = test["latency"]["response"]["max_ns"].as_u64().unwrap();
     assert!(max_ns >= 2_000_000_000, "max {max_ns} ns: {stdout}");
     assert!(stdout.contains("got no reply"), "{stdout}");
+    // The server is named: it stopped answering while it could be reached.
+    let bottleneck = &test["bottleneck"];
+    assert_eq!(bottleneck["verdict"], "server", "{bottleneck}");
+    assert!(
+        bottleneck["because"]
+            .as_str()
+            .unwrap()
+            .contains("stopped answering"),
+        "{bottleneck}"
+    );
 }
 
 #[test]
@@ -139,6 +149,11 @@ fn an_open_loop_whose_server_froze_is_slower_in_compare_not_faster() {
         "{counts}"
     );
     assert_eq!(check(test, "unanswered").unwrap()["verdict"], "fail");
+    assert_eq!(
+        test["bottleneck"]["verdict"], "server",
+        "{}",
+        test["bottleneck"]
+    );
 
     let out = run_tailrate(&[
         "compare",

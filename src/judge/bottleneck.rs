@@ -7,7 +7,9 @@
 //! while the server could not be reached, every other time measured the reconnect. Then
 //! the server's own clock: its CPU and the time it spent executing are its own, and no
 //! client fault makes them larger. Then a generator out of CPU, which makes every
-//! client-side time late. Then the host's waits for a CPU, ahead of a late generator
+//! client-side time late. Then a server that stopped answering (requests timed out or
+//! left in flight at the end), which every time after it only reflects. Then the host's
+//! waits for a CPU, ahead of a late generator
 //! only when the lateness is small against the tail (`host_over_lateness`). Then
 //! the server's share of the service time, and last the client's queue, which grows
 //! behind any of the others.
@@ -58,6 +60,7 @@ fn judge_without_busy(test: &TestReport) -> Judgement {
     outage(test)
         .or_else(|| server_clock(&facts))
         .or_else(|| generator_busy(&facts))
+        .or_else(|| stalled(test))
         .or_else(|| host_over_lateness(test, &facts))
         .or_else(|| generator_late(test, &facts))
         .or_else(|| super::host::verdict(test, facts.execution_p99_us))
@@ -267,6 +270,34 @@ fn outage(test: &TestReport) -> Option<Judgement> {
             } else {
                 ""
             }
+        ),
+    ))
+}
+
+/// A server that stopped answering while it could be reached (frozen, stalled in a
+/// command, or losing requests): the `unanswered` check failed. After a busy generator,
+/// which reads replies late enough to time them out itself.
+fn stalled(test: &TestReport) -> Option<Judgement> {
+    if !failed(test, "unanswered") {
+        return None;
+    }
+    let c = &test.counts;
+    let mut parts = Vec::new();
+    if c.timeouts > 0 {
+        parts.push(format!("{} timed out", c.timeouts));
+    }
+    if c.in_flight_at_end > 0 {
+        parts.push(format!(
+            "{} were still in flight when the run gave up, the oldest written {:.2} s before",
+            c.in_flight_at_end,
+            c.longest_unanswered_ns as f64 / 1e9
+        ));
+    }
+    Some(said(
+        Bottleneck::Server,
+        format!(
+            "the server stopped answering while it could be reached: {}",
+            parts.join(", and ")
         ),
     ))
 }
