@@ -299,8 +299,7 @@ impl Dispatch {
                 // A closed-loop request is intended when written: one never written
                 // was never due.
                 if !self.keep_pending {
-                    record.record_unanswered(since(request.intended, ended), 1);
-                    record.record_unanswered_on_time(since(request.handled, ended), 1);
+                    request.give_up(record, ended, 1);
                 }
                 redirected += u64::from(request.retry);
             }

@@ -321,8 +321,7 @@ pub(crate) fn end_in_flight(
         let record = &mut rec.commands[req.command as usize];
         if timeout {
             record.timeouts += u64::from(count);
-            record.record_unanswered(since(req.intended, now), count.into());
-            record.record_unanswered_on_time(since(req.handled, now), count.into());
+            req.give_up(record, now, count.into());
         } else {
             record.count_error(kind, kind, count.into());
         }
@@ -351,8 +350,7 @@ pub(crate) fn give_up_in_flight(ctx: &Ctx, fifo: &mut InFlightQueue) {
             return;
         }
         let record = &mut rec.commands[f.req.command as usize];
-        record.record_unanswered(since(f.req.intended, now), count.into());
-        record.record_unanswered_on_time(since(f.req.handled, now), count.into());
+        f.req.give_up(record, now, count.into());
         record.note_unanswered_wait(since(f.sent, now));
     });
 }

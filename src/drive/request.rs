@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::time::Instant;
 
-use crate::record::{Recorder, ReplyTimes, Timing, nanos};
+use crate::record::{CommandRecord, Recorder, ReplyTimes, Timing, nanos};
 
 /// A request made by the schedule, a closed-loop client or a redirect, not yet written.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,6 +50,13 @@ impl Request {
             ask_first: false,
             retry: false,
         }
+    }
+
+    /// Counts `n` requests like this one, given up without a reply `at`, in `record`: the
+    /// response time from the intended time, and the on-time one from the handled time.
+    pub(crate) fn give_up(&self, record: &mut CommandRecord, at: Instant, n: u64) {
+        record.record_unanswered(since(self.intended, at), n);
+        record.record_unanswered_on_time(since(self.handled, at), n);
     }
 }
 
