@@ -5,6 +5,7 @@
 mod harness;
 
 mod allocations;
+mod capacity_truth;
 mod cli;
 mod closed_loop;
 mod cluster;

@@ -4,8 +4,9 @@
 //! while it does not pass), then a bisection on log(rate) between the highest pass and the
 //! lowest rate above it that did not pass, and last a confirmation of the capacity on
 //! fresh visits only, interleaved with visits to the rate above it so both see the same
-//! weather. The result is written after every rate, so an interrupted search still leaves
-//! one. The decisions are `judge`'s; the order of rates is [`super::search`]'s.
+//! weather (the bisection resumes below a capacity that did not hold). The result is
+//! written after every rate, so an interrupted search still leaves one. The decisions
+//! are `judge`'s; the order of rates is [`super::search`]'s.
 
 use super::{Sweeper, search};
 use crate::app::{Campaign, Halt};
@@ -21,8 +22,8 @@ pub const HALVINGS: usize = 3;
 pub const MOST_BISECTIONS: usize = 8;
 /// Most runs at one rate beyond the test's last look, for runs left out as invalid.
 const SPARE_RUNS: usize = 4;
-/// Most lower rates confirmed after the searched capacity did not pass on fresh runs: a
-/// rate at the service limit can stay undecided, and the one below it is the answer.
+/// Most times the search bisects again below a capacity that did not pass on fresh runs:
+/// a rate at the service limit can stay undecided, and the answer is then under it.
 const FALLBACKS: usize = 2;
 
 impl Sweeper<'_> {
@@ -199,18 +200,7 @@ impl Sweeper<'_> {
                 self.record_slo(None, false)?;
             }
         }
-        for _ in 0..MOST_BISECTIONS {
-            let points = crate::judge::capacity::points(&self.report.steps);
-            let Some(rate) = search::next_probe(&points, self.plan.resolution, &exhausted) else {
-                break;
-            };
-            // Decided or measured to its cap: either way not asked again.
-            self.decide(Kind::Search, rate)?;
-            exhausted.push(rate);
-            self.record_slo(self.finding().and_then(|f| f.capacity), false)?;
-        }
-        let searched = self.finding().and_then(|f| f.capacity);
-        let confirmed = self.confirm()?;
+        let (searched, confirmed) = self.bisect_and_confirm(&mut exhausted)?;
         self.record_slo(searched, confirmed)?;
         self.print_steps()?;
         if let Some(result) = &self.report.slo {
@@ -220,31 +210,58 @@ impl Sweeper<'_> {
         Ok(())
     }
 
-    /// Confirms the capacity on fresh visits only (the search kept the rates whose
-    /// visits happened to be calm); when they do not pass, the capacity the pooled runs
-    /// then give (a lower rate) is confirmed in its turn, at most [`FALLBACKS`] times.
-    /// Whether the capacity the finding now names passed on fresh visits alone.
-    fn confirm(&mut self) -> Result<bool, Halt> {
+    /// Bisects to the capacity (see [`Self::bisect`]) and confirms it on fresh visits
+    /// only (the search kept the rates whose visits happened to be calm). When they do
+    /// not pass, the rate is set aside and the search bisects again below it, between the
+    /// capacity the pooled runs then give and the rates above, at most [`FALLBACKS`]
+    /// times: a rate at the server's limit can stay undecided however long it is
+    /// measured, and the answer is then the highest rate under it that holds, to the
+    /// resolution, not the coarse step below. Returns the rate the search last named and
+    /// whether the capacity the finding now names passed on fresh visits alone.
+    fn bisect_and_confirm(
+        &mut self,
+        exhausted: &mut Vec<f64>,
+    ) -> Result<(Option<f64>, bool), Halt> {
+        let mut searched = None;
         let mut tried: Vec<f64> = Vec::new();
         while tried.len() <= FALLBACKS {
+            self.bisect(exhausted)?;
             let Some(found) = self.finding() else {
-                return Ok(false);
+                break;
             };
             let Some(capacity) = found.capacity else {
-                return Ok(false);
+                break;
             };
+            searched = Some(capacity);
             if tried.contains(&capacity) {
-                return Ok(false);
+                break;
             }
             tried.push(capacity);
+            exhausted.push(capacity);
             // Fresh runs pooled with the search's may move the capacity even when they
-            // pass: then the rate it moved to is confirmed in turn.
+            // pass: then the rate it moved to is searched and confirmed in turn.
             let passed = self.confirm_at(capacity, found.band.1)?;
             if passed && self.finding().and_then(|f| f.capacity) == Some(capacity) {
-                return Ok(true);
+                return Ok((searched, true));
             }
         }
-        Ok(false)
+        Ok((searched, false))
+    }
+
+    /// Bisects on log(rate) between the highest pass and the lowest rate above it that
+    /// did not pass, deciding each rate it asks about, to the resolution.
+    fn bisect(&mut self, exhausted: &mut Vec<f64>) -> Result<(), Halt> {
+        for _ in 0..MOST_BISECTIONS {
+            let points = crate::judge::capacity::points(&self.report.steps);
+            let Some(rate) = search::next_probe(&points, self.plan.resolution, exhausted) else {
+                break;
+            };
+            // Decided or measured to its cap: either way not asked again.
+            self.decide(Kind::Search, rate)?;
+            exhausted.push(rate);
+            self.record_slo(self.finding().and_then(|f| f.capacity), false)?;
+        }
+        Ok(())
     }
 
     /// Measures `capacity` on fresh visits, with one visit to `above` (the lowest
