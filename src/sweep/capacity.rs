@@ -20,6 +20,9 @@ use crate::stats::exceedance;
 pub const HALVINGS: usize = 3;
 /// Most rates the bisection decides: enough for a factor of 20 to 10% and then some.
 pub const MOST_BISECTIONS: usize = 8;
+/// Most uncertain rates above the capacity the search decides to bring the band's top
+/// down: each may take the test's every look when it sits near the bound.
+const NARROWINGS: usize = 2;
 /// Most runs at one rate beyond the test's last look, for runs left out as invalid.
 const SPARE_RUNS: usize = 4;
 /// Most times the search bisects again below a capacity that did not pass on fresh runs:
@@ -249,12 +252,21 @@ impl Sweeper<'_> {
     }
 
     /// Bisects on log(rate) between the highest pass and the lowest rate above it that
-    /// did not pass, deciding each rate it asks about, to the resolution.
+    /// did not pass, deciding each rate it asks about, to the resolution; then decides
+    /// the uncertain rates under the band's top, lowest first, at most [`NARROWINGS`]:
+    /// a coarse step's two runs rarely decide even a rate far past the capacity, and
+    /// one more look often does, bringing the band's top down to it.
     fn bisect(&mut self, exhausted: &mut Vec<f64>) -> Result<(), Halt> {
-        for _ in 0..MOST_BISECTIONS {
+        let mut narrowed = 0;
+        for _ in 0..MOST_BISECTIONS + NARROWINGS {
             let points = crate::judge::capacity::points(&self.report.steps);
-            let Some(rate) = search::next_probe(&points, self.plan.resolution, exhausted) else {
-                break;
+            let rate = match search::next_probe(&points, self.plan.resolution, exhausted) {
+                Some(search::Probe::Bisect(rate)) => rate,
+                Some(search::Probe::Narrow(rate)) if narrowed < NARROWINGS => {
+                    narrowed += 1;
+                    rate
+                }
+                _ => break,
             };
             // Decided or measured to its cap: either way not asked again.
             self.decide(Kind::Search, rate)?;

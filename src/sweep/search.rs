@@ -1,5 +1,5 @@
 //! The sweep's search, as pure functions: the order the coarse steps are visited in, and
-//! the next rate the capacity search decides. The verdicts it
+//! the next rate the capacity search decides (to narrow the capacity, then the band's top). The verdicts it
 //! searches on are `judge::slo`'s and the capacity `judge::capacity`'s.
 
 use rand::RngCore;
@@ -38,12 +38,26 @@ pub fn visit_order(rates: usize, repeat: usize, order: Order, seed: u64) -> Vec<
     visits
 }
 
+/// A rate the capacity search asks about, and why.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Probe {
+    /// A rate that narrows the capacity's low end: the uncertain rate above it, or the
+    /// geometric middle of it and that rate.
+    Bisect(f64),
+    /// A rate that narrows the band's high end once the capacity is found to the
+    /// resolution: an uncertain rate under the lowest failing one, measured on a step's
+    /// few runs only.
+    Narrow(f64),
+}
+
 /// The next rate the capacity search should decide, or `None` when the band is as
-/// narrow as `resolution` (relative) or nothing brackets it: the lowest rate above the
-/// capacity that did not pass, while it is uncertain and not yet `exhausted` (measured to
-/// its last look), else the geometric middle of the capacity and that rate (the bisection
-/// is on log(rate): capacities span decades).
-pub fn next_probe(points: &[Point], resolution: f64, exhausted: &[f64]) -> Option<f64> {
+/// narrow as the runs can make it: the lowest rate above the capacity that did not pass,
+/// while it is uncertain and not yet `exhausted` (measured to its last look), else the
+/// geometric middle of the capacity and that rate (the bisection is on log(rate):
+/// capacities span decades) until they are `resolution` (relative) apart; then the
+/// uncertain rates above, under the lowest failing one, lowest first, each decided once:
+/// a rate far past the capacity fails on few runs and brings the band's top down to it.
+pub fn next_probe(points: &[Point], resolution: f64, exhausted: &[f64]) -> Option<Probe> {
     let found = capacity(points)?;
     let pass = found.capacity?;
     let above = points
@@ -51,14 +65,22 @@ pub fn next_probe(points: &[Point], resolution: f64, exhausted: &[f64]) -> Optio
         .filter(|p| p.rate > pass && p.verdict != Verdict::Pass)
         .min_by(|a, b| a.rate.total_cmp(&b.rate))?;
     if above.verdict == Verdict::Uncertain && !exhausted.contains(&above.rate) {
-        return Some(above.rate);
+        return Some(Probe::Bisect(above.rate));
     }
-    if above.rate <= pass * (1.0 + resolution) {
-        return None;
+    if above.rate > pass * (1.0 + resolution) {
+        let middle = (pass * above.rate).sqrt().round();
+        // Rounding may land on a bound when they are a request per second apart.
+        if middle > pass && middle < above.rate {
+            return Some(Probe::Bisect(middle));
+        }
     }
-    let middle = (pass * above.rate).sqrt().round();
-    // Rounding may land on a bound when they are a request per second apart.
-    (middle > pass && middle < above.rate).then_some(middle)
+    let top = found.band.1.unwrap_or(f64::INFINITY);
+    points
+        .iter()
+        .filter(|p| p.rate > pass && p.rate < top && p.verdict == Verdict::Uncertain)
+        .filter(|p| !exhausted.contains(&p.rate))
+        .min_by(|a, b| a.rate.total_cmp(&b.rate))
+        .map(|p| Probe::Narrow(p.rate))
 }
 
 #[cfg(test)]
@@ -77,9 +99,12 @@ mod tests {
             point(16000.0, Fail),
         ];
         // The uncertain rate above the capacity is decided first...
-        assert_eq!(next_probe(&points, 0.1, &[]), Some(8000.0));
+        assert_eq!(next_probe(&points, 0.1, &[]), Some(Probe::Bisect(8000.0)));
         // ...and once measured to its last look, the middle on log(rate).
-        assert_eq!(next_probe(&points, 0.1, &[8000.0]), Some(4000.0));
+        assert_eq!(
+            next_probe(&points, 0.1, &[8000.0]),
+            Some(Probe::Bisect(4000.0))
+        );
         assert_eq!(
             next_probe(&[point(1.0, Uncertain), point(2.0, Fail)], 0.1, &[]),
             None
@@ -93,11 +118,42 @@ mod tests {
     }
 
     #[test]
+    fn once_the_capacity_is_found_the_uncertain_rates_under_the_band_top_are_decided() {
+        let points = [
+            point(1000.0, Pass),
+            point(1050.0, Uncertain),
+            point(2000.0, Uncertain),
+            point(3000.0, Uncertain),
+            point(4000.0, Fail),
+            point(5000.0, Uncertain),
+        ];
+        // The capacity to the resolution, 1050 measured out: the band's top next,
+        // lowest first, never above the failing rate.
+        let narrow = |exhausted: &[f64]| next_probe(&points, 0.1, exhausted);
+        assert_eq!(narrow(&[1050.0]), Some(Probe::Narrow(2000.0)));
+        assert_eq!(narrow(&[1050.0, 2000.0]), Some(Probe::Narrow(3000.0)));
+        assert_eq!(narrow(&[1050.0, 2000.0, 3000.0]), None);
+        // With nothing failing above, every uncertain rate is a candidate.
+        assert_eq!(
+            next_probe(
+                &[
+                    point(1.0, Pass),
+                    point(1.05, Uncertain),
+                    point(9.0, Uncertain)
+                ],
+                0.1,
+                &[1.05]
+            ),
+            Some(Probe::Narrow(9.0))
+        );
+    }
+
+    #[test]
     fn bisection_on_log_rate_finds_the_boundary_to_the_resolution() {
         for boundary in [1234.0, 50_000.0, 77_777.0, 149_999.0] {
             let mut points = vec![point(1000.0, Pass), point(150_000.0, Fail)];
             let mut tries = 0;
-            while let Some(rate) = next_probe(&points, 0.02, &[]) {
+            while let Some(Probe::Bisect(rate)) = next_probe(&points, 0.02, &[]) {
                 points.push(point(rate, if rate <= boundary { Pass } else { Fail }));
                 tries += 1;
                 assert!(tries < 40);
