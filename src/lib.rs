@@ -35,6 +35,7 @@ pub mod config;
 pub mod drive;
 pub mod export;
 pub mod host;
+pub mod input;
 pub mod judge;
 pub mod merge;
 pub mod net;

@@ -15,10 +15,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use anyhow::Context;
 use clap::{CommandFactory, Parser};
 use tailrate::app::{self, Io, Status};
 use tailrate::cli::Args;
-use tailrate::config::redact::redact;
+use tailrate::config::redact::{hide_in_message, redact};
 use tailrate::config::{Command, RunConfig};
 use tailrate::drive::Cancel;
 
@@ -32,11 +33,11 @@ fn main() -> ExitCode {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let args = match Args::try_parse_from(&argv) {
         Ok(args) => args,
-        Err(e) => return usage_error(e),
+        Err(e) => return usage_error(e, &argv),
     };
     let command = match Command::from_args(&args, &mut std::io::stdin()) {
         Ok(command) => command,
-        Err(e) if e.exit_code() == 2 => return usage(&e.to_string()),
+        Err(e) if e.exit_code() == 2 => return usage(&hide_in_message(&e.to_string(), &argv)),
         Err(e) => return fail(&e.to_string()),
     };
     let runs = command.base_runs();
@@ -75,10 +76,7 @@ fn main() -> ExitCode {
             clap_complete::generate(*shell, &mut Args::command(), "tailrate", io.stdout);
             Ok(Status::Completed)
         }
-        Command::Man => clap_mangen::Man::new(Args::command())
-            .render(io.stdout)
-            .map(|()| Status::Completed)
-            .map_err(anyhow::Error::from),
+        Command::Man { page, out } => man_pages(page.as_deref(), out.as_deref(), io.stdout),
     };
     let _ = stdout.flush();
     // A sweep or tune ends as its saved report says: 130 exactly when the report says
@@ -106,10 +104,34 @@ fn main() -> ExitCode {
         Err(e) => fail(&format!("{e:#}")),
     }
 }
+/// `tailrate man`: one page on standard output, or every page into `out`.
+fn man_pages(
+    page: Option<&str>,
+    out: Option<&std::path::Path>,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<Status> {
+    use tailrate::cli::man;
+    match out {
+        Some(dir) => {
+            for path in man::write_all(Args::command(), dir)
+                .with_context(|| format!("writing the man pages into {}", dir.display()))?
+            {
+                writeln!(stdout, "wrote {}", path.display())?;
+            }
+        }
+        None => match man::render(Args::command(), page, stdout) {
+            Some(result) => result?,
+            None => anyhow::bail!("no man page {page:?}"),
+        },
+    }
+    Ok(Status::Completed)
+}
+
 /// Prints clap's message without its usage block, keeping what names the problem: the
 /// flag, the missing argument, the suggestion and the allowed values (help and version
 /// print whole).
-fn usage_error(e: clap::Error) -> ExitCode {
+fn usage_error(e: clap::Error, argv: &[std::ffi::OsString]) -> ExitCode {
+    let usage = |message: &str| usage(&hide_in_message(message, argv));
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp

@@ -156,7 +156,9 @@ fn parse_scaled(text: &str) -> Result<f64, String> {
         Some('g' | 'G') => (&trimmed[..trimmed.len() - 1], 1e9),
         _ => (trimmed, 1.0),
     };
+    // `10 k` (quoted) reads as 10k: the space is typography, not a mistake.
     let value: f64 = number
+        .trim_end()
         .parse()
         .map_err(|_| format!("'{text}' is not a number (examples: 50000, 50k, 1.5M)"))?;
     if !value.is_finite() {

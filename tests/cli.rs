@@ -65,7 +65,7 @@ fn completions_exist_for_zsh_and_fish_and_unknown_shells_are_usage_errors() {
 fn the_man_page_renders_with_man_and_documents_the_flags() {
     let page = stdout_of(&["man"]);
     assert!(
-        page.contains(".TH tailrate 1"),
+        page.contains(".TH TAILRATE 1"),
         "{}",
         &page[..page.len().min(300)]
     );

@@ -15,6 +15,7 @@ mod deploy;
 mod docs;
 mod errors;
 mod host;
+mod hostile_files;
 mod intervals;
 mod limits;
 mod objectives;

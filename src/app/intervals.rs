@@ -14,7 +14,8 @@ use crate::report::IntervalSummary;
 /// One interval's histograms into the log: untagged, every command's response time
 /// together (the series HdrHistogram's tools read by default, written also when empty);
 /// then tagged, the test's, and each command's when it has several, leaving out a metric
-/// the run does not have or that is empty.
+/// the run does not have or that is empty, and a plain closed loop's service time (its
+/// response time again: a request is sent when it is due).
 pub(super) fn write_hlog(
     log: &mut HlogWriter,
     test: &str,
@@ -28,6 +29,9 @@ pub(super) fn write_hlog(
     log.write_untagged(start, length, &total.hist.response())?;
     let mut write = |tag: &str, hist: &Histograms| {
         for metric in Metric::ALL {
+            if metric == Metric::Service && !timing.service_apart() {
+                continue;
+            }
             if let Some(h) = hist.of(metric, timing).filter(|h| !h.is_empty()) {
                 log.write(&format!("{tag}.{}", metric.name()), start, length, &h)?;
             }

@@ -13,6 +13,7 @@ use crate::drive::plan::{MAX_CONNECTIONS, MAX_RUN, MAX_TIMEOUT, MIN_TIME};
 use crate::units::{count_in, duration_in};
 
 mod groups;
+pub mod man;
 
 pub use groups::{
     BenchmarkArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs, EndpointArgs, JsonArgs,
@@ -67,9 +68,31 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff): `tailrate man | man -l -`.
-    Man,
+    /// Print the man page (roff): `tailrate man | man -l -`; `tailrate man sweep` a subcommand's.
+    Man(ManArgs),
 }
+
+/// `tailrate man`: the pages are rendered by [`man`].
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (tailrate-sweep(1), ...); tailrate(1) without.
+    #[arg(value_name = "SUBCOMMAND", value_parser = MAN_PAGES)]
+    pub page: Option<String>,
+    /// Write every page into this folder (tailrate.1, tailrate-sweep.1, ...) instead.
+    #[arg(long, value_name = "DIR", conflicts_with = "page")]
+    pub out: Option<PathBuf>,
+}
+
+/// The subcommands with a page of their own (a test keeps it in step with [`Command`]).
+pub const MAN_PAGES: [&str; 7] = [
+    "sweep",
+    "plot",
+    "compare",
+    "tune",
+    "merge",
+    "completions",
+    "man",
+];
 
 /// `tailrate tune`: see docs/tune.md.
 ///

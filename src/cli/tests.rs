@@ -195,3 +195,28 @@ fn compare_flags_of_a_live_duet_need_live_except_the_outputs() {
     .unwrap();
     assert!(matches!(args.subcommand, Some(Command::Compare(_))));
 }
+
+#[test]
+fn bash_completion_offers_test_names_for_t_and_any_list_is_still_taken() {
+    let mut script = Vec::new();
+    clap_complete::generate(
+        clap_complete::Shell::Bash,
+        &mut Args::command(),
+        "tailrate",
+        &mut script,
+    );
+    let script = String::from_utf8(script).unwrap();
+    let t = script.find("                -t)").unwrap();
+    let block = &script[t..t + 300];
+    assert!(
+        block.contains("ping") && block.contains("lrange_100"),
+        "{block}"
+    );
+    assert!(!block.contains("compgen -f"), "{block}");
+    // The names only help completion: a list of them, or a misspelt one the workload
+    // then explains, parses.
+    for tests in ["get,set", "gte"] {
+        let args = Args::try_parse_from(["tailrate", "-t", tests]).unwrap();
+        assert_eq!(args.run.workload.tests.as_deref(), Some(tests));
+    }
+}

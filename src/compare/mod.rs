@@ -140,7 +140,7 @@ fn compare_files(a: &Path, b: &Path, options: &Options) -> Result<Comparison> {
 
 /// One report file, parsed.
 fn load(side: &'static str, path: &Path) -> Result<Report, InputError> {
-    let bytes = std::fs::read(path).map_err(|source| InputError::Read {
+    let bytes = crate::input::read(path).map_err(|source| InputError::Read {
         side,
         path: path.to_path_buf(),
         source,

@@ -20,7 +20,7 @@ mod workers;
 mod workload;
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use compare::CompareConfig;
 pub use error::ConfigError;
@@ -59,8 +59,41 @@ pub enum Command {
     Merge(MergeConfig),
     /// Print a shell completion script.
     Completions(clap_complete::Shell),
-    /// Print the man page.
-    Man,
+    /// Print a man page, or write them all into a folder.
+    Man {
+        /// The subcommand whose page to print; tailrate(1) when `None`.
+        page: Option<String>,
+        /// The folder to write every page into instead.
+        out: Option<PathBuf>,
+    },
+}
+
+/// Refuses a merge whose `--out` is one of its input folders, or holds an input file it
+/// writes (`merged.json`, `merged.hlog`): the merged files would be read back as a shard
+/// by the next merge of the same folders.
+fn refuse_out_among_inputs(out: &Path, inputs: &[PathBuf]) -> Result<(), ConfigError> {
+    let Ok(out_dir) = std::fs::canonicalize(out) else {
+        return Ok(());
+    };
+    for input in inputs {
+        let Ok(input) = std::fs::canonicalize(input) else {
+            continue;
+        };
+        let written = input.parent() == Some(out_dir.as_path())
+            && input
+                .file_name()
+                .is_some_and(|n| n == crate::merge::JSON_FILE || n == crate::merge::HLOG_FILE);
+        if input == out_dir || written {
+            return Err(ConfigError::invalid(
+                "--out",
+                format!(
+                    "{} is also an input: the merged files would be read as a shard by the next merge of it; give another folder",
+                    out.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A checked `tailrate plot`.
@@ -111,6 +144,7 @@ impl Command {
             Some(cli::Command::Merge(merge)) => {
                 refuse_stdout_dir(&merge.out)?;
                 sweep::check_out_dir(&merge.out)?;
+                refuse_out_among_inputs(&merge.out, &merge.inputs)?;
                 Command::Merge(MergeConfig {
                     inputs: merge.inputs.clone(),
                     out: merge.out.clone(),
@@ -118,7 +152,10 @@ impl Command {
                 })
             }
             Some(cli::Command::Completions { shell }) => Command::Completions(*shell),
-            Some(cli::Command::Man) => Command::Man,
+            Some(cli::Command::Man(man)) => Command::Man {
+                page: man.page.clone(),
+                out: man.out.clone(),
+            },
             None => {
                 let stdin_arg = if args.run.benchmark.stdin_last_arg {
                     Some(read_last_arg(stdin)?)
@@ -157,9 +194,10 @@ impl Command {
                 compare::Source::Live(live) => vec![&live.a, &live.b],
                 compare::Source::Files { .. } => Vec::new(),
             },
-            Command::Plot(_) | Command::Merge(_) | Command::Completions(_) | Command::Man => {
-                Vec::new()
-            }
+            Command::Plot(_)
+            | Command::Merge(_)
+            | Command::Completions(_)
+            | Command::Man { .. } => Vec::new(),
         }
     }
 }

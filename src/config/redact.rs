@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 /// a URI with credentials. A word that is not UTF-8 (a binary key, a file name) is kept
 /// with U+FFFD for each byte that is not.
 pub fn redact<S: AsRef<OsStr>>(argv: &[S]) -> Vec<String> {
-    let mut out = Vec::with_capacity(argv.len());
+    let mut out: Vec<String> = Vec::with_capacity(argv.len());
     let mut hide_next = false;
     for arg in argv {
         let arg = arg.as_ref().to_string_lossy();
@@ -15,6 +15,15 @@ pub fn redact<S: AsRef<OsStr>>(argv: &[S]) -> Vec<String> {
         if hide_next {
             out.push("***".to_string());
             hide_next = false;
+            continue;
+        }
+        // A command given to `--command` is one word: its secrets hidden inside it.
+        if out.last().is_some_and(|l| l == "--command") {
+            out.push(command_text(&words_of(arg)));
+            continue;
+        }
+        if let Some(command) = arg.strip_prefix("--command=") {
+            out.push(format!("--command={}", command_text(&words_of(command))));
             continue;
         }
         match password_in_short_flags(arg) {
@@ -26,7 +35,71 @@ pub fn redact<S: AsRef<OsStr>>(argv: &[S]) -> Vec<String> {
             None => out.push(redact_uri(arg)),
         }
     }
+    // A command typed as the last words (`tailrate -n 10 AUTH pw`).
+    hide_command_secrets(&mut out);
     out
+}
+
+/// The words of a `--command` as the workload splits them (quotes as redis-cli's), or at
+/// spaces when they do not parse (the workload refuses those before any report).
+fn words_of(command: &str) -> Vec<String> {
+    match crate::workload::split_words(command.as_bytes()) {
+        Ok(words) => words
+            .iter()
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect(),
+        Err(_) => command.split_whitespace().map(str::to_owned).collect(),
+    }
+}
+
+/// A command's words as reports name it (the test's name, the command line): joined by
+/// spaces, with the secrets of `AUTH`, `HELLO ... AUTH`, `MIGRATE ... AUTH`/`AUTH2`,
+/// `CONFIG SET requirepass|masterauth` and `ACL SETUSER ... >password` as `***`.
+pub fn command_text<S: AsRef<str>>(words: &[S]) -> String {
+    let mut words: Vec<String> = words.iter().map(|w| w.as_ref().to_owned()).collect();
+    hide_command_secrets(&mut words);
+    words.join(" ")
+}
+
+/// Replaces the secrets among `words` (a command, or a command line ending in one) by
+/// `***`: every word after `AUTH` that names a user and password (two after `AUTH` in
+/// `HELLO`, and after `AUTH2`; one after `AUTH` elsewhere, and every one after a bare
+/// `AUTH` command), the value of `CONFIG SET requirepass|masterauth`, and ACL rules that
+/// set a password (`>pw`, `#hash`).
+fn hide_command_secrets(words: &mut [String]) {
+    let is = |w: &str, name: &str| w.eq_ignore_ascii_case(name);
+    let hello = words.iter().any(|w| is(w, "HELLO"));
+    let mut i = 0;
+    while i < words.len() {
+        let hidden = if is(&words[i], "AUTH") {
+            // A command of its own (`AUTH pw`, `AUTH user pw`) ends the words.
+            let bare = i == 0 || words[i - 1].starts_with('-') || is(&words[i - 1], "tailrate");
+            match (hello, bare) {
+                (true, _) => 2,
+                (false, true) => words.len() - i - 1,
+                (false, false) => 1,
+            }
+        } else if is(&words[i], "AUTH2") {
+            2
+        } else if (is(&words[i], "requirepass") || is(&words[i], "masterauth"))
+            && i > 0
+            && is(&words[i - 1], "SET")
+        {
+            1
+        } else {
+            if words[i].len() > 1
+                && (words[i].starts_with('>') || words[i].starts_with('#'))
+                && words.iter().any(|w| is(w, "SETUSER"))
+            {
+                words[i] = format!("{}***", &words[i][..1]);
+            }
+            0
+        };
+        for w in words.iter_mut().skip(i + 1).take(hidden) {
+            *w = "***".to_string();
+        }
+        i += 1 + hidden;
+    }
 }
 
 /// Where `-a`'s value is in a run of short flags.
@@ -85,6 +158,30 @@ pub fn redact_uri(text: &str) -> String {
     )
 }
 
+/// A usage error's `message` without a password it may quote: each word of `argv` quoted
+/// as typed is quoted as [`redact`] shows it, and a value clap took from inside a run of
+/// short flags that holds an `a` (`-qk1aPW`: `-k` took `1aPW`, meant as `-k1 -aPW`) is
+/// shown up to that `a`, the rest as `***`.
+pub fn hide_in_message<S: AsRef<OsStr>>(message: &str, argv: &[S]) -> String {
+    let mut out = message.to_owned();
+    for (arg, shown) in argv.iter().zip(redact(argv)) {
+        let arg = arg.as_ref().to_string_lossy();
+        if shown != arg {
+            out = out.replace(&format!("'{arg}'"), &format!("'{shown}'"));
+        }
+        if !arg.starts_with('-') || arg.starts_with("--") {
+            continue;
+        }
+        for (i, _) in arg.char_indices().skip(2) {
+            let tail = &arg[i..];
+            if let Some(at) = tail.find('a').filter(|at| at + 1 < tail.len()) {
+                out = out.replace(&format!("'{tail}'"), &format!("'{}***'", &tail[..=at]));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +212,49 @@ mod tests {
             "{joined}"
         );
         assert!(joined.ends_with("-q -c5"), "{joined}");
+    }
+
+    #[test]
+    fn a_usage_error_never_quotes_a_password() {
+        let argv = ["tailrate", "-qk1aPW"];
+        let message = "invalid value '1aPW' for '-k <BOOLEAN>': invalid digit found in string";
+        let hidden = hide_in_message(message, &argv);
+        assert!(!hidden.contains("PW"), "{hidden}");
+        assert!(hidden.contains("'1a***'"), "{hidden}");
+        let argv = ["tailrate", "-a", "secret", "--rate", "x"];
+        let hidden = hide_in_message("invalid value 'secret' here, 'x' there", &argv);
+        assert_eq!(hidden, "invalid value '***' here, 'x' there");
+        // Nothing to hide: unchanged.
+        let argv = ["tailrate", "-t", "gte"];
+        assert_eq!(
+            hide_in_message("no test in 'gte'", &argv),
+            "no test in 'gte'"
+        );
+    }
+
+    #[test]
+    fn a_commands_secrets_are_hidden_in_its_name_and_the_command_line() {
+        assert_eq!(command_text(&["AUTH", "pw"]), "AUTH ***");
+        assert_eq!(command_text(&["auth", "user", "pw"]), "auth *** ***");
+        assert_eq!(
+            command_text(&["HELLO", "3", "AUTH", "u", "p", "SETNAME", "n"]),
+            "HELLO 3 AUTH *** *** SETNAME n"
+        );
+        assert_eq!(
+            command_text(&["CONFIG", "SET", "requirepass", "x"]),
+            "CONFIG SET requirepass ***"
+        );
+        assert_eq!(
+            command_text(&["ACL", "SETUSER", "bob", "on", ">pw", "~*"]),
+            "ACL SETUSER bob on >*** ~*"
+        );
+        assert_eq!(command_text(&["GET", "auth"]), "GET auth");
+        assert_eq!(command_text(&["GET", "k"]), "GET k");
+        let line = redact(&["tailrate", "--command", "AUTH pw", "-n", "10"]);
+        assert_eq!(line, ["tailrate", "--command", "AUTH ***", "-n", "10"]);
+        let line = redact(&["tailrate", "--command=AUTH pw"]);
+        assert_eq!(line, ["tailrate", "--command=AUTH ***"]);
+        let line = redact(&["tailrate", "-n", "10", "AUTH", "pw"]);
+        assert_eq!(line, ["tailrate", "-n", "10", "AUTH", "***"]);
     }
 }

@@ -98,13 +98,14 @@ pub(super) fn workload_spec(
     let mix = mix_of(args)?;
     check_custom_command(&args.workload.command)?;
     let custom = (!args.workload.command.is_empty()).then(|| CustomCommand {
-        name: args
-            .workload
-            .command
-            .iter()
-            .map(|w| w.to_string_lossy())
-            .collect::<Vec<_>>()
-            .join(" "),
+        name: super::redact::command_text(
+            &args
+                .workload
+                .command
+                .iter()
+                .map(|w| w.to_string_lossy())
+                .collect::<Vec<_>>(),
+        ),
         argv: args
             .workload
             .command

@@ -61,6 +61,7 @@ pub fn read_log(path: &Path, bytes: &[u8]) -> Result<ShardLog, MergeError> {
             .map_err(|why| bad(format!("its header's shard: {why}")))?,
         None => Shard::WHOLE,
     };
+    check_times(bytes).map_err(bad)?;
     let mut start = 0.0;
     let mut intervals = Vec::new();
     for entry in IntervalLogIterator::new(bytes) {
@@ -68,8 +69,8 @@ pub fn read_log(path: &Path, bytes: &[u8]) -> Result<ShardLog, MergeError> {
             LogEntry::StartTime(t) => start = t.as_secs_f64(),
             LogEntry::BaseTime(_) => {}
             LogEntry::Interval(line) => {
-                let histogram = crate::report::decode_histogram(line.encoded_histogram())
-                    .ok_or_else(|| bad("an interval's histogram does not decode".into()))?;
+                let histogram = crate::report::hdr_decode::decode(line.encoded_histogram())
+                    .map_err(|why| bad(format!("an interval's histogram {why}")))?;
                 intervals.push(LogInterval {
                     tag: line.tag().map(|t| t.as_str().to_string()),
                     start_unix_secs: start + line.start_timestamp().as_secs_f64(),
@@ -85,4 +86,76 @@ pub fn read_log(path: &Path, bytes: &[u8]) -> Result<ShardLog, MergeError> {
         seed,
         intervals,
     })
+}
+
+/// The latest time a log may name, in seconds since the Unix epoch: the end of year 9999,
+/// past which no clock a run had reads and dates no longer print in four digits.
+const LATEST_UNIX_SECS: f64 = 253_402_300_800.0;
+/// The longest an interval or a run's offset may be: a century.
+const LONGEST_SECS: f64 = 100.0 * 365.25 * 86_400.0;
+
+/// Refuses a log whose StartTime, BaseTime or an interval's start or length is not a time
+/// a run could have (negative, not a number, past year 9999, an interval of centuries),
+/// naming the line, before the log reader turns them into durations.
+fn check_times(bytes: &[u8]) -> Result<(), String> {
+    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = String::from_utf8_lossy(line);
+        let line = line.trim();
+        let at = |what: &str, text: &str, most: f64| -> Result<(), String> {
+            match text.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() && (0.0..=most).contains(&v) => Ok(()),
+                _ => Err(format!(
+                    "line {}: {what} '{text}' is not a time a run could have",
+                    n + 1
+                )),
+            }
+        };
+        if let Some(rest) = line
+            .strip_prefix("#[StartTime: ")
+            .or_else(|| line.strip_prefix("#[BaseTime: "))
+        {
+            let value = rest.split([' ', ']']).next().unwrap_or_default();
+            at("its StartTime or BaseTime", value, LATEST_UNIX_SECS)?;
+        } else if !line.is_empty() && !line.starts_with('#') && !line.starts_with('"') {
+            let fields: Vec<&str> = line
+                .strip_prefix("Tag=")
+                .map_or(line, |l| l.split_once(',').map_or("", |(_, rest)| rest))
+                .split(',')
+                .collect();
+            if fields.len() != 4 {
+                return Err(format!(
+                    "line {}: not an interval line (START,LENGTH,MAX,HISTOGRAM)",
+                    n + 1
+                ));
+            }
+            at("an interval's start", fields[0], LONGEST_SECS)?;
+            at("an interval's length", fields[1], LONGEST_SECS)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn times_no_run_could_have_are_refused_with_their_line() {
+        let ok = b"#[StartTime: 1796400000.123 (seconds since epoch)]\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n0.000,1.000,2.000,HISTFAAA\nTag=GET.response,1.000,1.000,2.000,HISTFAAA\n";
+        check_times(ok).unwrap();
+        for (bad, line) in [
+            (
+                &b"#[StartTime: 9000000000000000000.000 (seconds since epoch)]\n"[..],
+                1,
+            ),
+            (b"#[BaseTime: -1.0]\n", 1),
+            (b"0.000,18000000000000000000,2.000,HISTFAAA\n", 1),
+            (b"#x\nTag=A,NaN,1.0,1.0,HISTFAAA\n", 2),
+            (b"0.000,1.000\n", 1),
+        ] {
+            let e = check_times(bad).unwrap_err();
+            assert!(e.starts_with(&format!("line {line}:")), "{e}");
+        }
+    }
 }

@@ -49,7 +49,7 @@ pub(super) fn inputs(paths: &[PathBuf]) -> Result<(Reports, Vec<ShardLog>), Merg
     let mut reports = Vec::new();
     let mut logs = Vec::new();
     for path in files {
-        let bytes = std::fs::read(&path).map_err(|e| MergeError::Read {
+        let bytes = crate::input::read(&path).map_err(|e| MergeError::Read {
             path: path.clone(),
             why: e.to_string(),
         })?;
@@ -61,6 +61,13 @@ pub(super) fn inputs(paths: &[PathBuf]) -> Result<(Reports, Vec<ShardLog>), Merg
                     path: path.clone(),
                     why: format!("not a tailrate run report ({e})"),
                 })?;
+            if let Some(why) = report
+                .tests
+                .iter()
+                .find_map(crate::report::plausible::implausible)
+            {
+                return Err(MergeError::Read { path, why });
+            }
             reports.push((path, report));
         }
     }

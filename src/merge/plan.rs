@@ -26,6 +26,21 @@ pub(super) fn check(shards: &[ShardInput], partial: bool) -> Result<Shards, Merg
     let Some(first) = shards.first() else {
         return Err(MergeError::NoReports);
     };
+    // A shard a file claims is checked as `--shard` is: a count of 4294967295 would
+    // otherwise list that many missing shards.
+    let most = crate::drive::MAX_SHARDS;
+    for s in shards {
+        if let Some(shard) = s.report.settings.shard
+            && (shard.count == 0 || shard.count > most || shard.index >= shard.count)
+        {
+            return refuse(format!(
+                "{}: settings.shard says shard {} of {}: the count must be 1 to {most} and the index below it",
+                s.path.display(),
+                shard.index,
+                shard.count
+            ));
+        }
+    }
     let count = first.report.settings.shard.map_or(1, |s| s.count);
     let plan = plan_of(&first.report);
     for s in &shards[1..] {

@@ -292,13 +292,11 @@ pub fn encode_histogram(h: &Histogram<u64>) -> String {
 }
 
 /// Decodes [`encode_histogram`]'s output.
+///
+/// Checked before it is believed (see [`super::hdr_decode`]): `None` for a histogram a
+/// file claims but could not hold.
 pub fn decode_histogram(text: &str) -> Option<Histogram<u64>> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .ok()?;
-    hdrhistogram::serialization::Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .ok()
+    super::hdr_decode::decode(text).ok()
 }
 
 /// A test's response times in consecutive windows of [`ResponseWindows::WINDOW`] (longer

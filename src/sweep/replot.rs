@@ -14,7 +14,8 @@ use crate::report::sweep as model;
 pub fn replot(args: &PlotConfig, out: &mut dyn Write) -> Result<()> {
     let mut inputs = Vec::with_capacity(args.inputs.len());
     for path in &args.inputs {
-        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let bytes =
+            crate::input::read(path).with_context(|| format!("reading {}", path.display()))?;
         let report = model::parse(&bytes)
             .with_context(|| format!("reading the sweep in {}", path.display()))?;
         let label = args

@@ -140,7 +140,13 @@ pub fn parse(bytes: &[u8]) -> Result<Report, ComparisonError> {
             )));
         }
     }
-    serde_json::from_slice(bytes)
-        .map(|r| Report::Run(Box::new(r)))
-        .map_err(ComparisonError::Layout)
+    let run: RunReport = serde_json::from_slice(bytes).map_err(ComparisonError::Layout)?;
+    if let Some(why) = run
+        .tests
+        .iter()
+        .find_map(crate::report::plausible::implausible)
+    {
+        return Err(ComparisonError::NotAReport(why));
+    }
+    Ok(Report::Run(Box::new(run)))
 }

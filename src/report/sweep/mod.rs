@@ -356,6 +356,14 @@ pub enum ParseError {
     /// A sweep of this version whose fields do not parse.
     #[error("not a sweep.json layout this tailrate reads: {0}")]
     Layout(serde_json::Error),
+    /// A run in it holds a number no run could have.
+    #[error("run {index}: {why}")]
+    Implausible {
+        /// The run's place in `runs`, from 0.
+        index: usize,
+        /// The field and what is wrong with it.
+        why: String,
+    },
 }
 
 /// Parses sweep JSON, refusing other layouts with a clear message.
@@ -370,7 +378,13 @@ pub fn parse(bytes: &[u8]) -> Result<SweepReport, ParseError> {
         None => return Err(ParseError::NotASweep("schema_version")),
     }
     // Parse the bytes themselves (not `value`) so a float reads the same on every path.
-    serde_json::from_slice(bytes).map_err(ParseError::Layout)
+    let sweep: SweepReport = serde_json::from_slice(bytes).map_err(ParseError::Layout)?;
+    for (index, run) in sweep.runs.iter().enumerate() {
+        if let Some(why) = super::plausible::implausible(&run.report) {
+            return Err(ParseError::Implausible { index, why });
+        }
+    }
+    Ok(sweep)
 }
 
 /// The runs in the CSV's order: kinds in the order each first ran, each kind's runs by

@@ -140,19 +140,36 @@ pub fn interval(
     Some(Ci95(low.min(value_ns), high.map(|h| h.max(value_ns))))
 }
 
+/// Effective samples past which a rank interval comes from the normal approximation.
+const NORMAL_FROM: u64 = 10_000_000;
+
 /// The ranks `(l, u)` (1-based; 0 for below the smallest, `n + 1` for above the
 /// largest) whose order statistics bracket the `quantile` of `n` samples carrying the
 /// information of `n / design_effect` independent ones, with two-sided `confidence`.
 fn rank_interval(n: u64, quantile: f64, design_effect: f64, confidence: f64) -> (u64, u64) {
     let effective = ((n as f64 / design_effect.max(1.0)).round() as u64).max(1);
-    let Ok(binomial) = Binomial::new(quantile, effective) else {
-        return (0, n + 1);
-    };
     let tail = (1.0 - confidence) / 2.0;
     let scale = n as f64 / effective as f64;
-    let low = binomial.inverse_cdf(tail) as f64 * scale;
-    let high = (binomial.inverse_cdf(1.0 - tail) + 1) as f64 * scale;
-    (low.floor() as u64, (high.ceil() as u64).min(n + 1))
+    let (low, high) = if effective > NORMAL_FROM {
+        // The binomial's quantiles by its normal approximation: exact to a rank or two
+        // out of tens of millions, and statrs's search over a binomial of 2^53 trials
+        // (a merged file's count) would not end in time.
+        let mean = quantile * effective as f64;
+        let spread = normal_quantile(1.0 - tail) * (mean * (1.0 - quantile)).sqrt();
+        ((mean - spread).max(0.0), mean + spread + 1.0)
+    } else {
+        let Ok(binomial) = Binomial::new(quantile, effective) else {
+            return (0, n.saturating_add(1));
+        };
+        (
+            binomial.inverse_cdf(tail) as f64,
+            (binomial.inverse_cdf(1.0 - tail) + 1) as f64,
+        )
+    };
+    (
+        (low * scale).floor() as u64,
+        ((high * scale).ceil() as u64).min(n.saturating_add(1)),
+    )
 }
 
 /// A design effect measured for 95% intervals (`design_effect`, resting on `freedom`
@@ -165,6 +182,12 @@ pub fn design_effect_at(design_effect: f64, freedom: Option<f64>, confidence: f6
     let Some(freedom) = freedom.filter(|&f| f >= 1.0 && design_effect > 1.0) else {
         return design_effect.max(1.0);
     };
+    // Past 10^5 degrees of freedom t is z to six digits; statrs's inverse would search
+    // for a long time at a freedom a file claims (10^8 took minutes), and infinity or NaN
+    // is no freedom at all.
+    if !freedom.is_finite() || freedom > 1e5 {
+        return design_effect.max(1.0);
+    }
     let ratio = |confidence: f64| {
         let p = 1.0 - (1.0 - confidence) / 2.0;
         match StudentsT::new(0.0, 1.0, freedom) {

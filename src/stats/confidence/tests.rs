@@ -150,3 +150,17 @@ mod coverage {
         );
     }
 }
+
+#[test]
+fn the_normal_approximation_takes_over_from_the_binomial_without_a_step() {
+    // Just under and just over the switch: the same ranks to a hundredth of a percent.
+    let (a, b) = (NORMAL_FROM - 1, NORMAL_FROM + 1);
+    let (la, ha) = rank_interval(a, 0.99, 1.0, 0.95);
+    let (lb, hb) = rank_interval(b, 0.99, 1.0, 0.95);
+    assert!((la as f64 - lb as f64).abs() < 1e-4 * a as f64, "{la} {lb}");
+    assert!((ha as f64 - hb as f64).abs() < 1e-4 * a as f64, "{ha} {hb}");
+    // A merged file's 2^53 values: an answer, at once.
+    let n = 1u64 << 53;
+    let (l, h) = rank_interval(n, 0.5, 1.0, 0.95);
+    assert!(l < n / 2 && h > n / 2 && h <= n + 1);
+}

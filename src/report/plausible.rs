@@ -1,0 +1,133 @@
+//! Whether a run report read back from a file holds numbers a run could have produced,
+//! before `merge` adds them or `compare` tests them: counts no run reaches (sums of a few
+//! thousand shards would wrap), rates and durations that are negative, not a number or
+//! beyond any clock, and histograms that do not decode. A report tailrate wrote always
+//! passes; a hand-edited or hostile one is refused with the test and the field.
+
+use super::{Counts, TestReport};
+
+/// The most any count of one report may be: 10^15 requests (a year at 30 million a
+/// second); ten thousand shards of it still add inside a u64.
+pub const MOST_COUNT: u64 = 1_000_000_000_000_000;
+/// The most requests or bytes a second: a rate, a throughput.
+pub const MOST_RATE: f64 = 1e12;
+/// The longest a run may have measured, in seconds: a century.
+pub const MOST_SECS: f64 = 100.0 * 365.25 * 86_400.0;
+
+/// Why `test` holds a number no run could have, naming the field; `None` when it holds
+/// none.
+pub fn implausible(test: &TestReport) -> Option<String> {
+    let at = |field: &str, why: String| Some(format!("test {:?}: {field} {why}", test.name));
+    if let Some(why) = counts(&test.counts) {
+        return at("counts", why);
+    }
+    for c in &test.commands {
+        if let Some(why) = counts(&c.counts) {
+            return at(&format!("command {:?}'s counts", c.command), why);
+        }
+    }
+    let rates = [
+        (
+            "target_rate_per_sec",
+            test.target_rate_per_sec.unwrap_or(0.0),
+        ),
+        ("achieved_rate_per_sec", test.achieved_rate_per_sec),
+        ("throughput_per_sec", test.throughput_per_sec),
+        ("sent_bytes_per_sec", test.sent_bytes_per_sec),
+        ("received_bytes_per_sec", test.received_bytes_per_sec),
+    ];
+    for (field, value) in rates {
+        if !(value.is_finite() && (0.0..=MOST_RATE).contains(&value)) {
+            return at(
+                field,
+                format!("is {value}: a rate is 0 to {MOST_RATE:e} a second"),
+            );
+        }
+    }
+    if !(test.measured_secs.is_finite() && (0.0..=MOST_SECS).contains(&test.measured_secs)) {
+        return at(
+            "measured_secs",
+            format!(
+                "is {}: a run measures 0 to {MOST_SECS:e} s",
+                test.measured_secs
+            ),
+        );
+    }
+    for (field, value) in [
+        ("sent_bytes", test.sent_bytes),
+        ("received_bytes", test.received_bytes),
+    ] {
+        if value > MOST_COUNT.saturating_mul(1 << 20) {
+            return at(field, format!("is {value}: more than any run sends"));
+        }
+    }
+    let latencies = test
+        .latency
+        .iter()
+        .map(|(metric, l)| (metric.clone(), l))
+        .chain(test.commands.iter().flat_map(|c| {
+            c.latency
+                .iter()
+                .map(move |(metric, l)| (format!("{}.{metric}", c.command), l))
+        }));
+    for (metric, latency) in latencies {
+        if latency.hdr_v2_base64.is_empty() {
+            continue;
+        }
+        if let Err(why) = super::hdr_decode::decode(&latency.hdr_v2_base64) {
+            return at(&format!("latency.{metric}.hdr_v2_base64"), why);
+        }
+    }
+    None
+}
+
+/// Why a count is beyond any run, naming it.
+fn counts(c: &Counts) -> Option<String> {
+    let named = [
+        ("intended", c.intended),
+        ("sent", c.sent),
+        ("completed", c.completed),
+        ("errors", c.errors),
+        ("timeouts", c.timeouts),
+        ("not_sent", c.not_sent),
+        ("in_flight_at_end", c.in_flight_at_end),
+        ("unanswered_counted", c.unanswered_counted),
+        ("redirects", c.redirects),
+        ("hits", c.hits.unwrap_or(0)),
+        ("misses", c.misses.unwrap_or(0)),
+    ];
+    let by_kind = c.errors_by_kind.values().map(|n| ("errors_by_kind", *n));
+    named
+        .into_iter()
+        .chain(by_kind)
+        .find(|(_, n)| *n > MOST_COUNT)
+        .map(|(field, n)| format!("{field} is {n}: more than {MOST_COUNT:e}, no run sends so many"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn report() -> TestReport {
+        crate::judge::fixtures::run(1000.0, 800_000, None, 1.0).report
+    }
+
+    #[test]
+    fn a_report_tailrate_writes_passes_and_each_impossible_number_is_named() {
+        let t = report();
+        assert_eq!(implausible(&t), None);
+        let mut bad = t.clone();
+        bad.counts.completed = 1 << 63;
+        assert!(implausible(&bad).unwrap().contains("completed"));
+        let mut bad = t.clone();
+        bad.achieved_rate_per_sec = -5e5;
+        assert!(implausible(&bad).unwrap().contains("achieved_rate_per_sec"));
+        let mut bad = t.clone();
+        bad.measured_secs = f64::NAN;
+        assert!(implausible(&bad).unwrap().contains("measured_secs"));
+        let mut bad = t.clone();
+        bad.throughput_per_sec = f64::INFINITY;
+        assert!(implausible(&bad).unwrap().contains("throughput_per_sec"));
+    }
+}

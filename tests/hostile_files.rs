@@ -1,0 +1,186 @@
+//! Report and interval-log files that no run could have written, given to `merge`,
+//! `compare` and `plot`: each is refused with exit 2, naming the file and the field or
+//! line, at once and without a panic; and the paths a merge must not take (its own
+//! output folder as an input, a FIFO) are refused before anything is read.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::harness::{RedisServer, run_tailrate_with_timeout, stderr_of};
+use super::shard::{finish, spawn_shard, start_in_a_moment};
+
+/// A change to a report's JSON.
+type Edit = dyn Fn(&mut Value);
+
+/// Two real shards of one plan: `(json, hlog)` for each.
+fn two_shards(dir: &Path) -> [(PathBuf, PathBuf); 2] {
+    let server = RedisServer::start();
+    let at = start_in_a_moment();
+    let extra = ["--rate", "1000", "--duration", "1s"];
+    let a = spawn_shard(&server, dir, 0, 2, &at, &extra);
+    let b = spawn_shard(&server, dir, 1, 2, &at, &extra);
+    for (i, child) in [a, b].into_iter().enumerate() {
+        finish(child, &dir.join(format!("shard-{i}.json")));
+    }
+    [0, 1].map(|i| {
+        (
+            dir.join(format!("shard-{i}.json")),
+            dir.join(format!("shard-{i}.hlog")),
+        )
+    })
+}
+
+fn edit_json(path: &Path, to: &Path, edit: impl Fn(&mut Value)) {
+    let mut v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(to, serde_json::to_vec(&v).unwrap()).unwrap();
+}
+
+/// Runs tailrate and asserts the refusal: exit 2 within 20 s, no panic, every needle in
+/// its message.
+fn assert_refused(args: &[&str], needles: &[&str]) {
+    let started = Instant::now();
+    let out = run_tailrate_with_timeout(args, Duration::from_secs(20));
+    let err = stderr_of(&out);
+    assert!(!err.contains("panicked"), "{args:?} panicked:\n{err}");
+    assert_eq!(out.status.code(), Some(2), "{args:?}:\n{err}");
+    for needle in needles {
+        assert!(err.contains(needle), "{args:?}: no {needle:?} in:\n{err}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{args:?} took {:?}",
+        started.elapsed()
+    );
+}
+
+/// A V2 histogram (base64) whose header claims a 4 GB payload in 40 bytes.
+fn four_gigabyte_claim() -> String {
+    use base64::Engine;
+    let mut b = Vec::new();
+    b.extend(0x1c84_9313u32.to_be_bytes());
+    b.extend(u32::MAX.to_be_bytes());
+    b.extend(0u32.to_be_bytes());
+    b.extend(3u32.to_be_bytes());
+    b.extend(1u64.to_be_bytes());
+    b.extend(3_600_000_000_000u64.to_be_bytes());
+    b.extend(1.0f64.to_be_bytes());
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+#[test]
+fn hostile_reports_and_logs_are_refused_naming_the_file_and_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let [(s0, h0), (s1, h1)] = two_shards(dir.path());
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    let bad = dir.path().join("bad.json");
+    let bad_s = bad.to_str().unwrap();
+    let s1_s = s1.to_str().unwrap();
+
+    // What each field says is checked as the flag that set it would be.
+    let cases: Vec<(Box<Edit>, &str)> = vec![
+        (
+            Box::new(|v| v["settings"]["shard"]["count"] = 4_294_967_295u64.into()),
+            "settings.shard",
+        ),
+        (
+            Box::new(|v| v["settings"]["shard"]["count"] = 0.into()),
+            "settings.shard",
+        ),
+        (
+            Box::new(|v| v["tests"][0]["counts"]["completed"] = (1u64 << 63).into()),
+            "completed",
+        ),
+        (
+            Box::new(|v| v["tests"][0]["achieved_rate_per_sec"] = (-5e5).into()),
+            "achieved_rate_per_sec",
+        ),
+        (
+            Box::new(|v| v["tests"][0]["measured_secs"] = (-1.0).into()),
+            "measured_secs",
+        ),
+        (
+            Box::new(|v| {
+                v["tests"][0]["latency"]["response"]["hdr_v2_base64"] = four_gigabyte_claim().into()
+            }),
+            "claims a payload",
+        ),
+    ];
+    for (edit, field) in &cases {
+        edit_json(&s0, &bad, edit);
+        assert_refused(&["merge", "--out", out, bad_s, s1_s], &[bad_s, field]);
+    }
+    // compare reads the same reports through the same checks.
+    edit_json(&s0, &bad, |v| {
+        v["tests"][0]["counts"]["sent"] = (1u64 << 63).into()
+    });
+    assert_refused(&["compare", bad_s, s1_s], &[bad_s, "sent"]);
+
+    // Logs: a StartTime past year 9999, an interval of 1.8e19 s; named by line.
+    let log = std::fs::read_to_string(&h0).unwrap();
+    let bad_log = dir.path().join("bad.hlog");
+    let start = regex_free_replace(&log, "#[StartTime: ", "9000000000000000000.000 ");
+    std::fs::write(&bad_log, start).unwrap();
+    let bad_log_s = bad_log.to_str().unwrap();
+    let (s0_s, h1_s) = (s0.to_str().unwrap(), h1.to_str().unwrap());
+    assert_refused(
+        &["merge", "--out", out, s0_s, s1_s, bad_log_s, h1_s],
+        &[bad_log_s, "StartTime"],
+    );
+    let long: String = log
+        .lines()
+        .map(|l| match l.split_once(',') {
+            Some((start, rest))
+                if !l.starts_with('#') && !l.starts_with('"') && !l.starts_with("Tag=") =>
+            {
+                let rest = rest.split_once(',').map_or("", |(_, r)| r);
+                format!("{start},18000000000000000000,{rest}\n")
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(&bad_log, long).unwrap();
+    assert_refused(
+        &["merge", "--out", out, s0_s, s1_s, bad_log_s, h1_s],
+        &[bad_log_s, "length"],
+    );
+}
+
+/// Replaces the value after `marker` up to the next space with `value`.
+fn regex_free_replace(text: &str, marker: &str, value: &str) -> String {
+    let at = text.find(marker).unwrap() + marker.len();
+    let end = at + text[at..].find(' ').unwrap() + 1;
+    format!("{}{value}{}", &text[..at], &text[end..])
+}
+
+#[test]
+fn a_merge_into_one_of_its_inputs_or_from_a_fifo_is_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    assert_refused(&["merge", "--out", d, d], &["--out", "also an input"]);
+    let fifo = dir.path().join("shard.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // With no writer, reading it would block forever.
+    let out = dir.path().join("out");
+    assert_refused(
+        &[
+            "merge",
+            "--out",
+            out.to_str().unwrap(),
+            fifo.to_str().unwrap(),
+        ],
+        &["not a regular file"],
+    );
+    assert_refused(
+        &["compare", fifo.to_str().unwrap(), fifo.to_str().unwrap()],
+        &["not a regular file"],
+    );
+}
