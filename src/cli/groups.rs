@@ -180,7 +180,7 @@ pub struct KeepaliveArgs {
 #[command(next_help_heading = "Workload")]
 pub struct WorkloadArgs {
     /// Only run this comma-separated list of tests.
-    #[arg(short = 't', value_name = "TESTS", value_parser = TestNames, hide_possible_values = true)]
+    #[arg(short = 't', value_name = "TESTS", value_parser = super::test_names::TestNames, hide_possible_values = true)]
     pub tests: Option<String>,
     /// Random keys in a keyspace of this size: `__rand_int__` becomes a 12-digit number below
     /// it [range: 1 to 1000000000000].
@@ -489,45 +489,4 @@ pub struct ScaleOutArgs {
     /// shard ready more than 1 s after it refuses to run.
     #[arg(long = "start-at", value_name = "TIME", allow_hyphen_values = true)]
     pub start_at: Option<String>,
-}
-
-/// `-t`'s value, taken as written (the workload checks each name, with a suggestion for a
-/// misspelt one); the test names are its possible values only so that shell completion
-/// offers them instead of file names.
-#[derive(Clone, Copy)]
-struct TestNames;
-
-impl clap::builder::TypedValueParser for TestNames {
-    type Value = String;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<String, clap::Error> {
-        clap::builder::TypedValueParser::parse_ref(
-            &clap::builder::StringValueParser::new(),
-            cmd,
-            arg,
-            value,
-        )
-    }
-
-    fn possible_values(
-        &self,
-    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
-        let mut names: Vec<&str> = Vec::new();
-        for name in crate::workload::DEFAULT_TESTS
-            .iter()
-            .flat_map(|t| t.selectors)
-        {
-            if !names.contains(name) {
-                names.push(name);
-            }
-        }
-        Some(Box::new(
-            names.into_iter().map(clap::builder::PossibleValue::new),
-        ))
-    }
 }

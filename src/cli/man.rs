@@ -9,6 +9,28 @@ use std::path::{Path, PathBuf};
 
 use clap_mangen::Man;
 
+/// `tailrate man`: the pages are rendered here.
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (tailrate-sweep(1), ...); tailrate(1) without.
+    #[arg(value_name = "SUBCOMMAND", value_parser = MAN_PAGES)]
+    pub page: Option<String>,
+    /// Write every page into this folder (tailrate.1, tailrate-sweep.1, ...) instead.
+    #[arg(long, value_name = "DIR", conflicts_with = "page")]
+    pub out: Option<PathBuf>,
+}
+
+/// The subcommands with a page of their own (a test keeps it in step with [`Command`]).
+pub const MAN_PAGES: [&str; 7] = [
+    "sweep",
+    "plot",
+    "compare",
+    "tune",
+    "merge",
+    "completions",
+    "man",
+];
+
 /// The page names `tailrate man PAGE` takes: the subcommands that have one.
 pub fn pages(root: &clap::Command) -> Vec<String> {
     root.get_subcommands()

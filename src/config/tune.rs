@@ -31,6 +31,8 @@ pub struct TuneConfig {
     pub max_workers: usize,
     /// `--json FILE`: the whole search, rewritten after every trial.
     pub json: Option<PathBuf>,
+    /// `--max-p99`: the most a chosen setting's p99 may be, nanoseconds.
+    pub max_p99_ns: Option<u64>,
 }
 
 impl TuneConfig {
@@ -53,6 +55,7 @@ impl TuneConfig {
             confirm_runs: args.confirm_runs,
             max_workers: args.max_workers,
             json,
+            max_p99_ns: args.max_p99.map(crate::record::nanos),
         })
     }
 }

@@ -55,17 +55,27 @@ pub fn trial_line(trial: &Trial, step: (usize, usize), connections: usize) -> St
 /// plain closed loop, and the command line to paste (or why there is nothing to recommend).
 pub fn summary(report: &TuneReport) -> String {
     let Some(best) = &report.best else {
-        return "no setting was re-measured; nothing to recommend\n".to_string();
+        return match report.max_p99_ns {
+            Some(b) if report.complete => format!(
+                "no setting kept its p99 within --max-p99 {:.3} ms: nothing to recommend (fewer workers, or a looser bound)\n",
+                b as f64 / 1e6
+            ),
+            _ => "no setting was re-measured; nothing to recommend\n".to_string(),
+        };
     };
     let runs: Vec<String> = best
         .runs_per_sec
         .iter()
         .map(|r| format!("{r:.0}"))
         .collect();
+    let p99 = best
+        .response_p99_ns
+        .map(|p| format!(", p99 {:.3} ms", p as f64 / 1e6))
+        .unwrap_or_default();
     let mut s = match runs.as_slice() {
-        [_] => format!("best: {:.0} req/s (1 run)\n", best.throughput_per_sec),
+        [_] => format!("best: {:.0} req/s (1 run{p99})\n", best.throughput_per_sec),
         _ => format!(
-            "best: {:.0} req/s (median of {} runs: {})\n",
+            "best: {:.0} req/s (median of {} runs: {}{p99})\n",
             best.throughput_per_sec,
             runs.len(),
             runs.join(", ")
@@ -128,8 +138,10 @@ mod tests {
                 pipeline_delay_ns: 0,
                 throughput_per_sec: 1000.0,
                 runs_per_sec,
+                response_p99_ns: None,
                 command_line: vec!["tailrate".into()],
             }),
+            max_p99_ns: None,
             interrupted: false,
             complete: true,
         };
@@ -137,6 +149,22 @@ mod tests {
         assert!(
             summary(&report(vec![900.0, 1000.0, 1100.0]))
                 .starts_with("best: 1000 req/s (median of 3 runs: 900, 1000, 1100)\n")
+        );
+        let mut with_p99 = report(vec![1000.0]);
+        if let Some(best) = with_p99.best.as_mut() {
+            best.response_p99_ns = Some(4_070_000);
+        }
+        assert!(summary(&with_p99).starts_with("best: 1000 req/s (1 run, p99 4.070 ms)\n"));
+        // A bound no setting met says so, and what to try.
+        let none = TuneReport {
+            best: None,
+            max_p99_ns: Some(2_000_000),
+            ..report(vec![1000.0])
+        };
+        assert!(
+            summary(&none).contains("within --max-p99 2.000 ms"),
+            "{}",
+            summary(&none)
         );
     }
 

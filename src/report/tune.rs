@@ -55,6 +55,9 @@ pub struct Best {
     pub throughput_per_sec: f64,
     /// Each re-measurement's throughput.
     pub runs_per_sec: Vec<f64>,
+    /// Median p99 response time of its re-measurements (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_p99_ns: Option<u64>,
     /// The command line that runs it (passwords as `***`).
     pub command_line: Vec<String>,
 }
@@ -77,6 +80,9 @@ pub struct TuneReport {
     pub baseline_per_sec: Option<f64>,
     /// The best setting, once re-measured.
     pub best: Option<Best>,
+    /// `--max-p99`: the most the chosen setting's p99 could be, nanoseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_p99_ns: Option<u64>,
     /// Ctrl+C or SIGTERM ended the search.
     pub interrupted: bool,
     /// Every phase ran.

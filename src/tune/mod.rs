@@ -85,6 +85,7 @@ pub fn run(
         space: Space::new(config.plan.connections, tune.max_workers),
         max_trials: tune.max_trials,
         confirm_runs: tune.confirm_runs,
+        max_p99_ns: tune.max_p99_ns,
         report: TuneReport {
             header: Header::new(TUNE_SCHEMA_VERSION, command_line, config.plan.seed, server),
             test: test.name.clone(),
@@ -93,6 +94,7 @@ pub fn run(
             trials: Vec::new(),
             baseline_per_sec: None,
             best: None,
+            max_p99_ns: tune.max_p99_ns,
             interrupted: false,
             complete: false,
         },
@@ -113,10 +115,12 @@ impl Campaign for Tuner<'_> {
         let space = self.space.clone();
         let max_trials = self.max_trials;
         let mut n = 0;
+        let bound = self.max_p99_ns;
+        // A setting over the latency bound scores nothing: the climb turns back from it.
         let tried = climb(&space, max_trials, |p| {
             n += 1;
             self.trial(Phase::Search, Some(space.settings(p)), (n, max_trials))
-                .map(|(t, _)| t)
+                .map(|(t, report)| if within(bound, &report) { t } else { 0.0 })
         })?;
 
         let candidates: Vec<Workers> = ranked(&tried)
@@ -128,18 +132,24 @@ impl Campaign for Tuner<'_> {
         // the re-measurement then falls on every candidate alike.
         let total = candidates.len() * self.confirm_runs;
         let mut runs: Vec<Vec<f64>> = vec![Vec::with_capacity(self.confirm_runs); candidates.len()];
+        let mut p99s: Vec<Vec<f64>> = vec![Vec::with_capacity(self.confirm_runs); candidates.len()];
         for round in 0..self.confirm_runs {
             for (k, &w) in candidates.iter().enumerate() {
                 let step = (round * candidates.len() + k + 1, total);
-                runs[k].push(self.trial(Phase::Confirm, Some(w), step)?.0);
+                let (t, report) = self.trial(Phase::Confirm, Some(w), step)?;
+                runs[k].push(t);
+                p99s[k].push(report.response().map_or(0.0, |l| l.p99_ns as f64));
             }
         }
+        // The fastest median among the settings whose median p99 is within the bound.
         let best = candidates
             .into_iter()
             .zip(runs)
-            .map(|(w, runs)| (w, median(&runs), runs))
+            .zip(p99s)
+            .map(|((w, runs), p99s)| (w, median(&runs), runs, median(&p99s)))
+            .filter(|c| bound.is_none_or(|b| c.3 <= b as f64))
             .max_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((w, median, runs)) = best {
+        if let Some((w, median, runs, p99)) = best {
             let mut command_line = self.paste.clone();
             command_line.splice(1..1, workers_flags(&w));
             self.report.best = Some(Best {
@@ -148,6 +158,7 @@ impl Campaign for Tuner<'_> {
                 pipeline_delay_ns: crate::record::nanos(w.pipeline_delay),
                 throughput_per_sec: median,
                 runs_per_sec: runs,
+                response_p99_ns: Some(p99 as u64),
                 command_line,
             });
         }
@@ -217,10 +228,17 @@ fn workers_flags(w: &Workers) -> Vec<String> {
     ]
 }
 
+/// Whether `report`'s p99 response time is within `bound` (nanoseconds; no bound: yes).
+fn within(bound: Option<u64>, report: &TestReport) -> bool {
+    bound.is_none_or(|b| report.response().is_some_and(|l| l.p99_ns <= b))
+}
+
 struct Tuner<'a> {
     space: Space,
     max_trials: usize,
     confirm_runs: usize,
+    /// `--max-p99`, nanoseconds.
+    max_p99_ns: Option<u64>,
     /// The trial lines and `--json` (behind a cell: the report is saved through `&self`).
     outputs: RefCell<Outputs<'a>>,
     report: TuneReport,
