@@ -228,3 +228,33 @@ mod timing {
         );
     }
 }
+
+/// `--max-p99`: a bound no setting can meet (a microsecond, under any loopback round
+/// trip) leaves nothing to recommend, said as such; a bound every setting meets gives the
+/// fastest, with its median p99 beside its throughput. Not a timing test: nothing here
+/// depends on how fast the machine is.
+#[test]
+fn tune_with_a_latency_bound_chooses_only_settings_within_it() {
+    use super::harness::{RedisServer, assert_success, run_tailrate};
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let tune = |bound: &str| {
+        #[rustfmt::skip]
+        let out = run_tailrate(&[
+            "tune", "-p", &port, "-c", "1", "-t", "get", "--duration", "200ms",
+            "--max-trials", "3", "--confirm-runs", "1", "--max-p99", bound, "--no-progress",
+        ]);
+        assert_success(&out)
+    };
+    let none = tune("1us");
+    assert!(
+        none.contains("no setting kept its p99 within --max-p99 0.001 ms"),
+        "{none}"
+    );
+    let loose = tune("10s");
+    let best = loose
+        .lines()
+        .find(|l| l.starts_with("best: "))
+        .unwrap_or_else(|| panic!("{loose}"));
+    assert!(best.contains(", p99 ") && best.ends_with(" ms)"), "{best}");
+}
