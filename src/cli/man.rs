@@ -20,7 +20,7 @@ pub struct ManArgs {
     pub out: Option<PathBuf>,
 }
 
-/// The subcommands with a page of their own (a test keeps it in step with [`Command`]).
+/// The subcommands with a page of their own (a test keeps it in step with [`super::Command`]).
 pub const MAN_PAGES: [&str; 7] = [
     "sweep",
     "plot",
