@@ -62,22 +62,27 @@ pub fn command_text<S: AsRef<str>>(words: &[S]) -> String {
 }
 
 /// Replaces the secrets among `words` (a command, or a command line ending in one) by
-/// `***`: every word after `AUTH` that names a user and password (two after `AUTH` in
-/// `HELLO`, and after `AUTH2`; one after `AUTH` elsewhere, and every one after a bare
-/// `AUTH` command), the value of `CONFIG SET requirepass|masterauth`, and ACL rules that
-/// set a password (`>pw`, `#hash`).
+/// `***`: the user and password after `AUTH` (two in `HELLO`, after `AUTH2`, and after an
+/// `AUTH` command of its own; one in `MIGRATE` and elsewhere; none after a flag, whose
+/// value it is), the value of `CONFIG SET requirepass|masterauth`, and ACL rules that set
+/// a password (`>pw`, `#hash`).
 fn hide_command_secrets(words: &mut [String]) {
     let is = |w: &str, name: &str| w.eq_ignore_ascii_case(name);
     let hello = words.iter().any(|w| is(w, "HELLO"));
     let mut i = 0;
     while i < words.len() {
-        let hidden = if is(&words[i], "AUTH") {
-            // A command of its own (`AUTH pw`, `AUTH user pw`) ends the words.
-            let bare = i == 0 || words[i - 1].starts_with('-') || is(&words[i - 1], "tailrate");
-            match (hello, bare) {
-                (true, _) => 2,
-                (false, true) => words.len() - i - 1,
-                (false, false) => 1,
+        // `AUTH` as a flag's value (`--key-prefix auth`) hides nothing.
+        let hidden = if is(&words[i], "AUTH") && !(i > 0 && words[i - 1].starts_with('-')) {
+            let rest = words.len() - i - 1;
+            if hello {
+                2
+            } else if words.iter().any(|w| is(w, "MIGRATE")) {
+                1
+            } else if words[i + 1..].iter().all(|w| !w.starts_with('-')) {
+                // A command of its own (`AUTH pw`, `AUTH user pw`) ends the words.
+                rest.min(2)
+            } else {
+                1
             }
         } else if is(&words[i], "AUTH2") {
             2
@@ -256,5 +261,11 @@ mod tests {
         assert_eq!(line, ["tailrate", "--command=AUTH ***"]);
         let line = redact(&["tailrate", "-n", "10", "AUTH", "pw"]);
         assert_eq!(line, ["tailrate", "-n", "10", "AUTH", "***"]);
+        // A flag's value that happens to read `auth` hides nothing after it.
+        let line = redact(&["tailrate", "--key-prefix", "auth", "-n", "10", "-t", "get"]);
+        assert_eq!(
+            line,
+            ["tailrate", "--key-prefix", "auth", "-n", "10", "-t", "get"]
+        );
     }
 }
