@@ -59,10 +59,11 @@ pub fn render(
     Some(result)
 }
 
-/// Writes every page into `dir` as `tailrate.1`, `tailrate-sweep.1`, ...; returns the
+/// Writes every page into `dir` (made if missing) as `tailrate.1`, `tailrate-sweep.1`, ...; returns the
 /// paths written.
 pub fn write_all(root: clap::Command, dir: &Path) -> io::Result<Vec<PathBuf>> {
     let names = pages(&root);
+    std::fs::create_dir_all(dir)?;
     let mut written = Vec::new();
     for page in std::iter::once(None).chain(names.iter().map(|n| Some(n.as_str()))) {
         let path = dir.join(format!("{}.1", title(page).to_lowercase()));
