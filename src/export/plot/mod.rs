@@ -215,6 +215,16 @@ fn draw(file: &str, body: impl FnOnce(&Area<'_>) -> DrawResult) -> Result<Chart,
     })
 }
 
+/// The user's title before the chart's own heading, joined by one colon (`--title 'X:'`
+/// already ends in its own).
+fn heading_text(title: Option<&str>, heading: &str) -> String {
+    match title.map(str::trim_end) {
+        Some(title) if title.ends_with(':') => format!("{title} {heading}"),
+        Some(title) => format!("{title}: {heading}"),
+        None => heading.to_string(),
+    }
+}
+
 /// Splits the canvas into the title block, the plot and the legend panel; draws the title.
 /// `title` is the user's (`tailrate plot --title`), put before the chart's own `heading`.
 fn frame<'a>(
@@ -224,10 +234,7 @@ fn frame<'a>(
     subtitle: &str,
 ) -> Result<(Area<'a>, Area<'a>), Box<dyn std::error::Error>> {
     let (top, rest) = root.split_vertically(TITLE_HEIGHT);
-    let heading = match title {
-        Some(title) => format!("{title}: {heading}"),
-        None => heading.to_string(),
-    };
+    let heading = heading_text(title, heading);
     top.draw_text(&heading, &bold(22), (14, 10))?;
     top.draw_text(subtitle, &font(15).color(&RGBColor(90, 90, 90)), (14, 36))?;
     let (plot, legend) = rest.split_horizontally(SIZE.0 - LEGEND_WIDTH);

@@ -34,3 +34,10 @@ fn repeated_labels_are_numbered() {
         ["sweep", "sweep#2", "b"]
     );
 }
+
+#[test]
+fn a_title_ending_in_a_colon_is_not_given_a_second() {
+    assert_eq!(heading_text(Some("X:"), "Latency"), "X: Latency");
+    assert_eq!(heading_text(Some("X"), "Latency"), "X: Latency");
+    assert_eq!(heading_text(None, "Latency"), "Latency");
+}

@@ -230,11 +230,12 @@ pub(super) fn bottleneck_marks(
     for (rate, m) in by_rate {
         let short = match m.report.bottleneck.as_ref().map(|b| b.verdict) {
             Some(Bottleneck::Server) => "server",
-            Some(Bottleneck::Generator) => "gen",
+            // Whole words: an abbreviation under a step is a puzzle to a reader.
+            Some(Bottleneck::Generator) => "generator",
             Some(Bottleneck::ClientQueue) => "queue",
             Some(Bottleneck::Outage) => "outage",
             Some(Bottleneck::Host) => "host",
-            Some(Bottleneck::NetworkKernel) => "net",
+            Some(Bottleneck::NetworkKernel) => "network",
             Some(Bottleneck::None) | None => continue,
         };
         let (x, _) = chart.backend_coord(&(*rate, y_lo));
