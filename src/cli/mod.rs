@@ -113,7 +113,8 @@ pub struct TuneArgs {
     )]
     pub max_workers: usize,
     /// The most a setting's p99 response time may be: a setting over it is not chosen,
-    /// however fast (more workers queue more). Without it the fastest wins.
+    /// however fast (more workers queue more). Without it the fastest wins [range: 1us to
+    /// 1h].
     #[arg(long = "max-p99", value_parser = duration_in(Duration::from_micros(1), MAX_TIMEOUT, false, "an hour"), allow_hyphen_values = true, value_name = "DURATION")]
     pub max_p99: Option<Duration>,
     /// Where the server is.
