@@ -1139,3 +1139,46 @@ fn tailrate_plot_of_a_file_that_is_not_a_sweep_says_what_it_is_and_exits_2() {
         assert!(err.contains(says), "{body}: {err}");
     }
 }
+
+/// A sweep that measured nothing (stopped before any run got a reply) draws each chart
+/// as its heading and a note saying so, not empty axes ticked `0 0 0 1 1 1`.
+#[test]
+fn a_sweep_with_no_complete_step_plots_a_note_not_empty_axes() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    short_sweep(&server, dir.path());
+    let mut report = read_json(&dir.path().join("sweep.json"));
+    report["runs"] = serde_json::json!([]);
+    report["steps"] = serde_json::json!([]);
+    report["interrupted"] = true.into();
+    report["complete"] = false.into();
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, serde_json::to_vec(&report).unwrap()).unwrap();
+    let out = dir.path().join("plots");
+    let stdout = assert_success(&run_tailrate(&[
+        "plot",
+        empty.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    for file in [
+        plot::LATENCY_VS_RATE,
+        plot::PERCENTILE_SPECTRUM,
+        plot::LATENCY_OVER_TIME,
+        plot::ACHIEVED_VS_TARGET,
+    ] {
+        let svg = std::fs::read_to_string(out.join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}\n{stdout}"));
+        let words: Vec<String> = texts(&svg).into_iter().map(|(_, _, t)| t).collect();
+        assert!(
+            words
+                .iter()
+                .any(|w| w.contains("interrupted before any run got a reply")),
+            "{file}: {words:?}"
+        );
+        assert!(
+            !words.iter().any(|w| w == "0" || w == "1"),
+            "{file} has ticks: {words:?}"
+        );
+    }
+}

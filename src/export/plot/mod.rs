@@ -124,6 +124,17 @@ type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
 /// The four charts of one sweep, with `title` before each chart's own heading.
 pub fn render_sweep(report: &SweepReport, title: Option<&str>) -> Result<Vec<Chart>, PlotError> {
+    if !report.runs.iter().any(|m| m.report.counts.completed > 0) {
+        return [
+            LATENCY_VS_RATE,
+            PERCENTILE_SPECTRUM,
+            LATENCY_OVER_TIME,
+            ACHIEVED_VS_TARGET,
+        ]
+        .into_iter()
+        .map(|file| draw(file, |a| nothing_measured(a, title, report)))
+        .collect();
+    }
     let one = [(String::new(), report)];
     Ok(vec![
         draw(LATENCY_VS_RATE, |a| rate::latency_vs_rate(a, title, &one))?,
@@ -213,6 +224,19 @@ fn draw(file: &str, body: impl FnOnce(&Area<'_>) -> DrawResult) -> Result<Chart,
         file_name: file.to_string(),
         svg,
     })
+}
+
+/// A chart of a sweep that measured nothing (interrupted before any run got a reply):
+/// its heading and a note, not axes whose ticks would read `0 0 0 1 1 1`.
+fn nothing_measured(root: &Area<'_>, title: Option<&str>, report: &SweepReport) -> DrawResult {
+    let (plot, _) = frame(root, title, "No complete step", &subtitle(report))?;
+    let why = if report.interrupted {
+        "the sweep was interrupted before any run got a reply"
+    } else {
+        "no run of the sweep got a reply"
+    };
+    plot.draw_text(why, &font(18), (40, 60))?;
+    Ok(())
 }
 
 /// The user's title before the chart's own heading, joined by one colon (`--title 'X:'`
