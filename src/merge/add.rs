@@ -135,11 +135,10 @@ fn added(parts: &[&Latency]) -> Histogram<u64> {
     sum
 }
 
-/// `total` summarised, its intervals from the per-interval histograms `batches` (the
-/// shards' log intervals added), or binomial ones alone without.
-fn derived(total: &Histogram<u64>, batches: &[Histogram<u64>], length_secs: f64) -> Latency {
-    let batches: Vec<Batch> = batches.iter().map(Batch::of).collect();
-    let mut latency = Latency::of(total, &batches);
+/// `total` summarised, its intervals from the per-interval `batches` (the shards' log
+/// intervals added), or binomial ones alone without.
+fn derived(total: &Histogram<u64>, batches: &[Batch], length_secs: f64) -> Latency {
+    let mut latency = Latency::of(total, batches);
     if let Some(confidence) = &mut latency.confidence {
         let used = batches.iter().filter(|b| !b.is_empty()).count();
         confidence.method = if used >= MIN_GROUPS {
@@ -286,11 +285,11 @@ fn merged_latency(parts: &[&TestReport], logs: Option<TestLogs<'_>>) -> BTreeMap
         let total = added(&of);
         let (batches, length) = match logs {
             Some((clock, shards, tag)) => {
-                let series = series(clock, shards, Some(&format!("{tag}.{metric}")));
-                (
-                    series.into_values().map(|(_, h)| h).collect::<Vec<_>>(),
-                    clock.length_secs,
-                )
+                let mut batches = Vec::new();
+                series(clock, shards, Some(&format!("{tag}.{metric}")), |_, _, h| {
+                    batches.push(Batch::of(&h));
+                });
+                (batches, clock.length_secs)
             }
             None => (Vec::new(), 0.0),
         };
@@ -333,30 +332,29 @@ fn merged_commands(parts: &[&TestReport]) -> Vec<CommandReport> {
 /// The test's latency over time: per interval number of the shared clock, the shards'
 /// response histograms added.
 fn merged_intervals((clock, shards, tag): TestLogs<'_>) -> Vec<IntervalSummary> {
-    let start = series(clock, shards, Some(&format!("{tag}.response")));
-    let origin = start.keys().next().copied().unwrap_or(0);
-    start
-        .into_iter()
-        .map(|(n, (length_secs, h))| {
-            let q = |p: f64| {
-                if h.is_empty() {
-                    0
-                } else {
-                    h.value_at_quantile(p)
-                }
-            };
-            IntervalSummary {
-                start_secs: (n - origin) as f64 * clock.length_secs,
-                length_secs,
-                completed: h.len(),
-                // The logs hold successful replies only.
-                errors: 0,
-                p50_ns: q(0.5),
-                p99_ns: q(0.99),
-                max_ns: if h.is_empty() { 0 } else { h.max() },
+    let mut out = Vec::new();
+    let mut origin = None;
+    series(clock, shards, Some(&format!("{tag}.response")), |n, length_secs, h| {
+        let origin = *origin.get_or_insert(n);
+        let q = |p: f64| {
+            if h.is_empty() {
+                0
+            } else {
+                h.value_at_quantile(p)
             }
-        })
-        .collect()
+        };
+        out.push(IntervalSummary {
+            start_secs: (n - origin) as f64 * clock.length_secs,
+            length_secs,
+            completed: h.len(),
+            // The logs hold successful replies only.
+            errors: 0,
+            p50_ns: q(0.5),
+            p99_ns: q(0.99),
+            max_ns: if h.is_empty() { 0 } else { h.max() },
+        });
+    });
+    out
 }
 
 /// Every shard sees the same changes of a cluster's layout, each when its own read

@@ -45,24 +45,46 @@ impl Clock {
     }
 }
 
-/// One series on the shared clock: by interval number, its length in seconds and the
-/// shards' histograms of it added.
-pub(super) type Series = BTreeMap<u64, (f64, Histogram<u64>)>;
+/// One series' intervals in every shard's log, by interval number.
+type Numbered<'a> = BTreeMap<u64, Vec<&'a LogInterval>>;
 
-/// Every shard's intervals of series `tag` added per interval number, in order.
-pub(super) fn series(clock: &Clock, shards: &[ShardInput], tag: Option<&str>) -> Series {
-    let mut out = Series::new();
+/// The intervals of series `tag` in every shard's log, grouped by interval number (in
+/// order): references only, so that a series is added one interval at a time.
+fn numbered<'a>(clock: &Clock, shards: &'a [ShardInput], tag: Option<&str>) -> Numbered<'a> {
+    let mut out = Numbered::new();
     for log in shards.iter().filter_map(|s| s.log.as_ref()) {
         for line in log.intervals.iter().filter(|i| i.tag.as_deref() == tag) {
-            let entry = out
-                .entry(clock.number(line))
-                .or_insert_with(|| (line.length_secs, crate::record::new_histogram()));
-            entry.0 = entry.0.max(line.length_secs);
-            // Both sides span 1 ns to 1 h (tailrate's bounds), so adding cannot fail.
-            let _ = entry.1.add(&line.histogram);
+            out.entry(clock.number(line)).or_default().push(line);
         }
     }
     out
+}
+
+/// `lines` added: the longest of their lengths and the sum of their histograms.
+fn added(lines: &[&LogInterval]) -> (f64, Histogram<u64>) {
+    let mut sum = crate::record::new_histogram();
+    let mut length: f64 = 0.0;
+    for line in lines {
+        length = length.max(line.length_secs);
+        // Both sides span 1 ns to 1 h (tailrate's bounds), so adding cannot fail.
+        let _ = sum.add(line.histogram());
+    }
+    (length, sum)
+}
+
+/// Hands `each` every interval of series `tag`, the shards' histograms of it added, by
+/// increasing interval number: its number, its length in seconds and the sum. One sum
+/// is held at a time, so memory does not grow with the run's length.
+pub(super) fn series(
+    clock: &Clock,
+    shards: &[ShardInput],
+    tag: Option<&str>,
+    mut each: impl FnMut(u64, f64, Histogram<u64>),
+) {
+    for (n, lines) in numbered(clock, shards, tag) {
+        let (length, sum) = added(&lines);
+        each(n, length, sum);
+    }
 }
 
 /// Refuses a log whose intervals of `tag.response` do not add up to the report's
@@ -81,7 +103,7 @@ pub(super) fn exact(shard: &ShardInput, test: &TestReport, tag: &str) -> Result<
         .iter()
         .filter(|i| i.tag.as_deref() == Some(want.as_str()))
     {
-        let _ = sum.add(&line.histogram);
+        let _ = sum.add(line.histogram());
     }
     if sum == reported {
         return Ok(());
@@ -112,14 +134,16 @@ pub(super) fn merged_log(
             }
         }
     }
-    let added: Vec<(Option<String>, Series)> = tags
+    // Every series' intervals by number, then each number's series in turn: one
+    // interval's sum is held at a time.
+    let indexed: Vec<(Option<String>, Numbered<'_>)> = tags
         .into_iter()
         .map(|tag| {
-            let s = series(clock, shards, tag.as_deref());
-            (tag, s)
+            let lines = numbered(clock, shards, tag.as_deref());
+            (tag, lines)
         })
         .collect();
-    let mut numbers: Vec<u64> = added.iter().flat_map(|(_, s)| s.keys().copied()).collect();
+    let mut numbers: Vec<u64> = indexed.iter().flat_map(|(_, s)| s.keys().copied()).collect();
     numbers.sort_unstable();
     numbers.dedup();
     let mut out = Vec::new();
@@ -139,15 +163,16 @@ pub(super) fn merged_log(
         };
         for n in numbers {
             let start = std::time::Duration::from_secs_f64(n as f64 * clock.length_secs);
-            for (tag, series) in &added {
-                let Some((length, h)) = series.get(&n) else {
+            for (tag, series) in &indexed {
+                let Some(lines) = series.get(&n) else {
                     continue;
                 };
-                let length = std::time::Duration::from_secs_f64(*length);
+                let (length, h) = added(lines);
+                let length = std::time::Duration::from_secs_f64(length);
                 // Writing into memory cannot fail.
                 let _ = match tag {
-                    Some(tag) => log.write(tag, start, length, h),
-                    None => log.write_untagged(start, length, h),
+                    Some(tag) => log.write(tag, start, length, &h),
+                    None => log.write_untagged(start, length, &h),
                 };
             }
         }

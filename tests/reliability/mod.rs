@@ -421,6 +421,7 @@ fn serve(
 mod exits;
 mod faults;
 mod hostile;
+mod merge_memory;
 mod outage;
 mod timing;
 mod turned_away;
