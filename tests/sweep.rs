@@ -1182,3 +1182,55 @@ fn a_sweep_with_no_complete_step_plots_a_note_not_empty_axes() {
         );
     }
 }
+
+#[test]
+fn rates_of_the_closed_loop_maximum_go_on_past_the_highest_until_a_step_saturates() {
+    // A server slowed to 1 ms a command: a closed loop of 4 connections keeps about
+    // 900/s, and 30% to 60% of that saturates nothing, so the sweep adds 90% and then,
+    // unless that saturated, 135%, where the replies fall short of the schedule.
+    let server = RedisServer::builder()
+        .arg("--enable-debug-command", "yes")
+        .start();
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "-c",
+        "4",
+        "--command",
+        "DEBUG SLEEP 0.001",
+        "--rates",
+        "30%..60%:30%",
+        "--duration",
+        "500ms",
+        "--warmup",
+        "100ms",
+        "--settle",
+        "0s",
+    ];
+    let out = assert_success(&sweep(&server, dir.path(), &args));
+    let report = read_json(&dir.path().join("sweep.json"));
+    let planned: Vec<f64> = report["plan"]["rates_per_sec"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_f64().unwrap())
+        .collect();
+    assert!(planned.len() >= 3, "{planned:?}\n{out}");
+    assert_eq!(planned[2], (planned[1] * 1.5).round(), "{planned:?}");
+    let saturated = report["steps"].as_array().unwrap().iter().any(|s| {
+        let short = |key: &str| {
+            s[key].as_f64().unwrap() < 0.95 * s["target_rate_per_sec"].as_f64().unwrap()
+        };
+        let most = |key: &str| 2 * s[key].as_u64().unwrap() > s["runs"].as_u64().unwrap();
+        short("achieved_rate_per_sec") || most("short_runs") || most("backlog_runs")
+    });
+    assert!(saturated, "no step saturated after the added ones:\n{out}");
+    assert!(
+        out.contains("no step saturated the server: adding"),
+        "{out}"
+    );
+    assert!(
+        report["slo"].is_null() || report["slo"]["landmarks"]["saturation_per_sec"].is_number(),
+        "{}",
+        report["slo"]
+    );
+}

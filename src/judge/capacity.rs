@@ -9,7 +9,7 @@
 
 use crate::report::Bottleneck;
 pub use crate::report::sweep::Limit;
-use crate::report::sweep::{Exceedance, SATURATION_FRACTION, StepSummary, Verdict};
+use crate::report::sweep::{Exceedance, StepSummary, Verdict};
 pub use crate::report::sweep::{Floor, Landmarks};
 
 /// One step's verdict, as the capacity is read from.
@@ -157,7 +157,7 @@ pub fn landmarks(steps: &[StepSummary]) -> Landmarks {
     };
     let saturation_per_sec = steps
         .iter()
-        .find(|s| s.achieved_rate_per_sec < SATURATION_FRACTION * s.target_rate_per_sec)
+        .find(|s| s.saturated())
         .map(|s| s.target_rate_per_sec);
     Landmarks {
         floor,

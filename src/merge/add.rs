@@ -286,9 +286,14 @@ fn merged_latency(parts: &[&TestReport], logs: Option<TestLogs<'_>>) -> BTreeMap
         let (batches, length) = match logs {
             Some((clock, shards, tag)) => {
                 let mut batches = Vec::new();
-                series(clock, shards, Some(&format!("{tag}.{metric}")), |_, _, h| {
-                    batches.push(Batch::of(&h));
-                });
+                series(
+                    clock,
+                    shards,
+                    Some(&format!("{tag}.{metric}")),
+                    |_, _, h| {
+                        batches.push(Batch::of(&h));
+                    },
+                );
                 (batches, clock.length_secs)
             }
             None => (Vec::new(), 0.0),
@@ -334,26 +339,31 @@ fn merged_commands(parts: &[&TestReport]) -> Vec<CommandReport> {
 fn merged_intervals((clock, shards, tag): TestLogs<'_>) -> Vec<IntervalSummary> {
     let mut out = Vec::new();
     let mut origin = None;
-    series(clock, shards, Some(&format!("{tag}.response")), |n, length_secs, h| {
-        let origin = *origin.get_or_insert(n);
-        let q = |p: f64| {
-            if h.is_empty() {
-                0
-            } else {
-                h.value_at_quantile(p)
-            }
-        };
-        out.push(IntervalSummary {
-            start_secs: (n - origin) as f64 * clock.length_secs,
-            length_secs,
-            completed: h.len(),
-            // The logs hold successful replies only.
-            errors: 0,
-            p50_ns: q(0.5),
-            p99_ns: q(0.99),
-            max_ns: if h.is_empty() { 0 } else { h.max() },
-        });
-    });
+    series(
+        clock,
+        shards,
+        Some(&format!("{tag}.response")),
+        |n, length_secs, h| {
+            let origin = *origin.get_or_insert(n);
+            let q = |p: f64| {
+                if h.is_empty() {
+                    0
+                } else {
+                    h.value_at_quantile(p)
+                }
+            };
+            out.push(IntervalSummary {
+                start_secs: (n - origin) as f64 * clock.length_secs,
+                length_secs,
+                completed: h.len(),
+                // The logs hold successful replies only.
+                errors: 0,
+                p50_ns: q(0.5),
+                p99_ns: q(0.99),
+                max_ns: if h.is_empty() { 0 } else { h.max() },
+            });
+        },
+    );
     out
 }
 

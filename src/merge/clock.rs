@@ -143,7 +143,10 @@ pub(super) fn merged_log(
             (tag, lines)
         })
         .collect();
-    let mut numbers: Vec<u64> = indexed.iter().flat_map(|(_, s)| s.keys().copied()).collect();
+    let mut numbers: Vec<u64> = indexed
+        .iter()
+        .flat_map(|(_, s)| s.keys().copied())
+        .collect();
     numbers.sort_unstable();
     numbers.dedup();
     let mut out = Vec::new();

@@ -9,7 +9,7 @@
 //! are `judge`'s; the order of rates is [`super::search`]'s.
 
 use super::{Sweeper, search};
-use crate::app::{Campaign, Halt};
+use crate::app::Halt;
 use crate::export::sweep_lines::Line;
 use crate::judge::capacity::Finding;
 use crate::report::sweep::{Kind, Measurement, SloResult, Verdict};
@@ -21,8 +21,14 @@ pub const HALVINGS: usize = 3;
 /// Most rates the bisection decides: enough for a factor of 20 to 10% and then some.
 pub const MOST_BISECTIONS: usize = 8;
 /// Most uncertain rates above the capacity the search decides to bring the band's top
-/// down: each may take the test's every look when it sits near the bound.
+/// down.
 const NARROWINGS: usize = 2;
+/// The test's last look, where a rate the capacity hangs on stops being measured.
+const LAST_LOOK: usize = exceedance::LOOKS[exceedance::LOOKS.len() - 1];
+/// The last look for a rate measured only to narrow the band: one that sits near the
+/// bound stays undecided at every look, and its visits there (a third of the main job's
+/// time when two did) would only move the band's top, not the capacity.
+const NARROWING_LOOK: usize = exceedance::LOOKS[1];
 /// Most runs at one rate beyond the test's last look, for runs left out as invalid.
 const SPARE_RUNS: usize = 4;
 /// Most times the search bisects again below a capacity that did not pass on fresh runs:
@@ -31,9 +37,10 @@ const FALLBACKS: usize = 2;
 
 impl Sweeper<'_> {
     /// Measures `rate` (as `kind`) until its step is decided: visits up to the pooled
-    /// test's next look, again while undecided, until the last look, or until most of
-    /// its runs are the generator's. Returns the step's verdict.
-    fn decide(&mut self, kind: Kind, rate: f64) -> Result<Verdict, Halt> {
+    /// test's next look, again while undecided, until the look `last_look` (one of
+    /// [`exceedance::LOOKS`]), or until most of its runs are the generator's. Returns
+    /// the step's verdict.
+    fn decide(&mut self, kind: Kind, rate: f64, last_look: usize) -> Result<Verdict, Halt> {
         loop {
             let (verdict, valid, runs, generator_limited) = self.state(rate, |_| true);
             if verdict != Verdict::Uncertain && runs > 0 {
@@ -43,10 +50,10 @@ impl Sweeper<'_> {
             if generator_limited && runs >= exceedance::LOOKS[0] {
                 return Ok(verdict);
             }
-            let Some(look) = exceedance::next_look(valid) else {
+            let Some(look) = exceedance::next_look(valid).filter(|&l| l <= last_look) else {
                 return Ok(verdict);
             };
-            let cap = exceedance::LOOKS[exceedance::LOOKS.len() - 1] + SPARE_RUNS;
+            let cap = last_look + SPARE_RUNS;
             let more = (look - valid).min(cap.saturating_sub(runs));
             if more == 0 {
                 return Ok(verdict);
@@ -127,7 +134,7 @@ impl Sweeper<'_> {
     fn record_slo(&mut self, searched: Option<f64>, confirmed: bool) -> Result<(), Halt> {
         if let Some(result) = self.slo_result(searched, confirmed) {
             self.report.slo = Some(result);
-            self.save_report()?;
+            self.save_now()?;
         }
         Ok(())
     }
@@ -185,11 +192,11 @@ impl Sweeper<'_> {
             None => return Ok(()),
         };
         let mut exhausted: Vec<f64> = vec![highest];
-        self.decide(Kind::Search, highest)?;
+        self.decide(Kind::Search, highest, LAST_LOOK)?;
         self.record_slo(None, false)?;
         if self.finding().and_then(|f| f.capacity) != Some(highest) {
             exhausted.push(lowest);
-            self.decide(Kind::Search, lowest)?;
+            self.decide(Kind::Search, lowest, LAST_LOOK)?;
             self.record_slo(None, false)?;
             for _ in 0..HALVINGS {
                 let Some(rate) = self
@@ -199,7 +206,7 @@ impl Sweeper<'_> {
                 else {
                     break;
                 };
-                self.decide(Kind::Search, rate)?;
+                self.decide(Kind::Search, rate, LAST_LOOK)?;
                 self.record_slo(None, false)?;
             }
         }
@@ -260,16 +267,17 @@ impl Sweeper<'_> {
         let mut narrowed = 0;
         for _ in 0..MOST_BISECTIONS + NARROWINGS {
             let points = crate::judge::capacity::points(&self.report.steps);
-            let rate = match search::next_probe(&points, self.plan.resolution, exhausted) {
-                Some(search::Probe::Bisect(rate)) => rate,
-                Some(search::Probe::Narrow(rate)) if narrowed < NARROWINGS => {
-                    narrowed += 1;
-                    rate
-                }
-                _ => break,
-            };
+            let (rate, last_look) =
+                match search::next_probe(&points, self.plan.resolution, exhausted) {
+                    Some(search::Probe::Bisect(rate)) => (rate, LAST_LOOK),
+                    Some(search::Probe::Narrow(rate)) if narrowed < NARROWINGS => {
+                        narrowed += 1;
+                        (rate, NARROWING_LOOK)
+                    }
+                    _ => break,
+                };
             // Decided or measured to its cap: either way not asked again.
-            self.decide(Kind::Search, rate)?;
+            self.decide(Kind::Search, rate, last_look)?;
             exhausted.push(rate);
             self.record_slo(self.finding().and_then(|f| f.capacity), false)?;
         }
@@ -281,7 +289,6 @@ impl Sweeper<'_> {
     /// pass.
     fn confirm_at(&mut self, capacity: f64, above: Option<f64>) -> Result<bool, Halt> {
         let fresh = |m: &Measurement| m.kind == Kind::Confirm;
-        let last_look = exceedance::LOOKS[exceedance::LOOKS.len() - 1];
         loop {
             let (verdict, valid, runs, generator_limited) = self.state(capacity, fresh);
             if runs > 0 && verdict != Verdict::Uncertain {
@@ -291,7 +298,7 @@ impl Sweeper<'_> {
             let Some(look) = exceedance::next_look(valid) else {
                 return Ok(false);
             };
-            if runs >= last_look + SPARE_RUNS || (generator_limited && valid + SPARE_RUNS <= runs) {
+            if runs >= LAST_LOOK + SPARE_RUNS || (generator_limited && valid + SPARE_RUNS <= runs) {
                 return Ok(false);
             }
             let round = look - valid;

@@ -1,6 +1,6 @@
 //! Rate sweeps: open-loop steps over `--rates` (each `--repeat` times, in `--order`),
 //! the SLO capacity search, rate-capped and closed-loop points, early stop past
-//! saturation, and the export after every run (`sweep.json`, `sweep.csv`, a `.hlog` per
+//! saturation, and the export as it goes (`sweep.json`, `sweep.csv`, a `.hlog` per
 //! run, the SVG plots).
 //!
 //! Flags are checked in [`crate::config::sweep`], decisions (the visit order, SLO
@@ -10,8 +10,8 @@
 //! files. Plots are drawn by [`crate::export::plot`] from the JSON bytes just written,
 //! so `tailrate plot` redraws them byte for byte.
 //!
-//! Past saturation (most of a rate's runs achieved under 95% of the schedule or had a p99
-//! over `--stop-at`) the rates above it are not visited: in ascending order that ends the
+//! Past saturation (most of a rate's runs sent or got replies at under 95% of the
+//! schedule, or had a p99 over `--stop-at`) the rates above it are not visited: in ascending order that ends the
 //! steps (after the saturated rate's own repeats); shuffled, the rates under it still
 //! run. A rate-capped closed loop runs once per rate, beside its first repeat.
 
@@ -50,6 +50,19 @@ pub const STEPS_CSV_FILE: &str = "steps.csv";
 pub const FAR_BELOW: f64 = 1.5;
 /// The settle pause after a rate [`FAR_BELOW`] the last one, at least.
 pub const LONG_SETTLE: Duration = Duration::from_secs(1);
+/// Most steps a sweep adds above the highest of `--rates` given as fractions of the
+/// closed-loop maximum while no step saturated: that maximum only places the steps, and
+/// how far past it an open loop carries varies between hosts and runs (with 50
+/// connections on one generator core it read from 60% to 100% of what 10 reached), so
+/// the sweep goes on until it sees where the server stops keeping the schedule.
+pub const SATURATION_PROBES: usize = 2;
+/// Each added step is this many times the last.
+pub const BEYOND: f64 = 1.5;
+/// After a run, the files are rewritten when they are this old or older (and always at
+/// a rate's verdict and at the end, Ctrl+C included): a sweep's JSON holds every run's
+/// histograms, and rewriting it and its plots after each of a hundred runs spent a tenth
+/// of the main job; each run's `.hlog` is still written as it runs.
+pub const SAVE_EVERY: Duration = Duration::from_secs(5);
 
 /// Runs the sweep `sweep` describes, writing every file into `--out` after each
 /// measurement.
@@ -122,6 +135,8 @@ pub fn run(
         stderr_is_terminal,
         measured_once: false,
         last_rate: None,
+        last_saved: None,
+        past_saturation: false,
     };
     app::run_campaign(&mut sweeper)
 }
@@ -153,6 +168,9 @@ impl Campaign for Sweeper<'_> {
             }
         };
         self.coarse_steps(&rates)?;
+        if matches!(self.plan.rates, Rates::OfClosedLoopMax(_)) {
+            self.reach_saturation(&rates)?;
+        }
         if !self.plan.slos.is_empty() {
             self.search()?;
         } else if self.plan.repeat > 1 || self.plan.order == Order::Shuffle {
@@ -251,6 +269,10 @@ struct Sweeper<'a> {
     measured_once: bool,
     /// The last open-loop rate measured, for the settle after a much higher one.
     last_rate: Option<f64>,
+    /// When the files were last written, for [`SAVE_EVERY`].
+    last_saved: Option<Instant>,
+    /// A rate's runs were mostly past saturation (see [`Self::coarse_steps`]).
+    past_saturation: bool,
 }
 
 impl Sweeper<'_> {
@@ -282,7 +304,10 @@ impl Sweeper<'_> {
             let p99 = m.report.response().map_or(0, |l| l.p99_ns);
             let saturated = crate::judge::slo::saturation(
                 rate,
-                crate::judge::slo::achieved_fraction(&m.report),
+                (
+                    crate::judge::slo::achieved_fraction(&m.report),
+                    crate::judge::slo::replies_fraction(&m.report),
+                ),
                 p99,
                 self.report.plan.stop_at_ns,
             );
@@ -301,6 +326,7 @@ impl Sweeper<'_> {
                 continue;
             }
             ceiling = Some(rate);
+            self.past_saturation = true;
             if visits[k + 1..].iter().any(|&(j, _)| rates[j] > rate) {
                 let what = match (self.plan.order, repeat) {
                     (Order::Ascending, 1) => "stopping the steps".to_string(),
@@ -309,8 +335,29 @@ impl Sweeper<'_> {
                 };
                 self.say(&Line::Stopping { what, why: &why })?;
                 self.report.stopped = Some(why);
-                self.save_report()?;
+                self.save_now()?;
             }
+        }
+        Ok(())
+    }
+
+    /// Steps above the highest of `rates`, each [`BEYOND`] times the last, at most
+    /// [`SATURATION_PROBES`], while no step saturated (see [`SATURATION_PROBES`]).
+    fn reach_saturation(&mut self, rates: &[f64]) -> Result<(), Halt> {
+        let Some(mut top) = rates.iter().copied().reduce(f64::max) else {
+            return Ok(());
+        };
+        for _ in 0..SATURATION_PROBES {
+            if self.past_saturation || self.report.steps.iter().any(|s| s.saturated()) {
+                break;
+            }
+            top = (top * BEYOND).round();
+            let said = format!(
+                "no step saturated the server: adding {top:.0} req/s ({BEYOND}x the highest)"
+            );
+            self.say(&Line::Said(&said))?;
+            self.report.plan.rates_per_sec.push(top);
+            self.coarse_steps(&[top])?;
         }
         Ok(())
     }
@@ -419,10 +466,19 @@ impl Sweeper<'_> {
                     self.report.steps =
                         crate::judge::slo::judge_steps(&self.report.runs, &self.plan.slos);
                 }
-                self.save_report()?;
+                if self.last_saved.is_none_or(|t| t.elapsed() >= SAVE_EVERY) {
+                    self.save_now()?;
+                }
                 Ok(m)
             }
         }
+    }
+
+    /// Writes every file now, and notes when.
+    fn save_now(&mut self) -> Result<()> {
+        self.save_report()?;
+        self.last_saved = Some(Instant::now());
+        Ok(())
     }
 
     /// The pause of `length` between measurements; Ctrl+C ends it at once.

@@ -68,7 +68,10 @@ fn merge_of_two_hour_long_shards_stays_under_200_mb() {
         })
         .sum();
     assert_eq!(test["counts"]["completed"].as_u64(), Some(completed));
-    assert_eq!(test["latency"]["response"]["count"].as_u64(), Some(completed));
+    assert_eq!(
+        test["latency"]["response"]["count"].as_u64(),
+        Some(completed)
+    );
     let intervals = test["intervals"].as_array().unwrap();
     assert!(
         intervals.len() as u64 >= REPEATS * 2,

@@ -218,6 +218,8 @@ mod tests {
             achieved_rate_per_sec: 1000.0,
             response,
             bottleneck: None,
+            short_runs: 0,
+            backlog_runs: 0,
             slo: None,
         };
         let band = spectrum_band(&step);

@@ -31,7 +31,7 @@ pub fn steady_state(batches: &[Batch]) -> Check {
                    on how long the run lasted, not only on the rate; measure lower rates, or a \
                    longer warm-up if it settles"
         .to_string();
-    let name = "steady_state".to_string();
+    let name = crate::report::verdict::STEADY_STATE.to_string();
     if medians.len() < STEADY_MIN_BATCHES {
         return Check {
             name,

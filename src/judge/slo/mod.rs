@@ -31,7 +31,7 @@ use crate::config::sweep::Slo;
 use crate::report::TestReport;
 use crate::report::sweep::steps::{self, StepSummary};
 use crate::report::sweep::{Measurement, SloCheck, SloVerdict};
-pub use crate::report::sweep::{SATURATION_FRACTION, Verdict, achieved_fraction};
+pub use crate::report::sweep::{SATURATION_FRACTION, Verdict, achieved_fraction, replies_fraction};
 use crate::stats::confidence::Ci95;
 
 /// Largest shortfall of the achieved rate against the planned rate for a step to be valid.
@@ -147,12 +147,13 @@ pub fn judge_steps(runs: &[Measurement], slos: &[Slo]) -> Vec<StepSummary> {
     summaries
 }
 
-/// Why the sweep should stop after a step at `target` that achieved the fraction
-/// `achieved` of its planned rate (see [`achieved_fraction`]) with a response-time p99
-/// of `p99_ns`; `None` to go on.
+/// Why the sweep should stop after a step at `target` that sent the fraction `achieved`
+/// of its planned rate and got replies at the fraction `replies` of it (see
+/// [`achieved_fraction`], [`replies_fraction`]) with a response-time p99 of `p99_ns`;
+/// `None` to go on.
 pub fn saturation(
     target: f64,
-    achieved: f64,
+    (achieved, replies): (f64, f64),
     p99_ns: u64,
     stop_at_ns: Option<u64>,
 ) -> Option<String> {
@@ -160,6 +161,13 @@ pub fn saturation(
         return Some(format!(
             "past saturation: at {target:.0} req/s the generator achieved only {:.1}% of the planned rate (under {:.0}%)",
             100.0 * achieved,
+            100.0 * SATURATION_FRACTION
+        ));
+    }
+    if replies < SATURATION_FRACTION {
+        return Some(format!(
+            "past saturation: at {target:.0} req/s the server answered only {:.1}% of the planned rate (under {:.0}%)",
+            100.0 * replies,
             100.0 * SATURATION_FRACTION
         ));
     }

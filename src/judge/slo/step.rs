@@ -94,7 +94,7 @@ pub const PESSIMISTIC: [&str; 5] = [
     "schedule_lag",
     "generator_cpu",
     "poisson_fit",
-    "steady_state",
+    crate::report::verdict::STEADY_STATE,
     "unanswered",
 ];
 

@@ -133,15 +133,23 @@ fn a_rate_is_past_saturation_when_most_of_its_runs_are() {
 
 #[test]
 fn the_sweep_stops_under_95_percent_of_target_or_above_stop_at() {
-    assert_eq!(saturation(100_000.0, 0.96, 1_000_000, None), None);
+    assert_eq!(saturation(100_000.0, (0.96, 0.96), 1_000_000, None), None);
     assert!(
-        saturation(100_000.0, 0.94, 1_000_000, None)
+        saturation(100_000.0, (0.94, 0.9), 1_000_000, None)
             .unwrap()
-            .contains("94.0%")
+            .contains("generator achieved only 94.0%")
     );
-    assert_eq!(saturation(100_000.0, 1.0, 2_000_000, Some(2_000_000)), None);
     assert!(
-        saturation(100_000.0, 1.0, 2_000_001, Some(2_000_000))
+        saturation(100_000.0, (1.0, 0.7), 1_000_000, None)
+            .unwrap()
+            .contains("server answered only 70.0%")
+    );
+    assert_eq!(
+        saturation(100_000.0, (1.0, 1.0), 2_000_000, Some(2_000_000)),
+        None
+    );
+    assert!(
+        saturation(100_000.0, (1.0, 1.0), 2_000_001, Some(2_000_000))
             .unwrap()
             .contains("--stop-at")
     );

@@ -333,6 +333,27 @@ pub fn achieved_fraction(report: &TestReport) -> f64 {
     }
 }
 
+/// Whether `report`'s run fell short of its schedule: it sent, or got replies, at under
+/// [`SATURATION_FRACTION`] of the rate it planned (both against the schedule's own count,
+/// as in [`achieved_fraction`]). Sends keep the schedule while the server falls behind
+/// (an open loop writes whatever the server does, up to its in-flight cap); replies
+/// then fall short.
+pub fn fell_short(report: &TestReport) -> bool {
+    achieved_fraction(report) < SATURATION_FRACTION
+        || replies_fraction(report) < SATURATION_FRACTION
+}
+
+/// Replies per second as a fraction of the rate the schedule planned in the measured
+/// window (1 when it planned nothing).
+pub fn replies_fraction(report: &TestReport) -> f64 {
+    let c = &report.counts;
+    if c.intended > 0 && report.measured_secs > 0.0 {
+        report.throughput_per_sec / (c.intended as f64 / report.measured_secs)
+    } else {
+        1.0
+    }
+}
+
 /// Why a file is not a sweep this version reads.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
@@ -420,7 +441,9 @@ pub struct Landmarks {
     /// The lowest rate whose first objective's percentile lies above the floor's beyond
     /// both intervals.
     pub knee_per_sec: Option<f64>,
-    /// The lowest rate whose runs achieved under [`SATURATION_FRACTION`] of the schedule.
+    /// The lowest rate most of whose runs sent or got replies at under
+    /// [`SATURATION_FRACTION`] of the schedule, or built a backlog
+    /// ([`StepSummary::saturated`]).
     pub saturation_per_sec: Option<f64>,
 }
 

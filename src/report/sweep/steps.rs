@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{Measurement, Verdict};
+use crate::report::verdict::STEADY_STATE;
 use crate::report::{Bottleneck, Latency, Percentile};
 use crate::stats::confidence::{self, Batch, Ci95};
 use crate::stats::median::median_f64;
@@ -94,14 +95,34 @@ pub struct StepSummary {
     pub target_rate_per_sec: f64,
     /// Runs at this rate (coarse, search and re-measurement, every repeat).
     pub runs: usize,
-    /// The median of the runs' achieved rates.
+    /// The median of the runs' achieved rates (requests sent per second).
     pub achieved_rate_per_sec: f64,
     /// Response time at each reported percentile, by key (`p99_9`).
     pub response: BTreeMap<String, PooledPercentile>,
     /// The bottleneck most of the runs named (the earliest run's among a tie).
     pub bottleneck: Option<Bottleneck>,
+    /// Runs that sent or got replies at under [`super::SATURATION_FRACTION`] of their
+    /// schedule ([`super::fell_short`]).
+    #[serde(default)]
+    pub short_runs: usize,
+    /// Runs whose response time grew through the window (their `steady_state` check
+    /// failed): a backlog, the server past its capacity.
+    #[serde(default)]
+    pub backlog_runs: usize,
     /// The verdict against the objectives, with `--slo`.
     pub slo: Option<StepVerdict>,
+}
+
+impl StepSummary {
+    /// Whether the server stopped keeping the schedule here: most runs sent or got
+    /// replies at under [`super::SATURATION_FRACTION`] of it, or built a backlog (or,
+    /// in a file that counted neither, the median run sent under that fraction of the
+    /// target).
+    pub fn saturated(&self) -> bool {
+        self.achieved_rate_per_sec < super::SATURATION_FRACTION * self.target_rate_per_sec
+            || 2 * self.short_runs > self.runs
+            || 2 * self.backlog_runs > self.runs
+    }
 }
 
 /// The open-loop runs of `runs` grouped by target rate, each summarised (no verdicts),
@@ -158,6 +179,18 @@ fn summarize_rate(rate: f64, group: &[&Measurement]) -> StepSummary {
                 .iter()
                 .filter_map(|m| m.report.bottleneck.as_ref().map(|b| b.verdict)),
         ),
+        short_runs: group
+            .iter()
+            .filter(|m| super::fell_short(&m.report))
+            .count(),
+        backlog_runs: group
+            .iter()
+            .filter(|m| {
+                m.report.checks.iter().any(|c| {
+                    c.name == STEADY_STATE && c.verdict == crate::report::verdict::Verdict::Fail
+                })
+            })
+            .count(),
         slo: None,
     }
 }
