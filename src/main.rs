@@ -239,6 +239,7 @@ fn is_bad_input(e: &anyhow::Error) -> bool {
         c.is::<tailrate::compare::InputError>()
             || c.is::<tailrate::merge::MergeError>()
             || c.is::<tailrate::report::sweep::ParseError>()
+            || c.is::<tailrate::report::compare::ComparisonError>()
     })
 }
 

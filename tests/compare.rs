@@ -85,6 +85,8 @@ fn entry(name: &str, response: Latency) -> Entry {
         latency: BTreeMap::from([("response".to_string(), response)]),
         commands: Vec::new(),
         host: None,
+        family: name.into(),
+        rate: None,
     }
 }
 
@@ -597,7 +599,7 @@ fn bad_reports_are_usage_errors_that_name_the_file() {
 }
 
 #[test]
-fn sweeps_match_by_kind_and_rate_repeats_by_number_and_neither_mixes_with_runs() {
+fn sweeps_match_by_kind_and_rate_pooled_repeats_by_number_and_neither_mixes_with_runs() {
     let server = RedisServer::start();
     let dir = tempfile::tempdir().unwrap();
     let port = server.port().to_string();
@@ -638,7 +640,7 @@ fn sweeps_match_by_kind_and_rate_repeats_by_number_and_neither_mixes_with_runs()
     ]);
     let stdout = assert_success(&out);
     assert!(
-        stdout.contains("GET step at 1000 req/s: response time"),
+        stdout.contains("GET open loop at 1000 req/s: response time"),
         "{stdout}"
     );
     let c = read_json(&json);
@@ -648,7 +650,7 @@ fn sweeps_match_by_kind_and_rate_repeats_by_number_and_neither_mixes_with_runs()
         .iter()
         .map(|g| g["test"].as_str().unwrap())
         .collect();
-    assert!(tests.contains(&"GET step at 2000 req/s"), "{tests:?}");
+    assert!(tests.contains(&"GET open loop at 2000 req/s"), "{tests:?}");
     let metrics: Vec<&str> = c["groups"]
         .as_array()
         .unwrap()
@@ -984,4 +986,78 @@ mod timing {
         assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", stderr_of(&out));
         assert!(stdout.contains("B slower"), "{stdout}");
     }
+}
+
+#[test]
+fn sweeps_at_rates_within_the_resolution_meet_and_their_capacities_are_compared() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let port = server.port().to_string();
+    let sweep_at = |rates: &str, name: &str| {
+        let out = dir.path().join(name);
+        let run = run_tailrate_with_timeout(
+            &[
+                "sweep",
+                "-p",
+                &port,
+                "-t",
+                "get",
+                "-c",
+                "2",
+                "--rates",
+                rates,
+                "--duration",
+                "300ms",
+                "--warmup",
+                "100ms",
+                "--settle",
+                "0s",
+                "--slo",
+                "p99<=100ms",
+                "--no-progress",
+                "--seed",
+                "3",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            Duration::from_secs(120),
+        );
+        assert_success(&run);
+        out.join("sweep.json")
+    };
+    // B's rates 1% above A's: within the default resolution of 2%.
+    let (a, b) = (sweep_at("1k,2k", "a"), sweep_at("1010,2020", "b"));
+    let json = dir.path().join("cmp.json");
+    let out = run_tailrate(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = assert_success(&out);
+    let c = read_json(&json);
+    let tests: Vec<&str> = c["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["test"].as_str().unwrap())
+        .collect();
+    for wanted in [
+        "GET open loop at 1000 req/s (B at 1010 req/s)",
+        "GET open loop at 2000 req/s (B at 2020 req/s)",
+    ] {
+        assert!(tests.contains(&wanted), "{tests:?}\n{stdout}");
+    }
+    assert_eq!(c["only_in_a"], serde_json::json!([]), "{stdout}");
+    assert_eq!(c["only_in_b"], serde_json::json!([]), "{stdout}");
+    // Both pass at their highest rate with nothing failing above: open bands that meet.
+    let cap = &c["capacity"];
+    assert_eq!(cap["objectives"], "p99<=100ms", "{cap}");
+    assert_eq!(cap["verdict"], "cannot_tell", "{cap}");
+    assert_eq!(cap["a_per_sec"], 2000.0, "{cap}");
+    assert!(
+        stdout.contains("capacity at p99<=100ms: A 2000 req/s (band 2000..open), B 2020 req/s (band 2020..open): cannot tell"),
+        "{stdout}"
+    );
 }

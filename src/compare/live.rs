@@ -120,6 +120,8 @@ impl Merged {
                 commands: Vec::new(),
                 // A live duet's sides take turns on the same host in the same minutes.
                 host: None,
+                family: String::new(),
+                rate: None,
             };
             for ((i, command, metric), (total, batches)) in &self.latency {
                 if *i != index {

@@ -129,12 +129,15 @@ fn compare_files(a: &Path, b: &Path, options: &Options) -> Result<Comparison> {
         .into());
     }
     let (ea, eb) = (ra.entries(), rb.entries());
-    let comparison = compare::compare(
+    let mut comparison = compare::compare(
         (ra.side(a.display().to_string()), &ea),
         (rb.side(b.display().to_string()), &eb),
         options,
     )
     .map_err(files)?;
+    if let (Report::Sweep(sa), Report::Sweep(sb)) = (&ra, &rb) {
+        comparison.capacity = crate::judge::capacities::compare(sa, sb);
+    }
     Ok(comparison)
 }
 

@@ -1,4 +1,5 @@
-//! The comparison as a table for people: per matched test and metric, one line per
+//! The comparison as a table for people: two sweeps' capacities first, when both
+//! searched one; then per matched test and metric, one line per
 //! percentile with A, B, the difference in ms and %, its 95% interval and the verdict;
 //! then the tally, the `--fail-if-slower` outcome and the notes. Reads only the
 //! [`Comparison`] model; JSON is the same model, serialized.
@@ -31,6 +32,29 @@ pub fn write(out: &mut dyn Write, comparison: &Comparison, precision: usize) -> 
             } else {
                 ""
             }
+        )?;
+    }
+    if let Some(cap) = &c.capacity {
+        let side = |capacity: Option<f64>, (low, high): (f64, Option<f64>)| {
+            let top = high.map_or_else(|| "open".to_string(), |h| format!("{h:.0}"));
+            match capacity {
+                Some(r) => format!("{r:.0} req/s (band {low:.0}..{top})"),
+                None => format!("none passed (band 0..{top})"),
+            }
+        };
+        let verdict = match cap.verdict.as_str() {
+            "b_higher" => "B higher",
+            "b_lower" => "B lower",
+            "cannot_tell" => "cannot tell",
+            _ => "not comparable",
+        };
+        writeln!(
+            out,
+            "capacity at {}: A {}, B {}: {verdict}, {}",
+            cap.objectives,
+            side(cap.a_per_sec, cap.a_band_per_sec),
+            side(cap.b_per_sec, cap.b_band_per_sec),
+            cap.why
         )?;
     }
     for group in &c.groups {

@@ -15,7 +15,7 @@
 //! are recomputed from it as plain binomial ones ([`confidence::estimate`] with no
 //! batches), and a note says so, since those take no account of replies delayed together.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
@@ -63,7 +63,13 @@ pub fn compare(
         {
             notes.push(format!("{}: {note}", ea.name));
         }
+        // Rates that met within the resolution: both named.
+        let name = match eb.rate {
+            Some((rate, _)) if eb.name != ea.name => format!("{} (B at {rate:.0} req/s)", ea.name),
+            _ => ea.name.clone(),
+        };
         compared.extend(matched(
+            &name,
             ea,
             eb,
             &options.metrics,
@@ -102,6 +108,7 @@ pub fn compare(
         b: b_side,
         fail_if_slower_pct: options.fail_if_slower.map(|f| f * 100.0),
         live: None,
+        capacity: None,
         groups,
         only_in_a,
         only_in_b,
@@ -149,10 +156,12 @@ impl Matched {
     }
 }
 
-/// The metrics of `ea` against `eb` (the test, and each command both sent) that `metrics`
-/// chooses and both have with replies; a note for each skipped, and in `recomputed`
-/// whether A's or B's intervals were recomputed from their histograms.
+/// The metrics of `ea` against `eb`, the pair called `name` (the test, and each command
+/// both sent) that `metrics` chooses and both have with replies; a note for each
+/// skipped, and in `recomputed` whether A's or B's intervals were recomputed from their
+/// histograms.
 fn matched(
+    name: &str,
     ea: &Entry,
     eb: &Entry,
     metrics: &Metrics,
@@ -172,8 +181,8 @@ fn matched(
                 continue;
             };
             let what = match &command {
-                Some(c) => format!("{} / {c} {metric}", ea.name),
-                None => format!("{} {metric}", ea.name),
+                Some(c) => format!("{name} / {c} {metric}"),
+                None => format!("{name} {metric}"),
             };
             if xa.count == 0 || xb.count == 0 {
                 let side = if xa.count == 0 { "A" } else { "B" };
@@ -186,7 +195,7 @@ fn matched(
             recomputed[1] |= rb;
             let (ha, hb) = (histogram(&xa, "A", &what)?, histogram(&xb, "B", &what)?);
             let group = Group {
-                test: ea.name.clone(),
+                test: name.to_string(),
                 command: command.clone(),
                 metric: metric.clone(),
                 a_count: xa.count,
@@ -205,34 +214,57 @@ fn matched(
     Ok(compared)
 }
 
-/// The n-th entry of each name on A with the n-th of that name on B, in A's order; and
-/// the names left over on each side.
+/// The n-th entry of each name on A with the n-th of that name on B; then each entry of a
+/// sweep left on A with the entry of its family on B whose rate is nearest, within A's
+/// resolution (two sweeps whose rates were placed by two measured maxima); pairs in A's
+/// order, and the names left over on each side.
 fn match_entries<'e>(
     a: &'e [Entry],
     b: &'e [Entry],
 ) -> (Vec<(&'e Entry, &'e Entry)>, Vec<String>, Vec<String>) {
-    let mut b_by_name: HashMap<&str, Vec<&Entry>> = HashMap::new();
-    for e in b.iter().rev() {
-        b_by_name.entry(e.name.as_str()).or_default().push(e);
+    let mut taken = vec![false; b.len()];
+    let mut pairs: Vec<(usize, &Entry, &Entry)> = Vec::new();
+    let mut left: Vec<(usize, &Entry)> = Vec::new();
+    for (i, e) in a.iter().enumerate() {
+        match (0..b.len()).find(|&j| !taken[j] && b[j].name == e.name) {
+            Some(j) => {
+                taken[j] = true;
+                pairs.push((i, e, &b[j]));
+            }
+            None => left.push((i, e)),
+        }
     }
-    let mut pairs = Vec::new();
     let mut only_in_a = Vec::new();
-    for e in a {
-        match b_by_name.get_mut(e.name.as_str()).and_then(Vec::pop) {
-            Some(other) => pairs.push((e, other)),
+    for (i, e) in left {
+        let near = e.rate.and_then(|(rate, resolution)| {
+            (0..b.len())
+                .filter(|&j| !taken[j] && b[j].family == e.family)
+                .filter_map(|j| {
+                    let off = (b[j].rate?.0 / rate - 1.0).abs();
+                    (off <= resolution).then_some((j, off))
+                })
+                .min_by(|x, y| x.1.total_cmp(&y.1))
+        });
+        match near {
+            Some((j, _)) => {
+                taken[j] = true;
+                pairs.push((i, e, &b[j]));
+            }
             None => only_in_a.push(e.name.clone()),
         }
     }
-    let mut only_in_b = Vec::new();
-    for e in b {
-        if let Some(left) = b_by_name.get_mut(e.name.as_str())
-            && left.last().is_some_and(|l| std::ptr::eq(*l, e))
-        {
-            left.pop();
-            only_in_b.push(e.name.clone());
-        }
-    }
-    (pairs, only_in_a, only_in_b)
+    pairs.sort_by_key(|p| p.0);
+    let only_in_b = b
+        .iter()
+        .zip(&taken)
+        .filter(|(_, t)| !**t)
+        .map(|(e, _)| e.name.clone())
+        .collect();
+    (
+        pairs.into_iter().map(|(_, x, y)| (x, y)).collect(),
+        only_in_a,
+        only_in_b,
+    )
 }
 
 /// The metrics to compare of two latency maps, in report order.

@@ -187,6 +187,43 @@ impl Latency {
         latency
     }
 
+    /// `h`, the histograms of `parts` added, summarised with each percentile's interval
+    /// widened by the largest design effect any part measured there (with that part's
+    /// degrees of freedom): pooling runs whose batches are not kept never claims more
+    /// than the least certain of them knew. `method` says how.
+    pub fn pooled(h: &Histogram<u64>, parts: &[&Latency], method: String) -> Self {
+        let mut latency = Latency::of(h, &[]);
+        let Some(kept) = latency.confidence.as_mut() else {
+            return latency;
+        };
+        for p in Percentile::ALL {
+            let key = p.key();
+            let widest = parts
+                .iter()
+                .filter_map(|l| {
+                    let c = l.confidence.as_ref()?;
+                    Some((
+                        c.design_effect.get(key).copied()?,
+                        c.freedom.get(key).copied(),
+                    ))
+                })
+                .max_by(|x, y| x.0.total_cmp(&y.0));
+            if let Some((design_effect, freedom)) = widest {
+                kept.design_effect.insert(key.to_string(), design_effect);
+                match freedom {
+                    Some(f) => kept.freedom.insert(key.to_string(), f),
+                    None => kept.freedom.remove(key),
+                };
+            }
+        }
+        kept.method = method;
+        for p in Percentile::ALL {
+            let interval = latency.interval_at(h, p, confidence::CONFIDENCE);
+            *latency.ci95_mut(p) = interval;
+        }
+        latency
+    }
+
     /// The percentile `p`.
     pub fn at(&self, p: Percentile) -> u64 {
         match p {

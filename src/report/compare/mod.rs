@@ -195,6 +195,9 @@ pub struct Comparison {
     /// The live duet, when the sides were measured by it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub live: Option<Duet>,
+    /// Two sweeps' capacities at their objectives, when both searched one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityComparison>,
     /// Every matched entry's compared metrics.
     pub groups: Vec<Group>,
     /// Entries only A has.
@@ -217,6 +220,27 @@ impl Comparison {
     pub fn count(&self, verdict: Verdict) -> usize {
         self.rows().filter(|(_, r)| r.verdict == verdict).count()
     }
+}
+
+/// Two sweeps' capacities side by side: each lies in its band, `[capacity, the lowest
+/// failing rate above it)`, so they differ only where the bands do not meet.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CapacityComparison {
+    /// A's objectives, as given (`p99<=1ms`).
+    pub objectives: String,
+    /// A's capacity, requests per second; none when no rate passed.
+    pub a_per_sec: Option<f64>,
+    /// A's band: low end (0 when no rate passed) and high end (none when open).
+    pub a_band_per_sec: (f64, Option<f64>),
+    /// B's capacity.
+    pub b_per_sec: Option<f64>,
+    /// B's band.
+    pub b_band_per_sec: (f64, Option<f64>),
+    /// `b_higher`, `b_lower`, `cannot_tell` (the bands meet) or `not_comparable` (the
+    /// sweeps searched other objectives).
+    pub verdict: String,
+    /// Why, in a clause.
+    pub why: String,
 }
 
 /// Which metrics to compare.

@@ -1,11 +1,12 @@
 //! The sides of a comparison as they come from files: a run report or a sweep report,
 //! told apart by their fields ([`parse`]), and the [`Entry`]s each holds (a test, or a
-//! sweep's measurement named by its kind and rate). Matching them is the comparison's.
+//! sweep's runs of one kind at one rate or number of connections, pooled). Matching
+//! them is the comparison's.
 
 use std::collections::BTreeMap;
 
 use super::{ComparisonError, Side};
-use crate::report::sweep::{self, SweepReport};
+use crate::report::sweep::{self, Kind, SweepReport};
 use crate::report::{Latency, RunReport, TestReport};
 
 /// A test, or a sweep's measurement, of one side.
@@ -21,6 +22,11 @@ pub struct Entry {
     pub commands: Vec<(String, BTreeMap<String, Latency>)>,
     /// The host's figures, where the side measured them.
     pub host: Option<crate::report::host::HostReport>,
+    /// What it measured, without its rate (`GET open loop`): entries of one family at
+    /// rates within [`Entry::rate`]'s resolution of each other match.
+    pub family: String,
+    /// A sweep entry's target rate and its sweep's `--resolution` (a fraction).
+    pub rate: Option<(f64, f64)>,
 }
 
 impl Entry {
@@ -40,6 +46,8 @@ impl Entry {
                 .map(|c| (c.command.clone(), c.latency.clone()))
                 .collect(),
             host: test.host.clone(),
+            family: String::new(),
+            rate: None,
         }
     }
 }
@@ -53,21 +61,104 @@ pub fn entries_of_run(report: &RunReport) -> Vec<Entry> {
         .collect()
 }
 
-/// The entries of a sweep: one per measurement, named by the test, its kind and its
-/// target rate (or connections, for a closed loop without one).
+/// The entries of a sweep: its runs pooled by what they measured: the open loop at each
+/// target rate (coarse steps, search and confirmation runs alike), the rate-capped closed
+/// loop at each rate, and the closed loop at each number of connections (its maximum
+/// among them); valid runs only, unless none was. An entry at a rate carries it with the
+/// sweep's resolution, so that two sweeps whose rates were placed by two measured
+/// maxima still meet.
 pub fn entries_of_sweep(report: &SweepReport) -> Vec<Entry> {
-    report
-        .runs
-        .iter()
-        .map(|m| {
-            let at = match m.target_rate_per_sec {
-                Some(rate) => format!("at {rate:.0} req/s"),
-                None => format!("with {} connections", m.connections),
+    let mut groups: Vec<(String, Option<f64>, Vec<&TestReport>)> = Vec::new();
+    for m in &report.runs {
+        let (family, rate) = match (m.kind, m.target_rate_per_sec) {
+            (Kind::RateCapped, Some(r)) => ("rate-capped", Some(r)),
+            (kind, Some(r)) if kind.is_open_loop() => ("open loop", Some(r)),
+            _ => ("closed loop", None),
+        };
+        let name = match rate {
+            Some(r) => format!("{} {family} at {r:.0} req/s", report.test),
+            None => format!(
+                "{} {family} with {} connections",
+                report.test, m.connections
+            ),
+        };
+        match groups.iter_mut().find(|(n, _, _)| *n == name) {
+            Some((_, _, runs)) => runs.push(&m.report),
+            None => groups.push((name, rate, vec![&m.report])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(name, rate, runs)| {
+            let family = match rate {
+                Some(_) => name[..name.rfind(" at ").unwrap_or(name.len())].to_string(),
+                None => name.clone(),
             };
-            let name = format!("{} {} {at}", report.test, m.kind.name());
-            Entry::of_test(name, &m.report)
+            let mut entry = pooled_entry(name, &runs);
+            entry.family = family;
+            entry.rate = rate.map(|r| (r, report.plan.resolution));
+            entry
         })
         .collect()
+}
+
+/// `runs` as one entry called `name`: each metric's histograms added over the valid
+/// runs (all of them when none is), with [`Latency::pooled`]'s intervals.
+fn pooled_entry(name: String, runs: &[&TestReport]) -> Entry {
+    let valid: Vec<&TestReport> = runs.iter().copied().filter(|t| t.valid).collect();
+    let used: &[&TestReport] = if valid.is_empty() { runs } else { &valid };
+    if let [one] = used {
+        let mut entry = Entry::of_test(name, one);
+        entry.host = None;
+        return entry;
+    }
+    let method = format!(
+        "{} runs pooled, each percentile's interval from the largest design effect a run measured there{}",
+        used.len(),
+        if used.len() < runs.len() {
+            format!(" ({} invalid runs left out)", runs.len() - used.len())
+        } else {
+            String::new()
+        }
+    );
+    let pool = |maps: Vec<&BTreeMap<String, Latency>>| -> BTreeMap<String, Latency> {
+        let mut out = BTreeMap::new();
+        let Some(first) = maps.first() else {
+            return out;
+        };
+        for key in first.keys() {
+            let parts: Vec<&Latency> = maps.iter().filter_map(|m| m.get(key)).collect();
+            let mut sum = crate::record::new_histogram();
+            for part in &parts {
+                if let Some(h) = part.histogram() {
+                    // Every histogram spans tailrate's bounds: adding cannot fail.
+                    let _ = sum.add(&h);
+                }
+            }
+            out.insert(key.clone(), Latency::pooled(&sum, &parts, method.clone()));
+        }
+        out
+    };
+    let mut commands = Vec::new();
+    for c in &used[0].commands {
+        let maps: Vec<&BTreeMap<String, Latency>> = used
+            .iter()
+            .filter_map(|t| t.commands.iter().find(|x| x.command == c.command))
+            .map(|x| &x.latency)
+            .collect();
+        commands.push((c.command.clone(), pool(maps)));
+    }
+    Entry {
+        name,
+        invalid: valid
+            .is_empty()
+            .then(|| format!("every run was invalid, e.g. {}", runs[0].why_invalid())),
+        latency: pool(used.iter().map(|t| &t.latency).collect()),
+        commands,
+        host: None,
+        family: String::new(),
+        rate: None,
+    }
 }
 
 /// A report read from a file: a run's or a sweep's.
