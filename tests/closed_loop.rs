@@ -649,3 +649,17 @@ fn the_last_argument_can_come_from_stdin() {
     assert!(child.wait_with_output().unwrap().status.success());
     assert_eq!(server.cmd(&["GET", "from-stdin"]), "piped value");
 }
+
+#[test]
+fn a_get_of_keys_never_written_says_every_read_missed_and_one_of_written_keys_does_not() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let args = ["-p", &port, "-n", "2000", "-r", "100", "--no-progress"];
+    let cold = assert_success(&run_tailrate(&[&args[..], &["-t", "get"]].concat()));
+    assert!(
+        cold.contains("reads: 0 hits, 2000 misses") && cold.contains("every read missed"),
+        "{cold}"
+    );
+    let warm = assert_success(&run_tailrate(&[&args[..], &["-t", "set,get"]].concat()));
+    assert!(!warm.contains("every read missed"), "{warm}");
+}

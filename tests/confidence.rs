@@ -91,8 +91,10 @@ fn text_and_csv_show_the_intervals() {
         .find(|l| l.contains("95% confidence intervals (msec;"))
         .unwrap_or_else(|| panic!("no interval table:\n{text}"));
     assert!(head.contains("batches of 50 ms"), "{head}");
+    // The table's row, not the answer's line above it.
     let p50 = text
         .lines()
+        .skip_while(|l| !l.contains("95% confidence intervals (msec;"))
         .find(|l| l.trim_start().starts_with("p50 ") && l.contains('['))
         .unwrap();
     assert!(p50.matches('[').count() == 4, "four metrics: {p50}");

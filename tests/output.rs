@@ -226,6 +226,13 @@ fn hide_verdicts(text: &str) -> String {
         {
             continue;
         }
+        // The answer's verdict line: valid, or INVALID naming the checks that failed.
+        if line.starts_with("  valid: no self-check failed")
+            || (line.starts_with("  INVALID: ") && line.ends_with("under self-checks at the end"))
+        {
+            out.push_str("  [validity]\n");
+            continue;
+        }
         let line = without_bottleneck(&without_invalid_mark(line));
         let line = line
             .replace("[pass] ", "[verdict] ")
@@ -392,6 +399,10 @@ fn hide_verdicts_leaves_the_same_text_for_a_pass_and_a_fail() {
     let pass = "    [pass] schedule_lag: lag 1 ns\n    [pass] generator_cpu: 0%\n";
     let fail = "    [FAIL] schedule_lag: lag 9 ns\n           the generator fell behind\n    \
                 [pass] generator_cpu: 0%\n  THIS RUN IS INVALID: see the failed checks above.\n";
+    let valid = "  valid: no self-check failed (the checks are listed at the end)\n";
+    let invalid =
+        "  INVALID: schedule_lag failed; what each failure means is under self-checks at the end\n";
+    assert_eq!(hide_verdicts(valid), hide_verdicts(invalid));
     assert_eq!(shape(&hide_verdicts(pass)), shape(&hide_verdicts(fail)));
     assert_eq!(
         hide_verdicts(

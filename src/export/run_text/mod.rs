@@ -1,8 +1,9 @@
 //! Human output: redis-benchmark's full per-test report and its `-q` line, byte for
 //! byte in layout, followed (where tailrate knows more) by its own sections: errors
-//! by kind, the four open-loop metrics side by side, counts and self-checks. This file
-//! orders the blocks; redis-benchmark's are in `redis_benchmark`, tailrate's own in
-//! `sections`, and the tables in `tables`.
+//! by kind, the four open-loop metrics side by side, counts and self-checks. An open
+//! loop leads with its answer under the test's name (`answer`). This file orders the
+//! blocks; redis-benchmark's are in `redis_benchmark`, tailrate's own in `sections`,
+//! and the tables in `tables`.
 
 use std::io::{self, Write};
 
@@ -10,6 +11,7 @@ use super::{Exporter, ms};
 use crate::report::{Latency, RunReport, TestReport};
 use crate::text::printable;
 
+mod answer;
 mod host;
 mod redis_benchmark;
 mod sections;
@@ -112,10 +114,13 @@ fn full(
     test: &TestReport,
     precision: usize,
 ) -> io::Result<()> {
+    let open = test.target_rate_per_sec.is_some();
+    redis_benchmark::title(out, test)?;
+    answer::lines(out, test, precision)?;
     redis_benchmark::header(out, report, test, precision)?;
     redis_benchmark::distributions(out, test)?;
     redis_benchmark::summary(out, test, precision)?;
-    let metrics: &[(&str, &str)] = if test.target_rate_per_sec.is_some() {
+    let metrics: &[(&str, &str)] = if open {
         &[
             ("response", "response"),
             ("service", "service"),
@@ -134,7 +139,8 @@ fn full(
     if let Some(h) = &test.host {
         host::host_lines(out, h)?;
     }
-    if let Some(b) = &test.bottleneck {
+    // An open loop's answer, above, named it.
+    if let Some(b) = test.bottleneck.as_ref().filter(|_| !open) {
         writeln!(
             out,
             "  bottleneck: {} ({})",
@@ -145,7 +151,7 @@ fn full(
     if !test.commands.is_empty() {
         tables::command_table(out, test, precision)?;
     }
-    if test.target_rate_per_sec.is_some() {
+    if open {
         sections::open_loop_sections(out, test, precision)?;
     } else if !test.valid {
         // A closed loop prints redis-benchmark's sections; a failed check joins them.
@@ -156,7 +162,7 @@ fn full(
     }
     sections::nodes(out, test, precision)?;
     sections::workers(out, report, test, precision)?;
-    if let Some(why) = &test.stopped_early {
+    if let Some(why) = test.stopped_early.as_ref().filter(|_| !open) {
         writeln!(out, "  stopped early: {}", printable(why))?;
     }
     writeln!(out)

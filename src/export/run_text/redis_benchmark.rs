@@ -8,7 +8,12 @@ use hdrhistogram::Histogram;
 use crate::export::ms;
 use crate::report::{Latency, RunReport, TestReport};
 
-/// The test's name, what it completed in how long, the settings it ran with and the seed.
+/// The test's name, as redis-benchmark heads its report.
+pub(super) fn title(out: &mut dyn Write, test: &TestReport) -> io::Result<()> {
+    writeln!(out, "====== {} ======", test.name)
+}
+
+/// What the test completed in how long, the settings it ran with and the seed.
 pub(super) fn header(
     out: &mut dyn Write,
     report: &RunReport,
@@ -16,7 +21,6 @@ pub(super) fn header(
     precision: usize,
 ) -> io::Result<()> {
     let s = &report.settings;
-    writeln!(out, "====== {} ======", test.name)?;
     match test.target_rate_per_sec {
         None => writeln!(
             out,

@@ -22,6 +22,13 @@ pub(super) fn traffic(out: &mut dyn Write, test: &TestReport) -> io::Result<()> 
     )?;
     if let (Some(hits), Some(misses)) = (test.counts.hits, test.counts.misses) {
         writeln!(out, "  reads: {}", hits_and_misses(hits, misses))?;
+        if hits == 0 && misses > 0 {
+            // A GET of keys never written times the server's fastest path, a null reply.
+            writeln!(
+                out,
+                "    every read missed: no key it read was ever written; write them first (e.g. -t set,get with the same -r, or SET them yourself)"
+            )?;
+        }
     }
     if !test.counts.errors_by_kind.is_empty() {
         writeln!(out, "  errors by kind:")?;

@@ -141,6 +141,11 @@ pub(super) fn interval_table(
         };
         writeln!(out, " {k:>9}{note}")?;
     }
+    writeln!(
+        out,
+        "    k: replies slower than the percentile, what its interval's upper end rests on (under {} it has none)",
+        crate::stats::confidence::MIN_BEYOND
+    )?;
     Ok(())
 }
 

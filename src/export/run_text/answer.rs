@@ -1,0 +1,81 @@
+//! The open loop's answer, first under the test's name: the response time from each
+//! request's intended send at the headline percentiles with their 95% intervals, the
+//! service time and the generator's lag beside it, the rates sent and answered (each
+//! named), whether the run is valid and what held it back. redis-benchmark's blocks
+//! and tailrate's detail follow it; a closed loop keeps redis-benchmark's layout alone.
+
+use std::io::{self, Write};
+
+use super::tables::interval_text;
+use crate::export::ms;
+use crate::report::{Latency, Percentile, TestReport};
+use crate::text::printable;
+
+/// The percentiles the answer leads with.
+const HEADLINE: [Percentile; 3] = [Percentile::P50, Percentile::P99, Percentile::P99_9];
+
+/// The answer block of an open-loop `test`; nothing for a closed loop.
+pub(super) fn lines(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::Result<()> {
+    let Some(target) = test.target_rate_per_sec else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "  open loop at {target:.0} req/s; response time from each request's intended send (msec, 95% intervals):"
+    )?;
+    writeln!(out, "    {}", headline(test.response(), precision))?;
+    let p99 = |key: &str| super::ms_of(test.latency.get(key), |l| l.p99_ns as f64, precision);
+    writeln!(
+        out,
+        "    beside it: service p99 {} (from the write to the reply), lag p99 {} (how late the generator sent)",
+        p99("service"),
+        p99("lag")
+    )?;
+    writeln!(
+        out,
+        "  rates: {:.1} requests/s sent (achieved, against {target:.1} planned), {:.1} replies/s (throughput)",
+        test.achieved_rate_per_sec, test.throughput_per_sec
+    )?;
+    if test.valid {
+        writeln!(
+            out,
+            "  valid: no self-check failed (the checks are listed at the end)"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "  INVALID: {}; what each failure means is under self-checks at the end",
+            test.why_invalid()
+        )?;
+    }
+    if let Some(b) = &test.bottleneck {
+        writeln!(
+            out,
+            "  bottleneck: {} ({})",
+            b.verdict.name(),
+            printable(&b.because)
+        )?;
+    }
+    if let Some(why) = &test.stopped_early {
+        writeln!(out, "  stopped early: {}", printable(why))?;
+    }
+    writeln!(out)
+}
+
+/// `p50 0.273 [0.205, 0.385]   p99 ...`, or `n/a` for a test with no replies.
+fn headline(latency: Option<&Latency>, precision: usize) -> String {
+    let Some(l) = latency.filter(|l| l.count > 0) else {
+        return "n/a: no replies".to_string();
+    };
+    HEADLINE
+        .iter()
+        .map(|&p| {
+            let value = ms(l.at(p) as f64, precision);
+            match interval_text(l, p, precision) {
+                i if i.is_empty() => format!("{} {value}", p.label()),
+                i => format!("{} {value} {i}", p.label()),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("   ")
+}
