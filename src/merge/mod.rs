@@ -17,7 +17,7 @@ mod add;
 mod checks;
 mod clock;
 mod error;
-mod hlog;
+pub mod hlog;
 mod input;
 mod plan;
 
