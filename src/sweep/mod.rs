@@ -16,9 +16,11 @@
 //! run. A rate-capped closed loop runs once per rate, beside its first repeat.
 
 mod capacity;
+mod coarse;
 mod replot;
 pub mod search;
 
+pub use coarse::{BEYOND, SATURATION_PROBES};
 pub use replot::replot;
 
 use std::io::Write;
@@ -50,14 +52,6 @@ pub const STEPS_CSV_FILE: &str = "steps.csv";
 pub const FAR_BELOW: f64 = 1.5;
 /// The settle pause after a rate [`FAR_BELOW`] the last one, at least.
 pub const LONG_SETTLE: Duration = Duration::from_secs(1);
-/// Most steps a sweep adds above the highest of `--rates` given as fractions of the
-/// closed-loop maximum while no step saturated: that maximum only places the steps, and
-/// how far past it an open loop carries varies between hosts and runs (with 50
-/// connections on one generator core it read from 60% to 100% of what 10 reached), so
-/// the sweep goes on until it sees where the server stops keeping the schedule.
-pub const SATURATION_PROBES: usize = 2;
-/// Each added step is this many times the last.
-pub const BEYOND: f64 = 1.5;
 /// After a run, the files are rewritten when they are this old or older (and always at
 /// a rate's verdict and at the end, Ctrl+C included): a sweep's JSON holds every run's
 /// histograms, and rewriting it and its plots after each of a hundred runs spent a tenth
@@ -276,92 +270,6 @@ struct Sweeper<'a> {
 }
 
 impl Sweeper<'_> {
-    /// The coarse steps in `--order`, each `--repeat` times, and a rate-capped closed
-    /// loop beside each rate's first run; rates above one past saturation are skipped.
-    fn coarse_steps(&mut self, rates: &[f64]) -> Result<(), Halt> {
-        let connections = self.base.plan.connections;
-        let repeat = self.plan.repeat;
-        let visits = search::visit_order(rates.len(), repeat, self.plan.order, self.base.plan.seed);
-        let total = visits.len();
-        // The lowest rate seen past saturation: no rate above it is visited. A rate is
-        // past it once most of its runs were, so one stall of a noisy host (a p99 over
-        // --stop-at at a low rate) does not end the sweep.
-        let mut ceiling: Option<f64> = None;
-        let mut saturated_runs = vec![0usize; rates.len()];
-        for (k, &(i, run)) in visits.iter().enumerate() {
-            let rate = rates[i];
-            if ceiling.is_some_and(|c| rate > c) {
-                continue;
-            }
-            let m = self.measure(Kind::Step, Some(rate), connections, run)?;
-            self.say(&Line::Step {
-                index: k + 1,
-                total,
-                rate_per_sec: rate,
-                run: (run, repeat),
-                measurement: &m,
-            })?;
-            let p99 = m.report.response().map_or(0, |l| l.p99_ns);
-            let saturated = crate::judge::slo::saturation(
-                rate,
-                (
-                    crate::judge::slo::achieved_fraction(&m.report),
-                    crate::judge::slo::replies_fraction(&m.report),
-                ),
-                p99,
-                self.report.plan.stop_at_ns,
-            );
-            if self.plan.rate_capped && run == 0 {
-                let capped = self.measure(Kind::RateCapped, Some(rate), connections, 0)?;
-                self.say(&Line::RateCapped {
-                    rate_per_sec: rate,
-                    measurement: &capped,
-                })?;
-            }
-            let Some(why) = saturated else { continue };
-            saturated_runs[i] += 1;
-            if !crate::judge::slo::past_saturation(saturated_runs[i], repeat)
-                || ceiling.is_some_and(|c| c <= rate)
-            {
-                continue;
-            }
-            ceiling = Some(rate);
-            self.past_saturation = true;
-            if visits[k + 1..].iter().any(|&(j, _)| rates[j] > rate) {
-                let what = match (self.plan.order, repeat) {
-                    (Order::Ascending, 1) => "stopping the steps".to_string(),
-                    (Order::Ascending, _) => "stopping the steps after this rate's runs".into(),
-                    (Order::Shuffle, _) => format!("skipping the rates above {rate:.0} req/s"),
-                };
-                self.say(&Line::Stopping { what, why: &why })?;
-                self.report.stopped = Some(why);
-                self.save_now()?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Steps above the highest of `rates`, each [`BEYOND`] times the last, at most
-    /// [`SATURATION_PROBES`], while no step saturated (see [`SATURATION_PROBES`]).
-    fn reach_saturation(&mut self, rates: &[f64]) -> Result<(), Halt> {
-        let Some(mut top) = rates.iter().copied().reduce(f64::max) else {
-            return Ok(());
-        };
-        for _ in 0..SATURATION_PROBES {
-            if self.past_saturation || self.report.steps.iter().any(|s| s.saturated()) {
-                break;
-            }
-            top = (top * BEYOND).round();
-            let said = format!(
-                "no step saturated the server: adding {top:.0} req/s ({BEYOND}x the highest)"
-            );
-            self.say(&Line::Said(&said))?;
-            self.report.plan.rates_per_sec.push(top);
-            self.coarse_steps(&[top])?;
-        }
-        Ok(())
-    }
-
     /// Hands `line` to the sweep's line exporter, onto standard output.
     fn say(&mut self, line: &Line<'_>) -> std::io::Result<()> {
         sweep_lines::write(&mut *self.stdout, line)
