@@ -235,3 +235,80 @@ fn a_live_duet_whose_b_is_gone_keeps_the_rounds_it_measured() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("round 1 on B"), "{stderr}");
 }
+
+#[test]
+fn a_runs_heatmap_shows_each_pause_as_a_column_reaching_up() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let addr = format!("127.0.0.1:{}", server.port());
+    // Two pauses of 300 ms, 2 s apart, inside an 8 s open loop (1 s of warm-up first).
+    let pauser = std::thread::spawn(move || {
+        for at in [3.0, 5.5] {
+            std::thread::sleep(Duration::from_secs_f64(if at == 3.0 { at } else { 2.5 }));
+            let reply =
+                super::harness::send_command(&addr, &["CLIENT", "PAUSE", "300", "ALL"]).unwrap();
+            assert_eq!(reply.to_string(), "OK");
+        }
+    });
+    let port = server.port().to_string();
+    assert_success(&run_tailrate(&[
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "--rate",
+        "2000",
+        "--duration",
+        "8s",
+        "--warmup",
+        "1s",
+        "--no-progress",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    pauser.join().unwrap();
+    // The windows the heatmap draws: the pauses' replies over 100 ms sit in two or
+    // three of them (a pause may straddle two), and no other window has any.
+    let report = read_json(&json);
+    let windows = only_test(&report)["response_windows"]["windows"]
+        .as_array()
+        .unwrap();
+    let slow: Vec<usize> = windows
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| {
+            let cumulative = w.as_array().unwrap();
+            let total = cumulative.last().unwrap()[1].as_u64().unwrap();
+            // Buckets are 64 an octave: 100 ms is in octave 26 (2^26 ns = 67 ms).
+            let under = cumulative
+                .iter()
+                .filter(|b| b[0].as_u64().unwrap() < 26 * 64 + 32)
+                .map(|b| b[1].as_u64().unwrap())
+                .max()
+                .unwrap_or(0);
+            total > under
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert!(
+        (2..=4).contains(&slow.len()) && slow.windows(2).any(|p| p[1] - p[0] >= 3),
+        "windows with replies over 100 ms: {slow:?} of {}",
+        windows.len()
+    );
+    let out = dir.path().join("plots");
+    let plotted = assert_success(&run_tailrate(&[
+        "plot",
+        json.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let svg = std::fs::read_to_string(out.join("latency-heatmap.svg")).unwrap();
+    assert!(plotted.contains("latency-heatmap.svg"), "{plotted}");
+    assert!(
+        svg.contains("Response-time heatmap over the run") && svg.matches("<rect").count() > 50,
+        "{} rects",
+        svg.matches("<rect").count()
+    );
+}

@@ -1119,9 +1119,10 @@ fn tailrate_plot_of_a_file_that_is_not_a_sweep_says_what_it_is_and_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("plots");
     for (body, says) in [
+        // A run's report is drawn as its heatmap: this one is of another version.
         (
             r#"{"schema_version": 5, "tests": []}"#,
-            "a run's report (tailrate --json), not a sweep",
+            "a run report of schema_version 5",
         ),
         (r#"{"schema_version": 5}"#, "it has no runs"),
         (r#"{"runs": []}"#, "it has no schema_version"),

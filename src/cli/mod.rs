@@ -59,7 +59,7 @@ pub struct Args {
 pub enum Command {
     /// Open-loop steps over a range of rates; capacity at an SLO; SVG plots.
     Sweep(Box<SweepArgs>),
-    /// Re-render the plots of saved sweeps (one file, or several overlaid).
+    /// Re-render the plots of saved sweeps (one file, or several overlaid), or a run report's heatmap.
     Plot(PlotArgs),
     /// Compare two reports (A.json B.json), or two servers measured in turns (--live), percentile by percentile with 95% intervals.
     Compare(Box<CompareArgs>),
@@ -226,10 +226,11 @@ pub enum SweepOrder {
     Shuffle,
 }
 
-/// `tailrate plot`: re-render plots from saved sweep JSON files.
+/// `tailrate plot`: re-render plots from saved sweep JSON files, or a run's heatmap.
 #[derive(Debug, clap::Args)]
 pub struct PlotArgs {
-    /// Sweep JSON files written by `tailrate sweep`; two or more are overlaid.
+    /// Sweep JSON files written by `tailrate sweep` (two or more are overlaid), or one
+    /// run's `--json` report (its response-time heatmap).
     #[arg(required = true, value_name = "SWEEP_JSON")]
     pub inputs: Vec<PathBuf>,
     /// Directory for the SVG files (a directory, so never `-`).

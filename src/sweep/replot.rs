@@ -1,4 +1,5 @@
-//! `tailrate plot`: redraws saved sweeps, one alone or several overlaid, into `--out`.
+//! `tailrate plot`: redraws saved sweeps, one alone or several overlaid, into `--out`;
+//! a run's report gets its response-time heatmap.
 
 use std::io::Write;
 
@@ -10,12 +11,33 @@ use crate::export::plot;
 use crate::export::sweep_lines::{self, Line};
 use crate::report::sweep as model;
 
-/// Re-renders the plots of one saved sweep, or overlays several, into `--out`.
+/// Re-renders the plots of one saved sweep, or overlays several, into `--out`; or draws
+/// one run report's heatmap.
 pub fn replot(args: &PlotConfig, out: &mut dyn Write) -> Result<()> {
     let mut inputs = Vec::with_capacity(args.inputs.len());
     for path in &args.inputs {
         let bytes =
             crate::input::read(path).with_context(|| format!("reading {}", path.display()))?;
+        if is_run_report(&bytes) {
+            if args.inputs.len() > 1 {
+                return Err(crate::report::compare::ComparisonError::NotAReport(format!(
+                    "{} is a run's report: tailrate plot draws one run report alone (its heatmap), or sweeps",
+                    path.display()
+                ))
+                .into());
+            }
+            let charts = match crate::report::compare::parse(&bytes) {
+                Ok(crate::report::compare::Report::Run(run)) => {
+                    plot::render_run(&run, args.title.as_deref())?
+                }
+                Ok(_) => Vec::new(),
+                Err(e) => {
+                    return Err(e)
+                        .with_context(|| format!("reading the run in {}", path.display()));
+                }
+            };
+            return write_charts(args, &charts, out);
+        }
         let report = model::parse(&bytes)
             .with_context(|| format!("reading the sweep in {}", path.display()))?;
         let label = args
@@ -29,12 +51,23 @@ pub fn replot(args: &PlotConfig, out: &mut dyn Write) -> Result<()> {
         [(_, only)] => plot::render_sweep(only, args.title.as_deref())?,
         _ => plot::render_overlay(&inputs, args.title.as_deref())?,
     };
-    for chart in &charts {
+    write_charts(args, &charts, out)
+}
+
+/// Writes `charts` into `--out`, naming each file on `out`.
+fn write_charts(args: &PlotConfig, charts: &[plot::Chart], out: &mut dyn Write) -> Result<()> {
+    for chart in charts {
         let path = args.out.join(&chart.file_name);
         write_out(&path, chart.svg.as_bytes())?;
         sweep_lines::write(out, &Line::WroteFile(&path))?;
     }
     Ok(())
+}
+
+/// Whether `bytes` hold a run's report (its `tests`) rather than a sweep (its `runs`).
+fn is_run_report(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(bytes)
+        .is_ok_and(|v| v.get("tests").is_some() && v.get("runs").is_none())
 }
 
 /// A saved sweep's name on an overlay: its file's stem, or its directory's name for the

@@ -24,10 +24,23 @@ struct Note {
     y: f64,
     text: String,
     color: RGBColor,
+    /// Set just above its point (a label along a line), not centred on it.
+    above: bool,
 }
 
-/// The first coarse step, by rate, that achieved under [`SATURATION_FRACTION`] of its planned rate.
+/// Where the sweep saturated, with the median rate its runs there sent: the step the
+/// sweep's own finding names (`slo.landmarks`), or else the first coarse step, by
+/// rate, that achieved under [`SATURATION_FRACTION`] of its planned rate.
 fn saturation_point(report: &SweepReport) -> Option<(f64, f64)> {
+    let named = report
+        .slo
+        .as_ref()
+        .and_then(|s| s.landmarks.saturation_per_sec);
+    if let Some(rate) = named
+        && let Some(step) = report.steps.iter().find(|s| s.target_rate_per_sec == rate)
+    {
+        return Some((rate, step.achieved_rate_per_sec));
+    }
     open_steps(report)
         .into_iter()
         .filter(|(_, m)| m.kind == Kind::Step)
@@ -167,6 +180,7 @@ fn limit_marks(
             y,
             text,
             color,
+            above: true,
         });
     }
     if let Some((rate, achieved)) = saturation_point(r) {
@@ -177,6 +191,8 @@ fn limit_marks(
             y: achieved,
             text: format!("{who}saturation at {at}: {sent}/s sent"),
             color: ALERT,
+            // Past saturation the line runs flat through the point: the label sits above.
+            above: true,
         });
     }
     if let Some(c) = r.slo.as_ref().and_then(|s| s.capacity_per_sec) {
@@ -186,13 +202,14 @@ fn limit_marks(
             y: max,
             text: format!("{who}capacity {}/s", rate_label(c)),
             color: CAPACITY,
+            above: false,
         });
     }
     Ok(notes)
 }
 
 /// The labels, pointing into the chart: left of points in its right half, below the top
-/// edge (stacked, for labels at the top).
+/// edge (stacked, for labels at the top), a line's just above it.
 fn draw_notes(chart: &mut RatesChart<'_, '_>, max: f64, notes: Vec<Note>) -> DrawResult {
     for (i, note) in notes.into_iter().enumerate() {
         let (h, dx) = if note.x > max * 0.5 {
@@ -202,6 +219,8 @@ fn draw_notes(chart: &mut RatesChart<'_, '_>, max: f64, notes: Vec<Note>) -> Dra
         };
         let (v, dy) = if note.y >= max * 0.98 {
             (VPos::Top, 6 + 18 * i as i32)
+        } else if note.above {
+            (VPos::Bottom, -8)
         } else {
             (VPos::Center, 0)
         };

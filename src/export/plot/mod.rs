@@ -1,5 +1,6 @@
 //! SVG plots of a sweep (plotters' SVG backend): latency versus offered rate, the
-//! latency-by-percentile spectrum, latency over time, and achieved versus target rate.
+//! latency-by-percentile spectrum, latency over time, achieved versus target rate, and
+//! the response-time heatmap.
 //!
 //! Rendering is a pure function of the saved [`SweepReport`]: no clock, no hash order,
 //! integer pixel coordinates, and text sized by plotters' built-in estimate (no system
@@ -12,10 +13,11 @@
 //! every chart shares: `axis.rs` (the chart area, the mesh, the axes and number formats),
 //! `marks.rs` (markers, lines, anchored text), `legend.rs` (the legend panel) and
 //! `per_rate.rs` (runs grouped by rate, with their intervals). One chart each: `rate/`,
-//! `spectrum.rs`, `time.rs` and `achieved.rs`.
+//! `spectrum.rs`, `time.rs`, `achieved.rs` and `heatmap.rs`.
 
 mod achieved;
 mod axis;
+mod heatmap;
 mod legend;
 mod marks;
 mod per_rate;
@@ -31,8 +33,8 @@ use per_rate::{Whisker, draw_whiskers, median_log_ms, rate_groups};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::report::Latency;
 use crate::report::sweep::{Kind, Measurement, SweepReport};
+use crate::report::{Latency, RunReport};
 
 /// Percentile versus offered rate.
 pub const LATENCY_VS_RATE: &str = "latency-vs-rate.svg";
@@ -42,12 +44,15 @@ pub const PERCENTILE_SPECTRUM: &str = "percentile-spectrum.svg";
 pub const LATENCY_OVER_TIME: &str = "latency-over-time.svg";
 /// Achieved versus target rate.
 pub const ACHIEVED_VS_TARGET: &str = "achieved-vs-target.svg";
-/// The four charts of a sweep, in the order drawn.
-pub const FILE_NAMES: [&str; 4] = [
+/// Share of replies per latency bin and half-second window over the sweep.
+pub const LATENCY_HEATMAP: &str = "latency-heatmap.svg";
+/// The charts of a sweep, in the order drawn.
+pub const FILE_NAMES: [&str; 5] = [
     LATENCY_VS_RATE,
     PERCENTILE_SPECTRUM,
     LATENCY_OVER_TIME,
     ACHIEVED_VS_TARGET,
+    LATENCY_HEATMAP,
 ];
 
 /// Canvas size in pixels; readable at 800 px wide.
@@ -125,15 +130,10 @@ type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 /// The four charts of one sweep, with `title` before each chart's own heading.
 pub fn render_sweep(report: &SweepReport, title: Option<&str>) -> Result<Vec<Chart>, PlotError> {
     if !report.runs.iter().any(|m| m.report.counts.completed > 0) {
-        return [
-            LATENCY_VS_RATE,
-            PERCENTILE_SPECTRUM,
-            LATENCY_OVER_TIME,
-            ACHIEVED_VS_TARGET,
-        ]
-        .into_iter()
-        .map(|file| draw(file, |a| nothing_measured(a, title, report)))
-        .collect();
+        return FILE_NAMES
+            .into_iter()
+            .map(|file| draw(file, |a| nothing_measured(a, title, report)))
+            .collect();
     }
     let one = [(String::new(), report)];
     Ok(vec![
@@ -145,12 +145,21 @@ pub fn render_sweep(report: &SweepReport, title: Option<&str>) -> Result<Vec<Cha
         draw(ACHIEVED_VS_TARGET, |a| {
             achieved::achieved_vs_target(a, title, &one)
         })?,
+        draw(LATENCY_HEATMAP, |a| heatmap::heatmap(a, title, report))?,
     ])
 }
 
+/// The charts of one run report: the response-time heatmap of its tests.
+pub fn render_run(report: &RunReport, title: Option<&str>) -> Result<Vec<Chart>, PlotError> {
+    Ok(vec![draw(LATENCY_HEATMAP, |a| {
+        heatmap::run_heatmap(a, title, report)
+    })?])
+}
+
 /// Several sweeps (labelled, e.g. by file stem) overlaid on the latency-vs-rate and
-/// achieved-vs-target charts; the spectrum and time charts are drawn once per sweep,
-/// named `<label>-percentile-spectrum.svg` and `<label>-latency-over-time.svg`.
+/// achieved-vs-target charts; the spectrum, time and heatmap charts are drawn once per
+/// sweep, named `<label>-percentile-spectrum.svg`, `<label>-latency-over-time.svg` and
+/// `<label>-latency-heatmap.svg`.
 pub fn render_overlay(
     inputs: &[(String, SweepReport)],
     title: Option<&str>,
@@ -185,6 +194,9 @@ pub fn render_overlay(
         })?);
         charts.push(draw(&format!("{stem}-{LATENCY_OVER_TIME}"), |a| {
             time::over_time(a, title, report)
+        })?);
+        charts.push(draw(&format!("{stem}-{LATENCY_HEATMAP}"), |a| {
+            heatmap::heatmap(a, title, report)
         })?);
     }
     Ok(charts)
@@ -267,7 +279,7 @@ fn frame<'a>(
 
 /// The subtitle naming the test, server and version, and the load shape.
 fn subtitle(report: &SweepReport) -> String {
-    let version = server_version(report);
+    let version = server_version(&report.header);
     let arrival = report
         .settings
         .arrival
@@ -282,10 +294,9 @@ fn subtitle(report: &SweepReport) -> String {
     )
 }
 
-/// `, redis 7.2.4` when the sweep saw the server's version, else nothing.
-fn server_version(report: &SweepReport) -> String {
-    report
-        .header
+/// `, redis 7.2.4` when the run or sweep saw the server's version, else nothing.
+fn server_version(header: &crate::report::Header) -> String {
+    header
         .server
         .version
         .as_deref()
@@ -349,7 +360,7 @@ fn subtitle_of(inputs: &[(String, &SweepReport)]) -> String {
         _ => inputs
             .iter()
             .map(|(label, r)| {
-                let version = server_version(r);
+                let version = server_version(&r.header);
                 format!(
                     "{label}: {} on {}{version}",
                     r.test, r.header.server.endpoint

@@ -162,8 +162,8 @@ fn interval_lines(chart: &mut TimeChart<'_, '_>, report: &SweepReport) -> DrawRe
 }
 
 /// Run labels, rotated along each run's start below the top edge `y_hi`, skipped where
-/// they would overlap.
-fn run_labels(
+/// they would overlap (the heatmap's too).
+pub(super) fn run_labels(
     chart: &mut TimeChart<'_, '_>,
     report: &SweepReport,
     t_max: f64,
