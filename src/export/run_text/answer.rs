@@ -48,14 +48,7 @@ pub(super) fn lines(out: &mut dyn Write, test: &TestReport, precision: usize) ->
             test.why_invalid()
         )?;
     }
-    if let Some(b) = &test.bottleneck {
-        writeln!(
-            out,
-            "  bottleneck: {} ({})",
-            b.verdict.name(),
-            printable(&b.because)
-        )?;
-    }
+    super::bottleneck_line(out, test)?;
     if let Some(why) = &test.stopped_early {
         writeln!(out, "  stopped early: {}", printable(why))?;
     }

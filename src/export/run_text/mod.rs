@@ -140,13 +140,8 @@ fn full(
         host::host_lines(out, h)?;
     }
     // An open loop's answer, above, named it.
-    if let Some(b) = test.bottleneck.as_ref().filter(|_| !open) {
-        writeln!(
-            out,
-            "  bottleneck: {} ({})",
-            b.verdict.name(),
-            printable(&b.because)
-        )?;
+    if !open {
+        bottleneck_line(out, test)?;
     }
     if !test.commands.is_empty() {
         tables::command_table(out, test, precision)?;
@@ -166,4 +161,17 @@ fn full(
         writeln!(out, "  stopped early: {}", printable(why))?;
     }
     writeln!(out)
+}
+
+/// `  bottleneck: server (why)`, when the test has a verdict.
+fn bottleneck_line(out: &mut dyn Write, test: &TestReport) -> io::Result<()> {
+    match &test.bottleneck {
+        Some(b) => writeln!(
+            out,
+            "  bottleneck: {} ({})",
+            b.verdict.name(),
+            printable(&b.because)
+        ),
+        None => Ok(()),
+    }
 }
