@@ -7,6 +7,7 @@ mod build;
 mod campaign;
 mod intervals;
 mod measure;
+mod prefill;
 mod probe;
 mod server_events;
 mod server_view;
@@ -126,7 +127,10 @@ fn contrast_loops(config: &RunConfig) -> Vec<(Option<String>, RunConfig)> {
         let mut c = config.clone();
         c.plan.mode = crate::drive::Mode::Closed {
             pipeline: 1,
-            rate_cap_per_sec: cap,
+            rate_cap: cap.map(|per_sec| crate::drive::RateCap {
+                per_sec,
+                pacing: config.cap_pacing,
+            }),
             workers: None,
         };
         c.plan.warmup = Duration::ZERO;
@@ -405,6 +409,7 @@ impl Session<'_, '_> {
                 &config.plan.workload.tests[index].name,
                 rate,
                 config.plan.connections,
+                config.cap_pacing,
                 [open, capped, closed],
             );
             report.contrasts.push(contrast);

@@ -16,15 +16,17 @@ mod compare;
 mod groups;
 pub mod man;
 mod test_names;
+mod workload;
 
 pub use compare::CompareArgs;
 pub use man::{MAN_PAGES, ManArgs};
 
 pub use groups::{
-    BenchmarkArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs, EndpointArgs, JsonArgs,
-    KeepaliveArgs, ObjectiveArgs, OpenLoopArgs, PrecisionArgs, ProgressArgs, RateArgs, RepeatArgs,
-    RunOutputArgs, ScaleOutArgs, WorkersArgs, WorkloadArgs,
+    BenchmarkArgs, CapPacingArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs,
+    EndpointArgs, JsonArgs, KeepaliveArgs, ObjectiveArgs, OpenLoopArgs, PrecisionArgs,
+    ProgressArgs, RateArgs, RepeatArgs, RunOutputArgs, ScaleOutArgs, WorkersArgs,
 };
+pub use workload::WorkloadArgs;
 
 /// A load generator and latency profiler for Redis-protocol servers.
 ///
@@ -184,6 +186,9 @@ pub struct SweepArgs {
     /// Also run, at every step's rate, a closed loop held to that rate (what rate-limited closed-loop tools report).
     #[arg(long = "rate-capped")]
     pub rate_capped: bool,
+    /// How the --rate-capped loop holds its rate.
+    #[command(flatten)]
+    pub cap_pacing: CapPacingArgs,
     /// Order of the coarse steps: by rate, or shuffled with --seed (so a drift of the host is
     /// not read as a trend with load); results stay ordered by rate.
     #[arg(long, value_enum, default_value_t = SweepOrder::Ascending, value_name = "ORDER")]

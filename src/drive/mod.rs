@@ -22,6 +22,7 @@
 //! use it (`conn` with its `feed` and `reply`, `scheduler`, `thread`) sit above it.
 
 mod batch;
+pub mod cap;
 mod conn;
 mod ctx;
 mod dispatch;
@@ -45,6 +46,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
+pub use cap::{CapPacing, RateCap};
 pub use outcome::{
     ConnectionEvents, DriveError, Interval, MAX_OUTAGES, Outage, RunOutcome, SendCounts, ThreadCpu,
 };

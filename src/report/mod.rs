@@ -111,6 +111,9 @@ pub struct ServerFacts {
     /// A cluster's masters, as requests were routed to them (empty for one server).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cluster_nodes: Vec<String>,
+    /// Keys written before the first test (`--prefill`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefilled_keys: Option<u64>,
 }
 
 /// One test's results.

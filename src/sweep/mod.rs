@@ -32,7 +32,7 @@ use anyhow::{Context, Result};
 use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::config::sweep::{Order, Rates, SweepPlan};
 use crate::config::{RunConfig, SweepConfig};
-use crate::drive::{Cancel, Mode};
+use crate::drive::{Cancel, Mode, RateCap};
 use crate::export::hlog::HlogWriter;
 use crate::export::plot;
 use crate::export::sweep_lines::{self, Line};
@@ -312,12 +312,15 @@ impl Sweeper<'_> {
             (k, Some(r)) if k.is_open_loop() => self.sweep.open_mode(r),
             (Kind::RateCapped, cap) => Mode::Closed {
                 pipeline: 1,
-                rate_cap_per_sec: cap,
+                rate_cap: cap.map(|per_sec| RateCap {
+                    per_sec,
+                    pacing: self.sweep.plan.cap_pacing,
+                }),
                 workers: None,
             },
             _ => Mode::Closed {
                 pipeline: 1,
-                rate_cap_per_sec: None,
+                rate_cap: None,
                 workers: None,
             },
         };

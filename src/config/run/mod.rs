@@ -48,6 +48,10 @@ pub struct RunConfig {
     pub cluster: bool,
     /// `--slo`: objectives each test's response time is judged against.
     pub slos: Vec<super::sweep::Slo>,
+    /// How `--contrast`'s rate-capped loop holds its rate.
+    pub cap_pacing: crate::drive::CapPacing,
+    /// Write every key the tests read before the first test (`--prefill`).
+    pub prefill: bool,
 }
 
 /// Which outputs to produce.
@@ -108,6 +112,10 @@ impl RunConfig {
                 ),
             ));
         }
+        if args.workload.prefill {
+            workload::Prefill::of(&workload)
+                .map_err(|e| ConfigError::invalid("--prefill", e.to_string()))?;
+        }
         // Last, as it touches the file system: every other flag is right by now.
         check_outputs(args)?;
 
@@ -152,6 +160,8 @@ impl RunConfig {
                 .iter()
                 .map(|s| super::sweep::parse_slo(s))
                 .collect::<Result<_, _>>()?,
+            prefill: args.workload.prefill,
+            cap_pacing: args.contrast.pacing.cap_pacing,
         })
     }
 
@@ -184,7 +194,7 @@ fn mode_of(args: &RunArgs, workers: Option<Workers>) -> Result<Mode, ConfigError
         }
         None => Mode::Closed {
             pipeline: args.benchmark.pipeline,
-            rate_cap_per_sec: None,
+            rate_cap: None,
             workers,
         },
     })

@@ -62,6 +62,8 @@ pub struct SweepPlan {
     pub closed_loop_points: Vec<usize>,
     /// Run a rate-capped closed loop at every step's rate.
     pub rate_capped: bool,
+    /// How the rate-capped loop holds its rate.
+    pub cap_pacing: crate::drive::CapPacing,
     /// Runs of every open-loop step, search point and re-measurement (at least 1).
     pub repeat: usize,
     /// Order of the coarse steps.
@@ -116,6 +118,7 @@ fn plan(args: &SweepArgs) -> Result<SweepPlan, ConfigError> {
         resolution: args.resolution,
         closed_loop_points: args.closed_loop_points.clone(),
         rate_capped: args.rate_capped,
+        cap_pacing: args.cap_pacing.cap_pacing,
         repeat,
         order: args.order.into(),
     })
