@@ -317,7 +317,10 @@ impl Session<'_, '_> {
                 if !matches!(status, Status::NothingSucceeded(_)) {
                     *status = Status::NothingSucceeded(reason);
                 }
-            } else if let Some(reason) = last.and_then(|t| objective_missed(t, config.strict)) {
+            } else if let Some(reason) = last
+                .filter(|_| repeats == 1)
+                .and_then(|t| objective_missed(t, config.strict))
+            {
                 if matches!(status, Status::Completed | Status::Invalid) {
                     *status = Status::ObjectiveMissed(reason);
                 }
@@ -336,6 +339,13 @@ impl Session<'_, '_> {
             }
         }
         self.summarise(index, first, loops.len());
+        // With repeats, the objectives are decided on all of them pooled, not run by run.
+        let pooled = self.report.repeats.last().filter(|_| repeats > 1);
+        if let Some(reason) = pooled.and_then(|s| pooled_objective_missed(s, config.strict))
+            && matches!(status, Status::Completed | Status::Invalid)
+        {
+            *status = Status::ObjectiveMissed(reason);
+        }
         Ok(None)
     }
 
@@ -396,9 +406,12 @@ impl Session<'_, '_> {
                     .skip(l)
                     .step_by(loops)
                     .collect();
-                report
-                    .repeats
-                    .extend(crate::report::repeats::RepeatSummary::of(&runs));
+                let mut summary = crate::report::repeats::RepeatSummary::of(&runs);
+                // The objectives are the test's own loop's, the first (see measure_once).
+                if let Some(s) = summary.as_mut().filter(|_| l == 0) {
+                    s.judge(&runs, &config.slos);
+                }
+                report.repeats.extend(summary);
             }
         }
         if let ([open, capped, closed, ..], Some(rate)) =
@@ -439,6 +452,28 @@ fn objective_missed(test: &crate::report::TestReport, strict: bool) -> Option<St
         Verdict::Uncertain if strict => Some(format!(
             "{} left its objectives undecided and --strict was given: {judged}",
             test.name
+        )),
+        _ => None,
+    }
+}
+
+/// Why the repeats `summary` pooled end the run with exit 1 under their objectives (see
+/// [`objective_missed`]).
+fn pooled_objective_missed(
+    summary: &crate::report::repeats::RepeatSummary,
+    strict: bool,
+) -> Option<String> {
+    use crate::report::sweep::Verdict;
+    let judged = summary.objectives.as_ref()?;
+    let what = format!(
+        "{} over its {} repeats pooled",
+        summary.test, summary.repeats
+    );
+    match judged.verdict {
+        Verdict::Fail => Some(format!("{what} failed its objectives: {}", judged.why)),
+        Verdict::Uncertain if strict => Some(format!(
+            "{what} left its objectives undecided and --strict was given: {}",
+            judged.why
         )),
         _ => None,
     }
