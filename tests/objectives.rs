@@ -145,8 +145,21 @@ fn repeats_decide_the_objectives_pooled_as_a_sweep_step_does() {
         &server,
         &[&base[..], &["--repeat", "4", "--slo", "p99<=1us"]].concat(),
     );
+    let judged = pooled(&report);
+    if judged["verdict"] == "uncertain" && judged["generator_limited"] == true {
+        // A failure measured mostly on runs whose generator fell behind is not the
+        // server's (the rule's own guard): a host this busy cannot show the failure.
+        super::harness::skip(
+            "objectives::repeats_decide_the_objectives_pooled_as_a_sweep_step_does",
+            &format!(
+                "the generator fell behind in most repeats: {}",
+                judged["why"]
+            ),
+        );
+        return;
+    }
     assert_eq!(code, Some(1), "{stdout}\n{stderr}");
-    assert_eq!(pooled(&report)["verdict"], "fail", "{}", pooled(&report));
+    assert_eq!(judged["verdict"], "fail", "{judged}");
     assert!(
         stderr.contains("over its 4 repeats pooled failed its objectives"),
         "{stderr}"
