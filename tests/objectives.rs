@@ -112,7 +112,7 @@ fn a_malformed_objective_is_a_usage_error_naming_the_flag() {
 }
 
 /// With `--repeat`, the objectives are decided on the repeats pooled, by a sweep step's
-/// rule: four repeats reach its first look and decide; three do not, and the run says
+/// rule: four counted repeats reach its first look and decide; three do not, and the run says
 /// how many more a decision needs. A bound far above passes, one far below fails with
 /// exit 1 naming the pooled repeats.
 #[test]
@@ -143,12 +143,16 @@ fn repeats_decide_the_objectives_pooled_as_a_sweep_step_does() {
 
     let (code, stdout, stderr, report) = run(
         &server,
-        &[&base[..], &["--repeat", "4", "--slo", "p99<=1us"]].concat(),
+        &[&base[..], &["--repeat", "5", "--slo", "p99<=1us"]].concat(),
     );
     let judged = pooled(&report);
-    if judged["verdict"] == "uncertain" && judged["generator_limited"] == true {
-        // A failure measured mostly on runs whose generator fell behind is not the
-        // server's (the rule's own guard): a host this busy cannot show the failure.
+    let too_few = judged["why"]
+        .as_str()
+        .is_some_and(|w| w.contains("runs a decision needs"));
+    if judged["verdict"] == "uncertain" && (judged["generator_limited"] == true || too_few) {
+        // Runs whose generator fell behind are left out of the decision, and a failure
+        // measured mostly on them is not the server's (the rule's own guards): a host this
+        // busy cannot show the failure.
         super::harness::skip(
             "objectives::repeats_decide_the_objectives_pooled_as_a_sweep_step_does",
             &format!(
@@ -161,7 +165,7 @@ fn repeats_decide_the_objectives_pooled_as_a_sweep_step_does() {
     assert_eq!(code, Some(1), "{stdout}\n{stderr}");
     assert_eq!(judged["verdict"], "fail", "{judged}");
     assert!(
-        stderr.contains("over its 4 repeats pooled failed its objectives"),
+        stderr.contains("over its 5 repeats pooled failed its objectives"),
         "{stderr}"
     );
 
@@ -176,12 +180,11 @@ fn repeats_decide_the_objectives_pooled_as_a_sweep_step_does() {
         "{}",
         pooled(&report)
     );
+    // Undecided for want of runs, or (on a busy host) because the generator fell behind.
+    let why = pooled(&report)["why"].as_str().unwrap().to_string();
     assert!(
-        pooled(&report)["why"]
-            .as_str()
-            .unwrap()
-            .contains("3 of the 4 runs a decision needs"),
-        "{}",
-        pooled(&report)
+        why.contains("3 of the 4 runs a decision needs")
+            || why.contains("limited by the generator"),
+        "{why}"
     );
 }
