@@ -361,6 +361,10 @@ pub struct RunOutputArgs {
     /// output as the run goes, instead of the text or CSV report.
     #[arg(long = "hdr-log", value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
+    /// The percentiles to report, in percent: `50,99,99.9,99.99` (memtier's
+    /// --print-percentiles), each with its 95% interval [default: 50,90,95,99,99.9,99.99].
+    #[arg(long, value_name = "LIST", value_parser = crate::report::chosen::parse_list)]
+    pub percentiles: Option<crate::report::chosen::PercentileList>,
 }
 
 /// `--precision` of printed latencies (a single run and `compare`).

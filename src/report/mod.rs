@@ -6,6 +6,7 @@
 //! `export/`'s. This module holds data and the small facts derived from it, nothing
 //! that prints.
 
+pub mod chosen;
 pub mod compare;
 pub mod contrast;
 mod counts;

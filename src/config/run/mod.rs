@@ -75,6 +75,8 @@ pub struct Output {
     pub host_stats: bool,
     /// The server's latency monitor's threshold for each test (`--latency-monitor`).
     pub latency_monitor_ms: Option<u64>,
+    /// `--percentiles`, in percent, sorted (empty: the fixed ones).
+    pub percentiles: Vec<f64>,
 }
 
 impl RunConfig {
@@ -265,6 +267,11 @@ fn output_of(args: &RunArgs, precision: usize) -> Output {
         server_stats: !args.progress.no_server_stats,
         host_stats: !args.progress.no_host_stats,
         latency_monitor_ms: args.progress.latency_monitor,
+        percentiles: args
+            .run_output
+            .percentiles
+            .clone()
+            .map_or_else(Vec::new, |l| l.0),
     }
 }
 

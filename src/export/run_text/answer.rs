@@ -60,13 +60,36 @@ fn headline(latency: Option<&Latency>, precision: usize) -> String {
     let Some(l) = latency.filter(|l| l.count > 0) else {
         return "n/a: no replies".to_string();
     };
-    HEADLINE
-        .iter()
-        .map(|&p| {
-            let value = ms(l.at(p) as f64, precision);
-            match interval_text(l, p, precision) {
-                i if i.is_empty() => format!("{} {value}", p.label()),
-                i => format!("{} {value} {i}", p.label()),
+    // The chosen percentiles (`--percentiles`) when there are, else the headline three.
+    let rows: Vec<(String, u64, String)> = if l.chosen.is_empty() {
+        HEADLINE
+            .iter()
+            .map(|&p| {
+                (
+                    p.label().to_string(),
+                    l.at(p),
+                    interval_text(l, p, precision),
+                )
+            })
+            .collect()
+    } else {
+        l.reported()
+            .into_iter()
+            .map(|r| {
+                let interval = r
+                    .ci95_ns
+                    .map_or_else(String::new, |c| c.show(|ns| ms(ns as f64, precision)));
+                (r.label, r.value_ns, interval)
+            })
+            .collect()
+    };
+    rows.into_iter()
+        .map(|(label, value_ns, interval)| {
+            let value = ms(value_ns as f64, precision);
+            if interval.is_empty() {
+                format!("{label} {value}")
+            } else {
+                format!("{label} {value} {interval}")
             }
         })
         .collect::<Vec<_>>()
