@@ -135,6 +135,8 @@ pub struct SweepConfig {
     pub threads: usize,
     /// `--out`: where every file goes (created and checked writable).
     pub out: PathBuf,
+    /// `--html FILE`: the sweep's page, rewritten with the other files.
+    pub html: Option<PathBuf>,
 }
 
 impl SweepConfig {
@@ -150,6 +152,9 @@ impl SweepConfig {
             }
         }
         check_out_dir(&args.out)?;
+        if let Some(html) = &args.html.html {
+            super::check_html(html)?;
+        }
         let mut base = RunConfig::from_args(&run_args, None)?;
         base.plan.warmup = plan.warmup;
         base.plan.stop = Stop::After(plan.duration);
@@ -166,6 +171,7 @@ impl SweepConfig {
             rates_text: args.rates.clone(),
             threads: args.connection.threads,
             out: args.out.clone(),
+            html: args.html.html.clone(),
         })
     }
 
