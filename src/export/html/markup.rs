@@ -49,6 +49,11 @@ pub(super) fn table(header: &[String], rows: &[Vec<Cell>]) -> String {
         html.push_str("<tr>");
         for cell in row {
             html.push_str(&match cell {
+                // A long text keeps a readable width: on a phone the table scrolls
+                // rather than squeezing it into a column a word wide.
+                Cell::Text(t) if t.chars().count() > 40 => {
+                    format!("<td class=\"wide\">{}</td>", esc(t))
+                }
                 Cell::Text(t) => format!("<td>{}</td>", esc(t)),
                 Cell::Num(t) => format!("<td class=\"n\">{}</td>", esc(t)),
                 Cell::Html(h) => format!("<td>{h}</td>"),

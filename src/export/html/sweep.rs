@@ -11,7 +11,7 @@ use crate::export::ms;
 use crate::export::plot::Chart;
 use crate::export::sweep_text::steps_table;
 use crate::report::sweep::{Measurement, SweepReport};
-use crate::report::verdict::Verdict;
+use crate::report::verdict::{Check, Verdict};
 
 /// The page of `report`, with `charts` (what [`crate::export::plot::render_sweep`] drew
 /// from it) inlined.
@@ -53,12 +53,16 @@ fn answer(report: &SweepReport) -> String {
     match &report.slo {
         Some(slo) => {
             let objectives: Vec<&str> = slo.slos.iter().map(|s| s.text.as_str()).collect();
-            let capacity = slo
-                .capacity_per_sec
-                .map_or("none".to_string(), |c| format!("{c:.0}"));
+            // A band open above makes the capacity a floor: said so in the figure itself.
+            let open_above = matches!(slo.capacity_band_per_sec, Some((_, None)));
+            let capacity = match slo.capacity_per_sec {
+                Some(c) if open_above => format!("at least {c:.0}"),
+                Some(c) => format!("{c:.0}"),
+                None => "none passed".to_string(),
+            };
             let band = match slo.capacity_band_per_sec {
-                Some((low, Some(high))) => format!("{low:.0}..{high:.0}"),
-                Some((low, None)) => format!("{low:.0}.. (open above)"),
+                Some((low, Some(high))) => format!("{low:.0} to {high:.0}"),
+                Some((low, None)) => format!("{low:.0} to open"),
                 None => "-".into(),
             };
             let bad = slo.capacity_per_sec.is_none();
@@ -149,10 +153,19 @@ fn steps(report: &SweepReport) -> String {
                 .collect()
         })
         .collect();
+    // The text's narrow "95%" column reads better as what it is.
+    let header: Vec<String> = t
+        .header
+        .iter()
+        .map(|h| match h.as_str() {
+            "95%" => "95% interval".to_string(),
+            other => other.to_string(),
+        })
+        .collect();
     format!(
         "<p class=\"sub\">{}</p>{}",
         esc(t.caption.trim_end_matches(':')),
-        table(&t.header, &rows)
+        table(&header, &rows)
     )
 }
 
@@ -198,7 +211,7 @@ fn runs(report: &SweepReport) -> String {
         "p99 ms",
         "p99.9 ms",
         "max ms",
-        "SLO",
+        "SLO (this run alone)",
         "bottleneck",
         "valid",
     ]
@@ -240,10 +253,10 @@ fn runs(report: &SweepReport) -> String {
     )
 }
 
-/// The self-checks that failed, run by run, or that none did.
+/// The self-checks that failed: one row per check with the runs it failed in and what
+/// its first failure means, then (folded) every failure run by run; or that none did.
 fn checks(report: &SweepReport) -> String {
-    let header = ["run", "check", "what it saw", "what it means"].map(String::from);
-    let rows: Vec<Vec<Cell>> = report
+    let failures: Vec<(&Measurement, &Check)> = report
         .runs
         .iter()
         .flat_map(|m| {
@@ -251,17 +264,10 @@ fn checks(report: &SweepReport) -> String {
                 .checks
                 .iter()
                 .filter(|c| c.verdict == Verdict::Fail)
-                .map(move |c| {
-                    vec![
-                        Cell::Text(what(m)),
-                        Cell::Text(c.name.clone()),
-                        Cell::Text(c.detail.clone()),
-                        Cell::Text(c.meaning.clone()),
-                    ]
-                })
+                .map(move |c| (m, c))
         })
         .collect();
-    if rows.is_empty() {
+    if failures.is_empty() {
         let checked = report
             .runs
             .iter()
@@ -273,7 +279,52 @@ fn checks(report: &SweepReport) -> String {
             report.runs.len()
         );
     }
-    table(&header, &rows)
+    // Checks in the order they first failed.
+    let mut names: Vec<&str> = Vec::new();
+    for (_, c) in &failures {
+        if !names.contains(&c.name.as_str()) {
+            names.push(&c.name);
+        }
+    }
+    let header = ["check", "failed in", "runs", "what its first failure means"].map(String::from);
+    let rows: Vec<Vec<Cell>> = names
+        .iter()
+        .map(|name| {
+            let of_name: Vec<&(&Measurement, &Check)> =
+                failures.iter().filter(|(_, c)| c.name == *name).collect();
+            let mut runs: Vec<String> = Vec::new();
+            for (m, _) in &of_name {
+                let w = what(m);
+                if !runs.contains(&w) {
+                    runs.push(w);
+                }
+            }
+            vec![
+                Cell::Text(name.to_string()),
+                Cell::Num(format!("{} of {} runs", of_name.len(), report.runs.len())),
+                Cell::Text(runs.join(", ")),
+                Cell::Text(of_name[0].1.meaning.clone()),
+            ]
+        })
+        .collect();
+    let detail_header = ["run", "check", "what it saw", "what it means"].map(String::from);
+    let detail: Vec<Vec<Cell>> = failures
+        .iter()
+        .map(|(m, c)| {
+            vec![
+                Cell::Text(what(m)),
+                Cell::Text(c.name.clone()),
+                Cell::Text(c.detail.clone()),
+                Cell::Text(c.meaning.clone()),
+            ]
+        })
+        .collect();
+    format!(
+        "{}<details><summary>every failure, run by run ({})</summary>{}</details>",
+        table(&header, &rows),
+        failures.len(),
+        table(&detail_header, &detail)
+    )
 }
 
 /// Per run: the server's count and CPU, and the host's waits for a CPU.
