@@ -154,14 +154,17 @@ fn attribute<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
 }
 
 /// A command line as a shell would take it back: words with spaces or quotes in single
-/// quotes (the page shows what was typed; it is escaped by the caller).
+/// quotes (the page shows what was typed; it is escaped by the caller). The first word,
+/// the program, is shown as recorded (`tailrate merge` records itself so).
 pub(super) fn shell_words(words: &[String]) -> String {
     words
         .iter()
-        .map(|w| {
-            let plain = !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=,%@+".contains(c));
+        .enumerate()
+        .map(|(i, w)| {
+            let plain = i == 0
+                || !w.is_empty()
+                    && w.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_./:=,%@+".contains(c));
             if plain {
                 w.clone()
             } else {
@@ -197,7 +200,7 @@ mod tests {
 
     #[test]
     fn a_command_line_is_quoted_where_a_shell_would_split_it() {
-        let words = ["tailrate", "SET", "k", "a b", "it's"].map(String::from);
-        assert_eq!(shell_words(&words), "tailrate SET k 'a b' 'it'\\''s'");
+        let words = ["tailrate", "SET", "k", "a b", "it's", ""].map(String::from);
+        assert_eq!(shell_words(&words), "tailrate SET k 'a b' 'it'\\''s' ''");
     }
 }

@@ -60,7 +60,15 @@ pub(super) fn about(header: &Header, more: &[(String, String)]) -> String {
             server.version.clone().unwrap_or_else(|| "not given".into()),
         ),
     ];
-    pairs.extend(server.save.clone().map(|s| ("save".into(), s)));
+    // An empty `save` is how the server says it takes no snapshots.
+    let save = |s: String| {
+        if s.is_empty() {
+            "'' (no snapshots)".into()
+        } else {
+            s
+        }
+    };
+    pairs.extend(server.save.clone().map(|s| ("save".into(), save(s))));
     pairs.extend(server.appendonly.clone().map(|s| ("appendonly".into(), s)));
     if !server.cluster_nodes.is_empty() {
         pairs.push(("cluster masters".into(), server.cluster_nodes.join(", ")));
