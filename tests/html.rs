@@ -1,5 +1,6 @@
 //! The HTML pages (`--html FILE` and `tailrate report INPUT --html FILE`): made from real
-//! runs, sweeps and comparisons against a real redis-server; self-contained (no reference
+//! runs, sweeps, comparisons (of files and live) and merges of shards against a real
+//! redis-server; self-contained (no reference
 //! to any other host), escaped, under 2 MB for a sweep; the same page again from the saved
 //! results; and rendered by headless Chromium at a laptop's and a phone's size into a
 //! screenshot that is not blank, without a console error.
@@ -418,4 +419,68 @@ fn chromium_renders_each_page_at_a_laptop_and_a_phone_size_without_a_console_err
             );
         }
     }
+}
+
+#[test]
+fn html_of_a_live_comparison_and_of_a_merge_of_shards() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let addr = server.addr();
+    let live = dir.path().join("live.html");
+    assert_success(&run_tailrate(&[
+        "compare",
+        "--live",
+        "--a",
+        &addr,
+        "--b",
+        &addr,
+        "--rate",
+        "1000",
+        "--rounds",
+        "2",
+        "--round-duration",
+        "300ms",
+        "-t",
+        "get",
+        "--no-progress",
+        "--html",
+        live.to_str().unwrap(),
+    ]));
+    let html = text(&live);
+    assert!(
+        html.contains("live: 2 rounds of 0.3 s per side"),
+        "the duet"
+    );
+    assert!(html.contains("--live"), "the command line");
+    assert_self_contained(&live);
+
+    let start_at = super::shard::start_in_a_moment();
+    let extra = ["--rate", "2000", "--duration", "500ms"];
+    let shards: Vec<_> = (0..2)
+        .map(|i| super::shard::spawn_shard(&server, dir.path(), i, 2, &start_at, &extra))
+        .collect();
+    for (i, child) in shards.into_iter().enumerate() {
+        super::shard::finish(child, &dir.path().join(format!("shard-{i}.json")));
+    }
+    let merged = dir.path().join("merged.html");
+    let out = dir.path().join("merged");
+    assert_success(&run_tailrate(&[
+        "merge",
+        dir.path().join("shard-0.json").to_str().unwrap(),
+        dir.path().join("shard-0.hlog").to_str().unwrap(),
+        dir.path().join("shard-1.json").to_str().unwrap(),
+        dir.path().join("shard-1.hlog").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--html",
+        merged.to_str().unwrap(),
+    ]));
+    let html = text(&merged);
+    assert!(html.contains("tailrate merged run"));
+    assert!(html.contains("2 of 2 shards merged"));
+    assert_self_contained(&merged);
+    assert_eq!(
+        report_page(&out.join("merged.json"), &dir.path().join("again.html")),
+        html
+    );
 }
