@@ -1,9 +1,9 @@
 //! The HTML pages (`--html FILE` and `tailrate report INPUT --html FILE`): made from real
 //! runs, sweeps, comparisons (of files and live) and merges of shards against a real
-//! redis-server; self-contained (no reference
-//! to any other host), escaped, under 2 MB for a sweep; the same page again from the saved
-//! results; and rendered by headless Chromium at a laptop's and a phone's size into a
-//! screenshot that is not blank, without a console error.
+//! redis-server; self-contained (no reference to any other host), escaped, under 2 MB
+//! for a sweep; the same page again from the saved results; and rendered by headless
+//! Chromium at a laptop's and a phone's size into a screenshot that is not blank,
+//! without a console error.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
