@@ -198,7 +198,8 @@ pub fn run(
         stdout,
         config.output.json.clone(),
         config.output.hdr_log.clone(),
-    );
+    )
+    .with_html(config.output.html.clone());
     let exporters = stdout_exporters(config, &outputs);
     let started = SystemTime::now();
     let run_start = Instant::now();
@@ -429,14 +430,18 @@ impl Session<'_, '_> {
         }
     }
 
-    /// The run's end (or interruption): the closing sections, and the whole `--json`.
+    /// The run's end (or interruption): the closing sections, the whole `--json`, and
+    /// the `--html` page.
     fn finish(&mut self) -> Result<()> {
         for exporter in self.exporters.iter_mut() {
             exporter
                 .run_done(self.outputs.text(), &self.report)
                 .context("writing results")?;
         }
-        self.outputs.save_json(&self.report)
+        self.outputs.save_json(&self.report)?;
+        let report = &self.report;
+        self.outputs
+            .save_html(|| Ok(crate::export::html::run(report)))
     }
 }
 

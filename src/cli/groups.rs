@@ -52,6 +52,7 @@ default_from_clap!(
     RunOutputArgs,
     PrecisionArgs,
     JsonArgs,
+    HtmlArgs,
     ProgressArgs,
     ScaleOutArgs,
 );
@@ -390,6 +391,17 @@ pub struct JsonArgs {
     /// it on standard output when the run ends, instead of the text or CSV report.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+/// `--html` (a single run, `sweep`, `compare` and `merge`).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Output")]
+pub struct HtmlArgs {
+    /// Write the report as one self-contained HTML page to this file (a regular file:
+    /// inline style and plots, nothing loaded from anywhere), written when the command
+    /// ends; `tailrate report` makes one later from saved results.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// The live progress line and the server's own counters.

@@ -23,7 +23,7 @@ pub use man::{MAN_PAGES, ManArgs};
 
 pub use groups::{
     BenchmarkArgs, CapPacingArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs,
-    EndpointArgs, JsonArgs, KeepaliveArgs, ObjectiveArgs, OpenLoopArgs, PrecisionArgs,
+    EndpointArgs, HtmlArgs, JsonArgs, KeepaliveArgs, ObjectiveArgs, OpenLoopArgs, PrecisionArgs,
     ProgressArgs, RateArgs, RepeatArgs, RunOutputArgs, ScaleOutArgs, WorkersArgs,
 };
 pub use workload::WorkloadArgs;
@@ -69,6 +69,8 @@ pub enum Command {
     Tune(Box<TuneArgs>),
     /// Add the reports of a plan's shards (JSON, and their .hlog files) into one, exactly: histograms and counts added, every percentile and interval derived again.
     Merge(MergeArgs),
+    /// Write one self-contained HTML page from saved results: a run's or a merge's JSON, a comparison's JSON, or a sweep (its folder or sweep.json).
+    Report(ReportArgs),
     /// Print a shell completion script: `source <(tailrate completions bash)`.
     Completions {
         /// The shell to complete in.
@@ -220,6 +222,9 @@ pub struct SweepArgs {
     /// Progress line and server counters.
     #[command(flatten)]
     pub progress: ProgressArgs,
+    /// `--html FILE`: the sweep's page, rewritten with its other files.
+    #[command(flatten)]
+    pub html: HtmlArgs,
 }
 
 /// `tailrate sweep --order`.
@@ -263,6 +268,22 @@ pub struct MergeArgs {
     /// Merge even when shards are missing; the result is marked partial and names them.
     #[arg(long)]
     pub partial: bool,
+    /// `--html FILE`: the merged report's page.
+    #[command(flatten)]
+    pub html: HtmlArgs,
+}
+
+/// `tailrate report`: see docs/html.md.
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_help = "Guide: docs/html.md")]
+pub struct ReportArgs {
+    /// A saved report: a run's or a merge's JSON (`--json`, merged.json), a comparison's
+    /// JSON (`compare --json`), or a sweep's folder or its sweep.json.
+    #[arg(value_name = "INPUT")]
+    pub input: PathBuf,
+    /// Where the page goes (a regular file).
+    #[arg(long, value_name = "FILE", required = true)]
+    pub html: PathBuf,
 }
 
 impl TuneArgs {
@@ -359,6 +380,9 @@ pub struct RunArgs {
     /// `--json`.
     #[command(flatten)]
     pub json: JsonArgs,
+    /// `--html`.
+    #[command(flatten)]
+    pub html: HtmlArgs,
     /// `--no-progress`, `--no-server-stats`.
     #[command(flatten)]
     pub progress: ProgressArgs,

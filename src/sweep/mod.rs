@@ -193,7 +193,8 @@ impl Campaign for Sweeper<'_> {
         self.base.strict && self.report.runs.iter().any(|m| !m.report.valid)
     }
 
-    /// Writes sweep.json, then the CSV and the plots drawn from the JSON bytes just written.
+    /// Writes sweep.json, then the CSV, the plots drawn from the JSON bytes just written, and
+    /// the `--html` page with those plots.
     fn save_report(&self) -> Result<()> {
         let bytes =
             serde_json::to_vec_pretty(&self.report).context("encoding the sweep as JSON")?;
@@ -204,8 +205,14 @@ impl Campaign for Sweeper<'_> {
         write_out(&self.out.join(STEPS_CSV_FILE), steps.trim_end().as_bytes())?;
         // Drawn from the parsed bytes, exactly as `tailrate plot` will read them back.
         let saved = model::parse(&bytes)?;
-        for chart in plot::render_sweep(&saved, None)? {
+        let charts = plot::render_sweep(&saved, None)?;
+        for chart in &charts {
             write_out(&self.out.join(&chart.file_name), chart.svg.as_bytes())?;
+        }
+        if let Some(path) = &self.sweep.html {
+            let page = crate::export::html::sweep(&saved, &charts);
+            output::write_file(path, page.as_bytes())
+                .with_context(|| format!("writing --html {}", path.display()))?;
         }
         Ok(())
     }

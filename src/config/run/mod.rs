@@ -67,6 +67,8 @@ pub struct Output {
     pub json: Option<PathBuf>,
     /// HdrHistogram interval log.
     pub hdr_log: Option<PathBuf>,
+    /// The run's HTML page (`--html`).
+    pub html: Option<PathBuf>,
     /// Live progress on stderr when it is a terminal.
     pub progress: bool,
     /// Read the server's counters around each test (`--no-server-stats` turns it off).
@@ -263,6 +265,7 @@ fn output_of(args: &RunArgs, precision: usize) -> Output {
         precision,
         json: args.json.json.clone(),
         hdr_log: args.run_output.hdr_log.clone(),
+        html: args.html.html.clone(),
         progress: !args.progress.no_progress,
         server_stats: !args.progress.no_server_stats,
         host_stats: !args.progress.no_host_stats,

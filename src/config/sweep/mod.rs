@@ -138,6 +138,8 @@ pub struct SweepConfig {
     pub threads: usize,
     /// `--out`: where every file goes (created and checked writable).
     pub out: PathBuf,
+    /// `--html FILE`: the sweep's page, rewritten with the other files.
+    pub html: Option<PathBuf>,
 }
 
 impl SweepConfig {
@@ -153,6 +155,9 @@ impl SweepConfig {
             }
         }
         check_out_dir(&args.out)?;
+        if let Some(html) = &args.html.html {
+            super::check_html(html)?;
+        }
         let mut base = RunConfig::from_args(&run_args, None)?;
         base.plan.warmup = plan.warmup;
         base.plan.stop = Stop::After(plan.duration);
@@ -169,6 +174,7 @@ impl SweepConfig {
             rates_text: args.rates.clone(),
             threads: args.connection.threads,
             out: args.out.clone(),
+            html: args.html.html.clone(),
         })
     }
 

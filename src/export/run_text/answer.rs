@@ -55,42 +55,59 @@ pub(super) fn lines(out: &mut dyn Write, test: &TestReport, precision: usize) ->
     writeln!(out)
 }
 
-/// `p50 0.273 [0.205, 0.385]   p99 ...`, or `n/a` for a test with no replies.
-fn headline(latency: Option<&Latency>, precision: usize) -> String {
-    let Some(l) = latency.filter(|l| l.count > 0) else {
-        return "n/a: no replies".to_string();
-    };
-    // The chosen percentiles (`--percentiles`) when there are, else the headline three.
-    let rows: Vec<(String, u64, String)> = if l.chosen.is_empty() {
+/// One headline percentile as the answer shows it.
+pub(crate) struct HeadlineValue {
+    /// `p99`.
+    pub label: String,
+    /// Its value in msec.
+    pub value_ms: String,
+    /// Its 95% interval in msec (`[0.205, 0.385]`), empty when the report has none.
+    pub interval_ms: String,
+}
+
+/// The headline percentiles of `latency` (those `--percentiles` chose, else p50, p99,
+/// p99.9), each with its interval; `None` when it holds no reply.
+pub(crate) fn headline_values(
+    latency: Option<&Latency>,
+    precision: usize,
+) -> Option<Vec<HeadlineValue>> {
+    let l = latency.filter(|l| l.count > 0)?;
+    if !l.chosen.is_empty() {
+        return Some(
+            l.reported()
+                .into_iter()
+                .map(|r| HeadlineValue {
+                    label: r.label,
+                    value_ms: ms(r.value_ns as f64, precision),
+                    interval_ms: r
+                        .ci95_ns
+                        .map_or_else(String::new, |c| c.show(|ns| ms(ns as f64, precision))),
+                })
+                .collect(),
+        );
+    }
+    Some(
         HEADLINE
             .iter()
-            .map(|&p| {
-                (
-                    p.label().to_string(),
-                    l.at(p),
-                    interval_text(l, p, precision),
-                )
+            .map(|&p| HeadlineValue {
+                label: p.label().to_string(),
+                value_ms: ms(l.at(p) as f64, precision),
+                interval_ms: interval_text(l, p, precision),
             })
-            .collect()
-    } else {
-        l.reported()
-            .into_iter()
-            .map(|r| {
-                let interval = r
-                    .ci95_ns
-                    .map_or_else(String::new, |c| c.show(|ns| ms(ns as f64, precision)));
-                (r.label, r.value_ns, interval)
-            })
-            .collect()
+            .collect(),
+    )
+}
+
+/// `p50 0.273 [0.205, 0.385]   p99 ...`, or `n/a` for a test with no replies.
+fn headline(latency: Option<&Latency>, precision: usize) -> String {
+    let Some(values) = headline_values(latency, precision) else {
+        return "n/a: no replies".to_string();
     };
-    rows.into_iter()
-        .map(|(label, value_ns, interval)| {
-            let value = ms(value_ns as f64, precision);
-            if interval.is_empty() {
-                format!("{label} {value}")
-            } else {
-                format!("{label} {value} {interval}")
-            }
+    values
+        .iter()
+        .map(|v| match v.interval_ms.as_str() {
+            "" => format!("{} {}", v.label, v.value_ms),
+            i => format!("{} {} {i}", v.label, v.value_ms),
         })
         .collect::<Vec<_>>()
         .join("   ")
