@@ -22,6 +22,8 @@ pub(super) enum Swatch {
     Marker { color: RGBColor, shape: Shape },
     /// A filled band.
     Band(RGBColor),
+    /// A word as the chart writes it (the bottlenecks along a chart's foot).
+    Word(&'static str, RGBColor),
 }
 
 impl Swatch {
@@ -102,6 +104,12 @@ pub(super) fn legend(area: &Area<'_>, heading: &str, entries: &[(String, Swatch)
                     ))?,
                     Shape::Ring => area.draw(&Circle::new(at, 6, color.stroke_width(2)))?,
                 }
+            }
+            Swatch::Word(word, color) => {
+                let style = font(12)
+                    .color(&color)
+                    .pos(Pos::new(HPos::Center, VPos::Center));
+                area.draw_text(word, &style, (x0 + 15, mid))?;
             }
             Swatch::Band(color) => {
                 area.draw(&Rectangle::new(

@@ -4,7 +4,7 @@
 
 use super::Layout;
 use super::lines::input_shape;
-use super::marks::VERDICTS;
+use super::marks::{VERDICTS, slo_color, slo_text};
 use crate::export::plot::{
     ALERT, BAND, CAPACITY, GRAY, INK, PERCENTILE_COLORS, PERCENTILES, Shape, Swatch, open_steps,
 };
@@ -78,8 +78,8 @@ fn mark_entries(layout: &Layout<'_>) -> Vec<(String, Swatch)> {
         let marker = Swatch::marker(ALERT, Shape::Ring);
         entries.push(("invalid step (check failed)".into(), marker));
     }
-    if !layout.slos.is_empty() {
-        entries.push(("SLO".into(), Swatch::dashed(INK, 1)));
+    for slo in &layout.slos {
+        entries.push((slo_text(slo), Swatch::dashed(slo_color(slo), 2)));
     }
     if !layout.overlay {
         let steps = steps_of(inputs[0].1);
@@ -91,6 +91,17 @@ fn mark_entries(layout: &Layout<'_>) -> Vec<(String, Swatch)> {
                 entries.push((text.into(), Swatch::marker(color, shape)));
             }
         }
+    }
+    if !layout.overlay
+        && open_steps(inputs[0].1).iter().any(|(_, m)| {
+            m.report
+                .bottleneck
+                .as_ref()
+                .is_some_and(|b| b.verdict != crate::report::Bottleneck::None)
+        })
+    {
+        let word = Swatch::Word("host", INK);
+        entries.push(("at the foot: a step's bottleneck".into(), word));
     }
     if inputs.iter().any(|(_, r)| {
         steps_of(r)

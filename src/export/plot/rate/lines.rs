@@ -66,7 +66,9 @@ pub(super) fn percentile_lines(
 
 /// One percentile's lines through the median of each rate's runs: service time (dashed,
 /// for one sweep alone) and response time with a marker at each rate, dashed for every
-/// second input. Returns the response-time points.
+/// second input. The lines join the coarse steps only: the search's rates crowd near the
+/// capacity, where the generator or the host often limit a run, and a line through them
+/// zigzags into a tangle; they keep their markers. Returns the response-time points.
 fn median_lines(
     chart: &mut RateChart<'_, '_>,
     layout: &Layout<'_>,
@@ -75,9 +77,12 @@ fn median_lines(
     get: Pick,
     color: RGBColor,
 ) -> Result<Vec<(f64, f64)>, Box<dyn std::error::Error>> {
-    let points = |metric_name: &str| -> Vec<(f64, f64)> {
+    let coarse = |group: &Vec<&Measurement>| group.iter().any(|m| m.kind == Kind::Step);
+    let joined = groups.iter().filter(|(_, g)| coarse(g)).count() >= 2;
+    let points = |metric_name: &str, only_coarse: bool| -> Vec<(f64, f64)> {
         groups
             .iter()
+            .filter(|(_, group)| !only_coarse || coarse(group))
             .filter_map(|(rate, group)| {
                 let median = median_log_ms(group, |m| Some(get(metric(m, metric_name)?)))?;
                 Some((*rate, median))
@@ -85,10 +90,10 @@ fn median_lines(
             .collect()
     };
     if !layout.overlay {
-        draw_line(chart, points("service"), color, 1, true)?;
+        draw_line(chart, points("service", joined), color, 1, true)?;
     }
-    let response = points("response");
-    draw_line(chart, response.clone(), color, 2, index % 2 == 1)?;
+    let response = points("response", false);
+    draw_line(chart, points("response", joined), color, 2, index % 2 == 1)?;
     draw_markers(chart, input_shape(index), response.clone(), color, 3)?;
     Ok(response)
 }

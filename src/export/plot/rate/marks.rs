@@ -7,35 +7,45 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{Layout, RateChart};
+use crate::config::sweep::Slo;
 use crate::export::plot::{
-    ALERT, BAND, BAND_OPACITY, CAPACITY, DrawResult, GRAY, INK, Shape, draw_line, draw_markers,
-    draw_text, font, log_ms, ms_label, rate_label,
+    ALERT, BAND, BAND_OPACITY, CAPACITY, DrawResult, GRAY, INK, PERCENTILE_COLORS, PERCENTILES,
+    Shape, draw_line, draw_markers, draw_text, font, log_ms, ms_label, rate_label,
 };
 use crate::report::Bottleneck;
+use crate::report::sweep::steps::StepVerdict;
 use crate::report::sweep::{Limit, Measurement, SloResult, StepSummary, SweepReport, Verdict};
 
-/// Each objective as a dashed line across the chart, labelled at its right end; the
-/// labels of objectives stack downwards.
+/// Each objective as a dashed line across the chart in the colour of the percentile it
+/// bounds; the legend names it (a label on the chart sat on the points and on the other
+/// objectives' labels).
 pub(super) fn slo_lines(chart: &mut RateChart<'_, '_>, layout: &Layout<'_>) -> DrawResult {
     let x_max = layout.x_max;
-    for (slo_index, slo) in layout.slos.iter().enumerate() {
+    for slo in &layout.slos {
         let y = (slo.bound_ns as f64 / 1e6).log10();
-        draw_line(chart, vec![(0.0, y), (x_max, y)], INK, 1, true)?;
-        let text = format!(
-            "SLO {} ≤ {}",
-            slo.percentile_label(),
-            ms_label(slo.bound_ns)
-        );
-        let style = font(14).pos(Pos::new(HPos::Right, VPos::Bottom));
-        draw_text(
-            chart,
-            (x_max, y),
-            text,
-            (-6, -3 - 16 * slo_index as i32),
-            style,
-        )?;
+        draw_line(chart, vec![(0.0, y), (x_max, y)], slo_color(slo), 2, true)?;
     }
     Ok(())
+}
+
+/// The colour of an objective's line: its percentile's, or ink for a percentile the
+/// chart does not draw.
+pub(super) fn slo_color(slo: &Slo) -> RGBColor {
+    let label = slo.percentile_label();
+    PERCENTILES
+        .iter()
+        .zip(PERCENTILE_COLORS)
+        .find(|((name, _), _)| *name == label)
+        .map_or(INK, |(_, color)| color)
+}
+
+/// How an objective's line names it in the legend: `SLO p99 ≤ 1.00 ms`.
+pub(super) fn slo_text(slo: &Slo) -> String {
+    format!(
+        "SLO {} ≤ {}",
+        slo.percentile_label(),
+        ms_label(slo.bound_ns)
+    )
 }
 
 /// Each sweep's capacity band: across the whole chart for one sweep; for overlaid ones,
@@ -69,28 +79,36 @@ pub(super) const VERDICTS: [(Verdict, &str, Shape, RGBColor); 3] = [
     (Verdict::Fail, "SLO fail (95%)", Shape::Cross, ALERT),
 ];
 
-/// Each rate's verdict on the (first) objective's line.
+/// Each rate's verdict on each objective's line: that objective's own, except where the
+/// generator limited the step (uncertain on every line, as the step is).
 pub(super) fn verdicts(
     chart: &mut RateChart<'_, '_>,
     layout: &Layout<'_>,
     summaries: &[StepSummary],
 ) -> DrawResult {
-    let Some(y) = layout
-        .slos
-        .first()
-        .map(|s| (s.bound_ns as f64 / 1e6).log10())
-    else {
-        return Ok(());
-    };
-    for (verdict, _, shape, color) in VERDICTS {
-        let marks = summaries
-            .iter()
-            .filter(|s| s.slo.as_ref().is_some_and(|v| v.verdict == verdict))
-            .map(|s| (s.target_rate_per_sec, y))
-            .collect();
-        draw_markers(chart, shape, marks, color, 4)?;
+    for slo in &layout.slos {
+        let y = (slo.bound_ns as f64 / 1e6).log10();
+        for (verdict, _, shape, color) in VERDICTS {
+            let marks = summaries
+                .iter()
+                .filter(|s| s.slo.as_ref().is_some_and(|v| on_line(v, slo) == verdict))
+                .map(|s| (s.target_rate_per_sec, y))
+                .collect();
+            draw_markers(chart, shape, marks, color, 4)?;
+        }
     }
     Ok(())
+}
+
+/// A step's verdict as drawn on `slo`'s line.
+fn on_line(step: &StepVerdict, slo: &Slo) -> Verdict {
+    if step.generator_limited {
+        return Verdict::Uncertain;
+    }
+    step.checks
+        .iter()
+        .find(|c| c.slo == slo.text)
+        .map_or(step.verdict, |c| c.verdict)
 }
 
 /// Where the `index`th sweep's capacity is marked, and how.
