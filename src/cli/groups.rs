@@ -54,6 +54,7 @@ default_from_clap!(
     PrecisionArgs,
     JsonArgs,
     ProgressArgs,
+    MetricsArgs,
     ScaleOutArgs,
 );
 
@@ -467,6 +468,26 @@ pub struct ProgressArgs {
     /// for a CPU, steal, CPU pressure, an idle thread's hiccups; see docs/host.md).
     #[arg(long = "no-host-stats")]
     pub no_host_stats: bool,
+}
+
+/// Live Prometheus metrics while the command runs (a run, `sweep`, `compare --live`; see
+/// docs/metrics.md).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Live metrics")]
+pub struct MetricsArgs {
+    /// Serve Prometheus metrics on http://ADDR:PORT/metrics while tailrate runs: requests
+    /// by outcome, target and achieved rate, in flight, backlog, latency histograms per
+    /// command and metric, the self-checks. A loopback address unless --metrics-listen-any.
+    #[arg(long = "metrics-listen", value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Let --metrics-listen take an address other hosts can reach (the page names the
+    /// server and the workload).
+    #[arg(long = "metrics-listen-any", requires = "metrics_listen")]
+    pub metrics_listen_any: bool,
+    /// After the last test, keep serving the metrics this long, so that a scraper reads
+    /// the final values [range: 0s to 1h].
+    #[arg(long = "metrics-linger", value_parser = duration_in(Duration::ZERO, MAX_TIMEOUT, true, "an hour"), allow_hyphen_values = true, default_value = "2s", value_name = "DURATION", requires = "metrics_listen")]
+    pub metrics_linger: Duration,
 }
 
 /// Shards of one plan (a single run only; see docs/scale-out.md).

@@ -22,8 +22,8 @@ pub use man::{MAN_PAGES, ManArgs};
 
 pub use groups::{
     BenchmarkArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs, EndpointArgs, JsonArgs,
-    KeepaliveArgs, ObjectiveArgs, OpenLoopArgs, PrecisionArgs, ProgressArgs, RateArgs, RepeatArgs,
-    RunOutputArgs, ScaleOutArgs, WorkersArgs, WorkloadArgs,
+    KeepaliveArgs, MetricsArgs, ObjectiveArgs, OpenLoopArgs, PrecisionArgs, ProgressArgs, RateArgs,
+    RepeatArgs, RunOutputArgs, ScaleOutArgs, WorkersArgs, WorkloadArgs,
 };
 
 /// A load generator and latency profiler for Redis-protocol servers.
@@ -215,6 +215,9 @@ pub struct SweepArgs {
     /// Progress line and server counters.
     #[command(flatten)]
     pub progress: ProgressArgs,
+    /// Live Prometheus metrics of every step.
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 }
 
 /// `tailrate sweep --order`.
@@ -291,6 +294,7 @@ impl SweepArgs {
             repeat: self.repeat.clone(),
             checks: self.checks.clone(),
             progress: self.progress.clone(),
+            metrics: self.metrics.clone(),
             ..RunArgs::default()
         }
     }
@@ -357,6 +361,9 @@ pub struct RunArgs {
     /// `--no-progress`, `--no-server-stats`.
     #[command(flatten)]
     pub progress: ProgressArgs,
+    /// `--metrics-listen`, `--metrics-listen-any`, `--metrics-linger`.
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
     /// `--shard`, `--shards`, `--start-at`.
     #[command(flatten)]
     pub scale_out: ScaleOutArgs,

@@ -16,6 +16,7 @@ pub mod csv;
 pub mod duet_lines;
 pub mod hlog;
 pub mod json;
+pub mod metrics;
 pub mod objective_text;
 pub mod outputs;
 pub mod plot;
