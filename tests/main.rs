@@ -18,6 +18,7 @@ mod host;
 mod hostile_files;
 mod intervals;
 mod limits;
+mod metrics;
 mod mutations;
 mod objectives;
 mod open_loop;
