@@ -197,16 +197,11 @@ fn prometheus_scraping_a_run_every_second_ends_with_the_counts_of_its_json() {
         "a 10 s run at 2000/s: {counts}"
     );
     // Every second: about 14 scrapes of a run of 11 s and a linger of 3 s.
-    let scrapes = prometheus.query(&format!(
-        r#"count_over_time(tailrate_running{{run!=""}}[10m])"#
-    ));
+    let scrapes = prometheus.query(r#"count_over_time(tailrate_running{run!=""}[10m])"#);
     assert!(scrapes >= 10.0, "{scrapes} scrapes of the run");
     let valid = prometheus.query(&last("tailrate_valid"));
     assert_eq!(valid, f64::from(u8::from(test["valid"] == true)));
-    let checks = prometheus.query(&format!(
-        "count({})",
-        "max_over_time(tailrate_check_passed[10m])"
-    ));
+    let checks = prometheus.query("count(max_over_time(tailrate_check_passed[10m]))");
     let judged = test["checks"]
         .as_array()
         .expect("checks")

@@ -212,6 +212,7 @@ impl Collector for Page {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::record::{Recorder, Timing};
 
