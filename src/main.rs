@@ -88,8 +88,9 @@ fn main() -> ExitCode {
         Command::Man { page, out } => man_pages(page.as_deref(), out.as_deref(), io.stdout),
     };
     let _ = stdout.flush();
-    // The final figures stay up for a last scrape.
-    if let Some(metrics) = metrics {
+    // The final figures stay up for a last scrape; a command that ended on an error has
+    // its message printed at once instead.
+    if let (Some(metrics), Ok(_)) = (metrics, &result) {
         metrics.linger(&cancel);
     }
     // A sweep or tune ends as its saved report says: 130 exactly when the report says

@@ -63,6 +63,19 @@ impl Prometheus {
             );
             std::thread::sleep(Duration::from_millis(200));
         }
+        // Ready is not yet scraping: discovery hands the target to the scrape manager a
+        // few seconds later, and a run started before that would lose its first scrapes.
+        while !prometheus
+            .get("/api/v1/targets")
+            .is_some_and(|r| r.contains("\"scrapeUrl\""))
+        {
+            assert!(
+                Instant::now() < deadline,
+                "prometheus has no active target after 60 s: {}",
+                prometheus.log()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
         prometheus
     }
 
@@ -198,6 +211,7 @@ fn prometheus_scraping_a_run_every_second_ends_with_the_counts_of_its_json() {
     );
     // Every second: about 14 scrapes of a run of 11 s and a linger of 3 s.
     let scrapes = prometheus.query(r#"count_over_time(tailrate_running{run!=""}[10m])"#);
+    eprintln!("{scrapes} scrapes of the run");
     assert!(scrapes >= 10.0, "{scrapes} scrapes of the run");
     let valid = prometheus.query(&last("tailrate_valid"));
     assert_eq!(valid, f64::from(u8::from(test["valid"] == true)));
