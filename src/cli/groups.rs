@@ -17,7 +17,7 @@ use crate::workload::{KeyPattern, MAX_VALUE_SIZE};
 
 /// A group's values when none of its flags is typed: clap's own defaults, so that each
 /// default is written once, on its flag.
-fn defaults<T: clap::Args + clap::FromArgMatches>() -> T {
+pub(super) fn defaults<T: clap::Args + clap::FromArgMatches>() -> T {
     let command = T::augment_args(clap::Command::new("defaults").disable_help_flag(true));
     command
         .try_get_matches_from(["defaults"])
@@ -54,7 +54,6 @@ default_from_clap!(
     PrecisionArgs,
     JsonArgs,
     ProgressArgs,
-    MetricsArgs,
     ScaleOutArgs,
 );
 
@@ -468,26 +467,6 @@ pub struct ProgressArgs {
     /// for a CPU, steal, CPU pressure, an idle thread's hiccups; see docs/host.md).
     #[arg(long = "no-host-stats")]
     pub no_host_stats: bool,
-}
-
-/// Live Prometheus metrics while the command runs (a run, `sweep`, `compare --live`; see
-/// docs/metrics.md).
-#[derive(Debug, Clone, clap::Args)]
-#[command(next_help_heading = "Live metrics")]
-pub struct MetricsArgs {
-    /// Serve Prometheus metrics on http://ADDR:PORT/metrics while tailrate runs: requests
-    /// by outcome, target and achieved rate, in flight, backlog, latency histograms per
-    /// command and metric, the self-checks. A loopback address unless --metrics-listen-any.
-    #[arg(long = "metrics-listen", value_name = "ADDR:PORT")]
-    pub metrics_listen: Option<std::net::SocketAddr>,
-    /// Let --metrics-listen take an address other hosts can reach (the page names the
-    /// server and the workload).
-    #[arg(long = "metrics-listen-any", requires = "metrics_listen")]
-    pub metrics_listen_any: bool,
-    /// After the last test, keep serving the metrics this long, so that a scraper reads
-    /// the final values [range: 0s to 1h].
-    #[arg(long = "metrics-linger", value_parser = duration_in(Duration::ZERO, MAX_TIMEOUT, true, "an hour"), allow_hyphen_values = true, default_value = "2s", value_name = "DURATION", requires = "metrics_listen")]
-    pub metrics_linger: Duration,
 }
 
 /// Shards of one plan (a single run only; see docs/scale-out.md).

@@ -15,15 +15,17 @@ use crate::units::{count_in, duration_in};
 mod compare;
 mod groups;
 pub mod man;
+mod metrics;
 mod test_names;
 
 pub use compare::CompareArgs;
 pub use man::{MAN_PAGES, ManArgs};
+pub use metrics::MetricsArgs;
 
 pub use groups::{
     BenchmarkArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs, EndpointArgs, JsonArgs,
-    KeepaliveArgs, MetricsArgs, ObjectiveArgs, OpenLoopArgs, PrecisionArgs, ProgressArgs, RateArgs,
-    RepeatArgs, RunOutputArgs, ScaleOutArgs, WorkersArgs, WorkloadArgs,
+    KeepaliveArgs, ObjectiveArgs, OpenLoopArgs, PrecisionArgs, ProgressArgs, RateArgs, RepeatArgs,
+    RunOutputArgs, ScaleOutArgs, WorkersArgs, WorkloadArgs,
 };
 
 /// A load generator and latency profiler for Redis-protocol servers.

@@ -163,7 +163,7 @@ impl Exposition {
                     outcomes: [0; OUTCOMES.len()],
                     latency: Metric::ALL
                         .into_iter()
-                        .filter(|&m| Histograms::has(m, timing))
+                        .filter(|&m| recorded(m, timing))
                         .map(|m| (m, FixedHistogram::default()))
                         .collect(),
                 });
@@ -235,16 +235,12 @@ impl Exposition {
     }
 }
 
-/// Which metrics a run of a [`Timing`] has (as `Histograms::counts_of` answers).
-struct Histograms;
-
-impl Histograms {
-    fn has(metric: Metric, timing: Timing) -> bool {
-        match metric {
-            Metric::Response | Metric::Service => true,
-            Metric::Lag => timing.lag(),
-            Metric::QueueWait => timing.queue_wait(),
-        }
+/// Whether a run of `timing` has `metric` (as `Histograms::counts_of` answers).
+fn recorded(metric: Metric, timing: Timing) -> bool {
+    match metric {
+        Metric::Response | Metric::Service => true,
+        Metric::Lag => timing.lag(),
+        Metric::QueueWait => timing.queue_wait(),
     }
 }
 
