@@ -6,10 +6,11 @@
 //! - [`sweep`], [`tune`]: the commands of many runs: rate sweeps with the SLO capacity
 //!   search, and the search for the best `--workers` setting.
 //! - [`merge`]: `tailrate merge`, the shards of one plan added into one report.
+//! - [`html_report`]: `tailrate report`, the HTML page of saved results.
 //! - [`app`]: orchestration: probe the server, measure each test, export.
 //! - [`progress`]: the live status line.
 //! - [`export`]: every printed or written form: text, CSV, JSON, `.hlog`, the sweep,
-//!   compare and tune texts, and the SVG plots.
+//!   compare and tune texts, the SVG plots and the HTML pages.
 //! - [`judge`]: every verdict, pure: self-checks, bottleneck, comparisons, SLO verdicts
 //!   and the capacity.
 //! - [`report`]: the report models (serde): run, latency, sweep, tune, compare, merged,
@@ -35,6 +36,7 @@ pub mod config;
 pub mod drive;
 pub mod export;
 pub mod host;
+pub mod html_report;
 pub mod input;
 pub mod judge;
 pub mod merge;

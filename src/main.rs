@@ -81,6 +81,9 @@ fn main() -> ExitCode {
         Command::Plot(plot) => tailrate::sweep::replot(plot, io.stdout).map(|()| Status::Completed),
         Command::Compare(compare) => tailrate::compare::run(compare, command_line, &cancel, io),
         Command::Merge(merge) => tailrate::merge::run(merge, io.stdout).map(|()| Status::Completed),
+        Command::Report(report) => {
+            tailrate::html_report::run(report, io.stdout).map(|()| Status::Completed)
+        }
         Command::Completions(shell) => {
             clap_complete::generate(*shell, &mut Args::command(), "tailrate", io.stdout);
             Ok(Status::Completed)
@@ -247,11 +250,12 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// Input the user must fix (a report `compare` cannot read or compare, shards `merge`
-/// refuses, a file `plot` cannot draw): bad usage.
+/// refuses, a file `plot` cannot draw or `report` cannot render): bad usage.
 fn is_bad_input(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.is::<tailrate::compare::InputError>()
             || c.is::<tailrate::merge::MergeError>()
+            || c.is::<tailrate::html_report::InputError>()
             || c.is::<tailrate::report::sweep::ParseError>()
             || c.is::<tailrate::report::compare::ComparisonError>()
     })

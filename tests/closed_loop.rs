@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 use super::harness::{
-    RedisServer, assert_success, redis_benchmark_bin, run_tailrate, run_with_timeout,
+    RedisServer, assert_success, read_json, redis_benchmark_bin, run_tailrate, run_with_timeout,
 };
 
 /// Commands that tools send for their own bookkeeping (CONFIG GET, INFO), not the workload.
@@ -663,4 +663,61 @@ fn a_get_of_keys_never_written_says_every_read_missed_and_one_of_written_keys_do
     );
     let warm = assert_success(&run_tailrate(&[&args[..], &["-t", "set,get"]].concat()));
     assert!(!warm.contains("every read missed"), "{warm}");
+}
+
+/// `--prefill` SETs every key the GETs read before the first test: every read hits, the
+/// server holds exactly the keyspace at the value size, and the report says so.
+#[test]
+fn prefill_writes_every_key_the_reads_ask_for_and_every_read_hits() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("prefill.json");
+    let json_arg = json.to_str().unwrap();
+    let out = run_tailrate(&[
+        "-p",
+        &port,
+        "-n",
+        "3000",
+        "-r",
+        "1500",
+        "-d",
+        "17",
+        "-t",
+        "get",
+        "--prefill",
+        "--json",
+        json_arg,
+        "--no-progress",
+    ]);
+    let stdout = assert_success(&out);
+    assert!(stdout.contains("reads: 3000 hits, 0 misses"), "{stdout}");
+    assert!(!stdout.contains("every read missed"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--prefill: 1500 keys SET to 17-byte values"),
+        "{stderr}"
+    );
+    assert_eq!(server.cmd(&["DBSIZE"]), "1500");
+    assert_eq!(server.cmd(&["STRLEN", "key:000000001499"]), "17");
+    assert_eq!(read_json(&json)["server"]["prefilled_keys"], 1500);
+}
+
+#[test]
+fn prefill_without_a_read_or_over_too_many_keys_is_refused_before_any_load() {
+    for (args, says) in [
+        (&["-t", "set,incr"][..], "no test reads a key"),
+        (
+            &["-t", "get", "-r", "20000000"][..],
+            "20000000 keys to write",
+        ),
+    ] {
+        let out = run_tailrate(&[&["-p", "1", "-n", "10", "--prefill"], args].concat());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("--prefill") && stderr.contains(says),
+            "{stderr}"
+        );
+    }
 }

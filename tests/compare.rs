@@ -42,6 +42,7 @@ fn latency(points: [(u64, u64, Option<u64>); 6]) -> Latency {
         p99_99_ci95_ns: ci(5),
         max_ns: points[5].2.unwrap_or(points[5].0),
         confidence: None,
+        chosen: Vec::new(),
         hdr_v2_base64: String::new(),
     }
 }

@@ -16,6 +16,7 @@ mod docs;
 mod errors;
 mod host;
 mod hostile_files;
+mod html;
 mod intervals;
 mod limits;
 mod metrics;

@@ -1,10 +1,10 @@
 //! The file readers against seeded mutations of real files, in process: a run's report,
 //! a sweep's `sweep.json` and a run's `.hlog`, each changed hundreds of ways (a number
 //! made huge, negative, fractional or a string; a string made huge or a number; a
-//! field removed; bytes flipped; the file cut), then read as `compare`, `plot` and
-//! `merge` read them. Each must read or refuse: none may panic. The suite's stand-in
-//! for the fuzz targets `fuzz/fuzz_targets/report.rs` and `hlog.rs` (`scripts/fuzz`),
-//! which run for longer than a test can.
+//! field removed; bytes flipped; the file cut), then read as `compare`, `plot`,
+//! `report` and `merge` read them. Each must read or refuse: none may panic. The
+//! suite's stand-in for the fuzz targets `fuzz/fuzz_targets/report.rs` and `hlog.rs`
+//! (`scripts/fuzz`), which run for longer than a test can.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
@@ -96,7 +96,8 @@ fn hundreds_of_mutated_reports_sweeps_and_logs_are_read_or_refused_without_a_pan
 }
 
 /// Reads `bytes` as `compare` does and, when it reads, compares it with itself and
-/// (a sweep, with `plot`) draws it.
+/// (`draw`) renders its HTML page as `tailrate report` does (a sweep's with the plots
+/// `plot` draws).
 fn read_report(bytes: &[u8], draw: bool) -> bool {
     let Ok(report) = tailrate::report::compare::parse(bytes) else {
         return false;
@@ -111,8 +112,14 @@ fn read_report(bytes: &[u8], draw: bool) -> bool {
         (report.side("B".into()), &entries),
         &options,
     );
-    if let (true, Report::Sweep(sweep)) = (draw, &report) {
-        let _ = tailrate::export::plot::render_sweep(sweep, None);
+    match (draw, &report) {
+        (true, Report::Sweep(sweep)) => {
+            let _ = tailrate::export::html::sweep_with_plots(sweep);
+        }
+        (true, Report::Run(run)) => {
+            let _ = tailrate::export::html::run(run);
+        }
+        (false, _) => {}
     }
     true
 }

@@ -958,3 +958,44 @@ mod rate_cap {
         }
     }
 }
+
+/// `--cap-pacing` names how the contrast's rate-capped loop held its rate, and its row
+/// says so: memtier's per-connection ticks by default, one shared limiter when asked.
+#[test]
+fn the_contrast_says_how_its_rate_capped_loop_was_paced() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    for (pacing, says) in [
+        (None, "memtier --rate-limiting"),
+        (Some("shared"), "one limiter"),
+    ] {
+        let mut args = vec![
+            "-p",
+            &port,
+            "-c",
+            "4",
+            "-t",
+            "get",
+            "--rate",
+            "2k",
+            "--duration",
+            "500ms",
+            "--warmup",
+            "0s",
+            "--contrast",
+        ];
+        if let Some(p) = pacing {
+            args.extend(["--cap-pacing", p]);
+        }
+        let (_, report) = run_json(&args);
+        let capped = &report["contrasts"][0]["loops"][1];
+        assert_eq!(capped["kind"], "rate-capped");
+        let stands_for = capped["stands_for"].as_str().unwrap();
+        assert!(stands_for.contains(says), "{pacing:?}: {stands_for}");
+        let achieved = capped["achieved_rate_per_sec"].as_f64().unwrap();
+        assert!(
+            achieved <= 2_100.0,
+            "{pacing:?}: capped at 2000/s sent {achieved:.0}/s"
+        );
+    }
+}

@@ -16,8 +16,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::harness::{
-    RedisServer, assert_success, run_tailrate, run_tailrate_with_timeout, run_with_timeout, skip,
-    stderr_of, tailrate_bin, this_test,
+    RedisServer, assert_success, read_json, run_tailrate, run_tailrate_with_timeout,
+    run_with_timeout, skip, stderr_of, tailrate_bin, this_test,
 };
 
 /// A short closed loop of two tests: the JSON of each is written after it.
@@ -720,5 +720,69 @@ fn a_sweep_steps_hlog_is_read_by_hdrhistograms_java_log_processor_too() {
     assert_eq!(
         total,
         step["report"]["counts"]["completed"].as_u64().unwrap()
+    );
+}
+
+/// `--percentiles` chooses the percentiles the text's answer and interval table list, each
+/// with its interval, and keeps them in JSON beside the fixed ones; a bad entry is named.
+#[test]
+fn percentiles_chooses_the_reported_list_with_intervals() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let port = server.port().to_string();
+    let out = run_tailrate(&[
+        "-p",
+        &port,
+        "--rate",
+        "2000",
+        "--duration",
+        "1s",
+        "-t",
+        "get",
+        "--no-progress",
+        "--percentiles",
+        "99.95,50,99.5",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = assert_success(&out);
+    let answer = stdout.lines().nth(2).unwrap_or_default();
+    assert!(
+        answer.contains("p50 ") && answer.contains("p99.5 ") && answer.contains("p99.95 "),
+        "{stdout}"
+    );
+    assert!(!answer.contains("p99.9 "), "{answer}");
+    let table: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.contains("95% confidence intervals"))
+        .skip(2)
+        .take(3)
+        .collect();
+    let labels: Vec<&str> = table
+        .iter()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(labels, ["p50", "p99.5", "p99.95"], "{stdout}");
+    let report = read_json(&json);
+    let chosen = report["tests"][0]["latency"]["response"]["chosen"]
+        .as_array()
+        .unwrap();
+    let ps: Vec<f64> = chosen
+        .iter()
+        .map(|c| c["percentile"].as_f64().unwrap())
+        .collect();
+    assert_eq!(ps, [50.0, 99.5, 99.95]);
+    assert!(chosen.iter().all(|c| c["value_ns"].as_u64().is_some()));
+    assert!(chosen[0]["ci95_ns"].is_array(), "{}", chosen[0]);
+    // The fixed percentiles stay for every other reader.
+    assert!(report["tests"][0]["latency"]["response"]["p99_9_ns"].is_u64());
+
+    let bad = run_tailrate(&["-p", &port, "-n", "10", "--percentiles", "50,p99"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("--percentiles") && stderr.contains("`p99`"),
+        "{stderr}"
     );
 }

@@ -9,6 +9,7 @@ use crate::drive::{Mode, RunOutcome};
 use crate::judge::{bottleneck, checks};
 use crate::net::cluster::ClusterMap;
 use crate::record::{CommandRecord, Metric, Timing};
+use crate::report::chosen::ChosenPercentile;
 use crate::report::verdict::Verdict;
 use crate::report::{
     Batches, CommandReport, Counts, IntervalSummary, Latency, LayoutChangeReport, NodeReport,
@@ -50,7 +51,14 @@ impl TestReport {
                 .get(&Metric::Response)
                 .map_or(&[][..], Vec::as_slice),
         );
-        let latency = latency_map(&total, timing, &total_batches);
+        let mut latency = latency_map(&total, timing, &total_batches);
+        choose(
+            &mut latency,
+            &total,
+            timing,
+            &total_batches,
+            &config.output.percentiles,
+        );
         if config.is_open_loop() {
             checks.push(checks::steady_state(
                 total_batches
@@ -272,6 +280,31 @@ fn node_reports(
             }
         })
         .collect()
+}
+
+/// Adds `--percentiles`' choice to every metric of `latency`, estimated from `rec`'s
+/// histograms and `batches` as the fixed percentiles are.
+fn choose(
+    latency: &mut BTreeMap<String, Latency>,
+    rec: &CommandRecord,
+    timing: Timing,
+    batches: &BTreeMap<Metric, Vec<Batch>>,
+    percentiles: &[f64],
+) {
+    if percentiles.is_empty() {
+        return;
+    }
+    for metric in Metric::ALL {
+        let (Some(l), Some(h)) = (latency.get_mut(metric.name()), rec.hist.of(metric, timing))
+        else {
+            continue;
+        };
+        let batches = batches.get(&metric).map_or(&[][..], Vec::as_slice);
+        l.chosen = percentiles
+            .iter()
+            .filter_map(|&p| ChosenPercentile::of(&h, batches, p))
+            .collect();
+    }
 }
 
 /// The latency metrics of `rec` in a run of `timing`: response and service time always

@@ -8,6 +8,7 @@ mod campaign;
 mod intervals;
 mod measure;
 pub mod metrics;
+mod prefill;
 mod probe;
 mod server_events;
 mod server_view;
@@ -129,7 +130,10 @@ fn contrast_loops(config: &RunConfig) -> Vec<(Option<String>, RunConfig)> {
         let mut c = config.clone();
         c.plan.mode = crate::drive::Mode::Closed {
             pipeline: 1,
-            rate_cap_per_sec: cap,
+            rate_cap: cap.map(|per_sec| crate::drive::RateCap {
+                per_sec,
+                pacing: config.cap_pacing,
+            }),
             workers: None,
         };
         c.plan.warmup = Duration::ZERO;
@@ -198,7 +202,8 @@ pub fn run(
         stdout,
         config.output.json.clone(),
         config.output.hdr_log.clone(),
-    );
+    )
+    .with_html(config.output.html.clone());
     let exporters = stdout_exporters(config, &outputs);
     let started = SystemTime::now();
     let run_start = Instant::now();
@@ -320,7 +325,10 @@ impl Session<'_, '_> {
                 if !matches!(status, Status::NothingSucceeded(_)) {
                     *status = Status::NothingSucceeded(reason);
                 }
-            } else if let Some(reason) = last.and_then(|t| objective_missed(t, config.strict)) {
+            } else if let Some(reason) = last
+                .filter(|_| repeats == 1)
+                .and_then(|t| objective_missed(t, config.strict))
+            {
                 if matches!(status, Status::Completed | Status::Invalid) {
                     *status = Status::ObjectiveMissed(reason);
                 }
@@ -339,6 +347,13 @@ impl Session<'_, '_> {
             }
         }
         self.summarise(index, first, loops.len());
+        // With repeats, the objectives are decided on all of them pooled, not run by run.
+        let pooled = self.report.repeats.last().filter(|_| repeats > 1);
+        if let Some(reason) = pooled.and_then(|s| pooled_objective_missed(s, config.strict))
+            && matches!(status, Status::Completed | Status::Invalid)
+        {
+            *status = Status::ObjectiveMissed(reason);
+        }
         Ok(None)
     }
 
@@ -408,9 +423,12 @@ impl Session<'_, '_> {
                     .skip(l)
                     .step_by(loops)
                     .collect();
-                report
-                    .repeats
-                    .extend(crate::report::repeats::RepeatSummary::of(&runs));
+                let mut summary = crate::report::repeats::RepeatSummary::of(&runs);
+                // The objectives are the test's own loop's, the first (see measure_once).
+                if let Some(s) = summary.as_mut().filter(|_| l == 0) {
+                    s.judge(&runs, &config.slos);
+                }
+                report.repeats.extend(summary);
             }
         }
         if let ([open, capped, closed, ..], Some(rate)) =
@@ -421,20 +439,25 @@ impl Session<'_, '_> {
                 &config.plan.workload.tests[index].name,
                 rate,
                 config.plan.connections,
+                config.cap_pacing,
                 [open, capped, closed],
             );
             report.contrasts.push(contrast);
         }
     }
 
-    /// The run's end (or interruption): the closing sections, and the whole `--json`.
+    /// The run's end (or interruption): the closing sections, the whole `--json`, and
+    /// the `--html` page.
     fn finish(&mut self) -> Result<()> {
         for exporter in self.exporters.iter_mut() {
             exporter
                 .run_done(self.outputs.text(), &self.report)
                 .context("writing results")?;
         }
-        self.outputs.save_json(&self.report)
+        self.outputs.save_json(&self.report)?;
+        let report = &self.report;
+        self.outputs
+            .save_html(|| Ok(crate::export::html::run(report)))
     }
 }
 
@@ -450,6 +473,28 @@ fn objective_missed(test: &crate::report::TestReport, strict: bool) -> Option<St
         Verdict::Uncertain if strict => Some(format!(
             "{} left its objectives undecided and --strict was given: {judged}",
             test.name
+        )),
+        _ => None,
+    }
+}
+
+/// Why the repeats `summary` pooled end the run with exit 1 under their objectives (see
+/// [`objective_missed`]).
+fn pooled_objective_missed(
+    summary: &crate::report::repeats::RepeatSummary,
+    strict: bool,
+) -> Option<String> {
+    use crate::report::sweep::Verdict;
+    let judged = summary.objectives.as_ref()?;
+    let what = format!(
+        "{} over its {} repeats pooled",
+        summary.test, summary.repeats
+    );
+    match judged.verdict {
+        Verdict::Fail => Some(format!("{what} failed its objectives: {}", judged.why)),
+        Verdict::Uncertain if strict => Some(format!(
+            "{what} left its objectives undecided and --strict was given: {}",
+            judged.why
         )),
         _ => None,
     }

@@ -40,6 +40,20 @@ pub fn server_facts(config: &RunConfig, cancel: &Cancel) -> Result<Option<Probed
                 None
             };
             run_setup(config, &mut conn).await?;
+            if config.prefill {
+                if cluster.as_ref().is_some_and(|c| c.nodes.len() > 1) {
+                    anyhow::bail!(
+                        "--prefill writes on one connection, and a cluster's keys live on many nodes: fill them with a -t set run over the same -r first"
+                    );
+                }
+                let (keys, took) = super::prefill::prefill(config, &mut conn).await?;
+                facts.prefilled_keys = Some(keys);
+                facts.notes.push(format!(
+                    "--prefill: {keys} keys SET to {}-byte values in {:.2} s, before the first test",
+                    config.plan.workload.data_size,
+                    took.as_secs_f64()
+                ));
+            }
             Ok((facts, cluster))
         }))
         .transpose()

@@ -76,6 +76,9 @@ pub struct CompareArgs {
     /// `--json FILE` writes the comparison, `-` prints it instead of the table.
     #[command(flatten)]
     pub json: JsonArgs,
+    /// `--html FILE` writes the comparison's page.
+    #[command(flatten)]
+    pub html: HtmlArgs,
     /// Decimal places of the table.
     #[command(flatten)]
     pub precision: PrecisionArgs,
@@ -107,13 +110,14 @@ pub struct CompareArgs {
 
 /// The flags of `compare` that do not need `--live`: its own, the reports, and the two
 /// outputs of a comparison; `password` too, as REDISCLI_AUTH in the environment sets it.
-const WITHOUT_LIVE: [&str; 8] = [
+const WITHOUT_LIVE: [&str; 9] = [
     "reports",
     "live",
     "metric",
     "all_metrics",
     "fail_if_slower",
     "json",
+    "html",
     "precision",
     "password",
 ];

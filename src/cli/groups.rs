@@ -3,17 +3,16 @@
 //! Which subcommand takes which group is said on each group; [`super::RunArgs`] takes them
 //! all.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::WorkloadArgs;
 use crate::drive::plan::{
     MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_RUN, MAX_SHARDS, MAX_THREADS, MAX_TIMEOUT,
     MIN_TIME,
 };
-use crate::drive::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
-use crate::units::{count_in, duration_in, parse_count, rate_up_to};
-use crate::workload::{KeyPattern, MAX_VALUE_SIZE};
+use crate::drive::{ArrivalProcess, CapPacing, MAX_RATE_PER_THREAD, Pacing};
+use crate::units::{count_in, duration_in, rate_up_to};
 
 /// A group's values when none of its flags is typed: clap's own defaults, so that each
 /// default is written once, on its flag.
@@ -53,6 +52,7 @@ default_from_clap!(
     RunOutputArgs,
     PrecisionArgs,
     JsonArgs,
+    HtmlArgs,
     ProgressArgs,
     ScaleOutArgs,
 );
@@ -175,77 +175,6 @@ pub struct KeepaliveArgs {
     pub keepalive: u8,
 }
 
-/// What is sent: the tests or a custom command, keys, values and mixes.
-#[derive(Debug, Clone, clap::Args)]
-#[command(next_help_heading = "Workload")]
-pub struct WorkloadArgs {
-    /// Only run this comma-separated list of tests.
-    #[arg(short = 't', value_name = "TESTS", value_parser = super::test_names::TestNames, hide_possible_values = true)]
-    pub tests: Option<String>,
-    /// Random keys in a keyspace of this size: `__rand_int__` becomes a 12-digit number below
-    /// it [range: 1 to 1000000000000].
-    #[arg(short = 'r', value_parser = parse_count, value_name = "KEYSPACELEN", allow_negative_numbers = true)]
-    pub keyspace: Option<u64>,
-    /// Data size of SET/GET values in bytes [range: 0 to 536870912].
-    #[arg(short = 'd', default_value_t = 3, value_name = "SIZE", value_parser = count_in::<usize>(0, MAX_VALUE_SIZE as u64, "512 MiB, Redis's default proto-max-bulk-len: a server refuses a larger value"), conflicts_with_all = ["data_size_range", "data_size_list"], allow_negative_numbers = true)]
-    pub data_size: usize,
-    /// Key distribution over --keyspace for `__key__` and `__rand_int__`: zipf ranks keys (index 0 hottest), gaussian centres them (mean N/2, sd N/6), sequential walks them in order.
-    #[arg(long = "key-pattern", value_enum, value_name = "PATTERN")]
-    pub key_pattern: Option<KeyPattern>,
-    /// Number of distinct keys (indices 0..N); alone it means uniform keys, like -r N [range:
-    /// 1 to 1000000000000].
-    #[arg(long = "keyspace", value_parser = parse_count, value_name = "N", allow_negative_numbers = true)]
-    pub keyspace_size: Option<u64>,
-    /// Exponent s of --key-pattern zipf: the key of rank r gets weight 1/r^s [default: 1.0]
-    /// [range: above 0 to 100].
-    #[arg(long = "zipf-exponent", allow_hyphen_values = true, value_name = "S")]
-    pub zipf_exponent: Option<f64>,
-    /// Prefix of the keys `__key__` becomes [default: key:] (the default tests keep their own key names).
-    #[arg(long = "key-prefix", value_name = "PREFIX", value_parser = clap::builder::OsStringValueParser::new())]
-    pub key_prefix: Option<OsString>,
-    /// Make every `__key__` this many bytes: the prefix, then the key index zero-padded
-    /// [range: 1 to 536870912].
-    #[arg(long = "key-size", value_parser = count_in::<u64>(1, MAX_VALUE_SIZE as u64, "512 MiB, the largest key Redis accepts"), value_name = "BYTES", allow_negative_numbers = true)]
-    pub key_size: Option<u64>,
-    /// Value sizes drawn uniformly from MIN to MAX bytes, inclusive: `32-1024`.
-    #[arg(
-        long = "data-size-range",
-        value_name = "MIN-MAX",
-        conflicts_with = "data_size_list"
-    )]
-    pub data_size_range: Option<String>,
-    /// Value sizes drawn by weight, SIZE:WEIGHT,...: `32:7,1024:2,65536:1`.
-    #[arg(long = "data-size-list", value_name = "LIST")]
-    pub data_size_list: Option<String>,
-    /// A SET/GET mix, memtier's spelling: `1:10` sends one `SET __key__ __data__` per ten `GET __key__`.
-    #[arg(long, value_name = "SET:GET", allow_hyphen_values = true)]
-    pub ratio: Option<String>,
-    /// A SET/GET mix, go-redis's spelling: the fraction of requests that are GETs (`0.8`)
-    /// [range: 0 to 1].
-    #[arg(
-        long = "read-ratio",
-        allow_hyphen_values = true,
-        value_name = "FRACTION"
-    )]
-    pub read_ratio: Option<f64>,
-    /// A command of a custom mix, repeatable: `--command 'SET __key__ __data__'`; split on spaces ("..." groups); placeholders __key__, __data__, __rand_int__, __sha_N__.
-    #[arg(long = "command", value_name = "COMMAND", value_parser = clap::builder::OsStringValueParser::new())]
-    pub mix_command: Vec<OsString>,
-    /// Weights of the --command entries, in order: `1,10` (default: equal).
-    #[arg(long = "command-weights", value_name = "W,W,...")]
-    pub command_weights: Option<String>,
-    /// A Lua script to SCRIPT LOAD before the run, repeatable; `__sha_1__`, `__sha_2__`, ... in commands are their SHA1s, for EVALSHA.
-    #[arg(long = "script-load", value_name = "SCRIPT")]
-    pub script_load: Vec<String>,
-    /// Largest reply accepted before the connection is dropped as a protocol error [range: 16
-    /// to 4294967296].
-    #[arg(long = "max-reply-bytes", value_parser = count_in::<u64>(16, 1 << 32, "a reply is buffered whole on its connection"), default_value = "536870912", value_name = "BYTES", allow_negative_numbers = true)]
-    pub max_reply_bytes: u64,
-    /// A custom command to benchmark instead of the default tests.
-    #[arg(trailing_var_arg = true, value_name = "COMMAND", value_parser = clap::builder::OsStringValueParser::new())]
-    pub command: Vec<OsString>,
-}
-
 /// redis-benchmark's closed loop: a request count, fixed pipelines, looping, idling and `-x` (a single run only).
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Closed loop (redis-benchmark)")]
@@ -349,6 +278,20 @@ pub struct ContrastArgs {
     /// three side by side.
     #[arg(long)]
     pub contrast: bool,
+    /// How the rate-capped closed loop holds its rate.
+    #[command(flatten)]
+    pub pacing: CapPacingArgs,
+}
+
+/// `--cap-pacing`: how a rate-capped closed loop (`--contrast`, `sweep --rate-capped`)
+/// holds its rate.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CapPacingArgs {
+    /// How the rate-capped closed loop holds its rate: `connection`, each connection at
+    /// R/c in ticks of up to 50 a second that all fall together (memtier's
+    /// --rate-limiting), or `shared`, one limiter for all, sends spread evenly.
+    #[arg(long = "cap-pacing", value_enum, default_value_t = CapPacing::Connection, value_name = "HOW")]
+    pub cap_pacing: CapPacing,
 }
 
 /// `--duration`: a run's, a sweep step's or a tune trial's length (`compare --live` has `--round-duration`).
@@ -419,6 +362,10 @@ pub struct RunOutputArgs {
     /// output as the run goes, instead of the text or CSV report.
     #[arg(long = "hdr-log", value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
+    /// The percentiles to report, in percent: `50,99,99.9,99.99` (memtier's
+    /// --print-percentiles), each with its 95% interval [default: 50,90,95,99,99.9,99.99].
+    #[arg(long, value_name = "LIST", value_parser = crate::report::chosen::parse_list)]
+    pub percentiles: Option<crate::report::chosen::PercentileList>,
 }
 
 /// `--precision` of printed latencies (a single run and `compare`).
@@ -444,6 +391,17 @@ pub struct JsonArgs {
     /// it on standard output when the run ends, instead of the text or CSV report.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+/// `--html` (a single run, `sweep`, `compare` and `merge`).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Output")]
+pub struct HtmlArgs {
+    /// Write the report as one self-contained HTML page to this file (a regular file:
+    /// inline style and plots, nothing loaded from anywhere), written when the command
+    /// ends; `tailrate report` makes one later from saved results.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// The live progress line and the server's own counters.

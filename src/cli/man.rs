@@ -21,12 +21,13 @@ pub struct ManArgs {
 }
 
 /// The subcommands with a page of their own (a test keeps it in step with [`super::Command`]).
-pub const MAN_PAGES: [&str; 7] = [
+pub const MAN_PAGES: [&str; 8] = [
     "sweep",
     "plot",
     "compare",
     "tune",
     "merge",
+    "report",
     "completions",
     "man",
 ];

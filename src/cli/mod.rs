@@ -17,16 +17,18 @@ mod groups;
 pub mod man;
 mod metrics;
 mod test_names;
+mod workload;
 
 pub use compare::CompareArgs;
 pub use man::{MAN_PAGES, ManArgs};
 pub use metrics::MetricsArgs;
 
 pub use groups::{
-    BenchmarkArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs, EndpointArgs, JsonArgs,
-    KeepaliveArgs, ObjectiveArgs, OpenLoopArgs, PrecisionArgs, ProgressArgs, RateArgs, RepeatArgs,
-    RunOutputArgs, ScaleOutArgs, WorkersArgs, WorkloadArgs,
+    BenchmarkArgs, CapPacingArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs,
+    EndpointArgs, HtmlArgs, JsonArgs, KeepaliveArgs, ObjectiveArgs, OpenLoopArgs, PrecisionArgs,
+    ProgressArgs, RateArgs, RepeatArgs, RunOutputArgs, ScaleOutArgs, WorkersArgs,
 };
+pub use workload::WorkloadArgs;
 
 /// A load generator and latency profiler for Redis-protocol servers.
 ///
@@ -69,6 +71,8 @@ pub enum Command {
     Tune(Box<TuneArgs>),
     /// Add the reports of a plan's shards (JSON, and their .hlog files) into one, exactly: histograms and counts added, every percentile and interval derived again.
     Merge(MergeArgs),
+    /// Write one self-contained HTML page from saved results: a run's or a merge's JSON, a comparison's JSON, or a sweep (its folder or sweep.json).
+    Report(ReportArgs),
     /// Print a shell completion script: `source <(tailrate completions bash)`.
     Completions {
         /// The shell to complete in.
@@ -186,6 +190,9 @@ pub struct SweepArgs {
     /// Also run, at every step's rate, a closed loop held to that rate (what rate-limited closed-loop tools report).
     #[arg(long = "rate-capped")]
     pub rate_capped: bool,
+    /// How the --rate-capped loop holds its rate.
+    #[command(flatten)]
+    pub cap_pacing: CapPacingArgs,
     /// Order of the coarse steps: by rate, or shuffled with --seed (so a drift of the host is
     /// not read as a trend with load); results stay ordered by rate.
     #[arg(long, value_enum, default_value_t = SweepOrder::Ascending, value_name = "ORDER")]
@@ -220,6 +227,9 @@ pub struct SweepArgs {
     /// Live Prometheus metrics of every step.
     #[command(flatten)]
     pub metrics: MetricsArgs,
+    /// `--html FILE`: the sweep's page, rewritten with its other files.
+    #[command(flatten)]
+    pub html: HtmlArgs,
 }
 
 /// `tailrate sweep --order`.
@@ -263,6 +273,22 @@ pub struct MergeArgs {
     /// Merge even when shards are missing; the result is marked partial and names them.
     #[arg(long)]
     pub partial: bool,
+    /// `--html FILE`: the merged report's page.
+    #[command(flatten)]
+    pub html: HtmlArgs,
+}
+
+/// `tailrate report`: see docs/html.md.
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_help = "Guide: docs/html.md")]
+pub struct ReportArgs {
+    /// A saved report: a run's or a merge's JSON (`--json`, merged.json), a comparison's
+    /// JSON (`compare --json`), or a sweep's folder or its sweep.json.
+    #[arg(value_name = "INPUT")]
+    pub input: PathBuf,
+    /// Where the page goes (a regular file).
+    #[arg(long, value_name = "FILE", required = true)]
+    pub html: PathBuf,
 }
 
 impl TuneArgs {
@@ -360,6 +386,9 @@ pub struct RunArgs {
     /// `--json`.
     #[command(flatten)]
     pub json: JsonArgs,
+    /// `--html`.
+    #[command(flatten)]
+    pub html: HtmlArgs,
     /// `--no-progress`, `--no-server-stats`.
     #[command(flatten)]
     pub progress: ProgressArgs,

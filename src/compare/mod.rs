@@ -64,7 +64,7 @@ pub enum InputError {
 /// Runs the comparison `config` describes and prints or writes it.
 pub fn run(
     config: &CompareConfig,
-    _command_line: Vec<String>,
+    command_line: Vec<String>,
     cancel: &Cancel,
     io: Io<'_>,
 ) -> Result<Status> {
@@ -98,11 +98,8 @@ pub fn run(
     let Some(comparison) = comparison else {
         return Ok(status);
     };
-    export(
-        config,
-        &comparison,
-        Outputs::new(stdout, config.json.clone(), None),
-    )?;
+    let outputs = Outputs::new(stdout, config.json.clone(), None).with_html(config.html.clone());
+    export(config, &comparison, &command_line, outputs)?;
     if status != Status::Completed {
         return Ok(status);
     }
@@ -163,13 +160,20 @@ fn load(side: &'static str, path: &Path) -> Result<Report, InputError> {
     })
 }
 
-/// The table on standard output, and the JSON where `--json` says (`-`: in its place).
-fn export(config: &CompareConfig, comparison: &Comparison, mut outputs: Outputs<'_>) -> Result<()> {
+/// The table on standard output, the JSON where `--json` says (`-`: in its place), and
+/// the page where `--html` says, with the command line that made the comparison.
+fn export(
+    config: &CompareConfig,
+    comparison: &Comparison,
+    command_line: &[String],
+    mut outputs: Outputs<'_>,
+) -> Result<()> {
     if outputs.shows_text() {
         let stdout = outputs.text();
         crate::export::compare_text::write(stdout, comparison, config.precision)
             .context("writing results")?;
         stdout.flush().ok();
     }
-    outputs.save_json(comparison)
+    outputs.save_json(comparison)?;
+    outputs.save_html(|| Ok(crate::export::html::compare(comparison, Some(command_line))))
 }

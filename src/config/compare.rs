@@ -30,6 +30,8 @@ pub struct CompareConfig {
     pub fail_if_slower: Option<f64>,
     /// `--json FILE` (`-`: standard output, in place of the table).
     pub json: Option<PathBuf>,
+    /// `--html FILE`: the comparison's page.
+    pub html: Option<PathBuf>,
     /// Decimal places of milliseconds in the table.
     pub precision: usize,
 }
@@ -90,6 +92,19 @@ impl CompareConfig {
                 why,
             })?;
         }
+        let html = args.html.html.clone();
+        if let Some(path) = &html {
+            if let Some(json) = &json
+                && output::same_place(json, path)
+            {
+                return Err(ConfigError::SameOutput {
+                    a: "--json",
+                    b: "--html",
+                    place: path.display().to_string(),
+                });
+            }
+            super::check_html(path)?;
+        }
         let precision = args.precision.precision.unwrap_or(3);
         if precision > 9 {
             return Err(ConfigError::invalid(
@@ -107,6 +122,7 @@ impl CompareConfig {
             metric,
             fail_if_slower,
             json,
+            html,
             precision,
         })
     }

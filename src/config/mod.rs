@@ -42,6 +42,17 @@ pub struct MergeConfig {
     pub out: PathBuf,
     /// Merge with shards missing, marked partial.
     pub partial: bool,
+    /// `--html FILE`: the merged report's page.
+    pub html: Option<PathBuf>,
+}
+
+/// `tailrate report`, checked: the input is read when it runs.
+#[derive(Debug, Clone)]
+pub struct ReportConfig {
+    /// A saved run, merge or comparison JSON, or a sweep's folder or sweep.json.
+    pub input: PathBuf,
+    /// Where the page goes.
+    pub html: PathBuf,
 }
 
 /// What the command line asks for, checked.
@@ -59,6 +70,8 @@ pub enum Command {
     Compare(Box<CompareConfig>),
     /// Add shards' reports (`tailrate merge`).
     Merge(MergeConfig),
+    /// Write a saved report's HTML page (`tailrate report`).
+    Report(ReportConfig),
     /// Print a shell completion script.
     Completions(clap_complete::Shell),
     /// Print a man page, or write them all into a folder.
@@ -147,10 +160,21 @@ impl Command {
                 refuse_stdout_dir(&merge.out)?;
                 sweep::check_out_dir(&merge.out)?;
                 refuse_out_among_inputs(&merge.out, &merge.inputs)?;
+                if let Some(html) = &merge.html.html {
+                    check_html(html)?;
+                }
                 Command::Merge(MergeConfig {
                     inputs: merge.inputs.clone(),
                     out: merge.out.clone(),
                     partial: merge.partial,
+                    html: merge.html.html.clone(),
+                })
+            }
+            Some(cli::Command::Report(report)) => {
+                check_html(&report.html)?;
+                Command::Report(ReportConfig {
+                    input: report.input.clone(),
+                    html: report.html.clone(),
                 })
             }
             Some(cli::Command::Completions { shell }) => Command::Completions(*shell),
@@ -198,6 +222,7 @@ impl Command {
             },
             Command::Plot(_)
             | Command::Merge(_)
+            | Command::Report(_)
             | Command::Completions(_)
             | Command::Man { .. } => Vec::new(),
         }
@@ -223,6 +248,35 @@ fn read_last_arg(stdin: &mut dyn Read) -> Result<Vec<u8>, ConfigError> {
         ));
     }
     Ok(buf)
+}
+
+/// Checks `--html FILE` before anything runs or is read: a page is a file to open in a
+/// browser, so never `-`, a device or a FIFO; a regular file (or a new one) in a
+/// directory that takes one ([`crate::output::check`]).
+pub(crate) fn check_html(path: &Path) -> Result<(), ConfigError> {
+    let refuse = |why: &str| ConfigError::Output {
+        flag: "--html",
+        path: path.to_path_buf(),
+        why: why.into(),
+    };
+    if crate::output::is_stdout(path) {
+        return Err(refuse(
+            "a page is a file to open in a browser, not standard output; give a file name",
+        ));
+    }
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+        && !meta.is_dir()
+    {
+        return Err(refuse(
+            "not a regular file (a device or a FIFO); give a file name",
+        ));
+    }
+    crate::output::check(path).map_err(|why| ConfigError::Output {
+        flag: "--html",
+        path: path.to_path_buf(),
+        why,
+    })
 }
 
 /// `--out -`: a directory of several files has no standard-output form.

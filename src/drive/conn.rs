@@ -17,6 +17,7 @@ use std::hint::cold_path;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use super::cap::{CapPacing, RateCap, Ticks};
 use super::ctx::Ctx;
 use super::feed::Feed;
 use super::inflight::InFlightQueue;
@@ -68,6 +69,21 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Option<Conn
     let ctx: &Ctx = &ctx;
     let cap = ctx.plan.capacity();
     let limiter = ctx.shared.limiter.as_ref();
+    let mut ticks = match ctx.plan.run.mode {
+        super::Mode::Closed {
+            rate_cap:
+                Some(RateCap {
+                    per_sec,
+                    pacing: CapPacing::Connection,
+                }),
+            ..
+        } => Some(Ticks::new(
+            per_sec / ctx.plan.run.connections.max(1) as f64,
+            cap,
+            ctx.shared.epoch(),
+        )),
+        _ => None,
+    };
     // Read once: the loop asks for every batch.
     let timeout = ctx.plan.run.timeout;
     let mut l = Local {
@@ -92,13 +108,18 @@ pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Option<Conn
             break;
         };
 
-        // A rate-capped closed loop waits for the limiter before each batch; the wait is
+        // A rate-capped closed loop waits for its turn before each batch; the wait is
         // not timed (that is what such tools do, and what the comparison shows).
-        if let Some(limiter) = limiter
-            && l.feed.batch_due(ctx, slot, &l.fifo)
-        {
+        if (limiter.is_some() || ticks.is_some()) && l.feed.batch_due(ctx, slot, &l.fifo) {
             cold_path();
-            wait_for_limiter(limiter, cap).await;
+            if let Some(limiter) = limiter {
+                wait_for_limiter(limiter, cap).await;
+            }
+            if let Some(ticks) = ticks.as_mut() {
+                while let Some(at) = ticks.take(Instant::now()) {
+                    tokio::time::sleep_until(at.into()).await;
+                }
+            }
         }
         let filled = l.feed.fill(ctx, slot, c, &mut l.fifo);
         if filled.count > 0 {

@@ -22,6 +22,7 @@
 //! use it (`conn` with its `feed` and `reply`, `scheduler`, `thread`) sit above it.
 
 mod batch;
+pub mod cap;
 mod conn;
 mod ctx;
 mod dispatch;
@@ -45,6 +46,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
+pub use cap::{CapPacing, RateCap};
 pub use outcome::{
     ConnectionEvents, DriveError, Interval, MAX_OUTAGES, Outage, RunOutcome, SendCounts, ThreadCpu,
 };
@@ -66,13 +68,19 @@ use crate::net::cluster::ClusterMap;
 use crate::record::Recorder;
 use crate::workload::{Sampler, Test};
 
-/// The length of a run's intervals: a second in open loop, a quarter second in closed
-/// loop (whose runs are often short).
+/// The length of a run's intervals: a quarter second in closed loop (whose runs are
+/// often short); in open loop a tenth of the run, in whole [`BATCH`]es, from 100 ms to a
+/// second, so that a sweep's 2 s step is twenty points over time, not two.
 pub fn interval_length(plan: &Plan) -> Duration {
-    if plan.is_open_loop() {
-        Duration::from_secs(1)
-    } else {
-        Duration::from_millis(250)
+    if !plan.is_open_loop() {
+        return Duration::from_millis(250);
+    }
+    match plan.stop {
+        Stop::After(d) => {
+            let batches = (d.as_nanos() / 10 / BATCH.as_nanos()).clamp(2, 20);
+            BATCH * u32::try_from(batches).unwrap_or(20)
+        }
+        Stop::Requests(_) => Duration::from_secs(1),
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use super::cap::RateCap;
 use super::schedule::{ArrivalProcess, Pacing};
 use crate::net::{Endpoint, Handshake};
 use crate::record::Timing;
@@ -146,9 +147,9 @@ pub enum Mode {
     Closed {
         /// Requests per batch (`-P`).
         pipeline: u32,
-        /// Hold sends to this many requests per second (a `governor` limiter), timing each
-        /// from its actual send: what rate-limited closed-loop tools report.
-        rate_cap_per_sec: Option<f64>,
+        /// Hold sends to a rate, timing each from its actual send: what rate-limited
+        /// closed-loop tools report (see `cap.rs`).
+        rate_cap: Option<RateCap>,
         /// `--workers`: logical clients multiplexed over the connections, batched per connection.
         workers: Option<Workers>,
     },

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::cap::{CapPacing, RateCap};
 use super::plan::{Mode, Plan, Stop};
 use crate::record::Recorder;
 
@@ -97,7 +98,8 @@ pub(crate) struct Shared {
     pub cancel: Cancel,
     /// Why the run stopped early, first reason wins.
     pub stop_reason: std::sync::Mutex<Option<String>>,
-    /// Closed loop held to a rate: every batch waits for this limiter first.
+    /// Closed loop held to a rate by one limiter (`--cap-pacing shared`): every batch
+    /// waits for it first.
     pub limiter: Option<governor::DefaultDirectRateLimiter>,
     /// Emptied interval recorders, handed back for the threads' next intervals.
     pub spares: std::sync::Mutex<Vec<Recorder>>,
@@ -117,37 +119,17 @@ impl Shared {
             }),
             cancel: cancel.clone(),
             stop_reason: std::sync::Mutex::new(None),
-            limiter: match plan.mode {
-                Mode::Closed {
-                    pipeline,
-                    rate_cap_per_sec: Some(rate),
-                    ..
-                } if rate > 0.0 => {
-                    // tokio's timer wakes on a 1 ms wheel, and on a busy host a waiting
-                    // connection wakes late by more: tokens gather for RATE_CAP_BURST, so that
-                    // a wake-up up to that late still sends what the cap allowed and the
-                    // average holds (a burst of about one tick is not enough: each late
-                    // wake-up then loses sends the cap allowed, and the rate falls short).
-                    let burst = (rate * RATE_CAP_BURST.as_secs_f64())
-                        .ceil()
-                        .max(f64::from(pipeline.max(1)))
-                        .min(f64::from(u32::MAX)) as u32;
-                    let burst =
-                        std::num::NonZeroU32::new(burst).unwrap_or(std::num::NonZeroU32::MIN);
-                    governor::Quota::with_period(Duration::from_secs_f64(1.0 / rate))
-                        .map(|q| governor::RateLimiter::direct(q.allow_burst(burst)))
-                        .inspect(|limiter| {
-                            // It starts full: spend the allowance, or the run's first
-                            // RATE_CAP_BURST sends one burst over the cap.
-                            let _ = limiter.check_n(burst);
-                        })
-                }
-                _ => None,
-            },
+            limiter: shared_limiter(plan),
             spares: std::sync::Mutex::new(Vec::new()),
             epoch: Instant::now(),
             window_start_ns: AtomicU64::new(u64::MAX),
         }
+    }
+
+    /// An instant before any request of the run, the same for every thread: what a
+    /// rate-capped loop's ticks count from.
+    pub fn epoch(&self) -> Instant {
+        self.epoch
     }
 
     /// Offers `at` as the measured window's start; the earliest offer is the start.
@@ -212,6 +194,42 @@ impl Shared {
             spares.push(record);
         }
     }
+}
+
+/// The one limiter of a closed loop held to a rate with `--cap-pacing shared`.
+fn shared_limiter(plan: &Plan) -> Option<governor::DefaultDirectRateLimiter> {
+    let Mode::Closed {
+        pipeline,
+        rate_cap:
+            Some(RateCap {
+                per_sec: rate,
+                pacing: CapPacing::Shared,
+            }),
+        ..
+    } = plan.mode
+    else {
+        return None;
+    };
+    if rate.is_nan() || rate <= 0.0 {
+        return None;
+    }
+    // tokio's timer wakes on a 1 ms wheel, and on a busy host a waiting connection wakes
+    // late by more: tokens gather for RATE_CAP_BURST, so that a wake-up up to that late
+    // still sends what the cap allowed and the average holds (a burst of about one tick
+    // is not enough: each late wake-up then loses sends the cap allowed, and the rate
+    // falls short).
+    let burst = (rate * RATE_CAP_BURST.as_secs_f64())
+        .ceil()
+        .max(f64::from(pipeline.max(1)))
+        .min(f64::from(u32::MAX)) as u32;
+    let burst = std::num::NonZeroU32::new(burst).unwrap_or(std::num::NonZeroU32::MIN);
+    governor::Quota::with_period(Duration::from_secs_f64(1.0 / rate))
+        .map(|q| governor::RateLimiter::direct(q.allow_burst(burst)))
+        .inspect(|limiter| {
+            // It starts full: spend the allowance, or the run's first RATE_CAP_BURST sends
+            // one burst over the cap.
+            let _ = limiter.check_n(burst);
+        })
 }
 
 #[cfg(test)]

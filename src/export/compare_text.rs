@@ -20,57 +20,17 @@ pub fn write(out: &mut dyn Write, comparison: &Comparison, precision: usize) -> 
         writeln!(out, "{name}: {} ({})", side.source, about.join(", "))?;
     }
     if let Some(live) = &c.live {
-        writeln!(
-            out,
-            "live: {} rounds of {} s per side at {:.0} req/s, in turns ({}){}",
-            live.rounds,
-            trim_float(live.round_secs),
-            live.rate_per_sec,
-            abbreviate(&live.orders),
-            if live.interrupted {
-                ", interrupted"
-            } else {
-                ""
-            }
-        )?;
+        writeln!(out, "{}", live_line(live))?;
     }
     if let Some(cap) = &c.capacity {
-        let side = |capacity: Option<f64>, (low, high): (f64, Option<f64>)| {
-            let top = high.map_or_else(|| "open".to_string(), |h| format!("{h:.0}"));
-            match capacity {
-                Some(r) => format!("{r:.0} req/s (band {low:.0}..{top})"),
-                None => format!("none passed (band 0..{top})"),
-            }
-        };
-        let verdict = match cap.verdict.as_str() {
-            "b_higher" => "B higher",
-            "b_lower" => "B lower",
-            "cannot_tell" => "cannot tell",
-            _ => "not comparable",
-        };
-        writeln!(
-            out,
-            "capacity at {}: A {}, B {}: {verdict}, {}",
-            cap.objectives,
-            side(cap.a_per_sec, cap.a_band_per_sec),
-            side(cap.b_per_sec, cap.b_band_per_sec),
-            cap.why
-        )?;
+        writeln!(out, "{}", capacity_line(cap))?;
     }
     for group in &c.groups {
         writeln!(out)?;
         write_group(out, group, precision)?;
     }
     writeln!(out)?;
-    writeln!(
-        out,
-        "B slower at {}, faster at {}, no difference at {}, cannot tell at {} of {} percentiles",
-        c.count(Verdict::BSlower),
-        c.count(Verdict::BFaster),
-        c.count(Verdict::NoDifference),
-        c.count(Verdict::CannotTell),
-        c.rows().count(),
-    )?;
+    writeln!(out, "{}", tally(c))?;
     writeln!(
         out,
         "intervals of B-A: {:.0}% for all {} with a verdict together (each {}%, by MOVER from \
@@ -118,6 +78,18 @@ pub fn write(out: &mut dyn Write, comparison: &Comparison, precision: usize) -> 
     Ok(())
 }
 
+/// The columns of a group's table, in the order of [`cells`].
+pub(crate) const HEADER: [&str; 8] = [
+    "percentile",
+    "A",
+    "B",
+    "B-A",
+    "B-A %",
+    "95% CI of B-A",
+    "95% CI, %",
+    "verdict",
+];
+
 fn write_group(out: &mut dyn Write, g: &Group, precision: usize) -> io::Result<()> {
     writeln!(
         out,
@@ -132,17 +104,7 @@ fn write_group(out: &mut dyn Write, g: &Group, precision: usize) -> io::Result<(
     } else {
         writeln!(out, "  intervals: A {}; B {}", g.a_intervals, g.b_intervals)?;
     }
-    let header = [
-        "percentile",
-        "A",
-        "B",
-        "B-A",
-        "B-A %",
-        "95% CI of B-A",
-        "95% CI, %",
-        "verdict",
-    ]
-    .map(String::from);
+    let header = HEADER.map(String::from);
     let mut lines = vec![header];
     lines.extend(g.rows.iter().map(|r| cells(r, precision)));
     let widths: Vec<usize> = (0..lines[0].len())
@@ -171,7 +133,61 @@ fn write_group(out: &mut dyn Write, g: &Group, precision: usize) -> io::Result<(
     Ok(())
 }
 
-fn cells(r: &Row, precision: usize) -> [String; 8] {
+/// `live: 10 rounds of 1 s per side at 5000 req/s, in turns (AB BA AB BA ...)`.
+pub(crate) fn live_line(live: &crate::report::compare::Duet) -> String {
+    format!(
+        "live: {} rounds of {} s per side at {:.0} req/s, in turns ({}){}",
+        live.rounds,
+        trim_float(live.round_secs),
+        live.rate_per_sec,
+        abbreviate(&live.orders),
+        if live.interrupted {
+            ", interrupted"
+        } else {
+            ""
+        }
+    )
+}
+
+/// `capacity at p99<=1ms: A 4000 req/s (band 4000..5000), B ...: B higher, why`.
+pub(crate) fn capacity_line(cap: &crate::report::compare::CapacityComparison) -> String {
+    let side = |capacity: Option<f64>, (low, high): (f64, Option<f64>)| {
+        let top = high.map_or_else(|| "open".to_string(), |h| format!("{h:.0}"));
+        match capacity {
+            Some(r) => format!("{r:.0} req/s (band {low:.0}..{top})"),
+            None => format!("none passed (band 0..{top})"),
+        }
+    };
+    let verdict = match cap.verdict.as_str() {
+        "b_higher" => "B higher",
+        "b_lower" => "B lower",
+        "cannot_tell" => "cannot tell",
+        _ => "not comparable",
+    };
+    format!(
+        "capacity at {}: A {}, B {}: {verdict}, {}",
+        cap.objectives,
+        side(cap.a_per_sec, cap.a_band_per_sec),
+        side(cap.b_per_sec, cap.b_band_per_sec),
+        cap.why
+    )
+}
+
+/// `B slower at 1, faster at 0, no difference at 5, cannot tell at 1 of 7 percentiles`.
+pub(crate) fn tally(c: &Comparison) -> String {
+    format!(
+        "B slower at {}, faster at {}, no difference at {}, cannot tell at {} of {} percentiles",
+        c.count(Verdict::BSlower),
+        c.count(Verdict::BFaster),
+        c.count(Verdict::NoDifference),
+        c.count(Verdict::CannotTell),
+        c.rows().count(),
+    )
+}
+
+/// One row's cells as the table shows them: the percentile, A, B, B-A in ms and %, its
+/// interval in ms and %, and the verdict (the HTML page shows the same cells).
+pub(crate) fn cells(r: &Row, precision: usize) -> [String; 8] {
     let signed_ms = |ns: f64| {
         let s = ms(ns, precision);
         if s.starts_with('-') {
@@ -213,7 +229,7 @@ fn cells(r: &Row, precision: usize) -> [String; 8] {
 }
 
 /// The metric as the run reports name it.
-fn metric_words(metric: &str) -> &str {
+pub(crate) fn metric_words(metric: &str) -> &str {
     match metric {
         "response" => "response time",
         "service" => "service time",
@@ -224,7 +240,7 @@ fn metric_words(metric: &str) -> &str {
 }
 
 /// `AB BA AB BA ...` for a long list.
-fn abbreviate(orders: &[String]) -> String {
+pub(crate) fn abbreviate(orders: &[String]) -> String {
     const SHOWN: usize = 4;
     let mut text = orders
         .iter()
@@ -239,7 +255,7 @@ fn abbreviate(orders: &[String]) -> String {
 }
 
 /// `5`, `2.5`: a number as typed, without trailing zeros.
-fn trim_float(v: f64) -> String {
+pub(crate) fn trim_float(v: f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }

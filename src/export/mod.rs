@@ -15,6 +15,7 @@ pub mod contrast_text;
 pub mod csv;
 pub mod duet_lines;
 pub mod hlog;
+pub mod html;
 pub mod json;
 pub mod metrics;
 pub mod objective_text;

@@ -1,5 +1,5 @@
 //! A command's outputs: its text (or CSV) on standard output, its `--json` report and its
-//! `--hdr-log`, each to a path or to `-`. The one place that decides who has standard
+//! `--hdr-log`, each to a path or to `-`, and its `--html` page (always a file). The one place that decides who has standard
 //! output: an output given `-` has it to itself, and the text is then left out, since
 //! anything printed beside a JSON document or an interval log would break what reads it.
 //! The configuration refuses two outputs on `-` before anything runs.
@@ -37,6 +37,8 @@ pub struct Outputs<'a> {
     json: Option<PathBuf>,
     /// `--hdr-log`: a path, or `-`.
     hdr_log: Option<PathBuf>,
+    /// `--html`: a file (the configuration refused `-`).
+    html: Option<PathBuf>,
     /// Where text goes when it has no standard output.
     discarded: io::Sink,
 }
@@ -58,8 +60,26 @@ impl<'a> Outputs<'a> {
             holder,
             json,
             hdr_log,
+            html: None,
             discarded: io::sink(),
         }
+    }
+
+    /// The same outputs with `--html` written to `html` when given.
+    pub fn with_html(mut self, html: Option<PathBuf>) -> Self {
+        self.html = html;
+        self
+    }
+
+    /// Writes the page `render` makes to `--html`, if given (`render` runs only then), in
+    /// one atomic replacement.
+    pub fn save_html(&self, render: impl FnOnce() -> Result<String>) -> Result<()> {
+        let Some(path) = &self.html else {
+            return Ok(());
+        };
+        let page = render()?;
+        output::write_file(path, page.as_bytes())
+            .with_context(|| format!("writing --html {}", path.display()))
     }
 
     /// Whether the text is shown: no output was given `-`.

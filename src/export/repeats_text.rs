@@ -46,6 +46,15 @@ impl RepeatSummary {
                 );
             }
         }
+        if let Some(o) = &self.objectives {
+            let _ = writeln!(
+                s,
+                "  objectives over the {} repeats pooled: {} ({})",
+                self.repeats,
+                o.verdict.name().to_uppercase(),
+                o.why
+            );
+        }
         s
     }
 }

@@ -39,13 +39,25 @@ impl Measurement {
     }
 }
 
-/// Writes the steps by rate as a table: runs, median achieved rate, and per objective (or
-/// p99 without one) the median with the 95% interval decisions use, then the verdict and
-/// the bottleneck most runs named.
-pub fn write_steps(out: &mut dyn std::io::Write, report: &SweepReport) -> std::io::Result<()> {
+/// The steps by rate as rows of cells, for the text table and the HTML page alike.
+pub struct StepsTable {
+    /// What the table holds, said above it.
+    pub caption: String,
+    /// The column names.
+    pub header: Vec<String>,
+    /// One row per rate, as many cells as `header`.
+    pub rows: Vec<Vec<String>>,
+    /// The leading columns that hold numbers (right-aligned); the rest are words.
+    pub numeric: usize,
+}
+
+/// The steps by rate: runs, median achieved rate, and per objective (or p99 without one)
+/// the median with the 95% interval decisions use, then the verdict and the bottleneck
+/// most runs named; `None` when no step ran.
+pub fn steps_table(report: &SweepReport) -> Option<StepsTable> {
     let steps = steps_of(report);
     if steps.is_empty() {
-        return Ok(());
+        return None;
     }
     // The objectives' percentiles, or p99 alone.
     let columns: Vec<(String, f64)> = if report.plan.slos.is_empty() {
@@ -59,23 +71,21 @@ pub fn write_steps(out: &mut dyn std::io::Write, report: &SweepReport) -> std::i
             .collect()
     };
     let runs = steps.iter().map(|s| s.runs).max().unwrap_or(1);
-    writeln!(
-        out,
+    let caption = format!(
         "by rate ({}; ms, interval of the pooled test, runs as clusters):",
         if runs > 1 {
             "each rate's valid runs pooled"
         } else {
             "one run each"
         }
-    )?;
-    let mut rows: Vec<Vec<String>> = Vec::new();
+    );
     let mut header = vec!["rate/s".to_string(), "runs".into(), "achieved/s".into()];
     for (label, _) in &columns {
         header.push(label.clone());
         header.push("95%".into());
     }
     header.extend(["SLO".to_string(), "bottleneck".into()]);
-    rows.push(header);
+    let mut rows: Vec<Vec<String>> = Vec::new();
     for step in &steps {
         let mut row = vec![
             format!("{:.0}", step.target_rate_per_sec),
@@ -116,7 +126,22 @@ pub fn write_steps(out: &mut dyn std::io::Write, report: &SweepReport) -> std::i
         row.push(step.bottleneck.map_or("-", |b| b.name()).to_string());
         rows.push(row);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
+    Some(StepsTable {
+        caption,
+        header,
+        rows,
+        numeric: 3 + 2 * columns.len(),
+    })
+}
+
+/// Writes the steps by rate ([`steps_table`]) as a table of aligned columns.
+pub fn write_steps(out: &mut dyn std::io::Write, report: &SweepReport) -> std::io::Result<()> {
+    let Some(table) = steps_table(report) else {
+        return Ok(());
+    };
+    writeln!(out, "{}", table.caption)?;
+    let rows: Vec<&Vec<String>> = std::iter::once(&table.header).chain(&table.rows).collect();
+    let widths: Vec<usize> = (0..table.header.len())
         .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
         .collect();
     for row in rows {
@@ -126,7 +151,7 @@ pub fn write_steps(out: &mut dyn std::io::Write, report: &SweepReport) -> std::i
             .enumerate()
             .map(|(c, (cell, w))| {
                 // Numbers right-aligned, words left.
-                if c < 3 + 2 * columns.len() {
+                if c < table.numeric {
                     format!("{cell:>w$}")
                 } else {
                     format!("{cell:<w$}")

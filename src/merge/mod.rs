@@ -56,6 +56,11 @@ pub fn run(config: &MergeConfig, stdout: &mut dyn Write) -> Result<()> {
             .context("writing the merged log")?;
         wrote.push(HLOG_FILE);
     }
+    if let Some(path) = &config.html {
+        let page = crate::export::html::run(&merged);
+        crate::output::write_file(path, page.as_bytes())
+            .with_context(|| format!("writing --html {}", path.display()))?;
+    }
     // The merged result as a run's `-q` line per test, then where it went.
     let mut quiet = crate::export::run_text::Text {
         quiet: true,

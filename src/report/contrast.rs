@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::TestReport;
+use crate::drive::CapPacing;
 
 /// The three loops of one test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,6 +49,7 @@ impl Contrast {
         test: &str,
         rate_per_sec: f64,
         connections: usize,
+        pacing: CapPacing,
         [open, capped, closed]: [&TestReport; 3],
     ) -> Contrast {
         let row = |kind: &str, stands_for: &str, r: &TestReport| {
@@ -72,18 +74,30 @@ impl Contrast {
             rate_per_sec,
             connections,
             loops: vec![
-                row("open", "timed from when each request was due", open),
                 row(
-                    "rate-capped",
-                    "memtier --rate-limiting, valkey-benchmark --rps: sends held to the rate, timed from each send",
-                    capped,
+                    "open",
+                    "timed from when each request was due, whatever the server did: a stall's queue is in its tail, and at a rate the server keeps up with its median is near the service time",
+                    open,
                 ),
+                row("rate-capped", capped_stands_for(pacing), capped),
                 row(
                     "closed",
-                    "redis-benchmark: as fast as replies come, timed from each send",
+                    "redis-benchmark: as fast as replies come, timed from each send; each connection always has a request at the server, so its latency is about connections / throughput, and a stall holds sends back instead of being timed",
                     closed,
                 ),
             ],
+        }
+    }
+}
+
+/// What the rate-capped row stands for, by how it held its rate.
+fn capped_stands_for(pacing: CapPacing) -> &'static str {
+    match pacing {
+        CapPacing::Connection => {
+            "memtier --rate-limiting: each connection sends its share of the rate in bursts at ticks every connection shares, timed from each send; each tick's bursts queue at the server together, so at one rate its median grows with the connections"
+        }
+        CapPacing::Shared => {
+            "one limiter for every connection (--cap-pacing shared), sends spread evenly, timed from each send: a stall holds sends back instead of being timed"
         }
     }
 }

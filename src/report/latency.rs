@@ -141,6 +141,10 @@ pub struct Latency {
     /// What the intervals rest on; absent with the intervals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<Confidence>,
+    /// The percentiles `--percentiles` chose, each with its interval (the text reports
+    /// these instead of the fixed ones above, which stay for every other reader).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chosen: Vec<super::chosen::ChosenPercentile>,
     /// The histogram, HdrHistogram V2 compressed (deflate) encoding, base64.
     pub hdr_v2_base64: String,
 }
@@ -309,6 +313,7 @@ impl Latency {
             p99_99_ci95_ns: None,
             max_ns: if h.is_empty() { 0 } else { h.max() },
             confidence: None,
+            chosen: Vec::new(),
             hdr_v2_base64: encode_histogram(h),
         }
     }

@@ -6,6 +6,7 @@
 //! `export/`'s. This module holds data and the small facts derived from it, nothing
 //! that prints.
 
+pub mod chosen;
 pub mod compare;
 pub mod contrast;
 mod counts;
@@ -111,6 +112,9 @@ pub struct ServerFacts {
     /// A cluster's masters, as requests were routed to them (empty for one server).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cluster_nodes: Vec<String>,
+    /// Keys written before the first test (`--prefill`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefilled_keys: Option<u64>,
 }
 
 /// One test's results.

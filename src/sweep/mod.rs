@@ -32,7 +32,7 @@ use anyhow::{Context, Result};
 use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::config::sweep::{Order, Rates, SweepPlan};
 use crate::config::{RunConfig, SweepConfig};
-use crate::drive::{Cancel, Mode};
+use crate::drive::{Cancel, Mode, RateCap};
 use crate::export::hlog::HlogWriter;
 use crate::export::plot;
 use crate::export::sweep_lines::{self, Line};
@@ -195,7 +195,8 @@ impl Campaign for Sweeper<'_> {
         self.base.strict && self.report.runs.iter().any(|m| !m.report.valid)
     }
 
-    /// Writes sweep.json, then the CSV and the plots drawn from the JSON bytes just written.
+    /// Writes sweep.json, then the CSV, the plots drawn from the JSON bytes just written, and
+    /// the `--html` page with those plots.
     fn save_report(&self) -> Result<()> {
         let bytes =
             serde_json::to_vec_pretty(&self.report).context("encoding the sweep as JSON")?;
@@ -206,8 +207,14 @@ impl Campaign for Sweeper<'_> {
         write_out(&self.out.join(STEPS_CSV_FILE), steps.trim_end().as_bytes())?;
         // Drawn from the parsed bytes, exactly as `tailrate plot` will read them back.
         let saved = model::parse(&bytes)?;
-        for chart in plot::render_sweep(&saved, None)? {
+        let charts = plot::render_sweep(&saved, None)?;
+        for chart in &charts {
             write_out(&self.out.join(&chart.file_name), chart.svg.as_bytes())?;
+        }
+        if let Some(path) = &self.sweep.html {
+            let page = crate::export::html::sweep(&saved, &charts);
+            output::write_file(path, page.as_bytes())
+                .with_context(|| format!("writing --html {}", path.display()))?;
         }
         Ok(())
     }
@@ -316,12 +323,15 @@ impl Sweeper<'_> {
             (k, Some(r)) if k.is_open_loop() => self.sweep.open_mode(r),
             (Kind::RateCapped, cap) => Mode::Closed {
                 pipeline: 1,
-                rate_cap_per_sec: cap,
+                rate_cap: cap.map(|per_sec| RateCap {
+                    per_sec,
+                    pacing: self.sweep.plan.cap_pacing,
+                }),
                 workers: None,
             },
             _ => Mode::Closed {
                 pipeline: 1,
-                rate_cap_per_sec: None,
+                rate_cap: None,
                 workers: None,
             },
         };

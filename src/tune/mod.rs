@@ -268,7 +268,7 @@ impl Tuner<'_> {
         let mut config = self.base.clone();
         config.plan.mode = Mode::Closed {
             pipeline: 1,
-            rate_cap_per_sec: None,
+            rate_cap: None,
             workers,
         };
         let (report, stopped_early) = app::measure(

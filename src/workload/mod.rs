@@ -14,6 +14,7 @@
 mod error;
 mod keys;
 mod mix;
+mod prefill;
 mod sha1;
 mod spec;
 mod suite;
@@ -31,6 +32,7 @@ pub use keys::{
     Shape, Walk, sequential_block,
 };
 pub use mix::{Mix, check_read_ratio, parse_ratio, parse_weights, split_words};
+pub use prefill::{MAX_PREFILL_KEYS, Prefill, PrefillError};
 pub use sha1::sha1_hex;
 pub use spec::{CustomCommand, WorkloadSpec};
 pub use suite::{DEFAULT_TESTS, TestSpec, select_tests};
@@ -61,6 +63,12 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// The first `len` bytes of the value buffer (at most the run's largest value size):
+    /// what a prefill writes.
+    pub fn value(&self, len: usize) -> &[u8] {
+        &self.values[..len.min(self.values.len())]
+    }
+
     /// The most bytes one request of any test can take, as built.
     #[cfg(test)]
     pub(crate) fn most_request_bytes(&self) -> u64 {

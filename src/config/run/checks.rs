@@ -220,7 +220,7 @@ pub(super) fn check_batch_bytes(
     ))
 }
 
-/// Checks `--json` and `--hdr-log` before anything runs, so a path that cannot be
+/// Checks `--json`, `--hdr-log` and `--html` before anything runs, so a path that cannot be
 /// written fails the command at once instead of losing a finished run.
 pub(super) fn check_outputs(args: &RunArgs) -> Result<(), ConfigError> {
     if let (Some(json), Some(hdr_log)) = (&args.json.json, &args.run_output.hdr_log)
@@ -235,6 +235,23 @@ pub(super) fn check_outputs(args: &RunArgs) -> Result<(), ConfigError> {
                 json.display().to_string()
             },
         });
+    }
+    for (flag, other) in [
+        ("--json", &args.json.json),
+        ("--hdr-log", &args.run_output.hdr_log),
+    ] {
+        if let (Some(html), Some(other)) = (&args.html.html, other)
+            && output::same_place(html, other)
+        {
+            return Err(ConfigError::SameOutput {
+                a: flag,
+                b: "--html",
+                place: html.display().to_string(),
+            });
+        }
+    }
+    if let Some(html) = &args.html.html {
+        super::super::check_html(html)?;
     }
     for (flag, path) in [
         ("--json", &args.json.json),

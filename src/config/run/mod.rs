@@ -48,6 +48,10 @@ pub struct RunConfig {
     pub cluster: bool,
     /// `--slo`: objectives each test's response time is judged against.
     pub slos: Vec<super::sweep::Slo>,
+    /// How `--contrast`'s rate-capped loop holds its rate.
+    pub cap_pacing: crate::drive::CapPacing,
+    /// Write every key the tests read before the first test (`--prefill`).
+    pub prefill: bool,
 }
 
 /// Which outputs to produce.
@@ -63,6 +67,8 @@ pub struct Output {
     pub json: Option<PathBuf>,
     /// HdrHistogram interval log.
     pub hdr_log: Option<PathBuf>,
+    /// The run's HTML page (`--html`).
+    pub html: Option<PathBuf>,
     /// Live progress on stderr when it is a terminal.
     pub progress: bool,
     /// Read the server's counters around each test (`--no-server-stats` turns it off).
@@ -73,6 +79,8 @@ pub struct Output {
     pub latency_monitor_ms: Option<u64>,
     /// Live Prometheus metrics (`--metrics-listen`).
     pub metrics: Option<super::MetricsConfig>,
+    /// `--percentiles`, in percent, sorted (empty: the fixed ones).
+    pub percentiles: Vec<f64>,
 }
 
 impl RunConfig {
@@ -109,6 +117,10 @@ impl RunConfig {
                     workload.tests.len()
                 ),
             ));
+        }
+        if args.workload.prefill {
+            workload::Prefill::of(&workload)
+                .map_err(|e| ConfigError::invalid("--prefill", e.to_string()))?;
         }
         // Last, as it touches the file system: every other flag is right by now.
         check_outputs(args)?;
@@ -154,6 +166,8 @@ impl RunConfig {
                 .iter()
                 .map(|s| super::sweep::parse_slo(s))
                 .collect::<Result<_, _>>()?,
+            prefill: args.workload.prefill,
+            cap_pacing: args.contrast.pacing.cap_pacing,
         })
     }
 
@@ -186,7 +200,7 @@ fn mode_of(args: &RunArgs, workers: Option<Workers>) -> Result<Mode, ConfigError
         }
         None => Mode::Closed {
             pipeline: args.benchmark.pipeline,
-            rate_cap_per_sec: None,
+            rate_cap: None,
             workers,
         },
     })
@@ -253,11 +267,17 @@ fn output_of(args: &RunArgs, precision: usize) -> Result<Output, ConfigError> {
         precision,
         json: args.json.json.clone(),
         hdr_log: args.run_output.hdr_log.clone(),
+        html: args.html.html.clone(),
         progress: !args.progress.no_progress,
         server_stats: !args.progress.no_server_stats,
         host_stats: !args.progress.no_host_stats,
         latency_monitor_ms: args.progress.latency_monitor,
         metrics: super::metrics::metrics_of(&args.metrics)?,
+        percentiles: args
+            .run_output
+            .percentiles
+            .clone()
+            .map_or_else(Vec::new, |l| l.0),
     })
 }
 

@@ -32,7 +32,7 @@ fn closed_loop_defaults_match_redis_benchmark() {
         cfg.plan.mode,
         Mode::Closed {
             pipeline: 1,
-            rate_cap_per_sec: None,
+            rate_cap: None,
             workers: None
         }
     );
@@ -50,7 +50,7 @@ fn workers_default_to_batches_of_100_written_at_once() {
         cfg.plan.mode,
         Mode::Closed {
             pipeline: 1,
-            rate_cap_per_sec: None,
+            rate_cap: None,
             workers: Some(w)
         }
     );

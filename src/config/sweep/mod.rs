@@ -62,6 +62,8 @@ pub struct SweepPlan {
     pub closed_loop_points: Vec<usize>,
     /// Run a rate-capped closed loop at every step's rate.
     pub rate_capped: bool,
+    /// How the rate-capped loop holds its rate.
+    pub cap_pacing: crate::drive::CapPacing,
     /// Runs of every open-loop step, search point and re-measurement (at least 1).
     pub repeat: usize,
     /// Order of the coarse steps.
@@ -116,6 +118,7 @@ fn plan(args: &SweepArgs) -> Result<SweepPlan, ConfigError> {
         resolution: args.resolution,
         closed_loop_points: args.closed_loop_points.clone(),
         rate_capped: args.rate_capped,
+        cap_pacing: args.cap_pacing.cap_pacing,
         repeat,
         order: args.order.into(),
     })
@@ -135,6 +138,8 @@ pub struct SweepConfig {
     pub threads: usize,
     /// `--out`: where every file goes (created and checked writable).
     pub out: PathBuf,
+    /// `--html FILE`: the sweep's page, rewritten with the other files.
+    pub html: Option<PathBuf>,
 }
 
 impl SweepConfig {
@@ -150,6 +155,9 @@ impl SweepConfig {
             }
         }
         check_out_dir(&args.out)?;
+        if let Some(html) = &args.html.html {
+            super::check_html(html)?;
+        }
         let mut base = RunConfig::from_args(&run_args, None)?;
         base.plan.warmup = plan.warmup;
         base.plan.stop = Stop::After(plan.duration);
@@ -166,6 +174,7 @@ impl SweepConfig {
             rates_text: args.rates.clone(),
             threads: args.connection.threads,
             out: args.out.clone(),
+            html: args.html.html.clone(),
         })
     }
 

@@ -122,7 +122,8 @@ fn draw_heatmap(
             .map(|ns| ns as f64 / 1e6),
     );
     let mut chart = chart_on(&plot, 16, 0f64..t_max, axis.coord())?;
-    Axes::response_time(x_label, &|v| format!("{v:.0}"))
+    let seconds = super::seconds_label(t_max);
+    Axes::response_time(x_label, &seconds)
         .x_labels(10)
         .draw(&mut chart)?;
     let step = 1.0 / f64::from(BINS_PER_DECADE);

@@ -373,3 +373,10 @@ fn subtitle_of(inputs: &[(String, &SweepReport)]) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// Labels of a time axis ending at `t_max` seconds: whole seconds, or tenths on an axis of
+/// under ten seconds (whose ten ticks would otherwise read `0 0 0 1 1 1`).
+pub(super) fn seconds_label(t_max: f64) -> impl Fn(&f64) -> String {
+    let decimals = usize::from(t_max < 10.0);
+    move |v: &f64| format!("{v:.decimals$}")
+}

@@ -41,3 +41,27 @@ fn a_title_ending_in_a_colon_is_not_given_a_second() {
     assert_eq!(heading_text(Some("X"), "Latency"), "X: Latency");
     assert_eq!(heading_text(None, "Latency"), "Latency");
 }
+
+#[test]
+fn a_short_last_interval_the_drain_is_not_drawn() {
+    let iv = |start_secs: f64, length_secs: f64| crate::report::IntervalSummary {
+        start_secs,
+        length_secs,
+        completed: 1,
+        errors: 0,
+        p50_ns: 1,
+        p99_ns: 1,
+        max_ns: 1,
+    };
+    let drain = [iv(0.0, 0.25), iv(0.25, 0.25), iv(0.5, 0.05)];
+    assert_eq!(super::time::drawn_intervals(&drain).len(), 2);
+    let whole = [iv(0.0, 0.25), iv(0.25, 0.2)];
+    assert_eq!(super::time::drawn_intervals(&whole).len(), 2);
+    assert_eq!(super::time::drawn_intervals(&drain[2..]).len(), 1);
+}
+
+#[test]
+fn a_short_time_axis_is_labelled_in_tenths() {
+    assert_eq!(seconds_label(2.04)(&0.4), "0.4");
+    assert_eq!(seconds_label(300.0)(&40.0), "40");
+}

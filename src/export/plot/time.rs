@@ -46,7 +46,8 @@ pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepRepo
     // Beneath the grid, so its lines show through.
     closed_loop_bands(&mut chart, report, t_max, &axis)?;
     let host_waits = host_bands(&mut chart, report, &axis)?;
-    Axes::response_time("time since the sweep started (s)", &|v| format!("{v:.0}"))
+    let seconds = super::seconds_label(t_max);
+    Axes::response_time("time since the sweep started (s)", &seconds)
         .x_labels(10)
         .draw(&mut chart)?;
     interval_lines(&mut chart, report)?;
@@ -138,14 +139,25 @@ fn host_bands(
     Ok(any)
 }
 
+/// A run's intervals as drawn: all but a last one shorter than half the others, the
+/// drain after sending stopped, whose few light replies would read as a dip.
+pub(super) fn drawn_intervals(intervals: &[IntervalSummary]) -> &[IntervalSummary] {
+    let longest = intervals
+        .iter()
+        .map(|iv| iv.length_secs)
+        .fold(0.0, f64::max);
+    match intervals.split_last() {
+        Some((last, rest)) if !rest.is_empty() && last.length_secs < longest / 2.0 => rest,
+        _ => intervals,
+    }
+}
+
 /// Each of [`METRICS`] as a line through every run's intervals (at their midpoints).
 fn interval_lines(chart: &mut TimeChart<'_, '_>, report: &SweepReport) -> DrawResult {
     for (_, p, value) in METRICS {
         let color = PERCENTILE_COLORS[p];
         for m in &report.runs {
-            let points: Vec<(f64, f64)> = m
-                .report
-                .intervals
+            let points: Vec<(f64, f64)> = drawn_intervals(&m.report.intervals)
                 .iter()
                 .filter_map(|iv| {
                     Some((

@@ -55,19 +55,59 @@ pub(super) fn lines(out: &mut dyn Write, test: &TestReport, precision: usize) ->
     writeln!(out)
 }
 
+/// One headline percentile as the answer shows it.
+pub(crate) struct HeadlineValue {
+    /// `p99`.
+    pub label: String,
+    /// Its value in msec.
+    pub value_ms: String,
+    /// Its 95% interval in msec (`[0.205, 0.385]`), empty when the report has none.
+    pub interval_ms: String,
+}
+
+/// The headline percentiles of `latency` (those `--percentiles` chose, else p50, p99,
+/// p99.9), each with its interval; `None` when it holds no reply.
+pub(crate) fn headline_values(
+    latency: Option<&Latency>,
+    precision: usize,
+) -> Option<Vec<HeadlineValue>> {
+    let l = latency.filter(|l| l.count > 0)?;
+    if !l.chosen.is_empty() {
+        return Some(
+            l.reported()
+                .into_iter()
+                .map(|r| HeadlineValue {
+                    label: r.label,
+                    value_ms: ms(r.value_ns as f64, precision),
+                    interval_ms: r
+                        .ci95_ns
+                        .map_or_else(String::new, |c| c.show(|ns| ms(ns as f64, precision))),
+                })
+                .collect(),
+        );
+    }
+    Some(
+        HEADLINE
+            .iter()
+            .map(|&p| HeadlineValue {
+                label: p.label().to_string(),
+                value_ms: ms(l.at(p) as f64, precision),
+                interval_ms: interval_text(l, p, precision),
+            })
+            .collect(),
+    )
+}
+
 /// `p50 0.273 [0.205, 0.385]   p99 ...`, or `n/a` for a test with no replies.
 fn headline(latency: Option<&Latency>, precision: usize) -> String {
-    let Some(l) = latency.filter(|l| l.count > 0) else {
+    let Some(values) = headline_values(latency, precision) else {
         return "n/a: no replies".to_string();
     };
-    HEADLINE
+    values
         .iter()
-        .map(|&p| {
-            let value = ms(l.at(p) as f64, precision);
-            match interval_text(l, p, precision) {
-                i if i.is_empty() => format!("{} {value}", p.label()),
-                i => format!("{} {value} {i}", p.label()),
-            }
+        .map(|v| match v.interval_ms.as_str() {
+            "" => format!("{} {}", v.label, v.value_ms),
+            i => format!("{} {} {i}", v.label, v.value_ms),
         })
         .collect::<Vec<_>>()
         .join("   ")

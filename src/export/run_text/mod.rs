@@ -17,6 +17,9 @@ mod redis_benchmark;
 mod sections;
 mod tables;
 
+pub(crate) use answer::headline_values;
+pub(crate) use tables::interval_text;
+
 /// Prints redis-benchmark's full report (or its `-q` line) per test.
 pub struct Text {
     /// `-q`.
@@ -161,6 +164,33 @@ fn full(
         writeln!(out, "  stopped early: {}", printable(why))?;
     }
     writeln!(out)
+}
+
+/// What `write` prints, as a string: a section of the text report for another form
+/// (the HTML page) to show whole rather than say again in other words.
+fn captured(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> String {
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = write(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The server's view of a test, as the text report prints it.
+pub(crate) fn server_view_text(view: &crate::report::server::ServerView) -> String {
+    captured(|out| sections::server_lines(out, view))
+}
+
+/// The host's part in a test, as the text report prints it.
+pub(crate) fn host_text(h: &crate::report::host::HostReport) -> String {
+    captured(|out| host::host_lines(out, h))
+}
+
+/// A test's traffic and connections (bytes, reconnects, outages), as the text prints them.
+pub(crate) fn traffic_text(test: &TestReport) -> String {
+    captured(|out| {
+        sections::traffic(out, test)?;
+        sections::connection_lines(out, test)
+    })
 }
 
 /// `  bottleneck: server (why)`, when the test has a verdict.

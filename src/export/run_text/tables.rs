@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use crate::export::ms;
+use crate::report::chosen::Reported;
 use crate::report::{Latency, Percentile, TestReport};
 use crate::text::printable;
 
@@ -81,7 +82,7 @@ pub(super) fn command_table(
 
 /// `[low, high]` of `p`'s interval in msec (`open` for an unbounded high end), or nothing
 /// when the report has none.
-pub(super) fn interval_text(l: &Latency, p: Percentile, precision: usize) -> String {
+pub(crate) fn interval_text(l: &Latency, p: Percentile, precision: usize) -> String {
     l.ci95(p)
         .map_or_else(String::new, |ci| ci.show(|ns| ms(ns as f64, precision)))
 }
@@ -107,33 +108,47 @@ pub(super) fn interval_table(
         .as_ref()
         .map_or(String::new(), |c| c.method.clone());
     writeln!(out, "  95% confidence intervals (msec; {method}):")?;
-    let cell = |l: &Latency, p: Percentile| {
-        if l.count == 0 {
+    // Each column's rows: the chosen percentiles (`--percentiles`) or the fixed ones.
+    let rows: Vec<Vec<Reported>> = columns.iter().map(|(_, l)| l.reported()).collect();
+    let cell = |l: &Latency, r: Option<&Reported>| {
+        let Some(r) = r.filter(|_| l.count > 0) else {
             return "n/a".to_string();
-        }
-        let value = ms(l.at(p) as f64, precision);
-        match interval_text(l, p, precision) {
-            i if i.is_empty() => value,
-            i => format!("{value} {i}"),
+        };
+        let value = ms(r.value_ns as f64, precision);
+        match r.ci95_ns {
+            Some(ci) => format!("{value} {}", ci.show(|ns| ms(ns as f64, precision))),
+            None => value,
         }
     };
-    let width = Percentile::ALL
-        .iter()
-        .flat_map(|&p| columns.iter().map(move |(_, l)| cell(l, p).len()))
+    let first_rows = &rows[0];
+    let width = (0..first_rows.len())
+        .flat_map(|i| {
+            let rows = &rows;
+            columns
+                .iter()
+                .zip(rows)
+                .map(move |((_, l), r)| cell(l, r.get(i)).len())
+        })
         .chain(columns.iter().map(|(label, _)| label.len()))
         .max()
         .unwrap_or(0);
-    write!(out, "    {:<7}", "")?;
+    let label_width = first_rows
+        .iter()
+        .map(|r| r.label.len())
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    write!(out, "    {:<label_width$}", "")?;
     for (label, _) in &columns {
         write!(out, " {label:<width$}")?;
     }
     writeln!(out, " {:>9}", "k")?;
-    for p in Percentile::ALL {
-        write!(out, "    {:<7}", p.label())?;
-        for (_, l) in &columns {
-            write!(out, " {:<width$}", cell(l, p))?;
+    for (i, row) in first_rows.iter().enumerate() {
+        write!(out, "    {:<label_width$}", row.label)?;
+        for ((_, l), r) in columns.iter().zip(&rows) {
+            write!(out, " {:<width$}", cell(l, r.get(i)))?;
         }
-        let k = first.beyond(p).unwrap_or(0);
+        let k = row.beyond.unwrap_or(0);
         let note = if k < crate::stats::confidence::MIN_BEYOND {
             "  too few beyond to bound"
         } else {

@@ -163,6 +163,13 @@ impl Connection {
         self.framer = Framer::new();
         resp::encode_command(&mut self.wbuf, argv);
         self.flush().await?;
+        self.read_reply().await
+    }
+
+    /// Waits for the next whole reply and takes it as a tree, pushes passed over (setup
+    /// and queries, not the hot path: [`call`](Self::call), or replies to commands
+    /// written with [`write_buf`](Self::write_buf) and [`flush`](Self::flush)).
+    pub async fn read_reply(&mut self) -> Result<Reply, NetError> {
         loop {
             match resp::parse(self.rbuf.unread(), &self.limits) {
                 Ok(Some((Reply::Push(_), _))) if !self.resp3 => return Err(self.push_in_resp2()),

@@ -18,7 +18,7 @@ mod sides;
 
 pub use sides::{Entry, Report, entries_of_run, entries_of_sweep, parse};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Percentile;
 use super::sweep;
@@ -28,7 +28,7 @@ use crate::stats::confidence::Ci95;
 pub const COMPARE_SCHEMA_VERSION: u32 = 2;
 
 /// What a difference's interval says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The whole interval is above zero.
@@ -65,7 +65,7 @@ impl Verdict {
 }
 
 /// One percentile of one metric, A against B.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// The percentile's key (`p99_9`).
     pub percentile: String,
@@ -109,7 +109,7 @@ impl Row {
 }
 
 /// One metric of one matched entry: every percentile.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Group {
     /// The entry's name: the test, or the sweep measurement.
     pub test: String,
@@ -140,7 +140,7 @@ impl Group {
 }
 
 /// One side, as the comparison names it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Side {
     /// The file, or the endpoint measured.
     pub source: String,
@@ -155,7 +155,7 @@ pub struct Side {
 }
 
 /// A live duet's plan, as run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Duet {
     /// Rounds run (each side measured once per round).
     pub rounds: usize,
@@ -170,7 +170,7 @@ pub struct Duet {
 }
 
 /// A whole comparison: what was compared, every row, what did not match.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// Layout version.
     pub schema_version: u32,
@@ -224,7 +224,7 @@ impl Comparison {
 
 /// Two sweeps' capacities side by side: each lies in its band, `[capacity, the lowest
 /// failing rate above it)`, so they differ only where the bands do not meet.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CapacityComparison {
     /// A's objectives, as given (`p99<=1ms`).
     pub objectives: String,

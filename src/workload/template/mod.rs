@@ -250,6 +250,25 @@ impl Template {
             heap.resize(end - start, 0);
             &mut heap
         };
+        self.render_key(key, index);
+        Some(crate::net::cluster::key_slot(key))
+    }
+
+    /// The key this command reads or writes (the argument [`slot`](Self::slot) routes by)
+    /// when every key field holds `index`; `None` for a command without a key.
+    pub fn key(&self, index: u64) -> Option<Vec<u8>> {
+        let (start, end) = self.route?;
+        let mut key = vec![0; end - start];
+        self.render_key(&mut key, index);
+        Some(key)
+    }
+
+    /// Writes the routed argument into `key` (its length) with every key field in it
+    /// holding `index`.
+    fn render_key(&self, key: &mut [u8], index: u64) {
+        let Some((start, end)) = self.route else {
+            return;
+        };
         key.copy_from_slice(&self.bytes[start..end]);
         for &(at, width) in self
             .fields
@@ -258,7 +277,6 @@ impl Template {
         {
             write_padded(&mut key[at - start..at - start + width], index);
         }
-        Some(crate::net::cluster::key_slot(key))
     }
 
     /// Whether any field is drawn per request.

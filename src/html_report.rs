@@ -1,0 +1,123 @@
+//! `tailrate report INPUT --html FILE`: one HTML page from results saved earlier. The
+//! input is told apart by its fields: a comparison (`groups`), a sweep (`runs`; a sweep's
+//! folder means its `sweep.json`), or a run or a merge (`tests`). Reading and rendering
+//! are the same as the commands' own: `report::compare::parse` and
+//! `report::sweep::parse` read, [`crate::export::html`] renders (a sweep's plots drawn
+//! again, as `tailrate plot` draws them).
+//!
+//! An input that cannot be read or is not one of those is the user's to fix: an
+//! [`InputError`] naming the file and what in it is wrong, which `main` exits 2 on.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::config::ReportConfig;
+use crate::export::html;
+use crate::report::compare::{COMPARE_SCHEMA_VERSION, Comparison, Report};
+
+/// A saved report that cannot be made into a page: the user's to fix (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The file cannot be read.
+    #[error("cannot read {}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not a report this tailrate reads; `why` names the field.
+    #[error("{}: {why}", .path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the field.
+        why: String,
+    },
+}
+
+/// Reads `config.input`, renders its page into `config.html`, and says so on `out`.
+pub fn run(config: &ReportConfig, out: &mut dyn Write) -> Result<()> {
+    let path = input_file(&config.input);
+    let bytes = crate::input::read(&path).map_err(|source| InputError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let page = render(&bytes).map_err(|why| InputError::Parse {
+        path: path.clone(),
+        why,
+    })?;
+    crate::output::write_file(&config.html, page.as_bytes())
+        .with_context(|| format!("writing --html {}", config.html.display()))?;
+    writeln!(out, "wrote {}", config.html.display())?;
+    Ok(())
+}
+
+/// The file to read: `input`, or the `sweep.json` in it when it is a sweep's folder.
+fn input_file(input: &Path) -> PathBuf {
+    if input.is_dir() {
+        input.join(crate::sweep::JSON_FILE)
+    } else {
+        input.to_path_buf()
+    }
+}
+
+/// The page of the report in `bytes`, or what is wrong with it.
+fn render(bytes: &[u8]) -> Result<String, String> {
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let has = |key: &str| value.get(key).is_some();
+    if has("groups") && has("method") {
+        return comparison(bytes, &value).map(|c| html::compare(&c, None));
+    }
+    if !has("runs") && !has("tests") {
+        return Err(if has("trials") {
+            "a tune report (tailrate tune --json), which has no page: give a run's, a merge's, \
+             a sweep's or a comparison's"
+                .into()
+        } else {
+            "not a report of tailrate's: it has no `tests` (a run's or a merge's --json), no \
+             `runs` (a sweep's sweep.json) and no `groups` (a comparison's --json)"
+                .into()
+        });
+    }
+    match crate::report::compare::parse(bytes).map_err(|e| e.to_string())? {
+        Report::Run(run) => Ok(html::run(&run)),
+        Report::Sweep(sweep) => html::sweep_with_plots(&sweep).map_err(|e| e.to_string()),
+    }
+}
+
+/// A comparison's JSON of this layout version.
+fn comparison(bytes: &[u8], value: &serde_json::Value) -> Result<Comparison, String> {
+    match value.get("schema_version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(COMPARE_SCHEMA_VERSION) => {}
+        found => {
+            return Err(format!(
+                "a comparison of schema_version {}; this tailrate reads {COMPARE_SCHEMA_VERSION}",
+                found.map_or("(none)".to_string(), |v| v.to_string())
+            ));
+        }
+    }
+    serde_json::from_slice(bytes)
+        .map_err(|e| format!("not a comparison layout this tailrate reads: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn what_is_not_a_report_is_named_by_the_field_it_lacks() {
+        let e = render(b"{\"schema_version\": 1}").unwrap_err();
+        assert!(e.contains("`tests`") && e.contains("`groups`"), "{e}");
+        let e = render(b"{\"trials\": []}").unwrap_err();
+        assert!(e.contains("tune report"), "{e}");
+        let e = render(b"not json").unwrap_err();
+        assert!(e.starts_with("not JSON"), "{e}");
+        let e = render(b"{\"schema_version\": 2, \"groups\": [], \"method\": \"m\"}").unwrap_err();
+        assert!(e.contains("missing field"), "{e}");
+    }
+}

@@ -1,0 +1,175 @@
+//! `--percentiles 50,99,99.9,99.99`: the percentiles a run reports, chosen (memtier's
+//! `--print-percentiles`). Each is estimated as the fixed ones are, with its interval
+//! and the samples beyond it, and kept in the report beside them; the text report's
+//! tables then list these instead.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use super::{Latency, Percentile};
+use crate::stats::confidence::{self, Batch, Ci95};
+
+/// Most percentiles `--percentiles` takes: a table row each.
+pub const MAX_CHOSEN: usize = 32;
+
+/// One chosen percentile.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ChosenPercentile {
+    /// As typed, in percent: `99.9`.
+    pub percentile: f64,
+    /// Its value.
+    pub value_ns: u64,
+    /// Its 95% interval (absent when the samples cannot bound it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95_ns: Option<Ci95>,
+    /// Samples above it (`k`).
+    pub beyond: u64,
+}
+
+impl ChosenPercentile {
+    /// `percentile` of `h`, with its interval from `batches` (the same samples in time
+    /// order); `None` for an empty histogram.
+    pub fn of(h: &Histogram<u64>, batches: &[Batch], percentile: f64) -> Option<Self> {
+        if h.is_empty() {
+            return None;
+        }
+        let quantile = percentile / 100.0;
+        Some(match confidence::estimate(h, batches, quantile) {
+            Some(e) => ChosenPercentile {
+                percentile,
+                value_ns: e.value_ns,
+                ci95_ns: Some(e.ci95),
+                beyond: e.beyond,
+            },
+            None => {
+                let n = h.len();
+                let rank = ((quantile * n as f64).ceil() as u64).clamp(1, n);
+                ChosenPercentile {
+                    percentile,
+                    value_ns: h.value_at_quantile(quantile),
+                    ci95_ns: None,
+                    beyond: n - rank,
+                }
+            }
+        })
+    }
+
+    /// As printed: `p99.9`.
+    pub fn label(&self) -> String {
+        format!("p{}", self.percentile)
+    }
+}
+
+/// One row of a percentile table: what the text report lists for a latency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reported {
+    /// `p99.9`.
+    pub label: String,
+    /// The value.
+    pub value_ns: u64,
+    /// Its interval.
+    pub ci95_ns: Option<Ci95>,
+    /// Samples beyond it, when known.
+    pub beyond: Option<u64>,
+}
+
+impl Latency {
+    /// The percentiles to list: the chosen ones when `--percentiles` gave some, else
+    /// the fixed six.
+    pub fn reported(&self) -> Vec<Reported> {
+        if !self.chosen.is_empty() {
+            return self
+                .chosen
+                .iter()
+                .map(|c| Reported {
+                    label: c.label(),
+                    value_ns: c.value_ns,
+                    ci95_ns: c.ci95_ns,
+                    beyond: Some(c.beyond),
+                })
+                .collect();
+        }
+        Percentile::ALL
+            .iter()
+            .map(|&p| Reported {
+                label: p.label().to_string(),
+                value_ns: self.at(p),
+                ci95_ns: self.ci95(p),
+                beyond: self.beyond(p),
+            })
+            .collect()
+    }
+}
+
+/// `--percentiles` as read: in percent, sorted, without repeats. One value to clap, not
+/// many (a `Vec` would be taken as a repeatable flag).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PercentileList(pub Vec<f64>);
+
+/// Reads `--percentiles`: numbers in percent, each above 0 and at most 100, returned
+/// sorted without repeats.
+pub fn parse_list(text: &str) -> Result<PercentileList, String> {
+    let mut list = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        let p: f64 = item.parse().map_err(|_| {
+            format!("`{item}` is not a number: give percentiles in percent, e.g. 50,99,99.9")
+        })?;
+        if !(p > 0.0 && p <= 100.0) {
+            return Err(format!(
+                "{item} is not a percentile: each is above 0 and at most 100"
+            ));
+        }
+        list.push(p);
+    }
+    list.sort_by(f64::total_cmp);
+    list.dedup();
+    if list.len() > MAX_CHOSEN {
+        return Err(format!(
+            "{} percentiles, more than {MAX_CHOSEN}",
+            list.len()
+        ));
+    }
+    Ok(PercentileList(list))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_list_is_read_sorted_and_bad_entries_are_named() {
+        assert_eq!(parse_list("99.9, 50,99,50").unwrap().0, [50.0, 99.0, 99.9]);
+        assert_eq!(parse_list("100").unwrap().0, [100.0]);
+        for bad in ["0", "101", "-5", "p99", "", "NaN"] {
+            assert!(parse_list(bad).is_err(), "{bad}");
+        }
+        let many = (1..=33)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        assert!(parse_list(&many).unwrap_err().contains("more than 32"));
+    }
+
+    #[test]
+    fn a_chosen_percentile_is_the_fixed_estimate_at_any_quantile() {
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        for v in 1..=10_000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        let p = ChosenPercentile::of(&h, &[], 99.95).unwrap();
+        assert_eq!(p.value_ns, h.value_at_quantile(0.9995));
+        assert_eq!(p.beyond, 5);
+        let ci = p.ci95_ns.unwrap();
+        assert!(ci.low() <= p.value_ns, "{ci:?}");
+        // At the fixed ones, the same figure as the report's own estimate.
+        let fixed = Latency::of(&h, &[]);
+        let p99 = ChosenPercentile::of(&h, &[], 99.0).unwrap();
+        assert_eq!(
+            (p99.value_ns, p99.ci95_ns),
+            (fixed.p99_ns, fixed.p99_ci95_ns)
+        );
+        assert_eq!(p99.label(), "p99");
+        assert!(ChosenPercentile::of(&Histogram::<u64>::new(3).unwrap(), &[], 50.0).is_none());
+    }
+}
