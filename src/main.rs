@@ -59,11 +59,20 @@ fn main() -> ExitCode {
         warn_about_password(&command_line, &mut stderr);
         warn_about_insecure(&runs, &mut stderr);
     }
+    // Bound before any load, so that a port in use ends the command before it starts.
+    let metrics = match runs.first().and_then(|r| r.output.metrics.as_ref()) {
+        Some(config) => match app::metrics::Metrics::serve(config) {
+            Ok(metrics) => Some(metrics),
+            Err(e) => return fail(&format!("{e:#}")),
+        },
+        None => None,
+    };
     let stderr_is_terminal = stderr.is_terminal();
     let io = Io {
         stdout: &mut stdout,
         stderr: &mut stderr,
         stderr_is_terminal,
+        metrics: metrics.as_ref(),
     };
     let result = match &command {
         Command::Run(run) => app::run(run, command_line, &cancel, io),
@@ -82,6 +91,11 @@ fn main() -> ExitCode {
         Command::Man { page, out } => man_pages(page.as_deref(), out.as_deref(), io.stdout),
     };
     let _ = stdout.flush();
+    // The final figures stay up for a last scrape; a command that ended on an error has
+    // its message printed at once instead.
+    if let (Some(metrics), Ok(_)) = (metrics, &result) {
+        metrics.linger(&cancel);
+    }
     // A sweep or tune ends as its saved report says: 130 exactly when the report says
     // `interrupted`. Once its last run has ended it is complete, and a signal during the
     // final write lets the write finish; reading the signal again here would exit 130

@@ -34,6 +34,7 @@ fn allocations_of(argv: &[&str]) -> u64 {
             stdout: &mut out,
             stderr: &mut err,
             stderr_is_terminal: false,
+            metrics: None,
         },
     )
     .unwrap();

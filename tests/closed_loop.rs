@@ -609,6 +609,7 @@ fn a_loop_interrupted_between_tests_ends_as_interrupted() {
         stdout: &mut out,
         stderr: &mut err,
         stderr_is_terminal: false,
+        metrics: None,
     };
     let status = tailrate::app::run(&config, Vec::new(), &cancel, io).unwrap();
     assert_eq!(

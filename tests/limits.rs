@@ -195,6 +195,20 @@ fn context(flag: &Flag) -> Vec<&'static str> {
         ],
         "--read-ratio" => vec!["-c", "1", "-n", "200"],
         "--threads" => vec!["-t", "ping", "-c", "4", "-n", "200"],
+        "--metrics-linger" => {
+            // A port of its own, as the cases run beside other tests.
+            let listen = format!("127.0.0.1:{}", super::harness::free_port());
+            vec![
+                "-t",
+                "ping",
+                "-c",
+                "1",
+                "-n",
+                "200",
+                "--metrics-listen",
+                listen.leak(),
+            ]
+        }
         "-c" => vec!["-t", "ping", "-n", "200"],
         _ => vec!["-t", "ping", "-c", "2", "-n", "200"],
     }

@@ -19,6 +19,7 @@ mod hostile_files;
 mod html;
 mod intervals;
 mod limits;
+mod metrics;
 mod mutations;
 mod objectives;
 mod open_loop;

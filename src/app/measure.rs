@@ -1,6 +1,7 @@
-//! Measuring one test: drive it, stream its intervals to the progress line and the
-//! `.hlog`, and build its report.
+//! Measuring one test: drive it, stream its intervals to the progress line, the `.hlog`
+//! and the live metrics, and build its report.
 
+use std::cell::Cell;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,6 +10,7 @@ use anyhow::{Context, Result};
 
 use super::beside::Beside;
 use super::intervals::{Grouper, IntervalMerger, summary, write_hlog};
+use super::metrics::Scope;
 use crate::config::RunConfig;
 use crate::drive::{self, Cancel, Interval};
 use crate::export::hlog::HlogWriter;
@@ -19,10 +21,11 @@ use crate::report::TestReport;
 
 /// Runs test `index` of `config` once and builds its report; also returns why it
 /// stopped early, if it did. Progress goes to `stderr` when it is a terminal; intervals
-/// go to `hlog`, whose start was `log_offset` before this call.
+/// go to `hlog`, whose start was `log_offset` before this call, and to the live metrics'
+/// `live` scope.
 #[expect(
     clippy::too_many_arguments,
-    reason = "a test, where it runs, and its three sinks"
+    reason = "a test, where it runs, and its four sinks"
 )]
 pub fn measure(
     config: &RunConfig,
@@ -33,6 +36,7 @@ pub fn measure(
     stderr_is_terminal: bool,
     mut hlog: Option<&mut HlogWriter>,
     log_offset: Duration,
+    live: Option<Scope<'_>>,
 ) -> Result<(TestReport, Option<String>)> {
     let test = &config.plan.workload.tests[index];
     let mut progress = progress_line(config, &test.name, stderr, stderr_is_terminal);
@@ -52,6 +56,18 @@ pub fn measure(
         .collect();
     let reads: Vec<bool> = test.commands.iter().map(|c| c.counts_hits).collect();
     let mut hlog_error = None;
+    // The live page's test, and each thread's backlog at its latest batch (their sum is
+    // the backlog the page shows at each report interval).
+    let live = live.map(|scope| {
+        let target = config.plan.own_rate_per_sec();
+        let index = scope
+            .metrics
+            .start(scope.labels, &command_names, timing, target);
+        (scope.metrics, index)
+    });
+    let backlogs: Vec<Cell<usize>> = (0..config.plan.threads.max(1))
+        .map(|_| Cell::new(0))
+        .collect();
     // Each merged batch: kept for the percentiles' intervals, and grouped into the
     // report's intervals, each summarised and written to the log once whole.
     let mut emit = |merger: &mut IntervalMerger,
@@ -79,6 +95,17 @@ pub fn measure(
                 hlog_error.get_or_insert(e);
             }
             summaries.push(summary(start, length, record));
+            if let Some((metrics, index)) = live {
+                let backlog = backlogs.iter().map(Cell::get).sum::<usize>();
+                metrics.interval(
+                    index,
+                    length,
+                    record,
+                    &command_names,
+                    timing,
+                    backlog as u64,
+                );
+            }
         };
         grouper.push(start, length, &record, &mut report_interval);
         if last {
@@ -90,6 +117,9 @@ pub fn measure(
     let outcome = {
         let mut on_interval = |iv: Interval| {
             progress.interval(&iv.record, iv.start, iv.length, iv.backlog);
+            if let Some(backlog) = backlogs.get(iv.thread) {
+                backlog.set(iv.backlog);
+            }
             let (whole, back) = merger.push(iv);
             for (start, length, record) in whole {
                 emit(&mut merger, start, length, record, false);
@@ -127,6 +157,9 @@ pub fn measure(
         merger.origin,
         &batches,
     );
+    if let Some((metrics, index)) = live {
+        metrics.end(index, &report);
+    }
     Ok((report, outcome.stopped_early))
 }
 

@@ -7,6 +7,7 @@ mod build;
 mod campaign;
 mod intervals;
 mod measure;
+pub mod metrics;
 mod prefill;
 mod probe;
 mod server_events;
@@ -67,6 +68,8 @@ pub struct Io<'a> {
     pub stderr: &'a mut dyn Write,
     /// Whether stderr is a terminal (progress is drawn only then).
     pub stderr_is_terminal: bool,
+    /// The live Prometheus page (`--metrics-listen`), served by the caller.
+    pub metrics: Option<&'a metrics::Metrics>,
 }
 
 /// Asks the server about itself ([`server_facts`]) and shows what it noted; `None` when
@@ -160,6 +163,7 @@ pub fn run(
         stdout,
         stderr,
         stderr_is_terminal,
+        metrics,
     } = io;
     // Interrupted before the server answered: the run ends at once as interrupted (the
     // loop below sees it before any test), and its outputs are written, with no tests.
@@ -210,6 +214,7 @@ pub fn run(
         cancel,
         stderr,
         stderr_is_terminal,
+        metrics,
         hlog,
         run_start,
         report,
@@ -261,6 +266,8 @@ struct Session<'c, 'a> {
     cancel: &'c Cancel,
     stderr: &'a mut dyn Write,
     stderr_is_terminal: bool,
+    /// The live Prometheus page, if served.
+    metrics: Option<&'a metrics::Metrics>,
     /// `--hdr-log`, written as intervals end.
     hlog: Option<HlogWriter<'a>>,
     /// When the run began: the log counts each test's intervals from it.
@@ -361,6 +368,14 @@ impl Session<'_, '_> {
         repeat: Option<u32>,
     ) -> Result<Option<String>> {
         let test_offset = self.run_start.elapsed();
+        let name = &loop_config.plan.workload.tests[index].name;
+        let live = self.metrics.map(|metrics| metrics::Scope {
+            metrics,
+            labels: vec![(
+                "test".to_string(),
+                kind.map_or_else(|| name.clone(), |kind| format!("{name} ({kind})")),
+            )],
+        });
         let (mut test_report, stopped_early) = measure(
             loop_config,
             self.cluster.as_ref(),
@@ -370,6 +385,7 @@ impl Session<'_, '_> {
             self.stderr_is_terminal,
             self.hlog.as_mut(),
             test_offset,
+            live,
         )?;
         if let Some(kind) = kind {
             test_report.name = format!("{} ({kind})", test_report.name);

@@ -103,6 +103,9 @@ pub struct CompareArgs {
     /// With --live: progress line and server counters.
     #[command(flatten)]
     pub progress: ProgressArgs,
+    /// With --live: live Prometheus metrics of every turn.
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 }
 
 /// The flags of `compare` that do not need `--live`: its own, the reports, and the two
@@ -142,6 +145,7 @@ impl CompareArgs {
             json: self.json.clone(),
             precision: self.precision.clone(),
             progress: self.progress.clone(),
+            metrics: self.metrics.clone(),
             ..RunArgs::default()
         }
     }

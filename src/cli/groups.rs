@@ -16,7 +16,7 @@ use crate::units::{count_in, duration_in, rate_up_to};
 
 /// A group's values when none of its flags is typed: clap's own defaults, so that each
 /// default is written once, on its flag.
-fn defaults<T: clap::Args + clap::FromArgMatches>() -> T {
+pub(super) fn defaults<T: clap::Args + clap::FromArgMatches>() -> T {
     let command = T::augment_args(clap::Command::new("defaults").disable_help_flag(true));
     command
         .try_get_matches_from(["defaults"])

@@ -15,11 +15,13 @@ use crate::units::{count_in, duration_in};
 mod compare;
 mod groups;
 pub mod man;
+mod metrics;
 mod test_names;
 mod workload;
 
 pub use compare::CompareArgs;
 pub use man::{MAN_PAGES, ManArgs};
+pub use metrics::MetricsArgs;
 
 pub use groups::{
     BenchmarkArgs, CapPacingArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs,
@@ -222,6 +224,9 @@ pub struct SweepArgs {
     /// Progress line and server counters.
     #[command(flatten)]
     pub progress: ProgressArgs,
+    /// Live Prometheus metrics of every step.
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
     /// `--html FILE`: the sweep's page, rewritten with its other files.
     #[command(flatten)]
     pub html: HtmlArgs,
@@ -317,6 +322,7 @@ impl SweepArgs {
             repeat: self.repeat.clone(),
             checks: self.checks.clone(),
             progress: self.progress.clone(),
+            metrics: self.metrics.clone(),
             ..RunArgs::default()
         }
     }
@@ -386,6 +392,9 @@ pub struct RunArgs {
     /// `--no-progress`, `--no-server-stats`.
     #[command(flatten)]
     pub progress: ProgressArgs,
+    /// `--metrics-listen`, `--metrics-listen-any`, `--metrics-linger`.
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
     /// `--shard`, `--shards`, `--start-at`.
     #[command(flatten)]
     pub scale_out: ScaleOutArgs,

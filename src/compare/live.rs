@@ -178,6 +178,7 @@ pub(super) fn run(
     cancel: &Cancel,
     stderr: &mut dyn Write,
     stderr_is_terminal: bool,
+    metrics: Option<&app::metrics::Metrics>,
 ) -> Result<Outcome> {
     let interrupted = Outcome {
         comparison: None,
@@ -208,6 +209,7 @@ pub(super) fn run(
         cancel,
         stderr,
         stderr_is_terminal,
+        metrics,
     };
     let (sides, orders, status) = turns.run()?;
     if orders.is_empty() {
@@ -276,6 +278,8 @@ struct Turns<'d, 'e> {
     cancel: &'d Cancel,
     stderr: &'e mut dyn Write,
     stderr_is_terminal: bool,
+    /// The live Prometheus page, if served: each side's turns add to its own series.
+    metrics: Option<&'d app::metrics::Metrics>,
 }
 
 impl Turns<'_, '_> {
@@ -333,6 +337,16 @@ impl Turns<'_, '_> {
         // were all errors ends the rounds as a failure, and the whole rounds before it
         // are still compared and written. A turn that got no reply at all is measured:
         // its unanswered requests are its latencies.
+        let live = self.metrics.map(|metrics| app::metrics::Scope {
+            metrics,
+            labels: vec![
+                (
+                    "test".to_string(),
+                    config.plan.workload.tests[index].name.clone(),
+                ),
+                ("side".to_string(), side_name(side).to_lowercase()),
+            ],
+        });
         let measured = app::measure(
             config,
             self.clusters[side].as_ref(),
@@ -342,6 +356,7 @@ impl Turns<'_, '_> {
             self.stderr_is_terminal,
             None,
             Duration::ZERO,
+            live,
         );
         let (report, stopped) = match measured {
             Ok(measured) => measured,

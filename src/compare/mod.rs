@@ -72,6 +72,7 @@ pub fn run(
         stdout,
         stderr,
         stderr_is_terminal,
+        metrics: live_metrics,
     } = io;
     let options = Options {
         metrics: match config.metric {
@@ -83,7 +84,14 @@ pub fn run(
     let (comparison, status) = match &config.source {
         Source::Files { a, b } => (Some(compare_files(a, b, &options)?), Status::Completed),
         Source::Live(duet) => {
-            let outcome = live::run(duet, &options, cancel, stderr, stderr_is_terminal)?;
+            let outcome = live::run(
+                duet,
+                &options,
+                cancel,
+                stderr,
+                stderr_is_terminal,
+                live_metrics,
+            )?;
             (outcome.comparison, outcome.status)
         }
     };

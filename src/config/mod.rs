@@ -11,6 +11,7 @@
 pub mod compare;
 mod endpoint;
 mod error;
+pub mod metrics;
 pub mod redact;
 mod run;
 pub mod shard;
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 pub use compare::CompareConfig;
 pub use error::ConfigError;
+pub use metrics::MetricsConfig;
 pub use run::{Output, RunConfig};
 pub use sweep::SweepConfig;
 pub use tune::TuneConfig;

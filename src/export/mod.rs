@@ -17,6 +17,7 @@ pub mod duet_lines;
 pub mod hlog;
 pub mod html;
 pub mod json;
+pub mod metrics;
 pub mod objective_text;
 pub mod outputs;
 pub mod plot;

@@ -72,6 +72,7 @@ pub fn run(
         stdout,
         stderr,
         stderr_is_terminal,
+        metrics,
     } = io;
     // Interrupted before anything was measured: no sweep.json to write.
     let Some((server, cluster)) = app::probe(config, cancel, stderr)? else {
@@ -127,6 +128,7 @@ pub fn run(
         stdout,
         stderr,
         stderr_is_terminal,
+        metrics,
         measured_once: false,
         last_rate: None,
         last_saved: None,
@@ -267,6 +269,8 @@ struct Sweeper<'a> {
     stdout: &'a mut dyn Write,
     stderr: &'a mut dyn Write,
     stderr_is_terminal: bool,
+    /// The live Prometheus page, if served: each run's series carry its step and rate.
+    metrics: Option<&'a app::metrics::Metrics>,
     measured_once: bool,
     /// The last open-loop rate measured, for the settle after a much higher one.
     last_rate: Option<f64>,
@@ -346,6 +350,15 @@ impl Sweeper<'_> {
         let mut hlog = HlogWriter::create(&hlog_path, SystemTime::now(), &comment)
             .with_context(|| format!("creating {} in --out", hlog_path.display()))?;
         let started_secs = self.started.elapsed().as_secs_f64();
+        let live = self.metrics.map(|metrics| {
+            let step = hlog_name.trim_end_matches(".hlog").to_string();
+            let mut labels = vec![
+                ("test".to_string(), self.report.test.clone()),
+                ("step".to_string(), step),
+            ];
+            labels.extend(rate.map(|r| ("target_rate".to_string(), format!("{r:.0}"))));
+            app::metrics::Scope { metrics, labels }
+        });
         let (report, stopped_early) = app::measure(
             &config,
             self.cluster.as_ref(),
@@ -355,6 +368,7 @@ impl Sweeper<'_> {
             self.stderr_is_terminal,
             Some(&mut hlog),
             Duration::ZERO,
+            live,
         )?;
         drop(hlog);
         let slo = (kind.is_open_loop() && !self.plan.slos.is_empty())

@@ -54,6 +54,7 @@ pub fn run(
         stdout,
         stderr,
         stderr_is_terminal,
+        ..
     } = io;
     let config = &tune.base;
     // Interrupted before the server answered: the first trial sees it, and the report
@@ -279,6 +280,7 @@ impl Tuner<'_> {
             self.stderr_is_terminal,
             None,
             Duration::ZERO,
+            None,
         )?;
         self.any_invalid |= !report.valid;
         let response = report.response();

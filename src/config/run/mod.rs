@@ -77,6 +77,8 @@ pub struct Output {
     pub host_stats: bool,
     /// The server's latency monitor's threshold for each test (`--latency-monitor`).
     pub latency_monitor_ms: Option<u64>,
+    /// Live Prometheus metrics (`--metrics-listen`).
+    pub metrics: Option<super::MetricsConfig>,
     /// `--percentiles`, in percent, sorted (empty: the fixed ones).
     pub percentiles: Vec<f64>,
 }
@@ -151,7 +153,7 @@ impl RunConfig {
         };
         Ok(RunConfig {
             plan,
-            output: output_of(args, precision),
+            output: output_of(args, precision)?,
             strict: args.checks.strict,
             loop_forever: args.benchmark.loop_forever,
             contrast: args.contrast.contrast,
@@ -258,8 +260,8 @@ fn seed_of(args: &RunArgs, shard: Shard) -> Result<u64, ConfigError> {
 }
 
 /// The outputs `args` ask for, with `precision` already checked.
-fn output_of(args: &RunArgs, precision: usize) -> Output {
-    Output {
+fn output_of(args: &RunArgs, precision: usize) -> Result<Output, ConfigError> {
+    Ok(Output {
         quiet: args.run_output.quiet,
         csv: args.run_output.csv,
         precision,
@@ -270,12 +272,13 @@ fn output_of(args: &RunArgs, precision: usize) -> Output {
         server_stats: !args.progress.no_server_stats,
         host_stats: !args.progress.no_host_stats,
         latency_monitor_ms: args.progress.latency_monitor,
+        metrics: super::metrics::metrics_of(&args.metrics)?,
         percentiles: args
             .run_output
             .percentiles
             .clone()
             .map_or_else(Vec::new, |l| l.0),
-    }
+    })
 }
 
 #[cfg(test)]

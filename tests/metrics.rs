@@ -1,0 +1,276 @@
+//! Live metrics (`--metrics-listen`, docs/metrics.md): a real Prometheus (Debian's
+//! `prometheus`) scrapes a 10 s open-loop run every second, and what its query API
+//! returns afterwards agrees with the run's JSON; an address other hosts can reach and a
+//! port in use are refused before any load.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::harness::{
+    RedisServer, assert_success, assert_usage_error, free_port, read_json, require_tool,
+    run_tailrate, stderr_of,
+};
+
+/// A Prometheus server on a free loopback port, scraping one target every second, with
+/// its data in a temporary directory; killed on drop.
+struct Prometheus {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    /// Starts `bin` scraping `target` (`HOST:PORT`) and waits until it is ready.
+    fn start(bin: &Path, target: &str) -> Prometheus {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let config = dir.path().join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n\
+                 scrape_configs:\n  - job_name: tailrate\n    static_configs:\n      \
+                 - targets: ['{target}']\n"
+            ),
+        )
+        .expect("writing prometheus.yml");
+        let port = free_port();
+        let log = std::fs::File::create(dir.path().join("prometheus.log")).expect("a log file");
+        let child = Command::new(bin)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("starting prometheus");
+        let prometheus = Prometheus { child, port, dir };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !prometheus
+            .get("/-/ready")
+            .is_some_and(|r| r.starts_with("HTTP/1.0 200") || r.starts_with("HTTP/1.1 200"))
+        {
+            assert!(
+                Instant::now() < deadline,
+                "prometheus not ready after 60 s: {}",
+                prometheus.log()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        // Ready is not yet scraping: discovery hands the target to the scrape manager a
+        // few seconds later, and a run started before that would lose its first scrapes.
+        while !prometheus
+            .get("/api/v1/targets")
+            .is_some_and(|r| r.contains("\"scrapeUrl\""))
+        {
+            assert!(
+                Instant::now() < deadline,
+                "prometheus has no active target after 60 s: {}",
+                prometheus.log()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        prometheus
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("prometheus.log")).unwrap_or_default()
+    }
+
+    /// The whole response to `GET path`, or `None` when nothing answers.
+    fn get(&self, path: &str) -> Option<String> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+        // HTTP/1.0: the body comes whole (no chunks) and the connection closes after it.
+        write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+        let mut out = String::new();
+        s.read_to_string(&mut out).ok()?;
+        Some(out)
+    }
+
+    /// The single value of the instant query `promql`; panics when it has not one.
+    fn query(&self, promql: &str) -> f64 {
+        let encoded: String = promql
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'.' | b'-' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        let response = self
+            .get(&format!("/api/v1/query?query={encoded}"))
+            .expect("prometheus answers");
+        let body = response.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let json: serde_json::Value = serde_json::from_str(body)
+            .unwrap_or_else(|e| panic!("{promql}: not JSON ({e}): {response}"));
+        let result = &json["data"]["result"];
+        assert_eq!(
+            result.as_array().map(Vec::len),
+            Some(1),
+            "{promql}: one series expected: {json}"
+        );
+        result[0]["value"][1]
+            .as_str()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{promql}: no value in {json}"))
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The counter or gauge `series` as Prometheus last stored it, summed over commands.
+/// Over a range, because once tailrate exits the next failed scrape marks its series
+/// stale and an instant selector finds nothing; a counter's greatest value is its last.
+fn last(series: &str) -> String {
+    format!("sum(max_over_time({series}[10m]))")
+}
+
+#[test]
+fn prometheus_scraping_a_run_every_second_ends_with_the_counts_of_its_json() {
+    let Some(bin) = require_tool(
+        "prometheus",
+        "install Debian's prometheus package (scripts/test does)",
+    ) else {
+        return;
+    };
+    let server = RedisServer::start();
+    let metrics_port = free_port();
+    let listen = format!("127.0.0.1:{metrics_port}");
+    let prometheus = Prometheus::start(&bin, &listen);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let json = dir.path().join("run.json");
+    let port = server.port().to_string();
+    let out = run_tailrate(&[
+        "-p",
+        &port,
+        "--rate",
+        "2000",
+        "--warmup",
+        "1s",
+        "--duration",
+        "10s",
+        "-t",
+        "get",
+        "--no-progress",
+        "--json",
+        json.to_str().expect("a UTF-8 path"),
+        "--metrics-listen",
+        &listen,
+        "--metrics-linger",
+        "3s",
+    ]);
+    assert_success(&out);
+    let report = read_json(&json);
+    let test = &report["tests"][0];
+    let counts = &test["counts"];
+    let count = |key: &str| counts[key].as_u64().unwrap_or_else(|| panic!("no {key}"));
+    // Warm-up is left out of both: the counters count the measured window, as the JSON.
+    let pairs = [
+        (
+            last(r#"tailrate_requests_total{outcome="completed"}"#),
+            count("completed"),
+        ),
+        (
+            last(r#"tailrate_requests_total{outcome="error"}"#),
+            count("errors"),
+        ),
+        (
+            last(r#"tailrate_requests_total{outcome="timeout"}"#),
+            count("timeouts"),
+        ),
+        (last("tailrate_requests_sent_total"), count("sent")),
+        (last("tailrate_requests_intended_total"), count("intended")),
+        (
+            last(r#"tailrate_latency_seconds_count{metric="response"}"#),
+            test["latency"]["response"]["count"]
+                .as_u64()
+                .expect("a count"),
+        ),
+    ];
+    for (promql, expected) in &pairs {
+        let got = prometheus.query(promql);
+        eprintln!("{promql} = {got} (JSON: {expected})");
+        assert_eq!(got, *expected as f64, "{promql}\n{}", prometheus.log());
+    }
+    assert!(
+        count("completed") > 15_000,
+        "a 10 s run at 2000/s: {counts}"
+    );
+    // Every second: about 14 scrapes of a run of 11 s and a linger of 3 s.
+    let scrapes = prometheus.query(r#"count_over_time(tailrate_running{run!=""}[10m])"#);
+    eprintln!("{scrapes} scrapes of the run");
+    assert!(scrapes >= 10.0, "{scrapes} scrapes of the run");
+    let valid = prometheus.query(&last("tailrate_valid"));
+    assert_eq!(valid, f64::from(u8::from(test["valid"] == true)));
+    let checks = prometheus.query("count(max_over_time(tailrate_check_passed[10m]))");
+    let judged = test["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|c| c["verdict"] != "skipped")
+        .count();
+    assert_eq!(checks, judged as f64);
+}
+
+#[test]
+fn a_metrics_address_other_hosts_reach_is_refused_without_listen_any() {
+    assert_usage_error(
+        &[
+            "--rate",
+            "100",
+            "--duration",
+            "1s",
+            "--metrics-listen",
+            "0.0.0.0:9464",
+        ],
+        &[
+            "--metrics-listen",
+            "not a loopback address",
+            "--metrics-listen-any",
+        ],
+    );
+    assert_usage_error(
+        &["--metrics-listen-any", "--rate", "100"],
+        &["--metrics-listen"],
+    );
+}
+
+#[test]
+fn a_metrics_port_in_use_is_refused_before_any_load() {
+    let server = RedisServer::start();
+    let taken = TcpListener::bind("127.0.0.1:0").expect("a port");
+    let listen = taken.local_addr().expect("its address").to_string();
+    let port = server.port().to_string();
+    let out = run_tailrate(&[
+        "-p",
+        &port,
+        "--rate",
+        "1000",
+        "--duration",
+        "2s",
+        "-t",
+        "get",
+        "--metrics-listen",
+        &listen,
+    ]);
+    let text = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("--metrics-listen") && text.contains("in use"),
+        "{text}"
+    );
+    assert_eq!(server.commandstats().get("get"), None, "no GET was sent");
+}
