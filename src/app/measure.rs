@@ -10,13 +10,13 @@ use anyhow::{Context, Result};
 
 use super::beside::Beside;
 use super::intervals::{Grouper, IntervalMerger, summary, write_hlog};
-use super::metrics::Scope;
+use super::metrics::{Metrics, Scope};
 use crate::config::RunConfig;
 use crate::drive::{self, Cancel, Interval};
 use crate::export::hlog::HlogWriter;
 use crate::net::cluster::ClusterMap;
 use crate::progress::Progress;
-use crate::record::Recorder;
+use crate::record::{Recorder, Timing};
 use crate::report::TestReport;
 
 /// Runs test `index` of `config` once and builds its report; also returns why it
@@ -34,7 +34,7 @@ pub fn measure(
     cancel: &Cancel,
     stderr: &mut dyn Write,
     stderr_is_terminal: bool,
-    mut hlog: Option<&mut HlogWriter>,
+    hlog: Option<&mut HlogWriter>,
     log_offset: Duration,
     live: Option<Scope<'_>>,
 ) -> Result<(TestReport, Option<String>)> {
@@ -55,7 +55,6 @@ pub fn measure(
         .map(|c| c.server_name.clone())
         .collect();
     let reads: Vec<bool> = test.commands.iter().map(|c| c.counts_hits).collect();
-    let mut hlog_error = None;
     // The live page's test, and each thread's backlog at its latest batch (their sum is
     // the backlog the page shows at each report interval).
     let live = live.map(|scope| {
@@ -68,8 +67,18 @@ pub fn measure(
     let backlogs: Vec<Cell<usize>> = (0..config.plan.threads.max(1))
         .map(|_| Cell::new(0))
         .collect();
+    let mut out = IntervalOut {
+        hlog,
+        hlog_error: None,
+        test: &test.name,
+        command_names: &command_names,
+        timing,
+        log_start: (called, log_offset),
+        live,
+        backlogs: &backlogs,
+    };
     // Each merged batch: kept for the percentiles' intervals, and grouped into the
-    // report's intervals, each summarised and written to the log once whole.
+    // report's intervals, each summarised and written out once whole.
     let mut emit = |merger: &mut IntervalMerger,
                     start: Duration,
                     length: Duration,
@@ -79,33 +88,8 @@ pub fn measure(
         let origin = merger.origin;
         let summaries = &mut merger.summaries;
         let mut report_interval = |start: Duration, length: Duration, record: &Recorder| {
-            let window_offset =
-                origin.map_or(Duration::ZERO, |o| o.saturating_duration_since(called));
-            if let Some(log) = hlog.as_deref_mut()
-                && let Err(e) = write_hlog(
-                    log,
-                    &test.name,
-                    &command_names,
-                    timing,
-                    log_offset + window_offset + start,
-                    length,
-                    record,
-                )
-            {
-                hlog_error.get_or_insert(e);
-            }
+            out.write(origin, start, length, record);
             summaries.push(summary(start, length, record));
-            if let Some((metrics, index)) = live {
-                let backlog = backlogs.iter().map(Cell::get).sum::<usize>();
-                metrics.interval(
-                    index,
-                    length,
-                    record,
-                    &command_names,
-                    timing,
-                    backlog as u64,
-                );
-            }
         };
         grouper.push(start, length, &record, &mut report_interval);
         if last {
@@ -136,7 +120,7 @@ pub fn measure(
     for (i, (start, length, record)) in rest.into_iter().enumerate() {
         emit(&mut merger, start, length, record, i + 1 == count);
     }
-    if let Some(e) = hlog_error {
+    if let Some(e) = out.hlog_error.take() {
         return Err(e).context("writing --hdr-log");
     }
     let mut report = TestReport::build(
@@ -157,10 +141,66 @@ pub fn measure(
         merger.origin,
         &batches,
     );
-    if let Some((metrics, index)) = live {
+    if let Some((metrics, index)) = out.live {
         metrics.end(index, &report);
     }
     Ok((report, outcome.stopped_early))
+}
+
+/// Where each of a test's report intervals goes beside its summary: the `.hlog` and the
+/// live page.
+struct IntervalOut<'a, 'h> {
+    hlog: Option<&'a mut HlogWriter<'h>>,
+    /// The log's first write error: the run goes on, and reports it at its end.
+    hlog_error: Option<std::io::Error>,
+    test: &'a str,
+    command_names: &'a [String],
+    timing: Timing,
+    /// When `measure` was called, and how long before that the log started: intervals
+    /// count from the measured window's start, the log from its own.
+    log_start: (Instant, Duration),
+    /// The live page and the test's place on it.
+    live: Option<(&'a Metrics, usize)>,
+    /// Each thread's backlog at its latest batch.
+    backlogs: &'a [Cell<usize>],
+}
+
+impl IntervalOut<'_, '_> {
+    /// Writes the interval `start..start + length` of the window that began at `origin`.
+    fn write(
+        &mut self,
+        origin: Option<Instant>,
+        start: Duration,
+        length: Duration,
+        record: &Recorder,
+    ) {
+        let (called, log_offset) = self.log_start;
+        let window_offset = origin.map_or(Duration::ZERO, |o| o.saturating_duration_since(called));
+        if let Some(log) = self.hlog.as_deref_mut()
+            && let Err(e) = write_hlog(
+                log,
+                self.test,
+                self.command_names,
+                self.timing,
+                log_offset + window_offset + start,
+                length,
+                record,
+            )
+        {
+            self.hlog_error.get_or_insert(e);
+        }
+        if let Some((metrics, index)) = self.live {
+            let backlog = self.backlogs.iter().map(Cell::get).sum::<usize>();
+            metrics.interval(
+                index,
+                length,
+                record,
+                self.command_names,
+                self.timing,
+                backlog as u64,
+            );
+        }
+    }
 }
 
 /// The live progress line of test `name` on `stderr`, drawn only when it is a terminal
