@@ -312,3 +312,56 @@ fn a_runs_heatmap_shows_each_pause_as_a_column_reaching_up() {
         svg.matches("<rect").count()
     );
 }
+
+/// A closed loop of `-n` requests whose server froze waits for replies that never come,
+/// until Ctrl+C: the run is interrupted, and its requests that had waited since the
+/// freeze fail the `unanswered` check (a request the interruption itself cut short
+/// would not), so `--strict` cannot pass it.
+#[test]
+fn a_request_count_run_interrupted_while_its_server_is_frozen_fails_unanswered() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("frozen.json");
+    let port = server.port().to_string();
+    let frozen = Freeze::after(server.pid(), Duration::from_millis(300));
+    let child = Command::new(super::harness::tailrate_bin())
+        .args([
+            "-p",
+            &port,
+            "-n",
+            "100000000",
+            "-c",
+            "4",
+            "-t",
+            "get",
+            "--strict",
+            "-q",
+        ])
+        .args(["--no-progress", "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Frozen from 0.3 s; interrupted at 2.5 s, the oldest request then about 2 s old.
+    std::thread::sleep(Duration::from_millis(2500));
+    signal("-INT", &child.id().to_string());
+    let out = child.wait_with_output().unwrap();
+    drop(frozen);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = read_json(&json);
+    let test = only_test(&report);
+    assert!(
+        test["counts"]["in_flight_at_end"].as_u64().unwrap() > 0,
+        "{}",
+        test["counts"]
+    );
+    let unanswered = check(test, "unanswered").unwrap_or_else(|| panic!("{}", test["checks"]));
+    assert_eq!(unanswered["verdict"], "fail", "{unanswered}");
+    assert_eq!(test["valid"], false);
+}
