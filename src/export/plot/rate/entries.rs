@@ -101,7 +101,7 @@ fn mark_entries(layout: &Layout<'_>) -> Vec<(String, Swatch)> {
         })
     {
         let word = Swatch::Word("host", INK);
-        entries.push(("at the foot: a step's bottleneck".into(), word));
+        entries.push(("each step's bottleneck".into(), word));
     }
     if inputs.iter().any(|(_, r)| {
         steps_of(r)
