@@ -248,7 +248,7 @@ fn hide_verdicts(text: &str) -> String {
 /// `text` with every line's bottleneck verdict replaced ([`without_bottleneck`]).
 fn without_bottlenecks(text: &str) -> String {
     text.lines()
-        .filter(|l| !is_host_tail_line(l))
+        .filter(|l| !is_host_tail_line(l) && !is_server_event_line(l))
         .map(|l| without_bottleneck(l) + "\n")
         .collect()
 }
@@ -257,6 +257,13 @@ fn without_bottlenecks(text: &str) -> String {
 /// in a batch with a wait, which follows the machine's load.
 fn is_host_tail_line(line: &str) -> bool {
     line.trim_start().starts_with("slow replies (over the p99")
+}
+
+/// A server event set beside the interval it fell in (`DEBUG at 1.2-1.4 s: ...`): there
+/// only when that interval's slowest reply stood out from the run's others, which
+/// follows the machine's load as much as the event.
+fn is_server_event_line(line: &str) -> bool {
+    line.contains("the slowest reply") && line.contains("in the interval from")
 }
 
 /// `line` with its bottleneck verdict (which follows the machine's load: a starved

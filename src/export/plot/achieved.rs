@@ -57,7 +57,7 @@ pub(super) fn achieved_vs_target(
     let overlay = inputs.len() > 1;
     let (plot, legend_area) = frame(root, title, "Achieved vs target rate", &subtitle_of(inputs))?;
     let max = axis_max(inputs);
-    let mut chart = chart_on(&plot, 20, 0f64..max, 0f64..max)?;
+    let mut chart = chart_on(&plot, 20, 0f64..max.0, 0f64..max.1)?;
     let rate = |v: &f64| rate_label(*v);
     Axes::new(
         "target rate (requests/s)",
@@ -68,7 +68,14 @@ pub(super) fn achieved_vs_target(
     .x_labels(8)
     .y_labels(8)
     .draw(&mut chart)?;
-    draw_line(&mut chart, vec![(0.0, 0.0), (max, max)], GRAY, 1, true)?;
+    let diagonal = max.0.min(max.1);
+    draw_line(
+        &mut chart,
+        vec![(0.0, 0.0), (diagonal, diagonal)],
+        GRAY,
+        1,
+        true,
+    )?;
 
     let mut notes: Vec<Note> = Vec::new();
     for (index, (label, r)) in inputs.iter().enumerate() {
@@ -90,21 +97,23 @@ pub(super) fn achieved_vs_target(
     legend(&legend_area, "rates", &legend_entries(inputs))
 }
 
-/// The end of both axes: every run's target and achieved rate and the closed-loop
-/// maximum's throughput, with room.
-fn axis_max(inputs: &[(String, &SweepReport)]) -> f64 {
-    let mut max = 1.0f64;
+/// The ends of the axes, with room: along x every run's target and achieved rate and the
+/// closed-loop maximum's throughput; up y only what is drawn there (achieved and reply
+/// rates, the closed-loop maximum), so a server that saturated well under the highest
+/// target does not leave the top of the chart empty.
+fn axis_max(inputs: &[(String, &SweepReport)]) -> (f64, f64) {
+    let (mut x, mut y) = (1.0f64, 1.0f64);
     for (_, r) in inputs {
         for m in &r.runs {
-            max = max
-                .max(m.target_rate_per_sec.unwrap_or(0.0))
-                .max(m.report.achieved_rate_per_sec);
+            let achieved = m.report.achieved_rate_per_sec;
+            x = x.max(m.target_rate_per_sec.unwrap_or(0.0)).max(achieved);
+            y = y.max(achieved).max(m.report.throughput_per_sec);
             if m.kind == Kind::ClosedLoopMax {
-                max = max.max(m.report.throughput_per_sec);
+                x = x.max(m.report.throughput_per_sec);
             }
         }
     }
-    max * 1.08
+    (x * 1.08, y * 1.15)
 }
 
 /// The median of what `pick` reads from the steps at each rate (the mean of the middle two
@@ -166,17 +175,17 @@ fn rate_lines(
 /// input). Returns their labels, each starting with `who`.
 fn limit_marks(
     chart: &mut RatesChart<'_, '_>,
-    max: f64,
+    (x_max, y_max): (f64, f64),
     (index, who, color): (usize, &str, RGBColor),
     r: &SweepReport,
 ) -> Result<Vec<Note>, Box<dyn std::error::Error>> {
     let mut notes = Vec::new();
     if let Some(m) = r.runs.iter().find(|m| m.kind == Kind::ClosedLoopMax) {
         let y = m.report.throughput_per_sec;
-        draw_line(chart, vec![(0.0, y), (max, y)], color, 1, true)?;
+        draw_line(chart, vec![(0.0, y), (x_max, y)], color, 1, true)?;
         let text = format!("closed-loop max, c={}: {}/s", m.connections, rate_label(y));
         notes.push(Note {
-            x: max * 0.02,
+            x: x_max * 0.02,
             y,
             text,
             color,
@@ -196,10 +205,16 @@ fn limit_marks(
         });
     }
     if let Some(c) = r.slo.as_ref().and_then(|s| s.capacity_per_sec) {
-        draw_line(chart, vec![(c, 0.0), (c, max)], CAPACITY, 2, index % 2 == 1)?;
+        draw_line(
+            chart,
+            vec![(c, 0.0), (c, y_max)],
+            CAPACITY,
+            2,
+            index % 2 == 1,
+        )?;
         notes.push(Note {
             x: c,
-            y: max,
+            y: y_max,
             text: format!("{who}capacity {}/s", rate_label(c)),
             color: CAPACITY,
             above: false,
@@ -210,14 +225,18 @@ fn limit_marks(
 
 /// The labels, pointing into the chart: left of points in its right half, below the top
 /// edge (stacked, for labels at the top), a line's just above it.
-fn draw_notes(chart: &mut RatesChart<'_, '_>, max: f64, notes: Vec<Note>) -> DrawResult {
+fn draw_notes(
+    chart: &mut RatesChart<'_, '_>,
+    (x_max, y_max): (f64, f64),
+    notes: Vec<Note>,
+) -> DrawResult {
     for (i, note) in notes.into_iter().enumerate() {
-        let (h, dx) = if note.x > max * 0.5 {
+        let (h, dx) = if note.x > x_max * 0.5 {
             (HPos::Right, -12)
         } else {
             (HPos::Left, 12)
         };
-        let (v, dy) = if note.y >= max * 0.98 {
+        let (v, dy) = if note.y >= y_max * 0.98 {
             (VPos::Top, 6 + 18 * i as i32)
         } else if note.above {
             (VPos::Bottom, -8)
