@@ -141,10 +141,11 @@ fn batches_are_written_whole_and_the_server_reads_them_together() {
     // No batch waited for the delay: the last ones are full once the workers run out of requests.
     let max_wait = test["latency"]["queue_wait"]["max_ns"].as_u64().unwrap();
     assert!(max_wait < 1_000_000_000, "a batch waited {max_wait} ns");
-    // The server reads the batches whole (a few more reads are tailrate's and the harness's
-    // own INFO and CONFIG connections); writes the kernel merged only lower the count.
+    // The server reads the batches whole (about twenty more reads are tailrate's and the
+    // harness's own INFO, CONFIG and LATENCY requests, 21 on a CI host once); writes the
+    // kernel merged only lower the count, and a batch split in two would double it.
     assert!(
-        reads <= 400 + 20,
+        reads <= 400 + 40,
         "{reads} reads for 400 writes of 16 requests"
     );
 
