@@ -27,6 +27,7 @@ mod output;
 mod outputs;
 mod proxy;
 mod reliability;
+mod replay;
 mod server_view;
 mod shard;
 mod signals;

@@ -21,8 +21,9 @@ pub struct ManArgs {
 }
 
 /// The subcommands with a page of their own (a test keeps it in step with [`super::Command`]).
-pub const MAN_PAGES: [&str; 8] = [
+pub const MAN_PAGES: [&str; 9] = [
     "sweep",
+    "replay",
     "plot",
     "compare",
     "tune",

@@ -16,12 +16,14 @@ mod compare;
 mod groups;
 pub mod man;
 mod metrics;
+mod replay;
 mod test_names;
 mod workload;
 
 pub use compare::CompareArgs;
 pub use man::{MAN_PAGES, ManArgs};
 pub use metrics::MetricsArgs;
+pub use replay::{ReplayArgs, TraceArgs};
 
 pub use groups::{
     BenchmarkArgs, CapPacingArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs,
@@ -63,6 +65,8 @@ pub struct Args {
 pub enum Command {
     /// Open-loop steps over a range of rates; capacity at an SLO; SVG plots.
     Sweep(Box<SweepArgs>),
+    /// Replay recorded traffic (redis-cli MONITOR output, JSON lines, CSV) at its recorded timing, or --speed X of it, timing each command from when it was due.
+    Replay(Box<ReplayArgs>),
     /// Re-render the plots of saved sweeps (one file, or several overlaid), or a run report's heatmap.
     Plot(PlotArgs),
     /// Compare two reports (A.json B.json), or two servers measured in turns (--live), percentile by percentile with 95% intervals.
@@ -154,8 +158,35 @@ pub struct TuneArgs {
 #[command(after_help = "Guide: docs/sweep.md")]
 pub struct SweepArgs {
     /// Rates to step through: `10k..200k:10k`, `5k,10k,20k`, or `10%..120%:10%` of a measured closed-loop maximum.
-    #[arg(long, value_name = "RATES", allow_hyphen_values = true)]
-    pub rates: String,
+    #[arg(
+        long,
+        value_name = "RATES",
+        allow_hyphen_values = true,
+        required_unless_present = "speeds"
+    )]
+    pub rates: Option<String>,
+    /// Step through speeds of a recorded trace instead of rates of a test (docs/replay.md).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "speeds",
+        help_heading = "Replay"
+    )]
+    pub replay: Option<PathBuf>,
+    /// With --replay: the speeds to step through, in multiples of the recorded pace:
+    /// `0.5..4:0.5`, `1,2,4`.
+    #[arg(
+        long,
+        value_name = "SPEEDS",
+        requires = "replay",
+        conflicts_with = "rates",
+        allow_hyphen_values = true,
+        help_heading = "Replay"
+    )]
+    pub speeds: Option<String>,
+    /// How the trace is read and sent (with --replay).
+    #[command(flatten)]
+    pub trace: TraceArgs,
     /// Service-level objective, repeatable: `p99<=1ms`, `p99.9<=5ms`.
     #[arg(long, value_name = "SLO")]
     pub slo: Vec<String>,

@@ -121,7 +121,7 @@ fn sweep_is_a_subcommand_with_run_flags() {
     .unwrap();
     match args.subcommand {
         Some(Command::Sweep(sweep)) => {
-            assert_eq!(sweep.rates, "1k..2k:1k");
+            assert_eq!(sweep.rates.as_deref(), Some("1k..2k:1k"));
             assert_eq!(sweep.endpoint.port, 7000);
         }
         other => panic!("expected sweep, got {other:?}"),

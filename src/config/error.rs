@@ -63,6 +63,14 @@ pub enum ConfigError {
         /// The path as typed for `a`.
         place: String,
     },
+    /// A replay's trace cannot be read, or a line of it does not parse.
+    #[error("{}: {error}", .path.display())]
+    Trace {
+        /// The trace as given.
+        path: PathBuf,
+        /// What is wrong, with the line's number when a line is.
+        error: crate::workload::trace::TraceError,
+    },
     /// Standard input could not be read for `-x`.
     #[error("reading the last argument from stdin (-x): {0}")]
     Stdin(std::io::Error),

@@ -13,6 +13,7 @@ mod endpoint;
 mod error;
 pub mod metrics;
 pub mod redact;
+pub mod replay;
 mod run;
 pub mod shard;
 pub mod sweep;
@@ -131,6 +132,9 @@ impl Command {
             Some(cli::Command::Sweep(sweep)) => {
                 refuse_stdout_dir(&sweep.out)?;
                 Command::Sweep(Box::new(SweepConfig::from_args(sweep)?))
+            }
+            Some(cli::Command::Replay(replay)) => {
+                Command::Run(Box::new(replay::replay_config(replay)?))
             }
             Some(cli::Command::Tune(tune)) => Command::Tune(Box::new(TuneConfig::from_args(tune)?)),
             Some(cli::Command::Plot(plot)) => {

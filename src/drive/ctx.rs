@@ -56,6 +56,8 @@ pub(crate) struct ThreadPlan {
     pub batch_latency: bool,
     /// `-k 0`, read once here: a closed loop asks after every batch.
     pub reconnect_each_request: bool,
+    /// Replay: where this thread takes its part of the trace from (taken when it starts).
+    pub trace: Option<super::trace::TraceFeed>,
 }
 
 impl ThreadPlan {
@@ -84,6 +86,7 @@ impl ThreadPlan {
             timing: run.mode.timing(),
             batch_latency: run.batch_latency,
             reconnect_each_request: run.reconnect_each_request,
+            trace: None,
             run,
         }
     }
@@ -158,6 +161,8 @@ pub(crate) struct Ctx {
     pub counts_hits: Vec<bool>,
     /// Open loop: this thread's schedule (taken by the scheduler's hand-out).
     pub schedule: RefCell<Option<Schedule>>,
+    /// Replay: this thread's part of the trace, in place of `schedule`.
+    pub trace: RefCell<Option<super::trace::TraceSchedule>>,
     /// Open loop: when the schedule's next request is due; `None` once it has ended.
     pub next_due: Cell<Option<Instant>>,
     /// Hand-off of requests to connections (open loop, or any loop against a cluster).

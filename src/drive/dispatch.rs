@@ -21,6 +21,8 @@ pub(crate) struct Slot {
     pub load: usize,
     /// Connected and accepting work.
     pub up: bool,
+    /// Replay: the recorded requests of `pending`, in its order.
+    pub traced: super::trace::TracedBytes,
 }
 
 /// Where requests wait until a connection writes them.
@@ -107,6 +109,7 @@ impl Dispatch {
                     pending: VecDeque::new(),
                     load: 0,
                     up: true,
+                    traced: Default::default(),
                 })
                 .collect(),
             nodes,
@@ -164,6 +167,21 @@ impl Dispatch {
             self.dropped.add(&request);
         }
         false
+    }
+
+    /// Replay: gives `request` to connection `slot`, its recorded client's, unless `slot`
+    /// already holds its in-flight bound and the backlog's worth waiting, when it counts
+    /// as not sent (and, like the open loop's, at its age when the run ends).
+    pub(crate) fn offer_to(&mut self, slot: usize, request: Request, rec: &mut Recorder) -> bool {
+        if self.slots[slot].load >= self.cap.saturating_add(self.max_backlog) {
+            if request.measured {
+                rec.commands[request.command as usize].not_sent += 1;
+                self.dropped.add(&request);
+            }
+            return false;
+        }
+        self.push_to(slot, request);
+        true
     }
 
     /// Closed loop against a cluster: gives `request` to connection `slot`, whatever its load.

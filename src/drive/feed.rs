@@ -350,13 +350,34 @@ fn fill_handed(
     keyed: bool,
 ) -> usize {
     let mut dispatch = ctx.dispatch.borrow_mut();
-    let pending = &mut dispatch.slots[slot].pending;
+    let own = &mut dispatch.slots[slot];
+    let (pending, traced) = (&mut own.pending, &mut own.traced);
     if pending.is_empty() {
         return 0;
     }
     let mut sampler = ctx.sampler.borrow_mut();
     let mut n = 0;
     while let Some(req) = pending.pop_front() {
+        if req.traced_len > 0 {
+            // A replayed command waits on its own connection (its recorded client's)
+            // for room under the in-flight bound, as the open loop's wait in the backlog.
+            if fifo.len() >= ctx.plan.capacity() {
+                pending.push_front(req);
+                break;
+            }
+            let bytes = traced.take(req.traced_len as usize);
+            c.write_buf().extend_from_slice(bytes);
+            fifo.push(
+                InFlight {
+                    req,
+                    sent: req.handled,
+                    is_asking: false,
+                },
+                1,
+            );
+            n += 1;
+            continue;
+        }
         if req.ask_first {
             c.write_buf().extend_from_slice(ASKING);
             fifo.push(

@@ -32,6 +32,7 @@ mod inflight;
 mod outcome;
 pub mod plan;
 mod refresh;
+mod replay;
 mod reply;
 mod request;
 mod route;
@@ -40,6 +41,7 @@ mod scheduler;
 mod shared;
 mod thread;
 mod topology;
+pub mod trace;
 mod window;
 
 use std::sync::Arc;
@@ -54,9 +56,11 @@ pub use plan::{
     MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_SHARDS, MAX_SLOTS, MAX_START_LATENESS,
     MAX_THREADS, Mode, Plan, Shard, Stop, Workers,
 };
+pub use replay::{Replay, ReplayOptions};
 pub use schedule::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
 pub use shared::Cancel;
 pub use topology::{LayoutChange, LayoutHistory, MAX_LAYOUT_CHANGES};
+pub use trace::{FeedClosed, TraceFeed, TraceSender, TraceSource};
 
 use ctx::{Dial, ThreadPlan};
 use gate::StartGate;
@@ -119,16 +123,19 @@ pub fn run(
     // Shared by the threads, which read it through their `ThreadPlan`.
     let shared_plan = Arc::new(plan.clone());
     let mut opened = Ok(None);
+    let mut trace_read = Ok(());
     let results: Vec<Result<ThreadOutcome, DriveError>> = std::thread::scope(|scope| {
+        let (feed, reader) = trace::start_reading(scope, plan.trace.as_deref(), threads, cancel);
         let mut handles = Vec::with_capacity(threads);
         for index in 0..threads {
-            let thread_plan = ThreadPlan::new(
+            let mut thread_plan = ThreadPlan::new(
                 shared_plan.clone(),
                 index,
                 cluster.cloned(),
                 topology.clone(),
                 test_index,
             );
+            thread_plan.trace = feed.clone();
             let (shared, thread_gate, tx) = (shared.clone(), gate.clone(), tx.clone());
             let dial = Dial {
                 endpoint: plan.endpoint.clone(),
@@ -151,6 +158,9 @@ pub fn run(
             }
         }
         drop(tx);
+        // Each thread holds its own end of the trace's channels; with this one gone, a
+        // thread that ends releases the reader from waiting on it.
+        drop(feed);
         // Every thread connects first; the run starts for all at once, or not at all.
         opened = gate.open_when_ready(plan.start_at, cancel);
         for item in rx.iter() {
@@ -160,6 +170,7 @@ pub fn run(
                 shared.give_back(spare, 2 * threads);
             }
         }
+        trace_read = reader.map_or(Ok(()), trace::Reader::finish);
         handles
             .into_iter()
             .map(|h| {
@@ -185,7 +196,10 @@ pub fn run(
         }
     }
     let start_skew_ns = opened?;
-    let stopped_early = shared.stopped_early();
+    let mut stopped_early = shared.stopped_early();
+    if let Err(e) = trace_read {
+        stopped_early.get_or_insert(format!("the trace could not be read to its end: {e}"));
+    }
     let mut outcome = RunOutcome::merge(
         outcomes,
         totals,

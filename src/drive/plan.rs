@@ -120,6 +120,9 @@ pub struct Plan {
     pub shard: Shard,
     /// `--start-at`: the wall-clock start of the first test.
     pub start_at: Option<SystemTime>,
+    /// Replay: the recorded commands, their times and connections, instead of the
+    /// open loop's schedule and the test's picks (`tailrate replay`).
+    pub trace: Option<std::sync::Arc<dyn super::trace::TraceSource>>,
 }
 
 impl Plan {

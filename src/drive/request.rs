@@ -34,6 +34,9 @@ pub(crate) struct Request {
     pub ask_first: bool,
     /// Already counted as sent and in flight: a redirected request sent again.
     pub retry: bool,
+    /// Replay: the bytes of its recorded command, waiting in its connection's slot
+    /// (0: the test writes it).
+    pub traced_len: u32,
 }
 
 impl Request {
@@ -49,6 +52,7 @@ impl Request {
             redirects: 0,
             ask_first: false,
             retry: false,
+            traced_len: 0,
         }
     }
 

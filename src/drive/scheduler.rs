@@ -3,8 +3,9 @@
 //! wake-up. Intended times come from the schedule only (`start + offset`); the one clock
 //! read per wake-up is each request's handled time.
 
+use std::hint::cold_path;
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::ctx::Ctx;
 use super::request::Request;
@@ -26,6 +27,9 @@ const MOST_PER_HAND_OUT: usize = 1024;
 /// Takes at most [`MOST_PER_HAND_OUT`] requests; returns false when it left due ones
 /// behind (the caller yields before the next slice).
 pub(crate) fn hand_out(ctx: &Ctx, now: Instant) -> bool {
+    if ctx.trace.borrow().is_some() {
+        return hand_out_traced(ctx, now);
+    }
     let mut schedule = ctx.schedule.borrow_mut();
     let (Some(schedule), Some(end)) = (schedule.as_mut(), ctx.end) else {
         return true;
@@ -68,6 +72,58 @@ pub(crate) fn hand_out(ctx: &Ctx, now: Instant) -> bool {
     let next = ctx.start + schedule.peek();
     ctx.next_due.set((next < end).then_some(next));
     next >= end || next > now
+}
+
+/// [`hand_out`] of a replay: each recorded command due by `now` goes to its own
+/// connection (its recorded client's), as its own command of the test, with the bytes
+/// it was recorded with.
+fn hand_out_traced(ctx: &Ctx, now: Instant) -> bool {
+    let mut trace = ctx.trace.borrow_mut();
+    let (Some(trace), Some(end)) = (trace.as_mut(), ctx.end) else {
+        return true;
+    };
+    if ctx.shared.cancel.is_cancelled() {
+        ctx.next_due.set(None);
+        return true;
+    }
+    let mut dispatch = ctx.dispatch.borrow_mut();
+    let mut rec = ctx.rec.borrow_mut();
+    for _ in 0..MOST_PER_HAND_OUT {
+        let Some(offset_ns) = trace.peek() else {
+            ctx.next_due.set(None);
+            return true;
+        };
+        let intended = ctx.start + Duration::from_nanos(offset_ns);
+        if intended >= end {
+            ctx.next_due.set(None);
+            return true;
+        }
+        if intended > now {
+            ctx.next_due.set(Some(intended));
+            return true;
+        }
+        let Some((item, bytes)) = trace.take() else {
+            break;
+        };
+        let measured = intended >= ctx.measure_from;
+        let command = usize::from(item.command);
+        if measured {
+            rec.commands[command].intended += 1;
+        } else {
+            cold_path();
+        }
+        let mut request = Request::new(intended, now, item.command, measured);
+        request.traced_len = item.len;
+        let slot = item.slot as usize;
+        if dispatch.offer_to(slot, request, &mut rec) {
+            dispatch.slots[slot].traced.push(bytes);
+        }
+    }
+    let next = trace
+        .peek()
+        .map(|offset| ctx.start + Duration::from_nanos(offset));
+    ctx.next_due.set(next.filter(|&next| next < end));
+    next.is_none_or(|next| next >= end || next > now)
 }
 
 /// Whether a request is due by `now` (a connection's check after each read: one compare).

@@ -186,7 +186,19 @@ fn new_ctx(
         )),
         _ => None,
     };
-    let (schedule, next_due) = schedule_for(&plan, start, end);
+    let mut plan = plan;
+    let mut trace = plan.trace.take().and_then(|feed| feed.take(plan.index));
+    let (schedule, mut next_due) = schedule_for(&plan, start, end);
+    if let (Some(trace), Some(end)) = (trace.as_mut(), end) {
+        // A replay's thread waits here for the reader's first chunk (it is read ahead
+        // before the threads start, so this wait is short).
+        next_due = trace
+            .peek()
+            .map(|offset| start + Duration::from_nanos(offset))
+            .filter(|&first| first < end);
+    }
+    // A replayed command waits for its own connection, as a closed loop's does.
+    let keep_pending = !is_open || trace.is_some();
     let nodes = cluster.as_ref().map_or(1, Cluster::len);
     let intervals = interval_clock(&plan, &shared, measure_from, end);
     let offer_first_send = (!is_open).then(|| shared.clone());
@@ -199,9 +211,10 @@ fn new_ctx(
             connected.iter().copied(),
             plan.capacity(),
             max_backlog,
-            !is_open,
+            keep_pending,
         )),
-        schedule: RefCell::new(schedule),
+        schedule: RefCell::new(schedule.filter(|_| trace.is_none())),
+        trace: RefCell::new(trace),
         next_due: Cell::new(next_due),
         cluster,
         wake: (0..n_connections).map(|_| Rc::new(Notify::new())).collect(),

@@ -25,7 +25,7 @@ pub mod verdict;
 
 pub use counts::{Batches, CommandReport, Counts};
 pub use events::{LayoutChangeReport, NodeReport, OutageReport};
-pub use settings::{Settings, ShardSettings};
+pub use settings::{ReplaySettings, Settings, ShardSettings};
 pub use verdict::{Bottleneck, Check, Judgement};
 
 use std::collections::BTreeMap;

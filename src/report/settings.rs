@@ -51,6 +51,41 @@ pub struct Settings {
     /// a whole plan. `clients`, `requests` and the target rate above are its share.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardSettings>,
+    /// A replay: the trace and how it was replayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Box<ReplaySettings>>,
+}
+
+/// A replay's trace and how it was replayed (`tailrate replay`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReplaySettings {
+    /// The trace's path as given.
+    pub file: String,
+    /// Its format (`monitor`, `json-lines`, `csv`).
+    pub format: String,
+    /// Recorded time over this is the schedule's (`--speed`, or what `--rate` made).
+    pub speed: f64,
+    /// Connections the recorded clients were folded onto.
+    pub connections: usize,
+    /// Clients in the trace (0: it names none).
+    pub recorded_clients: u64,
+    /// Commands replayed in one pass (after `--commands`, `--exclude`, `--limit`).
+    pub commands: u64,
+    /// From the first replayed command to the last, as recorded.
+    pub recorded_span_secs: f64,
+    /// The recorded mean rate.
+    pub recorded_rate_per_sec: Option<f64>,
+    /// Commands left out by name: the filters', and those never replayed (subscriptions,
+    /// MONITOR, replication, session resets).
+    pub left_out: std::collections::BTreeMap<String, u64>,
+    /// Lines skipped by `--skip-bad-lines`.
+    pub bad_lines: u64,
+    /// The first skipped line's error.
+    pub first_bad_line: Option<String>,
+    /// Commands recorded before the one before them: sent at the latest time so far.
+    pub out_of_order: u64,
+    /// `--loop`: the trace started again until `--duration`.
+    pub looped: bool,
 }
 
 /// A shard's place in its plan.
@@ -109,6 +144,7 @@ impl Settings {
                 .mode
                 .workers()
                 .map(|w| crate::record::nanos(w.pipeline_delay)),
+            replay: config.replay.clone(),
             shard: (config.plan.shard.is_split() || config.plan.start_at.is_some()).then(|| {
                 ShardSettings {
                     index: config.plan.shard.index,

@@ -12,7 +12,7 @@ use super::{Sweeper, search};
 use crate::app::Halt;
 use crate::export::sweep_lines::Line;
 use crate::judge::capacity::Finding;
-use crate::report::sweep::{Kind, Measurement, SloResult, Verdict};
+use crate::report::sweep::{Kind, Measurement, SloResult, SpeedCapacity, Verdict};
 use crate::stats::exceedance;
 
 /// How many times the search halves the lowest rate when it did not pass: down to an
@@ -157,7 +157,25 @@ impl Sweeper<'_> {
             .collect();
         let visit_secs: f64 = open.iter().map(|m| m.report.measured_secs).sum();
         let landmarks = crate::judge::capacity::landmarks(&self.report.steps);
+        let capacity_speed = self
+            .report
+            .settings
+            .replay
+            .as_ref()
+            .and_then(|r| r.recorded_rate_per_sec)
+            .map(|recorded| SpeedCapacity::of(recorded, found.capacity, found.band));
+        let mut summary = crate::export::capacity_text::summary(
+            &objectives,
+            &found,
+            confirmed,
+            &landmarks,
+            (open.len(), visit_secs),
+        );
+        if let Some(speed) = &capacity_speed {
+            summary = format!("{summary}; {}", speed.text());
+        }
         Some(SloResult {
+            capacity_speed,
             slos: self.plan.slos.clone(),
             capacity_per_sec: found.capacity,
             capacity_band_per_sec: Some(found.band),
@@ -171,13 +189,7 @@ impl Sweeper<'_> {
             landmarks,
             visits: open.len(),
             visit_secs,
-            summary: crate::export::capacity_text::summary(
-                &objectives,
-                &found,
-                confirmed,
-                &landmarks,
-                (open.len(), visit_secs),
-            ),
+            summary,
         })
     }
 

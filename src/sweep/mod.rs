@@ -338,6 +338,9 @@ impl Sweeper<'_> {
         if !config.is_open_loop() {
             config.plan.warmup = Duration::ZERO;
         }
+        if let (Some(replay), Some(r)) = (&self.sweep.replay, rate) {
+            replay.step(&mut config, r, self.sweep.plan.duration);
+        }
         let hlog_name = hlog_name(kind, rate, connections, repeat);
         let hlog_path = self.out.join(&hlog_name);
         let comment = format!(

@@ -15,11 +15,13 @@ mod error;
 mod keys;
 mod mix;
 mod prefill;
+pub mod replay;
 mod sha1;
 mod spec;
 mod suite;
 mod template;
 mod test_case;
+pub mod trace;
 mod values;
 
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -52,6 +52,8 @@ pub struct RunConfig {
     pub cap_pacing: crate::drive::CapPacing,
     /// Write every key the tests read before the first test (`--prefill`).
     pub prefill: bool,
+    /// `tailrate replay`: the trace and how it is replayed, for the report.
+    pub replay: Option<Box<crate::report::ReplaySettings>>,
 }
 
 /// Which outputs to produce.
@@ -148,6 +150,7 @@ impl RunConfig {
             },
             exit_on_error: args.checks.exit_on_error,
             batch_latency: args.benchmark.batch_latency,
+            trace: None,
             shard,
             start_at,
         };
@@ -167,6 +170,7 @@ impl RunConfig {
                 .map(|s| super::sweep::parse_slo(s))
                 .collect::<Result<_, _>>()?,
             prefill: args.workload.prefill,
+            replay: None,
             cap_pacing: args.contrast.pacing.cap_pacing,
         })
     }

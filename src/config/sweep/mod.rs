@@ -4,6 +4,7 @@
 //! running the steps is `sweep`'s business.
 
 mod rates;
+mod replay;
 mod slo;
 
 use std::path::{Path, PathBuf};
@@ -12,6 +13,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use rates::{MAX_STEPS, Rates, parse_rates};
+pub use replay::ReplaySweep;
 pub use slo::{Slo, parse_slo};
 
 use super::{ConfigError, RunConfig};
@@ -77,9 +79,12 @@ pub const DEFAULT_WARMUP: Duration = Duration::from_secs(1);
 
 /// Checks the sweep's own flags and the values of the run flags a sweep reads
 /// differently. Pure: `--out` is checked by [`check_out_dir`].
-fn plan(args: &SweepArgs) -> Result<SweepPlan, ConfigError> {
+fn plan(args: &SweepArgs, replay: Option<&ReplaySweep>) -> Result<SweepPlan, ConfigError> {
     super::workload::check_one_test(&args.workload, "a sweep")?;
-    let rates = parse_rates(&args.rates)?;
+    let rates = match replay {
+        Some(replay) => replay.rates(args.speeds.as_deref().unwrap_or_default())?,
+        None => parse_rates(args.rates.as_deref().unwrap_or_default())?,
+    };
     let slos = args
         .slo
         .iter()
@@ -111,7 +116,12 @@ fn plan(args: &SweepArgs) -> Result<SweepPlan, ConfigError> {
     Ok(SweepPlan {
         rates,
         slos,
-        warmup: args.checks.warmup.unwrap_or(DEFAULT_WARMUP),
+        // A replay's first seconds are the trace's as much as its last.
+        warmup: args.checks.warmup.unwrap_or(if replay.is_some() {
+            Duration::ZERO
+        } else {
+            DEFAULT_WARMUP
+        }),
         duration,
         settle: args.settle,
         stop_at: args.stop_at,
@@ -140,12 +150,18 @@ pub struct SweepConfig {
     pub out: PathBuf,
     /// `--html FILE`: the sweep's page, rewritten with the other files.
     pub html: Option<PathBuf>,
+    /// `--replay FILE --speeds`: the trace each step replays at its speed.
+    pub replay: Option<ReplaySweep>,
 }
 
 impl SweepConfig {
     /// Checks `args`, creates `--out`, and builds the base run.
     pub fn from_args(args: &SweepArgs) -> Result<Self, ConfigError> {
-        let plan = plan(args)?;
+        let replay = match &args.replay {
+            Some(file) => Some(ReplaySweep::of(file, args)?),
+            None => None,
+        };
+        let plan = plan(args, replay.as_ref())?;
         let run_args = base_run_args(args);
         // A step is a run at its rate: what `--rate` refuses, `--rates` refuses (and a rate
         // of 1e308 would name a .hlog file of 309 digits).
@@ -168,10 +184,18 @@ impl SweepConfig {
             max_inflight: args.open_loop.max_inflight,
             max_backlog: args.open_loop.max_backlog,
         };
+        if let Some(replay) = &replay {
+            replay.base(&mut base);
+        }
+        let rates_text = match &replay {
+            Some(_) => format!("speeds {}", args.speeds.as_deref().unwrap_or_default()),
+            None => args.rates.clone().unwrap_or_default(),
+        };
         Ok(SweepConfig {
+            replay,
             base,
             plan,
-            rates_text: args.rates.clone(),
+            rates_text,
             threads: args.connection.threads,
             out: args.out.clone(),
             html: args.html.html.clone(),

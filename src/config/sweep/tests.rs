@@ -107,7 +107,7 @@ fn sweep_args(extra: &[&str]) -> Result<SweepPlan, ConfigError> {
     argv.extend_from_slice(extra);
     let args = crate::cli::Args::try_parse_from(argv).unwrap();
     match args.subcommand {
-        Some(crate::cli::Command::Sweep(s)) => plan(&s),
+        Some(crate::cli::Command::Sweep(s)) => plan(&s, None),
         _ => panic!("not a sweep"),
     }
 }

@@ -14,6 +14,7 @@ use crate::text::printable;
 mod answer;
 mod host;
 mod redis_benchmark;
+mod replay;
 mod sections;
 mod tables;
 
@@ -119,6 +120,9 @@ fn full(
 ) -> io::Result<()> {
     let open = test.target_rate_per_sec.is_some();
     redis_benchmark::title(out, test)?;
+    if let Some(replay) = &report.settings.replay {
+        replay::lines(out, replay)?;
+    }
     answer::lines(out, test, precision)?;
     redis_benchmark::header(out, report, test, precision)?;
     redis_benchmark::distributions(out, test)?;

@@ -12,7 +12,9 @@ use super::{Bottleneck, Header, Settings, TestReport};
 use crate::config::sweep::{Order, Slo};
 use crate::stats::confidence::Ci95;
 
+mod speed;
 pub mod steps;
+pub use speed::SpeedCapacity;
 pub use steps::{Exceedance, PooledPercentile, StepCheck, StepSummary, StepVerdict};
 
 /// A step's verdict against an objective, stated with its confidence.
@@ -250,6 +252,10 @@ pub struct SloResult {
     /// Seconds the open-loop runs measured for.
     #[serde(default)]
     pub visit_secs: f64,
+    /// A sweep over a trace's speeds: the capacity and its band as multiples of the
+    /// recorded traffic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_speed: Option<SpeedCapacity>,
     /// The result in one sentence.
     pub summary: String,
 }

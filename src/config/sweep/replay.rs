@@ -1,0 +1,118 @@
+//! `tailrate sweep --replay FILE --speeds ...`: a sweep whose steps replay one trace at
+//! its speeds. Speed `x` is the rate `x` times the recorded mean, so the steps, the
+//! search and the capacity are the sweep's as ever, and the capacity is also said as a
+//! multiple of the recorded traffic.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::rates::{Rates, parse_rates};
+use crate::cli::SweepArgs;
+use crate::config::ConfigError;
+use crate::config::RunConfig;
+use crate::config::replay::{TracePlan, refuse_for_replay};
+use crate::drive::{ArrivalProcess, Mode, Replay, ReplayOptions, Stop};
+
+/// The trace a sweep replays, read through once.
+#[derive(Debug, Clone)]
+pub struct ReplaySweep {
+    file: PathBuf,
+    trace: TracePlan,
+    /// Commands per second as recorded: speed 1.
+    pub recorded_rate_per_sec: f64,
+}
+
+impl ReplaySweep {
+    /// Checks what a replayed sweep cannot do, and reads the trace.
+    pub fn of(file: &std::path::Path, args: &SweepArgs) -> Result<Self, ConfigError> {
+        if !args.closed_loop_points.is_empty() || args.rate_capped {
+            return Err(ConfigError::invalid(
+                "--replay",
+                "a closed loop has no trace to follow: drop --closed-loop-points and \
+                 --rate-capped",
+            ));
+        }
+        refuse_for_replay(
+            &args.connection,
+            args.trace.repeat_trace,
+            args.duration.duration,
+        )?;
+        let trace = TracePlan::of(file, &args.trace, None, None)?;
+        let Some(recorded_rate_per_sec) = trace.shape.mean_rate_per_sec() else {
+            return Err(ConfigError::invalid(
+                "--speeds",
+                "the trace's commands were all recorded at one instant: it has no pace to \
+                 take multiples of",
+            ));
+        };
+        Ok(ReplaySweep {
+            file: file.to_path_buf(),
+            trace,
+            recorded_rate_per_sec,
+        })
+    }
+
+    /// `--speeds` as the rates the sweep steps through.
+    pub fn rates(&self, speeds: &str) -> Result<Rates, ConfigError> {
+        match parse_rates(speeds).map_err(|e| rename(e, "--speeds"))? {
+            Rates::Absolute(speeds) => Ok(Rates::Absolute(
+                speeds
+                    .iter()
+                    .map(|x| x * self.recorded_rate_per_sec)
+                    .collect(),
+            )),
+            Rates::OfClosedLoopMax(_) => Err(ConfigError::invalid(
+                "--speeds",
+                "speeds are multiples of the recorded pace (0.5..4:0.5, or 1,2,4), not \
+                 percentages of a closed loop",
+            )),
+        }
+    }
+
+    /// Makes `base` a replay of the trace: its connections, its test, its arrivals.
+    pub fn base(&self, base: &mut RunConfig) {
+        base.plan.connections = self.trace.options.connections;
+        base.plan.workload.tests = vec![self.trace.test()];
+        if let Mode::Open { arrival, .. } = &mut base.plan.mode {
+            *arrival = ArrivalProcess::Constant;
+        }
+        base.replay = Some(Box::new(self.trace.settings(&self.file)));
+    }
+
+    /// Makes `config`, a step at `rate_per_sec`, replay the trace at the matching speed,
+    /// for one pass (or, with `--loop`, for `looped_for`).
+    pub fn step(&self, config: &mut RunConfig, rate_per_sec: f64, looped_for: Duration) {
+        let speed = rate_per_sec / self.recorded_rate_per_sec;
+        let options = ReplayOptions {
+            speed,
+            ..self.trace.options.clone()
+        };
+        let at_speed = TracePlan {
+            options: options.clone(),
+            ..self.trace.clone()
+        };
+        config.plan.stop = Stop::After(if options.repeat {
+            looped_for
+        } else {
+            at_speed.pass_length()
+        });
+        if let Some(settings) = &mut config.replay {
+            settings.speed = speed;
+        }
+        config.plan.trace = Some(Arc::new(Replay::new(
+            self.file.clone(),
+            &self.trace.shape,
+            &self.trace.names,
+            options,
+        )));
+    }
+}
+
+/// `e`, about `--rates`, as about `flag`.
+fn rename(e: ConfigError, flag: &'static str) -> ConfigError {
+    match e {
+        ConfigError::Invalid { why, .. } => ConfigError::Invalid { flag, why },
+        other => other,
+    }
+}
