@@ -25,6 +25,9 @@ const METRICS: [(&str, &str); 4] = [
 /// The page of `report`: a run, or a merge of shards.
 pub fn render(report: &RunReport) -> String {
     let mut body = String::new();
+    if let Some(replay) = &report.settings.replay {
+        body.push_str(&pre(run_text::replay_text(replay).trim()));
+    }
     let mut contents: Vec<(String, String)> = Vec::new();
     for (i, test) in report.tests.iter().enumerate() {
         let id = format!("test-{}", i + 1);

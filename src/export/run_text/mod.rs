@@ -189,6 +189,11 @@ pub(crate) fn host_text(h: &crate::report::host::HostReport) -> String {
     captured(|out| host::host_lines(out, h))
 }
 
+/// A replay's trace and how it was replayed, as the text report heads each test with it.
+pub(crate) fn replay_text(r: &crate::report::ReplaySettings) -> String {
+    captured(|out| replay::lines(out, r))
+}
+
 /// A test's traffic and connections (bytes, reconnects, outages), as the text prints them.
 pub(crate) fn traffic_text(test: &TestReport) -> String {
     captured(|out| {

@@ -26,7 +26,7 @@ pub(super) fn traffic(out: &mut dyn Write, test: &TestReport) -> io::Result<()> 
             // A GET of keys never written times the server's fastest path, a null reply.
             writeln!(
                 out,
-                "    every read missed: no key it read was ever written; --prefill writes them first (or -t set,get with the same -r)"
+                "    every read missed: no key it read was ever written; --prefill writes them first (or -t set,get with the same -r; a replay: load the data its trace reads, docs/replay.md)"
             )?;
         }
     }
