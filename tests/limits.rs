@@ -111,6 +111,10 @@ fn kind_of(arg: &clap::Arg) -> Option<Kind> {
 /// `--workers`, `--max-inflight` an open loop), as flag-value pairs. A flag not named here
 /// gets a short closed loop of PINGs: one added later is still run, in that context.
 fn context(flag: &Flag) -> Vec<&'static str> {
+    if flag.subcommand.as_deref() == Some("replay") {
+        // The trace (its positional argument) and a switch, as one pair.
+        return vec![replay_trace(), "--skip-bad-lines"];
+    }
     if flag.subcommand.as_deref() == Some("tune") {
         return vec![
             "-t",
@@ -212,6 +216,28 @@ fn context(flag: &Flag) -> Vec<&'static str> {
         "-c" => vec!["-t", "ping", "-n", "200"],
         _ => vec!["-t", "ping", "-c", "2", "-n", "200"],
     }
+}
+
+/// A short trace for `tailrate replay`'s flags: twenty GETs of one client over 0.2 s,
+/// written once per test process.
+fn replay_trace() -> &'static str {
+    static TRACE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TRACE.get_or_init(|| {
+        let path = std::env::temp_dir().join(format!(
+            "tailrate-limits-trace-{}.jsonl",
+            std::process::id()
+        ));
+        let lines: String = (0..20)
+            .map(|i| {
+                format!(
+                    "{{\"time\": {}, \"client\": \"c\", \"args\": [\"GET\", \"k\"]}}\n",
+                    i as f64 / 100.0
+                )
+            })
+            .collect();
+        std::fs::write(&path, lines).unwrap();
+        path.to_str().unwrap().to_string()
+    })
 }
 
 /// The whole command line for `flag value`, after `common` (pairs too); any pair of

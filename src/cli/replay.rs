@@ -42,7 +42,7 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "X", help_heading = "Replay", value_parser = speed, allow_hyphen_values = true, conflicts_with = "replay_rate")]
     pub speed: Option<f64>,
     /// Replay at this mean rate instead, keeping the shape of the bursts (the speed that
-    /// makes the recorded mean this rate).
+    /// makes the recorded mean this rate) [range: above 0 to 5000000000].
     #[arg(long = "rate", id = "replay_rate", help_heading = "Replay", value_name = "RATE", value_parser = rate_up_to(MAX_RATE_PER_THREAD * 1000.0, "5M per second on each of at most 1000 threads"), allow_hyphen_values = true)]
     pub rate: Option<f64>,
 
@@ -97,8 +97,8 @@ pub struct TraceArgs {
     #[arg(long = "format", value_enum, value_name = "FORMAT")]
     pub format: Option<TraceFormat>,
     /// Fold the recorded clients onto this many connections (client i on connection i mod
-    /// N) [default: one per recorded client; 50 for a trace without clients] [range: 1 to
-    /// 100000].
+    /// N; never more connections than clients) [default: one per recorded client; 50 for a
+    /// trace without clients] [range: 1 to 100000].
     #[arg(long, value_name = "N", value_parser = count_in::<usize>(1, MAX_CONNECTIONS as u64, "each is a socket and its buffers"), allow_negative_numbers = true)]
     pub connections: Option<usize>,
     /// Replay only these commands (comma-separated: `get,set`, or `config|get`).

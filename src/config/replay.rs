@@ -94,11 +94,13 @@ impl TracePlan {
             (Some(speed), None) => speed,
             (None, None) => 1.0,
         };
-        let connections = args.connections.unwrap_or(if shape.clients.is_empty() {
-            CONNECTIONS_WITHOUT_CLIENTS
-        } else {
-            shape.clients.len().min(MAX_CONNECTIONS)
-        });
+        // More connections than clients would stay idle: a client's commands keep to one.
+        let connections = match (args.connections, shape.clients.len()) {
+            (Some(n), 0) => n,
+            (Some(n), clients) => n.min(clients),
+            (None, 0) => CONNECTIONS_WITHOUT_CLIENTS,
+            (None, clients) => clients.min(MAX_CONNECTIONS),
+        };
         let mut names: Vec<String> = shape.names.iter().map(|(n, _)| n.clone()).collect();
         if shape.other_databases && !names.iter().any(|n| n == "select") {
             names.push("select".into());

@@ -106,18 +106,7 @@ impl<'w> Prefill<'w> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::cli::Args;
-    use crate::config::RunConfig;
-    use clap::Parser;
-
-    fn workload(argv: &[&str]) -> Workload {
-        let mut full = vec!["tailrate", "--seed", "1"];
-        full.extend_from_slice(argv);
-        RunConfig::from_args(&Args::try_parse_from(full).unwrap().run, None)
-            .unwrap()
-            .plan
-            .workload
-    }
+    use crate::workload::tests::workload;
 
     fn keys(p: &Prefill) -> Vec<Vec<u8>> {
         (0..p.len())

@@ -11,7 +11,9 @@ use crate::resp::{Limits, Reply, parse};
 use bytes::BytesMut;
 use clap::Parser;
 
-fn workload(argv: &[&str]) -> Workload {
+/// The workload `tailrate --seed 1 ARGV...` builds (the other tests of `workload/` use it
+/// too).
+pub(super) fn workload(argv: &[&str]) -> Workload {
     let mut full = vec!["tailrate", "--seed", "1"];
     full.extend_from_slice(argv);
     RunConfig::from_args(&Args::try_parse_from(full).unwrap().run, None)

@@ -69,34 +69,19 @@ impl Page {
 
     /// The counters: requests intended, sent, and by outcome.
     fn counters(&self, encoder: &mut DescriptorEncoder<'_>) -> std::fmt::Result {
-        let run = self.0.run.as_str();
-        let mut intended = encoder.encode_descriptor(
+        self.command_counter(
+            encoder,
             "tailrate_requests_intended",
             "Requests the schedule produced (open loop) or the driver started (closed loop), in the measured window.",
-            None,
-            MetricType::Counter,
+            |c| c.intended,
         )?;
-        for test in &self.0.tests {
-            for c in &test.commands {
-                let set = labels(run, test, &[("command", &c.command)]);
-                intended
-                    .encode_family(&set)?
-                    .encode_counter::<NoLabelSet, _, u64>(&c.intended, None)?;
-            }
-        }
-        let mut sent = encoder.encode_descriptor(
+        self.command_counter(
+            encoder,
             "tailrate_requests_sent",
             "Requests written to a socket, in the measured window.",
-            None,
-            MetricType::Counter,
+            |c| c.sent,
         )?;
-        for test in &self.0.tests {
-            for c in &test.commands {
-                let set = labels(run, test, &[("command", &c.command)]);
-                sent.encode_family(&set)?
-                    .encode_counter::<NoLabelSet, _, u64>(&c.sent, None)?;
-            }
-        }
+        let run = self.0.run.as_str();
         let mut ended = encoder.encode_descriptor(
             "tailrate_requests",
             "Requests by how they ended (completed, error, timeout, not_sent), in the measured window.",
@@ -111,6 +96,26 @@ impl Page {
                         .encode_family(&set)?
                         .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// One counter family `name` with a series per test and command, of `value`.
+    fn command_counter(
+        &self,
+        encoder: &mut DescriptorEncoder<'_>,
+        name: &str,
+        help: &str,
+        value: impl Fn(&model::CommandSeries) -> u64,
+    ) -> std::fmt::Result {
+        let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+        for test in &self.0.tests {
+            for c in &test.commands {
+                let set = labels(&self.0.run, test, &[("command", &c.command)]);
+                family
+                    .encode_family(&set)?
+                    .encode_counter::<NoLabelSet, _, u64>(&value(c), None)?;
             }
         }
         Ok(())
