@@ -365,37 +365,28 @@ fn fill_handed(
                 pending.push_front(req);
                 break;
             }
-            let bytes = traced.take(req.traced_len as usize);
-            c.write_buf().extend_from_slice(bytes);
-            fifo.push(
-                InFlight {
-                    req,
-                    sent: req.handled,
-                    is_asking: false,
-                },
-                1,
-            );
-            n += 1;
-            continue;
-        }
-        if req.ask_first {
-            c.write_buf().extend_from_slice(ASKING);
-            fifo.push(
-                InFlight {
-                    req,
-                    sent: req.handled,
-                    is_asking: true,
-                },
-                1,
-            );
-            n += 1;
-        }
-        let command = usize::from(req.command);
-        if keyed {
-            ctx.test
-                .write_keyed(command, c.write_buf(), &mut sampler, req.key);
+            c.write_buf()
+                .extend_from_slice(traced.take(req.traced_len as usize));
         } else {
-            ctx.test.write(command, c.write_buf(), &mut sampler);
+            if req.ask_first {
+                c.write_buf().extend_from_slice(ASKING);
+                fifo.push(
+                    InFlight {
+                        req,
+                        sent: req.handled,
+                        is_asking: true,
+                    },
+                    1,
+                );
+                n += 1;
+            }
+            let command = usize::from(req.command);
+            if keyed {
+                ctx.test
+                    .write_keyed(command, c.write_buf(), &mut sampler, req.key);
+            } else {
+                ctx.test.write(command, c.write_buf(), &mut sampler);
+            }
         }
         fifo.push(
             InFlight {
