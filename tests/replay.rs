@@ -318,6 +318,45 @@ mod timing {
 }
 
 #[test]
+fn commands_a_dead_server_never_received_count_in_the_tail_at_their_age() {
+    let dir = temp_dir("dead");
+    let trace = dir.join("steady.jsonl");
+    steady_trace(&trace, 2000, 2);
+    let mut server = RedisServer::start();
+    let json = dir.join("dead.json");
+    let mut cmd = std::process::Command::new(tailrate_bin());
+    cmd.args([
+        "replay",
+        trace.to_str().unwrap(),
+        "-p",
+        &server.port().to_string(),
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let child = std::thread::spawn(move || run_with_timeout(cmd, Duration::from_secs(30)));
+    std::thread::sleep(Duration::from_millis(700));
+    server.kill();
+    let out = child.join().unwrap();
+    assert_success(&out);
+    let test = &read_json(&json)["tests"][0];
+    let not_sent = test["counts"]["not_sent"].as_u64().unwrap();
+    assert!(
+        not_sent > 1000,
+        "most of the trace never reached the server: {test:#}"
+    );
+    // Over a third of the commands waited from when they were due to the run's end, up
+    // to a second and more: the tail holds them, not only the answered ones.
+    let p99_ns = test["latency"]["response"]["p99_ns"].as_f64().unwrap();
+    assert!(
+        p99_ns > 500e6,
+        "response p99 {p99_ns} ns holds the unsent commands' ages"
+    );
+    assert_eq!(check(test, "achieved_rate")["verdict"], "fail");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_gigabyte_trace_replays_in_bounded_memory() {
     let dir = temp_dir("large");
     let trace = dir.join("large.monitor");

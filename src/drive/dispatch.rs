@@ -315,8 +315,9 @@ impl Dispatch {
                 let record = &mut rec.commands[request.command as usize];
                 record.not_sent += 1;
                 // A closed-loop request is intended when written: one never written
-                // was never due.
-                if !self.keep_pending {
+                // was never due. A replayed one was due at its recorded time, though it
+                // waits for its own connection as a closed loop's does.
+                if !self.keep_pending || request.traced_len > 0 {
                     request.give_up(record, ended, 1);
                 }
                 redirected += u64::from(request.retry);
