@@ -357,6 +357,50 @@ fn commands_a_dead_server_never_received_count_in_the_tail_at_their_age() {
 }
 
 #[test]
+fn a_thread_whose_next_command_is_far_ahead_keeps_sending_its_others() {
+    // Client 2's two PINGs, 6 s apart, are its thread's only commands; client 1's INCR
+    // every millisecond fill the other thread's read-ahead meanwhile. The first PING's
+    // thread must not stop while the reader is seconds ahead on the other's behalf.
+    let dir = temp_dir("skew");
+    let trace = dir.join("skew.monitor");
+    let mut lines = String::from("OK\n");
+    for i in 0..7000u64 {
+        let t = format!("{}.{:06}", 1_700_000_000 + i / 1000, (i % 1000) * 1000);
+        lines.push_str(&format!("{t} [0 127.0.0.1:1] \"INCR\" \"c\"\n"));
+        if i == 0 || i == 6000 {
+            lines.push_str(&format!("{t} [0 127.0.0.1:2] \"PING\"\n"));
+        }
+    }
+    std::fs::write(&trace, lines).unwrap();
+    let server = RedisServer::start();
+    let json = dir.join("skew.json");
+    let out = run_tailrate(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "-p",
+        &server.port().to_string(),
+        "--threads",
+        "2",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_success(&out);
+    let test = &read_json(&json)["tests"][0];
+    let ping = test["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["command"] == "ping")
+        .expect("ping reported");
+    assert_eq!(ping["counts"]["completed"], 2, "{ping:#}");
+    let max_ns = ping["latency"]["response"]["max_ns"].as_f64().unwrap();
+    assert!(max_ns < 200e6, "a PING waited {max_ns} ns for its thread");
+    assert_eq!(server.commandstats().get("incr"), Some(&7000));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_gigabyte_trace_replays_in_bounded_memory() {
     let dir = temp_dir("large");
     let trace = dir.join("large.monitor");

@@ -11,7 +11,10 @@ use std::time::Duration;
 use super::ConfigError;
 use super::run::RunConfig;
 use crate::cli::{ConnectionArgs, ReplayArgs, RunArgs, TraceArgs};
-use crate::drive::{ArrivalProcess, MAX_CONNECTIONS, Replay, ReplayOptions, Stop};
+use crate::drive::plan::MAX_RUN;
+use crate::drive::{
+    ArrivalProcess, MAX_CONNECTIONS, MAX_RATE_PER_THREAD, Replay, ReplayOptions, Stop,
+};
 use crate::report::ReplaySettings;
 use crate::workload::replay::{ReplayFilter, TraceShape};
 use crate::workload::{Template, Test};
@@ -80,6 +83,7 @@ impl TracePlan {
                 ),
             ));
         }
+        let speed_flag = if rate.is_some() { "--rate" } else { "--speed" };
         let speed = match (speed, rate) {
             (_, Some(rate)) => {
                 let Some(mean) = shape.mean_rate_per_sec() else {
@@ -95,6 +99,7 @@ impl TracePlan {
             (None, None) => 1.0,
         };
         // More connections than clients would stay idle: a client's commands keep to one.
+        check_pass_length(&shape, speed, speed_flag)?;
         let connections = match (args.connections, shape.clients.len()) {
             (Some(n), 0) => n,
             (Some(n), clients) => n.min(clients),
@@ -205,6 +210,26 @@ pub(super) fn refuse_for_replay(
     Ok(())
 }
 
+/// Refuses a speed at which one pass over the trace would outlast a run's longest.
+pub(super) fn check_pass_length(
+    shape: &TraceShape,
+    speed: f64,
+    flag: &'static str,
+) -> Result<(), ConfigError> {
+    let secs = shape.span_secs() / speed;
+    if secs.is_finite() && secs <= MAX_RUN.as_secs_f64() {
+        return Ok(());
+    }
+    Err(ConfigError::invalid(
+        flag,
+        format!(
+            "at {speed:e}x the trace's {:.3} s would take {secs:.3e} s, more than a run may \
+             last (30 days)",
+            shape.span_secs()
+        ),
+    ))
+}
+
 fn trace_error(file: &Path, error: crate::workload::trace::TraceError) -> ConfigError {
     ConfigError::Trace {
         path: file.to_path_buf(),
@@ -220,18 +245,58 @@ pub fn replay_config(args: &ReplayArgs) -> Result<RunConfig, ConfigError> {
         args.duration.duration,
     )?;
     let trace = TracePlan::of(&args.file, &args.trace, args.speed, args.rate)?;
+    let speed_flag = if args.rate.is_some() {
+        "--rate"
+    } else {
+        "--speed"
+    };
     let pass = trace.pass_length();
+    if args.trace.repeat_trace && trace.shape.span_secs() == 0.0 {
+        return Err(ConfigError::invalid(
+            "--loop",
+            "the trace's commands were all recorded at one instant: its passes would follow \
+             each other with no time between",
+        ));
+    }
+    // The warm-up is the trace's first stretch: the measured window is the rest of it.
+    let warmup = args.checks.warmup.unwrap_or_default();
     let length = match args.duration.duration {
         Some(d) if args.trace.repeat_trace => d,
-        Some(d) => d.min(pass),
-        None => pass,
+        Some(d) => d.min(pass.saturating_sub(warmup)),
+        None => pass.saturating_sub(warmup),
     };
+    if length.is_zero() {
+        return Err(ConfigError::invalid(
+            "--warmup",
+            format!(
+                "the trace takes {:.3} s at this speed, and --warmup would cover all of it",
+                pass.as_secs_f64()
+            ),
+        ));
+    }
+    // The schedule's mean rate over one pass: what the report calls the target (the
+    // achieved-rate check counts against the commands the trace made due).
+    let rate = (trace.shape.commands as f64 / pass.as_secs_f64()).max(1e-3);
+    let threads = args
+        .connection
+        .threads
+        .min(trace.options.connections)
+        .max(1);
+    if rate / threads as f64 > MAX_RATE_PER_THREAD {
+        return Err(ConfigError::invalid(
+            speed_flag,
+            format!(
+                "the trace's mean rate would be {rate:.0} commands a second, more than {} \
+                 thread(s) plan ({MAX_RATE_PER_THREAD:.0} a second each): give a lower \
+                 speed, or --threads up to {} (one per connection of the trace)",
+                threads, trace.options.connections
+            ),
+        ));
+    }
     let mut run = run_args_of(args);
     run.connection.clients = trace.options.connections;
     run.duration.duration = Some(length);
-    // The schedule's mean rate over one pass: what the report calls the target (the
-    // achieved-rate check counts against the commands the trace made due).
-    run.rate.rate = Some((trace.shape.commands as f64 / pass.as_secs_f64()).max(1e-3));
+    run.rate.rate = Some(rate);
     let mut config = RunConfig::from_args(&run, None)?;
     config.plan.workload.tests = vec![trace.test()];
     config.plan.stop = Stop::After(length);

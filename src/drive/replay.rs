@@ -108,13 +108,19 @@ impl Replay {
             self.options.skip_bad_lines,
         )
         .map_err(|e| Stop::Failed(e.to_string()))?;
-        let mut sent: u64 = 0;
+        let (mut sent, mut read) = (0u64, 0u64);
         while let Some(record) = reader
             .next_record()
             .map_err(|e| Stop::Failed(e.to_string()))?
         {
             if self.options.filter.limit.is_some_and(|limit| sent >= limit) {
                 break;
+            }
+            // Every so many lines read, kept or not: a long stretch the filters leave out
+            // still sees Ctrl+C.
+            read += 1;
+            if read.is_multiple_of(1024) && cancel.is_cancelled() {
+                return Err(Stop::Ended);
             }
             let name = command_name(&record.args);
             if !self.options.filter.keeps(&name) {
@@ -125,9 +131,6 @@ impl Replay {
                 continue;
             };
             sent += 1;
-            if sent.is_multiple_of(1024) && cancel.is_cancelled() {
-                return Err(Stop::Ended);
-            }
             let connection = match self.clients.get(&record.client) {
                 Some(&i) => i % self.options.connections,
                 None => {

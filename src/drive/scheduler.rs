@@ -10,12 +10,17 @@ use std::time::{Duration, Instant};
 use super::ctx::Ctx;
 use super::request::Request;
 use super::schedule::{Pacing, wait_until};
+use super::trace::Next;
 
 /// Most requests one [`hand_out`] takes from the schedule. A thread that has fallen
 /// behind (a rate above what it can send, a stall of the host) may find a great many due
 /// at once; taken in slices, the connections write between two slices and Ctrl+C is
 /// seen after each, instead of after the whole arrears.
 const MOST_PER_HAND_OUT: usize = 1024;
+
+/// How soon a replay's thread asks again for the trace's next chunk when the reader has
+/// not sent it yet.
+const TRACE_POLL: Duration = Duration::from_millis(1);
 
 /// Hands every request of the schedule that is due by `now` to a connection (or the
 /// backlog), as one batch taken at `now`: each one's lag is `now - intended`, and its
@@ -89,9 +94,17 @@ fn hand_out_traced(ctx: &Ctx, now: Instant) -> bool {
     let mut dispatch = ctx.dispatch.borrow_mut();
     let mut rec = ctx.rec.borrow_mut();
     for _ in 0..MOST_PER_HAND_OUT {
-        let Some(offset_ns) = trace.peek() else {
-            ctx.next_due.set(None);
-            return true;
+        let offset_ns = match trace.peek() {
+            Next::At(offset_ns) => offset_ns,
+            Next::NotYet => {
+                ctx.next_due
+                    .set(Some(now + TRACE_POLL).filter(|&again| again < end));
+                return true;
+            }
+            Next::Ended => {
+                ctx.next_due.set(None);
+                return true;
+            }
         };
         let intended = ctx.start + Duration::from_nanos(offset_ns);
         if intended >= end {
@@ -119,9 +132,11 @@ fn hand_out_traced(ctx: &Ctx, now: Instant) -> bool {
             dispatch.slots[slot].traced.push(bytes);
         }
     }
-    let next = trace
-        .peek()
-        .map(|offset| ctx.start + Duration::from_nanos(offset));
+    let next = match trace.peek() {
+        Next::At(offset) => Some(ctx.start + Duration::from_nanos(offset)),
+        Next::NotYet => Some(now + TRACE_POLL),
+        Next::Ended => None,
+    };
     ctx.next_due.set(next.filter(|&next| next < end));
     next.is_none_or(|next| next >= end || next > now)
 }

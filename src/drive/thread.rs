@@ -22,6 +22,7 @@ use super::route::Cluster;
 use super::schedule::{Schedule, SpinMeter};
 use super::scheduler::scheduler_loop;
 use super::shared::Shared;
+use super::trace::Next;
 use super::window::{IntervalClock, Latest, SendTimes};
 use crate::net::Connection;
 use crate::record::Recorder;
@@ -190,12 +191,14 @@ fn new_ctx(
     let mut trace = plan.trace.take().and_then(|feed| feed.take(plan.index));
     let (schedule, mut next_due) = schedule_for(&plan, start, end);
     if let (Some(trace), Some(end)) = (trace.as_mut(), end) {
-        // A replay's thread waits here for the reader's first chunk (it is read ahead
-        // before the threads start, so this wait is short).
-        next_due = trace
-            .peek()
-            .map(|offset| start + Duration::from_nanos(offset))
-            .filter(|&first| first < end);
+        // A replay's first command, or a first look at the start when the reader has not
+        // sent this thread's first chunk yet.
+        next_due = match trace.peek() {
+            Next::At(offset) => Some(start + Duration::from_nanos(offset)),
+            Next::NotYet => Some(start),
+            Next::Ended => None,
+        }
+        .filter(|&first| first < end);
     }
     // A replayed command waits for its own connection, as a closed loop's does.
     let keep_pending = !is_open || trace.is_some();

@@ -15,7 +15,7 @@
 //! before (a trace a little out of order is held to its running maximum).
 
 use std::fmt;
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -129,6 +129,7 @@ impl TraceFeed {
         };
         let sender = TraceSender {
             open: (0..threads).map(|_| Chunk::default()).collect(),
+            closed: vec![false; threads],
             senders,
             flushed_at_ns: 0,
             last_offset_ns: 0,
@@ -151,7 +152,7 @@ impl TraceFeed {
     }
 }
 
-/// The generator threads have all stopped taking commands (the run ended first).
+/// Every generator thread has stopped taking commands (the run ended first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FeedClosed;
 
@@ -160,6 +161,9 @@ pub struct FeedClosed;
 pub struct TraceSender {
     senders: Vec<SyncSender<Chunk>>,
     open: Vec<Chunk>,
+    /// Threads that take nothing more (their run ended, or they failed): their commands
+    /// are dropped, and the others' still sent.
+    closed: Vec<bool>,
     /// Schedule time of the last flush of every open chunk.
     flushed_at_ns: u64,
     /// The highest offset sent so far: later ones are held to it.
@@ -185,6 +189,9 @@ impl TraceSender {
             self.flushed_at_ns = offset_ns;
         }
         let thread = connection % threads;
+        if self.closed[thread] {
+            return Ok(());
+        }
         let chunk = &mut self.open[thread];
         let before = chunk.bytes.len();
         encode(&mut chunk.bytes);
@@ -222,16 +229,36 @@ impl TraceSender {
 
     fn send(&mut self, thread: usize) -> Result<(), FeedClosed> {
         let chunk = std::mem::take(&mut self.open[thread]);
-        // A thread that has ended (its run is over, or it failed) takes nothing more; the
-        // others may still, so only when all have gone is the feed closed.
-        match self.senders[thread].try_send(chunk) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(chunk)) => {
-                self.senders[thread].send(chunk).map_err(|_| FeedClosed)
-            }
-            Err(TrySendError::Disconnected(_)) => Err(FeedClosed),
+        let sent = match self.senders[thread].try_send(chunk) {
+            Ok(()) => true,
+            // Waits while the thread is `CHUNKS_AHEAD` behind: the read-ahead's bound.
+            Err(TrySendError::Full(chunk)) => self.senders[thread].send(chunk).is_ok(),
+            Err(TrySendError::Disconnected(_)) => false,
+        };
+        // A thread that has ended takes nothing more; the others may still, so only when
+        // all have gone is the feed closed.
+        if !sent {
+            self.closed[thread] = true;
+        }
+        if self.closed.iter().all(|&c| c) {
+            Err(FeedClosed)
+        } else {
+            Ok(())
         }
     }
+}
+
+/// What a thread's part of the trace holds next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// A command intended this long (ns) after the start.
+    At(u64),
+    /// Nothing yet: the reader has not sent the next chunk (it is reading ahead for
+    /// another thread, or the file is read slower than it is replayed). Ask again soon;
+    /// what comes late is handed out late, and timed from when it was due.
+    NotYet,
+    /// The trace has ended for this thread.
+    Ended,
 }
 
 /// One thread's part of a replay, in intended order.
@@ -245,35 +272,34 @@ pub(crate) struct TraceSchedule {
 }
 
 impl TraceSchedule {
-    /// The next command's offset from the start; `None` once the trace has ended.
-    ///
-    /// When the chunk in hand is used up it waits for the next: the reader keeps seconds
-    /// ahead of the schedule, so a wait here means the file could not be read as fast as
-    /// it is replayed, and the lag it causes is measured (the commands are handled late,
-    /// and timed from when they were due).
-    pub(crate) fn peek(&mut self) -> Option<u64> {
+    /// What comes next, without waiting: the thread's runtime must not block, or its
+    /// connections would stop reading and writing while it did.
+    pub(crate) fn peek(&mut self) -> Next {
         while self.at >= self.chunk.items.len() {
             if self.ended {
-                return None;
+                return Next::Ended;
             }
-            match self.rx.recv() {
+            match self.rx.try_recv() {
                 Ok(chunk) => {
                     self.chunk = chunk;
                     self.at = 0;
                     self.byte_at = 0;
                 }
-                Err(_) => {
+                Err(TryRecvError::Empty) => return Next::NotYet,
+                Err(TryRecvError::Disconnected) => {
                     self.ended = true;
-                    return None;
+                    return Next::Ended;
                 }
             }
         }
-        Some(self.chunk.items[self.at].offset_ns)
+        Next::At(self.chunk.items[self.at].offset_ns)
     }
 
     /// Takes the command [`TraceSchedule::peek`] showed, with its request's bytes.
     pub(crate) fn take(&mut self) -> Option<(Traced, &[u8])> {
-        self.peek()?;
+        let Next::At(_) = self.peek() else {
+            return None;
+        };
         let item = self.chunk.items[self.at];
         let from = self.byte_at;
         self.at += 1;
@@ -335,6 +361,8 @@ mod tests {
             }
             sender.finish().unwrap();
         });
+        // Taken without waiting: read once the reader has sent all.
+        reader.join().unwrap();
         let mut zero = feed.take(0).unwrap();
         let mut one = feed.take(1).unwrap();
         assert!(
@@ -355,7 +383,7 @@ mod tests {
         while one.take().is_some() {
             other += 1;
         }
-        reader.join().unwrap();
+        assert_eq!(one.peek(), Next::Ended);
         assert!(seen.windows(2).all(|w| w[0] < w[1]));
         // Connections 0 and 2 are thread 0's; connection 1 thread 1's.
         assert_eq!(seen.len() + other, 1000);
@@ -394,6 +422,33 @@ mod tests {
             assert_eq!(q.take(want.len()), &want[..]);
         }
         assert!(q.take(1).is_empty());
+    }
+
+    #[test]
+    fn a_thread_without_its_next_chunk_is_told_so_and_never_waits() {
+        let (feed, mut sender) = TraceFeed::channel(2);
+        let mut zero = feed.take(0).unwrap();
+        assert_eq!(zero.peek(), Next::NotYet);
+        sender.push(0, 7, 0, |_| {}).unwrap();
+        assert_eq!(
+            zero.peek(),
+            Next::NotYet,
+            "a partly filled chunk is not sent yet"
+        );
+        sender.flush().unwrap();
+        assert_eq!(zero.peek(), Next::At(7));
+        assert!(zero.take().is_some());
+        // Thread 1 is gone: its commands are dropped, thread 0 still gets its own.
+        drop(feed.take(1));
+        for i in 0..(CHUNK_RECORDS as u64 * 2) {
+            sender.push((i % 2) as usize, 10 + i, 0, |_| {}).unwrap();
+        }
+        sender.finish().unwrap();
+        let mut got = 0;
+        while zero.take().is_some() {
+            got += 1;
+        }
+        assert_eq!((got, zero.peek()), (CHUNK_RECORDS, Next::Ended));
     }
 
     #[test]

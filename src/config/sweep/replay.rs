@@ -11,7 +11,7 @@ use super::rates::{Rates, parse_rates};
 use crate::cli::SweepArgs;
 use crate::config::ConfigError;
 use crate::config::RunConfig;
-use crate::config::replay::{TracePlan, refuse_for_replay};
+use crate::config::replay::{TracePlan, check_pass_length, refuse_for_replay};
 use crate::drive::{ArrivalProcess, Mode, Replay, ReplayOptions, Stop};
 
 /// The trace a sweep replays, read through once.
@@ -56,12 +56,17 @@ impl ReplaySweep {
     /// `--speeds` as the rates the sweep steps through.
     pub fn rates(&self, speeds: &str) -> Result<Rates, ConfigError> {
         match parse_rates(speeds).map_err(|e| rename(e, "--speeds"))? {
-            Rates::Absolute(speeds) => Ok(Rates::Absolute(
-                speeds
-                    .iter()
-                    .map(|x| x * self.recorded_rate_per_sec)
-                    .collect(),
-            )),
+            Rates::Absolute(speeds) => {
+                for &x in &speeds {
+                    check_pass_length(&self.trace.shape, x, "--speeds")?;
+                }
+                Ok(Rates::Absolute(
+                    speeds
+                        .iter()
+                        .map(|x| x * self.recorded_rate_per_sec)
+                        .collect(),
+                ))
+            }
             Rates::OfClosedLoopMax(_) => Err(ConfigError::invalid(
                 "--speeds",
                 "speeds are multiples of the recorded pace (0.5..4:0.5, or 1,2,4), not \
@@ -81,7 +86,7 @@ impl ReplaySweep {
     }
 
     /// Makes `config`, a step at `rate_per_sec`, replay the trace at the matching speed,
-    /// for one pass (or, with `--loop`, for `looped_for`).
+    /// for one pass after its warm-up (or, with `--loop`, for `looped_for`).
     pub fn step(&self, config: &mut RunConfig, rate_per_sec: f64, looped_for: Duration) {
         let speed = rate_per_sec / self.recorded_rate_per_sec;
         let options = ReplayOptions {
@@ -92,11 +97,12 @@ impl ReplaySweep {
             options: options.clone(),
             ..self.trace.clone()
         };
-        config.plan.stop = Stop::After(if options.repeat {
-            looped_for
-        } else {
-            at_speed.pass_length()
-        });
+        // The warm-up is the trace's first stretch: the measured window is the rest.
+        let rest = at_speed
+            .pass_length()
+            .saturating_sub(config.plan.warmup)
+            .max(Duration::from_millis(1));
+        config.plan.stop = Stop::After(if options.repeat { looped_for } else { rest });
         if let Some(settings) = &mut config.replay {
             settings.speed = speed;
         }
