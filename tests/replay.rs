@@ -401,6 +401,74 @@ fn a_thread_whose_next_command_is_far_ahead_keeps_sending_its_others() {
 }
 
 #[test]
+fn a_connection_opened_again_selects_its_database_before_going_on() {
+    // One client's INCRs in database 1 for 3 s; its connection killed 1 s in.
+    let dir = temp_dir("reselect");
+    let trace = dir.join("db1.monitor");
+    let lines: String = (0..6000u64)
+        .map(|i| {
+            let us = i * 500;
+            format!(
+                "{}.{:06} [1 127.0.0.1:1] \"INCR\" \"ctr\"\n",
+                1_700_000_000 + us / 1_000_000,
+                us % 1_000_000
+            )
+        })
+        .collect();
+    std::fs::write(&trace, lines).unwrap();
+    let server = RedisServer::start();
+    let addr = server.addr();
+    let json = dir.join("reselect.json");
+    let mut cmd = std::process::Command::new(tailrate_bin());
+    cmd.args([
+        "replay",
+        trace.to_str().unwrap(),
+        "-p",
+        &server.port().to_string(),
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let kill = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1000));
+        crate::harness::send_command(
+            &addr,
+            &["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"],
+        )
+        .unwrap();
+    });
+    let out = run_with_timeout(cmd, Duration::from_secs(30));
+    kill.join().unwrap();
+    assert_success(&out);
+    let in_db = |db: &str| {
+        let mut s = TcpStream::connect(server.addr()).unwrap();
+        let mut r = BufReader::new(s.try_clone().unwrap());
+        s.write_all(&crate::harness::encode_command(&["SELECT", db]))
+            .unwrap();
+        crate::harness::read_reply(&mut r).unwrap();
+        s.write_all(&crate::harness::encode_command(&["GET", "ctr"]))
+            .unwrap();
+        format!("{:?}", crate::harness::read_reply(&mut r).unwrap())
+    };
+    let db0 = in_db("0");
+    let db1 = in_db("1");
+    assert!(
+        !db0.contains(char::is_numeric),
+        "nothing counted in db 0: {db0}"
+    );
+    let test = &read_json(&json)["tests"][0];
+    assert!(
+        test["reconnects"].as_u64() >= Some(1),
+        "the connection was killed: {test:#}"
+    );
+    assert!(
+        db1.contains("59") || db1.contains("60"),
+        "db 1 holds the run's INCRs: {db1}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_gigabyte_trace_replays_in_bounded_memory() {
     let dir = temp_dir("large");
     let trace = dir.join("large.monitor");

@@ -23,6 +23,9 @@ pub(crate) struct Slot {
     pub up: bool,
     /// Replay: the recorded requests of `pending`, in its order.
     pub traced: super::trace::TracedBytes,
+    /// Replay: opened again after a loss, so in database 0 whatever the trace had
+    /// selected on it; the next replayed request selects its own first.
+    pub reopened: bool,
 }
 
 /// Where requests wait until a connection writes them.
@@ -110,6 +113,7 @@ impl Dispatch {
                     load: 0,
                     up: true,
                     traced: Default::default(),
+                    reopened: false,
                 })
                 .collect(),
             nodes,
@@ -214,6 +218,7 @@ impl Dispatch {
         let backlog = &mut self.backlog[slot % self.nodes];
         let s = &mut self.slots[slot];
         s.up = false;
+        s.reopened = true;
         if self.keep_pending {
             s.load = s.pending.len();
             return;

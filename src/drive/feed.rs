@@ -351,7 +351,7 @@ fn fill_handed(
 ) -> usize {
     let mut dispatch = ctx.dispatch.borrow_mut();
     let own = &mut dispatch.slots[slot];
-    let (pending, traced) = (&mut own.pending, &mut own.traced);
+    let (pending, traced, reopened) = (&mut own.pending, &mut own.traced, &mut own.reopened);
     if pending.is_empty() {
         return 0;
     }
@@ -365,8 +365,14 @@ fn fill_handed(
                 pending.push_front(req);
                 break;
             }
-            c.write_buf()
-                .extend_from_slice(traced.take(req.traced_len as usize));
+            let (bytes, db) = traced.take(req.traced_len as usize);
+            if std::mem::take(reopened) && db != 0 {
+                cold_path();
+                // Its reply, like ASKING's, is not a result.
+                select_again(c, fifo, req, db);
+                n += 1;
+            }
+            c.write_buf().extend_from_slice(bytes);
         } else {
             if req.ask_first {
                 c.write_buf().extend_from_slice(ASKING);
@@ -399,6 +405,22 @@ fn fill_handed(
         n += 1;
     }
     n
+}
+
+/// Replay, on a connection opened again after a loss: writes a `SELECT` of `db`, the
+/// database of `req`, before it, queued as a request whose reply is not a result.
+fn select_again(c: &mut Connection, fifo: &mut InFlightQueue, req: Request, db: u32) {
+    let db = db.to_string();
+    let buf = c.write_buf();
+    buf.extend_from_slice(format!("*2\r\n$6\r\nSELECT\r\n${}\r\n{db}\r\n", db.len()).as_bytes());
+    fifo.push(
+        InFlight {
+            req,
+            sent: req.handled,
+            is_asking: true,
+        },
+        1,
+    );
 }
 
 /// Closed loop against a cluster: when client `group`'s batch is finished, claims the

@@ -144,12 +144,13 @@ impl Replay {
                 && db != state.databases[connection]
             {
                 let text = db.to_string().into_bytes();
-                sender.push(connection, offset_ns, select, |b| {
+                sender.push_in(connection, offset_ns, select, db, |b| {
                     encode_command(&[b"SELECT".to_vec(), text], b)
                 })?;
                 state.databases[connection] = db;
             }
-            sender.push(connection, offset_ns, command, |b| {
+            let db = state.databases[connection];
+            sender.push_in(connection, offset_ns, command, db, |b| {
                 encode_command(&record.args, b)
             })?;
             if name == "select"

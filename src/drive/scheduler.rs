@@ -129,7 +129,7 @@ fn hand_out_traced(ctx: &Ctx, now: Instant) -> bool {
         request.traced_len = item.len;
         let slot = item.slot as usize;
         if dispatch.offer_to(slot, request, &mut rec) {
-            dispatch.slots[slot].traced.push(bytes);
+            dispatch.slots[slot].traced.push(bytes, item.db);
         }
     }
     let next = match trace.peek() {

@@ -96,6 +96,8 @@ pub struct Traced {
     pub command: u16,
     /// Bytes of its encoded request in the chunk.
     pub len: u32,
+    /// The database it runs in: a connection opened again after a loss selects it first.
+    pub db: u32,
 }
 
 /// Commands for one thread, with their encoded requests back to back.
@@ -181,6 +183,18 @@ impl TraceSender {
         command: u16,
         encode: impl FnOnce(&mut Vec<u8>),
     ) -> Result<(), FeedClosed> {
+        self.push_in(connection, offset_ns, command, 0, encode)
+    }
+
+    /// [`TraceSender::push`] of a command that runs in database `db`.
+    pub fn push_in(
+        &mut self,
+        connection: usize,
+        offset_ns: u64,
+        command: u16,
+        db: u32,
+        encode: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<(), FeedClosed> {
         let threads = self.senders.len();
         let offset_ns = offset_ns.max(self.last_offset_ns);
         self.last_offset_ns = offset_ns;
@@ -200,6 +214,7 @@ impl TraceSender {
             slot: u32::try_from(connection / threads).unwrap_or(u32::MAX),
             command,
             len: u32::try_from(chunk.bytes.len() - before).unwrap_or(u32::MAX),
+            db,
         });
         if chunk.items.len() >= CHUNK_RECORDS || chunk.bytes.len() >= CHUNK_BYTES {
             self.send(thread)?;
@@ -314,10 +329,14 @@ impl TraceSchedule {
 pub(crate) struct TracedBytes {
     buf: Vec<u8>,
     start: usize,
+    /// Each waiting request's database, in order (kept here, not in the request, which
+    /// every mode's queues hold and whose size they are bounded by).
+    dbs: std::collections::VecDeque<u32>,
 }
 
 impl TracedBytes {
-    pub(crate) fn push(&mut self, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, bytes: &[u8], db: u32) {
+        self.dbs.push_back(db);
         if self.start == self.buf.len() {
             self.buf.clear();
             self.start = 0;
@@ -330,11 +349,12 @@ impl TracedBytes {
         self.buf.extend_from_slice(bytes);
     }
 
-    /// The next `len` bytes (fewer if fewer wait).
-    pub(crate) fn take(&mut self, len: usize) -> &[u8] {
+    /// The next request's `len` bytes (fewer if fewer wait) and its database.
+    pub(crate) fn take(&mut self, len: usize) -> (&[u8], u32) {
+        let db = self.dbs.pop_front().unwrap_or_default();
         let from = self.start;
         self.start = (from + len).min(self.buf.len());
-        &self.buf[from..self.start]
+        (&self.buf[from..self.start], db)
     }
 }
 
@@ -411,17 +431,17 @@ mod tests {
         let mut expected = std::collections::VecDeque::new();
         for i in 0..50_000u32 {
             let bytes = i.to_le_bytes();
-            q.push(&bytes[..(i % 4 + 1) as usize]);
+            q.push(&bytes[..(i % 4 + 1) as usize], i);
             expected.push_back(bytes[..(i % 4 + 1) as usize].to_vec());
             if i % 3 != 0 {
                 let want = expected.pop_front().unwrap();
-                assert_eq!(q.take(want.len()), &want[..]);
+                assert_eq!(q.take(want.len()).0, &want[..]);
             }
         }
         while let Some(want) = expected.pop_front() {
-            assert_eq!(q.take(want.len()), &want[..]);
+            assert_eq!(q.take(want.len()).0, &want[..]);
         }
-        assert!(q.take(1).is_empty());
+        assert!(q.take(1).0.is_empty());
     }
 
     #[test]
