@@ -187,6 +187,16 @@ fn replay_fresh(
     )
 }
 
+/// `tailrate replay TRACE -p PORT -q --json JSON EXTRA...`, to start beside something
+/// done to the server meanwhile.
+fn replay_command(trace: &Path, port: u16, json: &Path, extra: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(tailrate_bin());
+    cmd.args(["replay", trace.to_str().unwrap(), "-p", &port.to_string()])
+        .args(extra)
+        .args(["-q", "--json", json.to_str().unwrap()]);
+    cmd
+}
+
 /// A JSON-lines trace of one client sending GETs at `rate` for `secs`.
 fn steady_trace(path: &Path, rate: u64, secs: u64) {
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
@@ -277,18 +287,7 @@ mod timing {
         let server = RedisServer::start();
         let addr = server.addr();
         let json = dir.join("paused.json");
-        let mut cmd = std::process::Command::new(tailrate_bin());
-        cmd.args([
-            "replay",
-            trace.to_str().unwrap(),
-            "-p",
-            &server.port().to_string(),
-            "--max-inflight",
-            "1",
-            "-q",
-            "--json",
-            json.to_str().unwrap(),
-        ]);
+        let cmd = replay_command(&trace, server.port(), &json, &["--max-inflight", "1"]);
         let pause = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(800));
             crate::harness::send_command(&addr, &["CLIENT", "PAUSE", "300", "ALL"]).unwrap();
@@ -324,16 +323,7 @@ fn commands_a_dead_server_never_received_count_in_the_tail_at_their_age() {
     steady_trace(&trace, 2000, 2);
     let mut server = RedisServer::start();
     let json = dir.join("dead.json");
-    let mut cmd = std::process::Command::new(tailrate_bin());
-    cmd.args([
-        "replay",
-        trace.to_str().unwrap(),
-        "-p",
-        &server.port().to_string(),
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let cmd = replay_command(&trace, server.port(), &json, &[]);
     let child = std::thread::spawn(move || run_with_timeout(cmd, Duration::from_secs(30)));
     std::thread::sleep(Duration::from_millis(700));
     server.kill();
@@ -419,16 +409,7 @@ fn a_connection_opened_again_selects_its_database_before_going_on() {
     let server = RedisServer::start();
     let addr = server.addr();
     let json = dir.join("reselect.json");
-    let mut cmd = std::process::Command::new(tailrate_bin());
-    cmd.args([
-        "replay",
-        trace.to_str().unwrap(),
-        "-p",
-        &server.port().to_string(),
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let cmd = replay_command(&trace, server.port(), &json, &[]);
     let kill = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(1000));
         crate::harness::send_command(
