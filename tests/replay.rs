@@ -412,11 +412,19 @@ fn a_connection_opened_again_selects_its_database_before_going_on() {
     let cmd = replay_command(&trace, server.port(), &json, &[]);
     let kill = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(1000));
-        crate::harness::send_command(
-            &addr,
-            &["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"],
-        )
-        .unwrap();
+        // The replay's connection only: the one reading the server's counters stays.
+        let Ok(crate::harness::Reply::Bulk(list)) =
+            crate::harness::send_command(&addr, &["CLIENT", "LIST"])
+        else {
+            panic!("CLIENT LIST did not answer");
+        };
+        let replaying = list
+            .lines()
+            .find(|l| l.contains("cmd=incr"))
+            .and_then(|l| l.split(' ').find_map(|f| f.strip_prefix("addr=")))
+            .unwrap_or_else(|| panic!("no connection sending INCR in {list}"))
+            .to_string();
+        crate::harness::send_command(&addr, &["CLIENT", "KILL", "ADDR", &replaying]).unwrap();
     });
     let out = run_with_timeout(cmd, Duration::from_secs(30));
     kill.join().unwrap();
@@ -446,6 +454,49 @@ fn a_connection_opened_again_selects_its_database_before_going_on() {
         db1.contains("59") || db1.contains("60"),
         "db 1 holds the run's INCRs: {db1}"
     );
+    // The SELECT written again is the server's to count, and tailrate's too.
+    assert_eq!(check(test, "server_count")["verdict"], "pass", "{test:#}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_scripts_own_calls_are_not_sent_again_and_the_server_count_holds() {
+    // MONITOR writes the commands a script runs after its EVAL, as client `lua`.
+    let dir = temp_dir("scripts");
+    let trace = dir.join("scripts.monitor");
+    let mut lines = String::from("OK\n");
+    for i in 0..300u64 {
+        let at = |k: u64| format!("1700000000.{:06}", i * 3000 + k);
+        lines += &format!("{} [0 127.0.0.1:1] \"GET\" \"k\"\n", at(0));
+        lines += &format!(
+            "{} [0 127.0.0.1:2] \"EVAL\" \"return redis.call('get','k')\" \"0\"\n",
+            at(1)
+        );
+        lines += &format!("{} [0 lua] \"get\" \"k\"\n", at(2));
+    }
+    std::fs::write(&trace, lines).unwrap();
+    let server = RedisServer::start();
+    let json = dir.join("scripts.json");
+    let out = run_with_timeout(
+        replay_command(&trace, server.port(), &json, &[]),
+        Duration::from_secs(30),
+    );
+    assert_success(&out);
+    let stats = server.commandstats();
+    // 300 GETs of the client's own and 300 of the scripts', none replayed twice.
+    assert_eq!(
+        (stats.get("get"), stats.get("eval")),
+        (Some(&600), Some(&300)),
+        "{stats:?}"
+    );
+    let report = read_json(&json);
+    assert_eq!(
+        report["settings"]["replay"]["left_out"]["get (run by a script)"], 300,
+        "{:#}",
+        report["settings"]
+    );
+    let test = &report["tests"][0];
+    assert_eq!(check(test, "server_count")["verdict"], "pass", "{test:#}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

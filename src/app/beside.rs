@@ -133,7 +133,7 @@ fn server_view(
             let measured = outcome.record.commands.get(i).map_or(0, |c| c.sent);
             (
                 name.clone(),
-                measured + outcome.warmup_sent.get(i).copied().unwrap_or(0),
+                measured + outcome.unrecorded_sent.get(i).copied().unwrap_or(0),
             )
         })
         .collect();

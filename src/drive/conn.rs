@@ -390,7 +390,11 @@ fn mark_sent(
         if !f.req.measured {
             if !f.req.retry {
                 cold_path();
-                if let Some(n) = ctx.warmup_sent.borrow_mut().get_mut(f.req.command as usize) {
+                if let Some(n) = ctx
+                    .unrecorded_sent
+                    .borrow_mut()
+                    .get_mut(f.req.command as usize)
+                {
                     *n += count;
                 }
             }

@@ -192,8 +192,9 @@ pub(crate) struct Ctx {
     pub spin: SpinMeter,
     /// Measured sends per window (open loop), for the Poisson check.
     pub send_counts: RefCell<SendCounts>,
-    /// Warm-up requests written, per command: the server counts them too.
-    pub warmup_sent: RefCell<Vec<u64>>,
+    /// Requests written outside the record, per command: the warm-up's, and a replay's
+    /// `SELECT`s again after a reconnect. The server counts them too.
+    pub unrecorded_sent: RefCell<Vec<u64>>,
     /// Each connection that is down: since when, and whether the server has refused it.
     pub down: RefCell<Vec<Option<Down>>>,
     /// This thread's reconnects and outages.

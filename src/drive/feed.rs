@@ -370,6 +370,12 @@ fn fill_handed(
                 cold_path();
                 // Its reply, like ASKING's, is not a result.
                 select_again(c, fifo, req, db);
+                // The server counts it: it goes beside the record, as the warm-up's.
+                if let Some(i) = ctx.plan.run.trace.as_ref().and_then(|t| t.select_command())
+                    && let Some(n) = ctx.unrecorded_sent.borrow_mut().get_mut(usize::from(i))
+                {
+                    *n += 1;
+                }
                 n += 1;
             }
             c.write_buf().extend_from_slice(bytes);

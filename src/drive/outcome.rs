@@ -69,8 +69,9 @@ pub struct RunOutcome {
     pub stopped_early: Option<String>,
     /// Connections lost and opened again, and the times the server could not be reached.
     pub connections: ConnectionEvents,
-    /// Warm-up requests written, per command (not in `record`; the server counts them).
-    pub warmup_sent: Vec<u64>,
+    /// Requests written outside `record`, per command (the warm-up's, a replay's
+    /// `SELECT`s after a reconnect): the server counts them.
+    pub unrecorded_sent: Vec<u64>,
     /// With `--start-at`: how long after the common start the threads were let go, in
     /// nanoseconds (the lateness of the last wait, or of a start already past).
     pub start_skew_ns: Option<i64>,
@@ -221,7 +222,7 @@ impl RunOutcome {
         let mut last_reply = Duration::ZERO;
         let mut thread_cpu = Vec::new();
         let mut send_counts = Vec::new();
-        let mut warmup_sent: Vec<u64> = Vec::new();
+        let mut unrecorded_sent: Vec<u64> = Vec::new();
         let after_start = |t: Option<Instant>| match (window_start, t) {
             (Some(start), Some(t)) => t.saturating_duration_since(start),
             _ => Duration::ZERO,
@@ -234,10 +235,10 @@ impl RunOutcome {
             last_reply = last_reply.max(after_start(o.last_reply));
             thread_cpu.push(o.cpu);
             send_counts.push(o.send_counts);
-            if warmup_sent.len() < o.warmup_sent.len() {
-                warmup_sent.resize(o.warmup_sent.len(), 0);
+            if unrecorded_sent.len() < o.unrecorded_sent.len() {
+                unrecorded_sent.resize(o.unrecorded_sent.len(), 0);
             }
-            for (total, n) in warmup_sent.iter_mut().zip(&o.warmup_sent) {
+            for (total, n) in unrecorded_sent.iter_mut().zip(&o.unrecorded_sent) {
                 *total += n;
             }
             connections.add(&o.connections);
@@ -281,7 +282,7 @@ impl RunOutcome {
             thread_cpu,
             stopped_early,
             connections,
-            warmup_sent,
+            unrecorded_sent,
             start_skew_ns,
             layout: None,
         }
@@ -301,8 +302,8 @@ pub(crate) struct ThreadOutcome {
     pub last_reply: Option<Instant>,
     pub cpu: ThreadCpu,
     pub send_counts: SendCounts,
-    /// Warm-up requests written, per command.
-    pub warmup_sent: Vec<u64>,
+    /// Requests written outside the record, per command.
+    pub unrecorded_sent: Vec<u64>,
     pub connections: ConnectionEvents,
 }
 

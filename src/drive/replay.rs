@@ -123,7 +123,7 @@ impl Replay {
                 return Err(Stop::Ended);
             }
             let name = command_name(&record.args);
-            if !self.options.filter.keeps(&name) {
+            if !self.options.filter.keeps_record(record, &name) {
                 continue;
             }
             // A name the scan did not see: the file changed since; it is not sent.
@@ -189,6 +189,10 @@ impl From<FeedClosed> for Stop {
 }
 
 impl TraceSource for Replay {
+    fn select_command(&self) -> Option<u16> {
+        self.select
+    }
+
     fn feed(&self, mut sender: TraceSender, cancel: &Cancel) -> Result<(), String> {
         let mut state = FeedState {
             databases: vec![0; self.options.connections],

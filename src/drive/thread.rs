@@ -233,7 +233,7 @@ fn new_ctx(
         finished: Notify::new(),
         connection_tasks: RefCell::new(Vec::new()),
         send_counts: RefCell::new(send_counts_for(&plan)),
-        warmup_sent: RefCell::new(vec![0; n_commands]),
+        unrecorded_sent: RefCell::new(vec![0; n_commands]),
         down: RefCell::new(vec![None; n_connections]),
         connections: RefCell::default(),
         spin: SpinMeter::default(),
@@ -386,7 +386,7 @@ fn finish(
             wall_secs: ended.saturating_duration_since(ctx.start).as_secs_f64(),
         },
         send_counts: std::mem::take(&mut *ctx.send_counts.borrow_mut()),
-        warmup_sent: std::mem::take(&mut *ctx.warmup_sent.borrow_mut()),
+        unrecorded_sent: std::mem::take(&mut *ctx.unrecorded_sent.borrow_mut()),
         connections: std::mem::take(&mut *ctx.connections.borrow_mut()),
     }
 }

@@ -27,6 +27,12 @@ pub trait TraceSource: Send + Sync + fmt::Debug {
     /// when the trace has ended, the feed has closed (the run ended first) or `cancel`
     /// is set; an error says why the trace could not be read to its end.
     fn feed(&self, sender: TraceSender, cancel: &super::Cancel) -> Result<(), String>;
+
+    /// The command index `SELECT`s are counted under, where the trace runs in a database
+    /// other than 0 (a connection opened again selects it).
+    fn select_command(&self) -> Option<u16> {
+        None
+    }
 }
 
 /// The thread reading a replay's trace during one run.

@@ -58,7 +58,18 @@ pub struct ReplayFilter {
     pub limit: Option<u64>,
 }
 
+/// The client MONITOR names for the commands a script ran (`[0 lua] "get" "k"`): the
+/// script's own `EVAL` or `FCALL` is replayed and runs them again, so they are not sent.
+pub const SCRIPT_CLIENT: &[u8] = b"lua";
+
 impl ReplayFilter {
+    /// Whether `record`, a command called `name`, is replayed: not a script's own call,
+    /// and kept by [`ReplayFilter::keeps`]. What it leaves out is reported under the
+    /// name [`left_out_name`] gives.
+    pub fn keeps_record(&self, record: &TraceRecord, name: &str) -> bool {
+        record.client != SCRIPT_CLIENT && self.keeps(name)
+    }
+
     /// Whether a command called `name` (its [`command_name`]) is replayed.
     pub fn keeps(&self, name: &str) -> bool {
         let verb = name.split('|').next().unwrap_or(name);
@@ -66,6 +77,16 @@ impl ReplayFilter {
         !NEVER_REPLAYED.contains(&verb)
             && (self.only.is_empty() || listed(&self.only))
             && !listed(&self.exclude)
+    }
+}
+
+/// The name a command [`ReplayFilter::keeps_record`] left out is reported under: its
+/// own, or `get (run by a script)`.
+pub fn left_out_name(record: &TraceRecord, name: String) -> String {
+    if record.client == SCRIPT_CLIENT {
+        format!("{name} (run by a script)")
+    } else {
+        name
     }
 }
 
@@ -158,8 +179,8 @@ impl TraceShape {
                 break;
             }
             let name = command_name(&record.args);
-            if !filter.keeps(&name) {
-                *left_out.entry(name).or_default() += 1;
+            if !filter.keeps_record(record, &name) {
+                *left_out.entry(left_out_name(record, name)).or_default() += 1;
                 continue;
             }
             shape.add(record, name, &mut clients, &mut names)?;
@@ -292,6 +313,7 @@ mod tests {
              100.500000 [0 127.0.0.1:2] \"GET\" \"a\"\n\
              100.250000 [3 127.0.0.1:1] \"GET\" \"b\"\n\
              101.000000 [0 127.0.0.1:2] \"SUBSCRIBE\" \"c\"\n\
+             101.500000 [0 lua] \"GET\" \"a\"\n\
              102.000000 [0 127.0.0.1:3] \"GET\" \"a\"\n",
         )
         .unwrap();
@@ -303,7 +325,13 @@ mod tests {
             shape.names,
             [("set".to_string(), 1), ("get".to_string(), 3)]
         );
-        assert_eq!(shape.left_out, [("subscribe".to_string(), 1)]);
+        assert_eq!(
+            shape.left_out,
+            [
+                ("get (run by a script)".to_string(), 1),
+                ("subscribe".to_string(), 1)
+            ]
+        );
         assert_eq!((shape.first_us, shape.last_us), (100_000_000, 102_000_000));
         assert_eq!(shape.out_of_order, 1);
         assert!(shape.other_databases);

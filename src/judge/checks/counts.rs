@@ -4,7 +4,7 @@
 //! fault keeps redis-benchmark's shape.
 
 use crate::report::Counts;
-use crate::report::server::ServerView;
+use crate::report::server::{ServerView, server_name};
 use crate::report::verdict::{Check, Measure, Verdict};
 
 /// Most requests a run may lose to error replies and timeouts and still report its
@@ -103,18 +103,34 @@ pub fn accounting(c: &Counts) -> Option<Check> {
     })
 }
 
+/// Commands whose scripts call other commands, each counted by the server too.
+const RUN_OTHERS: [&str; 6] = [
+    "eval",
+    "evalsha",
+    "eval_ro",
+    "evalsha_ro",
+    "fcall",
+    "fcall_ro",
+];
+
 /// Whether the server executed what tailrate says it sent: per command, its
 /// commandstats count between the readings against tailrate's writes (warm-up
 /// included). Requests still in flight when the test ended may or may not have been
 /// executed by the second reading, and one answered with an error may not have been
 /// counted (an unknown command is in no command's count), so the count may fall short
 /// by up to that many.
+/// Where a script ran (a replayed `EVAL` or `FCALL`), the commands it called count under
+/// their own names too, so a count may then exceed tailrate's, never fall short of it.
 /// `None` where the server gave no commandstats, or when requests were redirected (a
 /// cluster counts the refused first try as a rejected call, and tailrate's writes count
 /// the request once).
 pub fn server_count(view: &ServerView, c: &Counts) -> Option<Check> {
     let in_flight_at_end = c.in_flight_at_end;
     let slack = in_flight_at_end + c.errors;
+    let scripts = view
+        .commands
+        .iter()
+        .any(|c| c.calls > 0 && RUN_OTHERS.contains(&server_name(&c.command).as_str()));
     if c.redirects > 0
         || view.commands.is_empty()
         || view.missing.iter().any(|m| m.contains("INFO commandstats"))
@@ -124,7 +140,9 @@ pub fn server_count(view: &ServerView, c: &Counts) -> Option<Check> {
     let off: Vec<String> = view
         .commands
         .iter()
-        .filter(|c| c.calls > c.sent_by_tailrate || c.calls + slack < c.sent_by_tailrate)
+        .filter(|c| {
+            (c.calls > c.sent_by_tailrate && !scripts) || c.calls + slack < c.sent_by_tailrate
+        })
         .map(|c| {
             format!(
                 "{} {} calls against {} sent",
@@ -146,7 +164,12 @@ pub fn server_count(view: &ServerView, c: &Counts) -> Option<Check> {
             Verdict::Fail
         },
         detail: format!(
-            "calls the server counted (INFO commandstats) against requests tailrate wrote, warm-up included: {each}; bound: equal, or short by at most the {in_flight_at_end} in flight at the end and the {} error replies",
+            "calls the server counted (INFO commandstats) against requests tailrate wrote, warm-up included: {each}; bound: {}short by at most the {in_flight_at_end} in flight at the end and the {} error replies",
+            if scripts {
+                "more (the scripts tailrate sent call commands of their own), or "
+            } else {
+                "equal, or "
+            },
             c.errors
         ),
         meaning: format!(
@@ -225,5 +248,28 @@ mod tests {
         // just before is not the server's fault, one that had waited a second is.
         assert_eq!(unanswered(&late, true), None);
         assert!(unanswered(&frozen, true).is_some());
+    }
+
+    #[test]
+    fn a_script_s_own_calls_above_tailrate_s_count_pass_and_a_shortfall_still_fails() {
+        let command = |name: &str, calls, sent| crate::report::server::ServerCommand {
+            command: name.into(),
+            calls,
+            sent_by_tailrate: sent,
+            ..Default::default()
+        };
+        let view = |commands| ServerView {
+            commands,
+            ..Default::default()
+        };
+        let c = Counts::default();
+        let verdict = |v: &ServerView| server_count(v, &c).map(|check| check.verdict);
+        // GET run directly 100 times, and 40 more times by the scripts.
+        let scripted = view(vec![command("get", 140, 100), command("eval", 40, 40)]);
+        assert_eq!(verdict(&scripted), Some(Verdict::Pass));
+        let no_script = view(vec![command("get", 140, 100), command("set", 40, 40)]);
+        assert_eq!(verdict(&no_script), Some(Verdict::Fail));
+        let short = view(vec![command("get", 90, 100), command("evalsha", 40, 40)]);
+        assert_eq!(verdict(&short), Some(Verdict::Fail));
     }
 }
