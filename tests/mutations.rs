@@ -66,19 +66,22 @@ fn hundreds_of_mutated_reports_sweeps_and_logs_are_read_or_refused_without_a_pan
     ));
     let mut rng = Pcg64::seed_from_u64(0x5eed);
     let mut read = [0usize; 3];
+    let watchdog = Watchdog::start();
     for (k, path) in [json, sweep_dir.join("sweep.json")].iter().enumerate() {
         let base: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         let leaves = leaves(&base);
         for i in 0..MUTATIONS {
             let bytes = mutate_json(&base, &leaves, &mut rng);
-            if read_report(&bytes, i % 20 == 0) {
+            watchdog.reading(&format!("{}, mutation {i}", path.display()), &bytes);
+            if read_report(&bytes) {
                 read[k] += 1;
             }
         }
     }
     let log = std::fs::read(dir.path().join("run.hlog")).unwrap();
-    for _ in 0..MUTATIONS {
+    for i in 0..MUTATIONS {
         let bytes = mutate_log(&log, &mut rng);
+        watchdog.reading(&format!("run.hlog, mutation {i}"), &bytes);
         if let Ok(shard) = tailrate::merge::hlog::read_log(Path::new("mutated.hlog"), &bytes) {
             read[2] += 1;
             for interval in &shard.intervals {
@@ -95,10 +98,55 @@ fn hundreds_of_mutated_reports_sweeps_and_logs_are_read_or_refused_without_a_pan
     assert!(read.iter().all(|&n| n > 0), "{read:?}");
 }
 
+/// The case being read, for a thread that watches it: one a reader spends minutes on
+/// (its base file is a real run's, so the mutations differ from run to run) is written
+/// to a file and named, and the test ends there rather than at the suite's timeout.
+struct Watchdog {
+    current: std::sync::Arc<std::sync::Mutex<(String, Vec<u8>, std::time::Instant)>>,
+}
+
+impl Watchdog {
+    /// The longest one case may take: every case takes milliseconds.
+    const CASE_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+    fn start() -> Watchdog {
+        let current = std::sync::Arc::new(std::sync::Mutex::new((
+            String::new(),
+            Vec::new(),
+            std::time::Instant::now(),
+        )));
+        let watched = std::sync::Arc::downgrade(&current);
+        std::thread::spawn(move || {
+            while let Some(current) = watched.upgrade() {
+                let (case, bytes, since) = current.lock().unwrap().clone();
+                drop(current);
+                if since.elapsed() > Self::CASE_LIMIT {
+                    let kept = std::env::temp_dir()
+                        .join(format!("tailrate-mutation-{}", std::process::id()));
+                    let _ = std::fs::write(&kept, &bytes);
+                    eprintln!(
+                        "{case} still read after {:?}: its bytes are in {}",
+                        Self::CASE_LIMIT,
+                        kept.display()
+                    );
+                    std::process::abort();
+                }
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        });
+        Watchdog { current }
+    }
+
+    /// Starts the clock on `case`, whose bytes are `bytes`.
+    fn reading(&self, case: &str, bytes: &[u8]) {
+        *self.current.lock().unwrap() = (case.into(), bytes.to_vec(), std::time::Instant::now());
+    }
+}
+
 /// Reads `bytes` as `compare` does and, when it reads, compares it with itself and
-/// (`draw`) renders its HTML page as `tailrate report` does (a sweep's with the plots
-/// `plot` draws).
-fn read_report(bytes: &[u8], draw: bool) -> bool {
+/// renders its HTML page as `tailrate report` does (a sweep's with the plots `plot`
+/// draws).
+fn read_report(bytes: &[u8]) -> bool {
     let Ok(report) = tailrate::report::compare::parse(bytes) else {
         return false;
     };
@@ -112,14 +160,13 @@ fn read_report(bytes: &[u8], draw: bool) -> bool {
         (report.side("B".into()), &entries),
         &options,
     );
-    match (draw, &report) {
-        (true, Report::Sweep(sweep)) => {
+    match &report {
+        Report::Sweep(sweep) => {
             let _ = tailrate::export::html::sweep_with_plots(sweep);
         }
-        (true, Report::Run(run)) => {
+        Report::Run(run) => {
             let _ = tailrate::export::html::run(run);
         }
-        (false, _) => {}
     }
     true
 }

@@ -4,6 +4,7 @@
 //! beyond any clock, and histograms that do not decode. A report tailrate wrote always
 //! passes; a hand-edited or hostile one is refused with the test and the field.
 
+use super::host::HostReport;
 use super::{Counts, TestReport};
 
 /// The most any count of one report may be: 10^15 requests (a year at 30 million a
@@ -13,6 +14,15 @@ pub const MOST_COUNT: u64 = 1_000_000_000_000_000;
 pub const MOST_RATE: f64 = 1e12;
 /// The longest a run may have measured, in seconds: a century.
 pub const MOST_SECS: f64 = 100.0 * 365.25 * 86_400.0;
+
+/// `v` as a reader takes it in: `1e308`, not its 309 digits.
+fn shown(v: f64) -> String {
+    if v.is_finite() && (v.abs() >= 1e15 || (v != 0.0 && v.abs() < 1e-6)) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
 
 /// Why `test` holds a number no run could have, naming the field; `None` when it holds
 /// none.
@@ -40,7 +50,7 @@ pub fn implausible(test: &TestReport) -> Option<String> {
         if !(value.is_finite() && (0.0..=MOST_RATE).contains(&value)) {
             return at(
                 field,
-                format!("is {value}: a rate is 0 to {MOST_RATE:e} a second"),
+                format!("is {}: a rate is 0 to {MOST_RATE:e} a second", shown(value)),
             );
         }
     }
@@ -49,7 +59,7 @@ pub fn implausible(test: &TestReport) -> Option<String> {
             "measured_secs",
             format!(
                 "is {}: a run measures 0 to {MOST_SECS:e} s",
-                test.measured_secs
+                shown(test.measured_secs)
             ),
         );
     }
@@ -79,7 +89,48 @@ pub fn implausible(test: &TestReport) -> Option<String> {
             return at(&format!("latency.{metric}.hdr_v2_base64"), why);
         }
     }
+    if let Some(windows) = &test.response_windows
+        && !(windows.window_secs.is_finite()
+            && windows.window_secs > 0.0
+            && windows.window_secs <= MOST_SECS)
+    {
+        return at(
+            "response_windows.window_secs",
+            format!(
+                "is {}: a window lasts over 0 and at most {MOST_SECS:e} s",
+                shown(windows.window_secs)
+            ),
+        );
+    }
+    if let Some(host) = &test.host
+        && let Some(why) = host_batches(host)
+    {
+        return at("host", why);
+    }
     None
+}
+
+/// Why the host's batches could not be a run's: a batch no clock measures, or a
+/// waiting batch past the last one (the plots place them in time).
+fn host_batches(host: &HostReport) -> Option<String> {
+    let batch_ms = host.batches.batch_ms;
+    if !(batch_ms.is_finite() && batch_ms > 0.0 && batch_ms <= MOST_SECS * 1e3) {
+        return Some(format!(
+            "batches.batch_ms is {}: a batch lasts over 0 and at most {MOST_SECS:e} s",
+            shown(batch_ms)
+        ));
+    }
+    let tail = host.tail.as_ref()?;
+    if tail.batches > MOST_COUNT {
+        return Some(format!(
+            "tail.batches is {}: more than {MOST_COUNT:e}",
+            tail.batches
+        ));
+    }
+    tail.waiting
+        .iter()
+        .find(|&&i| u64::from(i) >= tail.batches)
+        .map(|i| format!("tail.waiting holds batch {i} of {}", tail.batches))
 }
 
 /// Why a count is beyond any run, naming it.
@@ -130,5 +181,25 @@ mod tests {
         let mut bad = t.clone();
         bad.throughput_per_sec = f64::INFINITY;
         assert!(implausible(&bad).unwrap().contains("throughput_per_sec"));
+        let mut bad = t.clone();
+        bad.response_windows = Some(crate::report::latency::ResponseWindows {
+            window_secs: 1e308,
+            windows: Vec::new(),
+        });
+        let why = implausible(&bad).unwrap();
+        assert!(why.contains("window_secs is 1e308"), "{why}");
+        let mut bad = t.clone();
+        let mut host = HostReport::default();
+        host.batches.batch_ms = u64::MAX as f64;
+        bad.host = Some(host.clone());
+        assert!(implausible(&bad).unwrap().contains("batch_ms"));
+        host.batches.batch_ms = 50.0;
+        host.tail = Some(super::super::host::TailInWaits {
+            batches: 10,
+            waiting: vec![3, u32::MAX],
+            ..Default::default()
+        });
+        bad.host = Some(host);
+        assert!(implausible(&bad).unwrap().contains("tail.waiting"));
     }
 }

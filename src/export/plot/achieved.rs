@@ -1,11 +1,10 @@
 //! Achieved versus target rate, with y = x and the saturation point; one sweep or
 //! several overlaid.
 
-use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::axis::XyChart;
+use super::axis::{Linear, XyChart};
 use super::{
     ALERT, Area, Axes, CAPACITY, DrawResult, GRAY, INPUT_COLORS, PERCENTILE_COLORS, Shape, Swatch,
     chart_on, draw_line, draw_markers, draw_text, font, frame, legend, open_steps, rate_label,
@@ -16,7 +15,7 @@ use crate::report::sweep::{
 };
 
 /// The chart these steps draw on: linear rates on both axes.
-type RatesChart<'a, 'b> = XyChart<'a, 'b, RangedCoordf64, RangedCoordf64>;
+type RatesChart<'a, 'b> = XyChart<'a, 'b, Linear, Linear>;
 
 /// A label pointing at `(x, y)`, drawn after every sweep's lines so none covers it.
 struct Note {
@@ -57,7 +56,7 @@ pub(super) fn achieved_vs_target(
     let overlay = inputs.len() > 1;
     let (plot, legend_area) = frame(root, title, "Achieved vs target rate", &subtitle_of(inputs))?;
     let max = axis_max(inputs);
-    let mut chart = chart_on(&plot, 20, 0f64..max.0, 0f64..max.1)?;
+    let mut chart = chart_on(&plot, 20, Linear::new(0.0..max.0), Linear::new(0.0..max.1))?;
     let rate = |v: &f64| rate_label(*v);
     Axes::new(
         "target rate (requests/s)",

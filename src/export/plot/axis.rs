@@ -4,6 +4,7 @@
 //! latencies.
 
 use plotters::coord::ranged1d::{AsRangedCoord, DefaultFormatting, KeyPointHint, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::{Area, DrawResult, GRID, GRID_BOLD, font};
@@ -140,7 +141,7 @@ impl Ranged for Ticks {
         } else {
             0.5
         };
-        limit.0 + (f64::from(limit.1 - limit.0) * t).round() as i32
+        to_pixel(t, limit)
     }
 
     fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
@@ -154,6 +155,60 @@ impl Ranged for Ticks {
     fn range(&self) -> std::ops::Range<f64> {
         self.range.clone()
     }
+}
+
+/// A linear f64 axis with plotters' own grid values, mapping as [`Ticks`] does: held to
+/// the pixels near the plot (plotters' `RangedCoordf64` overflows an i32 on a value far
+/// outside its range, and a hand-edited report can hold one).
+#[derive(Clone)]
+pub(super) struct Linear(RangedCoordf64);
+
+impl Linear {
+    /// The axis from `range.start` to `range.end`, each held to ±1e300 and the end past
+    /// the start (plotters looks for grid values forever on an infinite range).
+    pub(super) fn new(range: std::ops::Range<f64>) -> Linear {
+        let finite = |v: f64| {
+            if v.is_nan() {
+                0.0
+            } else {
+                v.clamp(-1e300, 1e300)
+            }
+        };
+        let start = finite(range.start);
+        let end = finite(range.end);
+        Linear((start..if end > start { end } else { start + 1.0 }).into())
+    }
+}
+
+impl Ranged for Linear {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let range = self.0.range();
+        let span = range.end - range.start;
+        let t = if span > 0.0 {
+            (value - range.start) / span
+        } else {
+            0.5
+        };
+        to_pixel(t, limit)
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        self.0.key_points(hint)
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.0.range()
+    }
+}
+
+/// The pixel at fraction `t` of the way from `limit.0` to `limit.1`, `t` held to a few
+/// plot widths either side (what lies there is off the chart either way).
+fn to_pixel(t: f64, limit: (i32, i32)) -> i32 {
+    let t = if t.is_nan() { 0.0 } else { t.clamp(-4.0, 5.0) };
+    limit.0 + (f64::from(limit.1 - limit.0) * t).round() as i32
 }
 
 /// A log10 latency axis in milliseconds: whole decades, labelled 0.01, 0.1, 1, 10 ...
@@ -248,5 +303,37 @@ pub(super) fn ms_label(ns: u64) -> String {
         format!("{ms:.2} ms")
     } else {
         format!("{ms:.3} ms")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_far_off_either_axis_maps_past_the_plot_edge_without_overflow() {
+        let limit = (50, 850);
+        let linear = Linear::new(0.0..10.0);
+        let ticks = Ticks {
+            range: 0.0..10.0,
+            bold: vec![],
+            light: vec![],
+        };
+        for value in [1e300, -1e300, f64::INFINITY, f64::NAN, u64::MAX as f64] {
+            for pixel in [linear.map(&value, limit), ticks.map(&value, limit)] {
+                assert!((-3_200..=4_050).contains(&pixel), "{value} at {pixel}");
+            }
+        }
+        assert_eq!(linear.map(&5.0, limit), 450);
+        for range in [
+            0.0..f64::INFINITY,
+            f64::NAN..1.0,
+            5.0..5.0,
+            -f64::MAX..f64::MAX,
+        ] {
+            let axis = Linear::new(range.clone());
+            assert!(!axis.key_points(10).is_empty(), "{range:?}");
+        }
+        assert_eq!(ticks.map(&10.0, limit), 850);
     }
 }

@@ -4,10 +4,9 @@
 //! percentile line hides both. Drawn from the saved response windows (half a second
 //! each, longer past two minutes), so it needs no interval log.
 
-use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use super::axis::XyChart;
+use super::axis::{Linear, XyChart};
 use super::{
     Area, Axes, DrawResult, LogAxis, Swatch, Ticks, chart_on, frame, legend, subtitle,
     time::run_labels,
@@ -17,7 +16,7 @@ use crate::report::sweep::SweepReport;
 use crate::stats::confidence::Batch;
 
 /// The chart the cells are drawn on: seconds along x, a log10 millisecond axis up y.
-type HeatChart<'a, 'b> = XyChart<'a, 'b, RangedCoordf64, Ticks>;
+type HeatChart<'a, 'b> = XyChart<'a, 'b, Linear, Ticks>;
 
 /// Latency bins per decade.
 const BINS_PER_DECADE: u32 = 10;
@@ -121,7 +120,7 @@ fn draw_heatmap(
             .flat_map(|c| c.replies.values())
             .map(|ns| ns as f64 / 1e6),
     );
-    let mut chart = chart_on(&plot, 16, 0f64..t_max, axis.coord())?;
+    let mut chart = chart_on(&plot, 16, Linear::new(0.0..t_max), axis.coord())?;
     let seconds = super::seconds_label(t_max);
     Axes::response_time(x_label, &seconds)
         .x_labels(10)

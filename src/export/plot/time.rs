@@ -1,11 +1,10 @@
 //! p50, p99 and max of each interval over the whole sweep, one run after another, with
 //! the closed-loop runs on a gray band and each run labelled at its start.
 
-use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::axis::XyChart;
+use super::axis::{Linear, XyChart};
 use super::{
     Area, Axes, DrawResult, LEGEND_WIDTH, LogAxis, PERCENTILE_COLORS, SIZE, Shape, Swatch, Ticks,
     chart_on, draw_line, draw_markers, draw_text, font, frame, legend, log_ms, rate_label,
@@ -15,7 +14,7 @@ use crate::report::IntervalSummary;
 use crate::report::sweep::{Kind, SweepReport};
 
 /// The chart these steps draw on: seconds along x, a log10 millisecond axis up y.
-type TimeChart<'a, 'b> = XyChart<'a, 'b, RangedCoordf64, Ticks>;
+type TimeChart<'a, 'b> = XyChart<'a, 'b, Linear, Ticks>;
 
 /// Reads one value, in nanoseconds, from an interval.
 type IntervalValue = fn(&IntervalSummary) -> u64;
@@ -42,10 +41,10 @@ pub(super) fn over_time(root: &Area<'_>, title: Option<&str>, report: &SweepRepo
         &subtitle(report),
     )?;
     let (t_max, axis) = axis_ranges(report);
-    let mut chart = chart_on(&plot, 16, 0f64..t_max, axis.coord())?;
+    let mut chart = chart_on(&plot, 16, Linear::new(0.0..t_max), axis.coord())?;
     // Beneath the grid, so its lines show through.
     closed_loop_bands(&mut chart, report, t_max, &axis)?;
-    let host_waits = host_bands(&mut chart, report, &axis)?;
+    let host_waits = host_bands(&mut chart, report, t_max, &axis)?;
     let seconds = super::seconds_label(t_max);
     Axes::response_time("time since the sweep started (s)", &seconds)
         .x_labels(10)
@@ -98,7 +97,10 @@ fn closed_loop_bands(
         if !m.kind.is_open_loop() {
             let end = report.runs.get(i + 1).map_or(t_max, |n| n.started_secs);
             chart.plotting_area().draw(&Rectangle::new(
-                [(m.started_secs, y_lo), (end, y_hi)],
+                [
+                    (on_axis(m.started_secs, t_max), y_lo),
+                    (on_axis(end, t_max), y_hi),
+                ],
                 CLOSED_LOOP_BAND.filled(),
             ))?;
         }
@@ -106,11 +108,18 @@ fn closed_loop_bands(
     Ok(())
 }
 
+/// `secs` held to the time axis: a band of a hand-edited file may start before the sweep
+/// or end past it, and plotters' mapping overflows far outside its range.
+fn on_axis(secs: f64, t_max: f64) -> f64 {
+    secs.clamp(0.0, t_max)
+}
+
 /// Batches in which the host made the server or the generator wait for a CPU (see
 /// `judge::host`), on an orange band, adjacent ones as one; whether there were any.
 fn host_bands(
     chart: &mut TimeChart<'_, '_>,
     report: &SweepReport,
+    t_max: f64,
     axis: &LogAxis,
 ) -> Result<bool, Box<dyn std::error::Error>> {
     let (y_lo, y_hi) = (axis.lo as f64, axis.hi as f64);
@@ -122,16 +131,16 @@ fn host_bands(
         let mut spans: Vec<(u32, u32)> = Vec::new();
         for &i in &tail.waiting {
             match spans.last_mut() {
-                Some(last) if last.1 + 1 == i => last.1 = i,
+                Some(last) if last.1.checked_add(1) == Some(i) => last.1 = i,
                 _ => spans.push((i, i)),
             }
         }
         for (first, last) in spans {
             any = true;
             let from = m.started_secs + f64::from(first) * batch_secs;
-            let to = m.started_secs + f64::from(last + 1) * batch_secs;
+            let to = m.started_secs + (f64::from(last) + 1.0) * batch_secs;
             chart.plotting_area().draw(&Rectangle::new(
-                [(from, y_lo), (to, y_hi)],
+                [(on_axis(from, t_max), y_lo), (on_axis(to, t_max), y_hi)],
                 HOST_WAIT_BAND.filled(),
             ))?;
         }

@@ -12,9 +12,7 @@ mod entries;
 mod lines;
 mod marks;
 
-use plotters::coord::types::RangedCoordf64;
-
-use super::axis::XyChart;
+use super::axis::{Linear, XyChart};
 use super::{
     Area, Axes, DrawResult, LogAxis, PERCENTILES, Ticks, chart_on, frame, legend, metric,
     open_steps, rate_label, subtitle_of,
@@ -23,7 +21,7 @@ use crate::config::sweep::Slo;
 use crate::report::sweep::{Kind, SweepReport};
 
 /// The chart these steps draw on: a linear rate axis, a log10 millisecond axis.
-type RateChart<'a, 'b> = XyChart<'a, 'b, RangedCoordf64, Ticks>;
+type RateChart<'a, 'b> = XyChart<'a, 'b, Linear, Ticks>;
 
 /// What every step of drawing the chart needs to know about its inputs and axes.
 struct Layout<'r> {
@@ -53,7 +51,7 @@ pub(super) fn latency_vs_rate(
         &subtitle_of(inputs),
     )?;
     let (x_max, axis) = axis_ranges(inputs);
-    let mut chart = chart_on(&plot, 16, 0f64..x_max, axis.coord())?;
+    let mut chart = chart_on(&plot, 16, Linear::new(0.0..x_max), axis.coord())?;
     Axes::response_time("offered rate (requests/s)", &|v| rate_label(*v))
         .x_labels(8)
         .draw(&mut chart)?;
