@@ -110,6 +110,23 @@ pub fn implausible(test: &TestReport) -> Option<String> {
     None
 }
 
+/// The most runs of one step a sweep repeats (`--repeat`).
+pub const MOST_REPEATS: usize = 1_000_000;
+
+/// Why a sweep's run could not have started `started_secs` into the sweep as its step's
+/// repeat `repeat` (from 0), naming the field; `None` when it could.
+pub fn implausible_place(started_secs: f64, repeat: usize) -> Option<String> {
+    if !(started_secs.is_finite() && (0.0..=MOST_SECS).contains(&started_secs)) {
+        return Some(format!(
+            "started_secs is {}: a run starts 0 to {MOST_SECS:e} s into its sweep",
+            shown(started_secs)
+        ));
+    }
+    (repeat >= MOST_REPEATS).then(|| {
+        format!("repeat is {repeat}: a sweep repeats a step fewer than {MOST_REPEATS} times")
+    })
+}
+
 /// Why the host's batches could not be a run's: a batch no clock measures, or a
 /// waiting batch past the last one (the plots place them in time).
 fn host_batches(host: &HostReport) -> Option<String> {
@@ -188,6 +205,22 @@ mod tests {
         });
         let why = implausible(&bad).unwrap();
         assert!(why.contains("window_secs is 1e308"), "{why}");
+        assert_eq!(implausible_place(12.5, 2), None);
+        assert!(
+            implausible_place(-1.0, 0)
+                .unwrap()
+                .contains("started_secs is -1")
+        );
+        assert!(
+            implausible_place(1e300, 0)
+                .unwrap()
+                .contains("started_secs is 1e300")
+        );
+        assert!(
+            implausible_place(1.0, usize::MAX)
+                .unwrap()
+                .contains("repeat is")
+        );
         let mut bad = t.clone();
         let mut host = HostReport::default();
         host.batches.batch_ms = u64::MAX as f64;

@@ -228,7 +228,7 @@ fn runs(report: &SweepReport) -> String {
             let slo = m.slo.as_ref().and_then(|s| s.verdict).map(|v| v.name());
             vec![
                 Cell::Text(what(m)),
-                Cell::Num((m.repeat + 1).to_string()),
+                Cell::Num(m.repeat.saturating_add(1).to_string()),
                 Cell::Num(format!("{:.0}", r.achieved_rate_per_sec)),
                 Cell::Num(format!("{:.0}", r.throughput_per_sec)),
                 Cell::Num(at(|l| l.p50_ns)),

@@ -407,7 +407,9 @@ pub fn parse(bytes: &[u8]) -> Result<SweepReport, ParseError> {
     // Parse the bytes themselves (not `value`) so a float reads the same on every path.
     let sweep: SweepReport = serde_json::from_slice(bytes).map_err(ParseError::Layout)?;
     for (index, run) in sweep.runs.iter().enumerate() {
-        if let Some(why) = super::plausible::implausible(&run.report) {
+        let why = super::plausible::implausible(&run.report)
+            .or_else(|| super::plausible::implausible_place(run.started_secs, run.repeat));
+        if let Some(why) = why {
             return Err(ParseError::Implausible { index, why });
         }
     }
