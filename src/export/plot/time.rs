@@ -109,7 +109,7 @@ fn closed_loop_bands(
 }
 
 /// `secs` held to the time axis: a band of a hand-edited file may start before the sweep
-/// or end past it, and plotters' mapping overflows far outside its range.
+/// or end past it, and is drawn over the axis only, not across the labels beside it.
 fn on_axis(secs: f64, t_max: f64) -> f64 {
     secs.clamp(0.0, t_max)
 }
