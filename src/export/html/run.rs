@@ -76,8 +76,15 @@ pub fn render(report: &RunReport) -> String {
 
 /// When the first test started, in UTC, when the report says.
 fn started(report: &RunReport) -> Option<String> {
-    let secs = report.tests.first()?.started_at_unix_secs;
-    if !(secs.is_finite() && secs > 0.0) {
+    utc(report.tests.first()?.started_at_unix_secs)
+}
+
+/// `secs` after the Unix epoch in UTC, to the second; `None` outside 1970 to 9999 (the
+/// years RFC 3339 writes: a file may hold any number).
+fn utc(secs: f64) -> Option<String> {
+    /// The first second of the year 10000.
+    const YEAR_10000: f64 = 253_402_300_800.0;
+    if !(secs.is_finite() && secs > 0.0 && secs < YEAR_10000) {
         return None;
     }
     let at = std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs_f64(secs))?;
@@ -341,5 +348,21 @@ fn extras(report: &RunReport) -> String {
         String::new()
     } else {
         pre(&text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_start_time_is_written_in_utc_and_one_no_calendar_writes_is_left_out() {
+        assert_eq!(
+            utc(1_796_485_198.9).as_deref(),
+            Some("2026-12-05T15:39:58Z")
+        );
+        for secs in [0.0, -5.0, 1e308, f64::NAN, f64::INFINITY, 253_402_300_800.0] {
+            assert_eq!(utc(secs), None, "{secs}");
+        }
     }
 }
