@@ -74,7 +74,7 @@ pub(super) fn run_heatmap(root: &Area<'_>, title: Option<&str>, report: &RunRepo
     let head = (
         "Response-time heatmap over the run",
         format!(
-            "{} on {}{} · {} connections{}",
+            "{} on {}{} · {}{}",
             report
                 .tests
                 .iter()
@@ -83,7 +83,7 @@ pub(super) fn run_heatmap(root: &Area<'_>, title: Option<&str>, report: &RunRepo
                 .join(", "),
             report.header.server.endpoint,
             super::server_version(&report.header),
-            report.settings.clients,
+            super::connections(report.settings.clients),
             rate.map(|r| format!(" · open loop at {r:.0} req/s"))
                 .unwrap_or_default()
         ),

@@ -280,18 +280,23 @@ fn frame<'a>(
 /// The subtitle naming the test, server and version, and the load shape.
 fn subtitle(report: &SweepReport) -> String {
     let version = server_version(&report.header);
-    let arrival = report
-        .settings
-        .arrival
-        .map(|a| format!(", {} arrivals", format!("{a:?}").to_lowercase()))
-        .unwrap_or_default();
+    let arrival = match (&report.settings.replay, report.settings.arrival) {
+        (Some(_), _) => ", arrivals as recorded".to_string(),
+        (None, Some(a)) => format!(", {} arrivals", format!("{a:?}").to_lowercase()),
+        (None, None) => String::new(),
+    };
     format!(
-        "{} on {}{version} · {} connections{arrival} · {} s steps",
+        "{} on {}{version} · {}{arrival} · {} s steps",
         report.test,
         report.header.server.endpoint,
-        report.settings.clients,
+        connections(report.settings.clients),
         report.plan.duration_secs
     )
+}
+
+/// `1 connection`, `50 connections`.
+fn connections(n: usize) -> String {
+    format!("{n} connection{}", if n == 1 { "" } else { "s" })
 }
 
 /// `, redis 7.2.4` when the run or sweep saw the server's version, else nothing.

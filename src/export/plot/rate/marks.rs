@@ -170,11 +170,16 @@ pub(super) fn capacity(
 /// searched rate that did not hold; `None` when the result names none of them.
 /// `lowest` is the sweep's lowest rate.
 fn capacity_mark(result: &SloResult, lowest: Option<f64>) -> Option<CapacityMark> {
-    // What limited the band, unless nothing was named.
+    // What limited the band, unless nothing was named, in words (the JSON's `rates`
+    // alone reads as a cut-off label).
     let limit = result
         .limited_by
         .filter(|l| *l != Limit::Bottleneck(crate::report::Bottleneck::None))
-        .map(|l| format!(": {}", l.name()))
+        .map(|l| match l {
+            Limit::Rates => " (no higher rate swept)".to_string(),
+            Limit::Noise => " (the runs' noise)".to_string(),
+            Limit::Bottleneck(b) => format!(" ({} bound)", b.name()),
+        })
         .unwrap_or_default();
     let (rate, line, color, text) = match (
         result.capacity_per_sec,
