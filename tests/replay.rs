@@ -364,18 +364,8 @@ fn a_thread_whose_next_command_is_far_ahead_keeps_sending_its_others() {
     std::fs::write(&trace, lines).unwrap();
     let server = RedisServer::start();
     let json = dir.join("skew.json");
-    let out = run_tailrate(&[
-        "replay",
-        trace.to_str().unwrap(),
-        "-p",
-        &server.port().to_string(),
-        "--threads",
-        "2",
-        "-q",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_success(&out);
+    let cmd = replay_command(&trace, server.port(), &json, &["--threads", "2"]);
+    assert_success(&run_with_timeout(cmd, Duration::from_secs(60)));
     let test = &read_json(&json)["tests"][0];
     let ping = test["commands"]
         .as_array()

@@ -4,6 +4,7 @@
 
 use std::io::{self, Write};
 
+use crate::export::compare_text::trim_float;
 use crate::report::ReplaySettings;
 use crate::text::printable;
 
@@ -53,10 +54,4 @@ pub(super) fn lines(out: &mut dyn Write, r: &ReplaySettings) -> io::Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// `2`, `0.5`, `1.337`: a speed as typed, not `2.000`.
-fn trim_float(x: f64) -> String {
-    let s = format!("{x:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
