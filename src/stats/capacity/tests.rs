@@ -310,7 +310,7 @@ fn the_interval_holds_a_known_crossing_about_nine_times_in_ten() {
 }
 
 /// The coverage table in `bench/README.md`:
-/// `cargo nextest run --lib --run-ignored only -E 'test(/coverage_table/)' --no-capture`
+/// `cargo test --lib coverage_table -- --ignored --nocapture`
 #[test]
 #[ignore = "the table for bench/README.md, a few minutes"]
 fn coverage_table() {
