@@ -27,7 +27,8 @@ const NARROWINGS: usize = 2;
 const LAST_LOOK: usize = exceedance::LAST_LOOK;
 /// The last look for a rate measured only to narrow the band: one that sits near the
 /// bound stays undecided at every look, and its visits there (a third of the main job's
-/// time when two did) would only move the band's top, not the capacity.
+/// time when two did) would only move the band's top, not the capacity. It comes before
+/// the first look that may pass: such a rate is measured to fail or not at all.
 const NARROWING_LOOK: usize = exceedance::LOOKS[1].visits;
 /// Most runs at one rate beyond the test's last look, for runs left out as invalid.
 const SPARE_RUNS: usize = 4;

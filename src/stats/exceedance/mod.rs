@@ -114,7 +114,8 @@ pub struct Rule {
 
 /// One-sided error of a fail per look: a false fail costs a narrower band a few percent of
 /// the time, a false pass a capacity that does not hold. With it, a rate at the bound fails
-/// 2-3% of the time over the five looks, and one at twice the bound fails by its 10th visit.
+/// 2-3% of the time over the five looks, and one at twice the bound fails after 6-11 visits
+/// on average.
 pub const FAIL_ALPHA: f64 = 0.025;
 
 /// The looks of [`RULE`]: a fail may be taken from the 4th visit, a pass from the 16th, at
