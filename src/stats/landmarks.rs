@@ -7,7 +7,7 @@
 //!
 //! The intervals are the run bootstrap's ([`super::bootstrap`]), 95% two-sided: an interval
 //! from the exceedance test at a pass's level, on four runs, is too wide to place a knee
-//! (on the audited sweep it put the knee at 191k/s where the pooled p99 had doubled by 47k).
+//! (on a sweep of Dec 6 it put the knee at 191k/s where the pooled p99 had doubled by 47k).
 
 use super::bootstrap::{self, RESAMPLES, Resampler};
 use super::confidence::Batch;
@@ -324,7 +324,7 @@ mod tests {
             offered_per_sec: offered,
             replies_per_sec: replies.to_vec(),
         };
-        // The audited sweep: 191k kept up, 251k and 310k got 203-215k.
+        // The Dec 6 sweep: 191k kept up, 251k and 310k got 203-215k.
         let rates = [
             rate(132_044.0, &[132_000.0, 132_100.0]),
             rate(191_464.0, &[191_000.0, 187_600.0, 191_400.0]),

@@ -1,4 +1,4 @@
-//! The capacity estimate on the audited sweep's runs, on shapes that leave it open or
+//! The capacity estimate on a real sweep's runs, on shapes that leave it open or
 //! bent, and its interval's coverage on simulated sweeps with a known crossing.
 
 #![allow(clippy::unwrap_used)]
@@ -23,9 +23,9 @@ fn rate(rate: f64, percent: &[f64]) -> RateRuns {
     }
 }
 
-/// The counted runs of the audited sweep (p99 <= 1 ms on this project's machine): each
-/// run's share over 1 ms, by rate.
-fn audited() -> Vec<RateRuns> {
+/// The counted runs of a `scripts/sweep` run on this project's machine (Dec 6, p99 <= 1 ms):
+/// each run's share over 1 ms, by rate.
+fn swept_on_dec_6() -> Vec<RateRuns> {
     vec![
         rate(13204.0, &[0.07, 0.05, 0.41, 0.10]),
         rate(30967.0, &[0.13, 0.08, 0.18, 0.11]),
@@ -66,10 +66,10 @@ fn audited() -> Vec<RateRuns> {
 }
 
 #[test]
-fn on_the_audited_sweep_the_capacity_is_where_its_pooled_tail_crosses_one_percent() {
-    let e = estimate(&audited(), 0.01, 1).unwrap();
+fn on_a_real_sweep_the_capacity_is_where_its_pooled_tail_crosses_one_percent() {
+    let e = estimate(&swept_on_dec_6(), 0.01, 1).unwrap();
     eprintln!("{e:#?}");
-    // The audit's log-linear fit over 47k-72.6k: 68.3k, its bootstrap 65.6k-76.5k; the
+    // A log-linear fit by hand over 47k-72.6k: 68.3k, its bootstrap 65.6k-76.5k; the
     // sweep itself said 61.9k. Here the rates within a factor 4 of 1% are 58.7k-72.6k.
     let at = e.crossing.rate().unwrap();
     assert!((67_000.0..69_500.0).contains(&at), "{e:?}");
@@ -77,7 +77,7 @@ fn on_the_audited_sweep_the_capacity_is_where_its_pooled_tail_crosses_one_percen
     let (low, high) = (e.interval.0.rate().unwrap(), e.interval.1.rate().unwrap());
     assert!((63_000.0..67_000.0).contains(&low), "{e:?}");
     // When a resample leaves out the three stalled runs at 72.6k, the next rate over the
-    // limit is 132k: the top reaches past the audit's fixed-window 76.5k.
+    // limit is 132k: the top reaches past the hand fit's fixed-window 76.5k.
     assert!((74_000.0..86_000.0).contains(&high), "{e:?}");
     assert_eq!((e.above_share, e.below_share), (0.0, 0.0));
     assert_eq!((e.rates, e.runs), (9, 94));
@@ -85,7 +85,7 @@ fn on_the_audited_sweep_the_capacity_is_where_its_pooled_tail_crosses_one_percen
     let low_load = e.low_load.unwrap();
     assert_eq!(low_load.bottom_per_sec, 30967.0);
     // The same seed, the same interval.
-    assert_eq!(estimate(&audited(), 0.01, 1).unwrap(), e);
+    assert_eq!(estimate(&swept_on_dec_6(), 0.01, 1).unwrap(), e);
 }
 
 #[test]

@@ -259,7 +259,7 @@ fn pass_and_fail_keep_their_error_rates_on_every_host_model_and_stalls_cost_the_
 
 #[test]
 fn the_replaced_rule_passes_a_boundary_rate_held_up_by_rare_server_stalls_a_third_of_the_time() {
-    // The audit of a sweep on this project's machine: with the stall it showed in 5-10% of
+    // A sweep on this project's machine (Dec 6), its files re-analysed: with the stall it showed in 5-10% of
     // visits, the rule at 4, 8 and 16 visits passed a rate at the bound 38-51% of the time
     // (its first look, at 4 visits, sees no stall two times in three), and one at 1.33 of
     // it (72.6k/s there) 29-33%.
@@ -308,7 +308,7 @@ fn the_simulated_hosts_have_the_mean_they_are_scaled_to() {
             cell.truth()
         );
         if cell.weather == MIXED {
-            // The audited sweep's 65.3k/s runs: median 0.70%, mean 0.95%, CV 0.76.
+            // The Dec 6 sweep's 65.3k/s runs: median 0.70%, mean 0.95%, CV 0.76.
             let mean = shares.iter().sum::<f64>() / shares.len() as f64;
             let sd = (shares.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / shares.len() as f64)
                 .sqrt();
