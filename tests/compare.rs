@@ -1026,8 +1026,10 @@ fn sweeps_at_rates_within_the_resolution_meet_and_their_capacities_are_compared(
                 "100ms",
                 "--settle",
                 "0s",
+                // A p50 far under its bound passes on 4 runs (a p99 waits for 16), so the
+                // highest rate passes even when a busy host leaves some runs out.
                 "--slo",
-                "p99<=100ms",
+                "p50<=100ms",
                 "--no-progress",
                 "--seed",
                 "3",
@@ -1067,11 +1069,11 @@ fn sweeps_at_rates_within_the_resolution_meet_and_their_capacities_are_compared(
     assert_eq!(c["only_in_b"], serde_json::json!([]), "{stdout}");
     // Both pass at their highest rate with nothing failing above: open bands that meet.
     let cap = &c["capacity"];
-    assert_eq!(cap["objectives"], "p99<=100ms", "{cap}");
+    assert_eq!(cap["objectives"], "p50<=100ms", "{cap}");
     assert_eq!(cap["verdict"], "cannot_tell", "{cap}");
     assert_eq!(cap["a_per_sec"], 2000.0, "{cap}");
     assert!(
-        stdout.contains("capacity at p99<=100ms: A 2000 req/s (band 2000..open), B 2020 req/s (band 2020..open): cannot tell"),
+        stdout.contains("capacity at p50<=100ms: A 2000 req/s (band 2000..open), B 2020 req/s (band 2020..open): cannot tell"),
         "{stdout}"
     );
 }

@@ -56,8 +56,10 @@ fn hundreds_of_mutated_reports_sweeps_and_logs_are_read_or_refused_without_a_pan
             "300ms",
             "--settle",
             "0s",
+            // A p50 far under its bound passes on 4 runs (a p99 waits for 16), so the
+            // search that writes the fields to mutate stays short on a busy host.
             "--slo",
-            "p99<=100ms",
+            "p50<=100ms",
             "--no-progress",
             "--out",
             sweep_dir.to_str().unwrap(),

@@ -623,8 +623,10 @@ fn a_sweep_over_speeds_gives_the_capacity_in_multiples_of_the_recording() {
         trace.to_str().unwrap(),
         "--speeds",
         "1,2,4",
+        // A p50 far under its bound passes on 4 runs (a p99 waits for 16): the search
+        // over speeds stays short on a busy host.
         "--slo",
-        "p99<=50ms",
+        "p50<=50ms",
         "--settle",
         "0",
         "-p",

@@ -7,7 +7,8 @@
 //! response windows: the runs are the clusters (host weather between runs counts) and the
 //! windows a floor (a burst inside a run counts), so an interval and a verdict cannot
 //! disagree. A run without windows (a file written before they were) leaves the interval
-//! out rather than guessing one.
+//! out rather than guessing one. The same windows, counted per run, are what the capacity
+//! estimate fits ([`run_counts`]).
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -93,8 +94,50 @@ pub fn windows_over(visits: &[&[Batch]], bound_ns: u64) -> Vec<Vec<Window>> {
         .collect()
 }
 
+/// Each run's replies and replies slower than `bound_ns` (to the windows' resolution), from
+/// its response windows: what [`super::capacity::estimate`] fits.
+pub fn run_counts(visits: &[&[Batch]], bound_ns: u64) -> Vec<super::capacity::RunCount> {
+    windows_over(visits, bound_ns)
+        .iter()
+        .map(|run| {
+            run.iter()
+                .fold(super::capacity::RunCount::default(), |a, w| {
+                    super::capacity::RunCount {
+                        replies: a.replies.saturating_add(w.replies),
+                        over: a.over.saturating_add(w.over),
+                    }
+                })
+        })
+        .collect()
+}
+
 /// The decision on `pQ <= bound_ns` over `visits` (`quantile` = Q), with the pooled
 /// exceedance it rests on.
 pub fn objective(visits: &[&[Batch]], quantile: f64, bound_ns: u64) -> (Decision, Option<Pooled>) {
     exceedance::decide(&windows_over(visits, bound_ns), 1.0 - quantile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A window of `calm` replies at 200 us and `slow` at 2 ms.
+    fn window(calm: u64, slow: u64) -> Batch {
+        Batch::of_buckets([(200_000, calm), (2_000_000, slow)].into_iter())
+    }
+
+    #[test]
+    fn run_counts_add_each_runs_windows_over_the_bound() {
+        let runs = [
+            vec![window(990, 10), window(995, 5)],
+            vec![window(1000, 0)],
+            vec![],
+        ];
+        let refs: Vec<&[Batch]> = runs.iter().map(Vec::as_slice).collect();
+        let counts = run_counts(&refs, 1_000_000);
+        let pairs: Vec<(u64, u64)> = counts.iter().map(|c| (c.replies, c.over)).collect();
+        assert_eq!(pairs, vec![(2000, 15), (1000, 0), (0, 0)]);
+        // Over a bound above every reply, none is over.
+        assert!(run_counts(&refs, 5_000_000).iter().all(|c| c.over == 0));
+    }
 }

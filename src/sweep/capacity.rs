@@ -24,11 +24,12 @@ pub const MOST_BISECTIONS: usize = 8;
 /// down.
 const NARROWINGS: usize = 2;
 /// The test's last look, where a rate the capacity hangs on stops being measured.
-const LAST_LOOK: usize = exceedance::LOOKS[exceedance::LOOKS.len() - 1];
+const LAST_LOOK: usize = exceedance::LAST_LOOK;
 /// The last look for a rate measured only to narrow the band: one that sits near the
 /// bound stays undecided at every look, and its visits there (a third of the main job's
-/// time when two did) would only move the band's top, not the capacity.
-const NARROWING_LOOK: usize = exceedance::LOOKS[1];
+/// time when two did) would only move the band's top, not the capacity. It comes before
+/// the first look that may pass: such a rate is measured to fail or not at all.
+const NARROWING_LOOK: usize = exceedance::LOOKS[1].visits;
 /// Most runs at one rate beyond the test's last look, for runs left out as invalid.
 const SPARE_RUNS: usize = 4;
 /// Most times the search bisects again below a capacity that did not pass on fresh runs:
@@ -47,7 +48,7 @@ impl Sweeper<'_> {
                 return Ok(verdict);
             }
             // The generator, not the server, decides what more runs would show.
-            if generator_limited && runs >= exceedance::LOOKS[0] {
+            if generator_limited && runs >= exceedance::FIRST_LOOK {
                 return Ok(verdict);
             }
             let Some(look) = exceedance::next_look(valid).filter(|&l| l <= last_look) else {

@@ -7,12 +7,13 @@
 //! `--repeat`, search visit and re-measurement, pooled): `pQ <= T` holds exactly when the
 //! share of replies slower than T is at most `1 - Q`, so the step is decided on that
 //! share pooled over its runs ([`crate::stats::pooled`], [`crate::stats::exceedance`]):
-//! it **passes** when the share's upper bound is under `1 - Q`, **fails** when its lower
-//! bound is over it, and is **uncertain** otherwise, or before the first look (the
-//! search then measures more runs there). The bounds count the runs as clusters, so
-//! host weather between runs widens them, with the windows inside runs as a floor; their
-//! level is set so that a rate exactly at the objective passes in at most 5% of
-//! decisions under simulated bursty stalls (the calibration test beside them).
+//! it **passes** when the share's upper bound is under `1 - Q` at a look that may pass
+//! (from the 16th run), **fails** when its lower bound is over it (from the 4th), and is
+//! **uncertain** otherwise (the search then measures more runs there). The bounds count
+//! the runs as clusters, so host weather between runs widens them, with the windows inside
+//! runs as a floor; pass and fail each have their own level, set so that a rate exactly at
+//! the objective passes in at most 5% of decisions under simulated bursty stalls and mixed
+//! weather (the calibration test beside them).
 //! A step passes when every objective passes and fails when one fails.
 //! The runs that count are those that kept their schedule and whose failed self-checks,
 //! if any, can only have raised what they measured ([`PESSIMISTIC`]: the generator's

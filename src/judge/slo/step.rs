@@ -171,11 +171,20 @@ fn reason(c: &StepCheck, slo: &Slo) -> String {
         100.0 * e.high,
         100.0 * e.limit
     );
-    if c.verdict == Verdict::Uncertain && e.visits < exceedance::LOOKS[0] {
+    if c.verdict == Verdict::Uncertain && e.visits < exceedance::FIRST_LOOK {
         text.push_str(&format!(
             ", {} of the {} runs a decision needs",
             e.visits,
-            exceedance::LOOKS[0]
+            exceedance::FIRST_LOOK
+        ));
+    } else if c.verdict == Verdict::Uncertain
+        && e.high <= e.limit
+        && e.visits < exceedance::FIRST_PASS_LOOK
+    {
+        text.push_str(&format!(
+            ", {} of the {} runs a pass needs",
+            e.visits,
+            exceedance::FIRST_PASS_LOOK
         ));
     } else if c.verdict == Verdict::Uncertain && e.over == 0 {
         text.push_str(&format!(

@@ -60,11 +60,15 @@ fn a_step_is_decided_on_the_share_over_the_bound_pooled_over_its_runs() {
             .collect()
     };
     let judged = |runs: &[Measurement]| judge_step(&runs.iter().collect::<Vec<_>>(), &slos);
-    // 0.2% over 1 ms in 8 runs: well under the 1% p99 allows.
-    let v = judged(&runs(8, 10));
+    // 0.2% over 1 ms in 16 runs: well under the 1% p99 allows.
+    let v = judged(&runs(16, 10));
     assert_eq!(v.verdict, Pass, "{}", v.why);
     let e = v.checks[0].exceedance.unwrap();
-    assert!((e.fraction - 0.002).abs() < 1e-9 && e.visits == 8, "{e:?}");
+    assert!((e.fraction - 0.002).abs() < 1e-9 && e.visits == 16, "{e:?}");
+    // On 8 runs its bound is under 1% already, but a pass waits for the 16th run.
+    let v = judged(&runs(8, 10));
+    assert_eq!(v.verdict, Uncertain, "{}", v.why);
+    assert!(v.why.contains("8 of the 16 runs a pass needs"), "{}", v.why);
     assert!(
         v.checks[0].summary.value_ns < MS,
         "{:?}",
@@ -108,7 +112,10 @@ fn a_step_is_decided_on_the_share_over_the_bound_pooled_over_its_runs() {
     assert!(v.generator_limited && v.verdict == Uncertain, "{}", v.why);
     assert!(v.why.contains("limited by the generator"), "{}", v.why);
     // A lagging generator only added to what was measured: a pass stands...
-    assert_eq!(judged(&with(runs(8, 10), "schedule_lag", 8)).verdict, Pass);
+    assert_eq!(
+        judged(&with(runs(16, 10), "schedule_lag", 16)).verdict,
+        Pass
+    );
     // ...a failure measured on such runs may be the generator's.
     let v = judged(&with(runs(8, 150), "generator_cpu", 8));
     assert!(v.generator_limited && v.verdict == Uncertain, "{}", v.why);

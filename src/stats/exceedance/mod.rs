@@ -1,6 +1,7 @@
 //! The one test of an objective `pQ <= T` over the visits at one rate, and the percentile
-//! interval that is its inversion. Which visits to make, and what a verdict means for a
-//! sweep, belong to the caller; the counts per window come from the caller too.
+//! interval that is its inversion ([`quantile_interval`]). Which visits to make, and what a
+//! verdict means for a sweep, belong to the caller; the counts per window come from the
+//! caller too.
 //!
 //! `pQ <= T` holds exactly when E = P(response > T) <= 1 - Q (to the histograms'
 //! resolution), so the test is on E, the fraction of replies slower than the bound, pooled
@@ -8,24 +9,35 @@
 //! replies. Replies are not independent: one host stall delays thousands, and the host's
 //! weather changes between visits. So the visits are the clusters of a ratio estimator
 //! (their spread counts the weather), and the same estimator over the windows inside the
-//! visits is a floor, so that a few visits that agree by luck cannot look calm. The bound
-//! is one-sided Student t with `visits - 1` degrees of freedom, and never tighter than
-//! the Clopper-Pearson bound of the pooled counts, so that a few replies, none of them
-//! slow, cannot pass.
+//! visits is a floor, so that a few visits that agree by luck cannot look calm. The bounds
+//! are one-sided Student t with `visits - 1` degrees of freedom, and never tighter than the
+//! Clopper-Pearson bounds of the pooled counts, so that a few replies, none of them slow,
+//! cannot pass.
 //!
-//! Exceedances come in bursts with a skewed, compound-Poisson sum: a short sample that
-//! misses the rare long stall underestimates both E and its spread, and a t bound at its
-//! nominal level passes a boundary case far more often than it says. The level per look,
-//! [`ALPHA_PER_LOOK`], is therefore set by simulating bursty host stalls with weather
-//! between visits (the `calibration` test beside this file), not by the nominal level.
-//! The decision is sequential over at most three pre-set [`LOOKS`], and a decision between
-//! looks rests on the last look reached, so calling [`decide`] after every visit looks no
-//! more often than the calibration did. The interval and the pooled percentile rest on
-//! the same visits as the decision, so that the three always agree.
+//! Pass and fail each have their own level, because their errors cost differently and
+//! behave differently under bursts ([`LOOKS`]). Exceedances come in bursts with a skewed,
+//! compound-Poisson sum: a short sample that misses a rare long stall underestimates both E
+//! and its spread, so a pass at a bound's nominal level is wrong far more often than it
+//! says, and a pass before a rare stall is likely to have been seen is wrong whatever its
+//! level. A pass therefore waits for the 16th visit (a stall in one visit of ten has then
+//! been seen 81% of the time) and is taken at a level set by simulation, far below its
+//! nominal 5%. A fail is the other way round: the same skew makes the t lower bound
+//! cautious, so it has a level of its own, looks from the 4th visit, and its bound is also
+//! never under the order-statistic bound of the median visit's share (the sign test: a rate
+//! every visit of which is over the limit fails, however far apart the visits are). The
+//! levels are those of the `calibration` test beside this file, which simulates bursty
+//! hosts, rare large server stalls and mixed weather; `bench/README.md` has its table.
+//!
+//! The decision is sequential over pre-set [`LOOKS`], and a decision between looks rests on
+//! the last look reached, so calling [`decide`] after every visit looks no more often than
+//! the calibration did. The interval and the pooled percentile rest on the same visits as
+//! the decision, so that the three always agree.
 
-use statrs::distribution::{Beta, ContinuousCDF, StudentsT};
+use statrs::distribution::{Beta, Binomial, ContinuousCDF, DiscreteCDF, StudentsT};
 
-use super::confidence::Batch;
+mod interval;
+
+pub use interval::{pooled_quantile, quantile_interval};
 
 #[cfg(test)]
 mod calibration;
@@ -42,7 +54,7 @@ pub struct Window {
 }
 
 /// The pooled estimate over visits: E, its standard error and one-sided bounds at the
-/// level of one look.
+/// levels of the look the visits reach.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pooled {
     /// Replies over the visits counted.
@@ -56,16 +68,19 @@ pub struct Pooled {
     /// The standard error of E: the larger of the spread between visits and between
     /// windows; infinite with one visit, which says nothing of the weather between visits.
     pub se: f64,
-    /// One-sided lower bound of E at [`ALPHA_PER_LOOK`].
+    /// One-sided lower bound of E at the look's fail level: the t bound, raised to the
+    /// median visit's order-statistic bound, never above the Clopper-Pearson bound.
     pub low: f64,
-    /// One-sided upper bound of E at [`ALPHA_PER_LOOK`].
+    /// One-sided upper bound of E at the look's pass level (the first pass look's before
+    /// it), never under the Clopper-Pearson bound.
     pub high: f64,
 }
 
 /// What the visits say about an objective.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
-    /// E's upper bound is at or below the limit: the objective holds.
+    /// E's upper bound is at or below the limit at a look that may pass: the objective
+    /// holds.
     Holds,
     /// E's lower bound is above the limit: the objective is broken.
     Broken,
@@ -73,42 +88,105 @@ pub enum Decision {
     Undecided,
 }
 
-/// Visits at which a decision may be taken (pre-set looks); a decision between looks uses
-/// the last look reached.
-pub const LOOKS: [usize; 3] = [4, 8, 16];
+/// One pre-set look: the visits at which a decision may be taken, and the one-sided levels
+/// of the two bounds there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Look {
+    /// Visits counted at this look.
+    pub visits: usize,
+    /// The level of the upper bound a pass needs here; `None` where a pass waits for a
+    /// later look, unless one more visit wholly over the bound could not break the
+    /// objective (see [`decide`]).
+    pub pass: Option<f64>,
+    /// The level of the lower bound a fail needs here.
+    pub fail: f64,
+}
 
-/// One-sided error per look, far below the 5% a decision may get wrong: bursty stalls make
-/// a nominal bound pass a boundary E several times as often as it says. Set by the
-/// calibration test: a boundary E passes at most 5% of the time at the [`LOOKS`] under
-/// host weather of CV 0.3 (10% at 0.6), and an E of 0.6 of the limit passes 80% of the
-/// time by the last look.
-pub const ALPHA_PER_LOOK: f64 = 0.0055;
+/// A decision rule: its looks, and whether its lower bound takes the median visit's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    /// The looks, by increasing visits; at least one has a pass level.
+    pub looks: &'static [Look],
+    /// Whether the lower bound is never under the order-statistic bound of the median
+    /// visit's share (a sign test on the visits).
+    pub median_bound: bool,
+}
 
-/// The pooled estimate of E over `visits` (each a list of windows), with its bounds at
-/// [`ALPHA_PER_LOOK`]; `None` with no replies. Every visit given counts (see [`decide`]
-/// for the looks); a visit or window without replies counts for nothing.
+/// One-sided error of a fail per look: a false fail costs a narrower band a few percent of
+/// the time, a false pass a capacity that does not hold. With it, a rate at the bound fails
+/// 2-3% of the time over the five looks, and one at twice the bound fails after 6-11 visits
+/// on average.
+pub const FAIL_ALPHA: f64 = 0.025;
+
+/// The looks of [`RULE`]: a fail may be taken from the 4th visit, a pass from the 16th, at
+/// levels set by the calibration test: a rate at the bound passes at most 5% of the time on
+/// the simulated hosts without rare large stalls, one at 0.6 of it passes 79-99% of the
+/// time, and one every visit of which is over the bound fails within 8 visits.
+pub const LOOKS: [Look; 5] = [
+    Look {
+        visits: 4,
+        pass: None,
+        fail: FAIL_ALPHA,
+    },
+    Look {
+        visits: 8,
+        pass: None,
+        fail: FAIL_ALPHA,
+    },
+    Look {
+        visits: 12,
+        pass: None,
+        fail: FAIL_ALPHA,
+    },
+    Look {
+        visits: 16,
+        pass: Some(0.0005),
+        fail: FAIL_ALPHA,
+    },
+    Look {
+        visits: 24,
+        pass: Some(0.0025),
+        fail: FAIL_ALPHA,
+    },
+];
+
+/// The rule [`decide`] applies.
+pub const RULE: Rule = Rule {
+    looks: &LOOKS,
+    median_bound: true,
+};
+
+/// Visits before which nothing is decided.
+pub const FIRST_LOOK: usize = LOOKS[0].visits;
+/// Visits before which a pass needs more than its bound: that one more visit wholly over
+/// the bound would leave E under the limit (never, for a p99 on a few dozen visits).
+pub const FIRST_PASS_LOOK: usize = LOOKS[3].visits;
+/// The last look: the cap, after which a rate stays undecided.
+pub const LAST_LOOK: usize = LOOKS[LOOKS.len() - 1].visits;
+
+/// The pooled estimate of E over `visits` (each a list of windows), with its bounds at the
+/// levels of the look they reach; `None` with no replies. Every visit given counts (see
+/// [`decide`] for the looks); a visit or window without replies counts for nothing.
 pub fn pool(visits: &[Vec<Window>]) -> Option<Pooled> {
-    pool_at(visits, ALPHA_PER_LOOK)
+    pool_with(visits, &RULE)
 }
 
 /// The decision on E <= `limit` (`limit` = 1 - Q, e.g. 0.01 for p99), with the pooled
-/// estimate it rests on: that of the visits up to the last look reached (all of them
-/// before the first look, when the decision is always [`Decision::Undecided`]).
+/// estimate it rests on: that of the visits up to the last look reached (all of them before
+/// the first look, when the decision is always [`Decision::Undecided`]). A pass at a look
+/// without a pass level (before [`FIRST_PASS_LOOK`]) needs the upper bound at the first
+/// pass level and E under the limit with one more visit, of the mean size, wholly over the
+/// bound: so a p50 objective far from its bound passes on a few visits, and a p99 waits.
 pub fn decide(visits: &[Vec<Window>], limit: f64) -> (Decision, Option<Pooled>) {
-    decide_with(visits, limit, &LOOKS, ALPHA_PER_LOOK)
+    decide_with(visits, limit, &RULE)
 }
 
-/// [`decide`] with other looks and level: what the calibration tries.
-fn decide_with(
-    visits: &[Vec<Window>],
-    limit: f64,
-    looks: &[usize],
-    alpha: f64,
-) -> (Decision, Option<Pooled>) {
-    let visits = at_last_look(visits, looks, |v| v.iter().any(|w| w.replies > 0));
-    let pooled = pool_at(visits, alpha);
-    let decision = match pooled {
-        Some(p) if looks.first().is_some_and(|&first| p.visits >= first) => verdict(&p, limit),
+/// [`decide`] under another rule: what the calibration compares.
+fn decide_with(visits: &[Vec<Window>], limit: f64, rule: &Rule) -> (Decision, Option<Pooled>) {
+    let visits = at_last_look(visits, rule, |v| v.iter().any(|w| w.replies > 0));
+    let pooled = pool_with(visits, rule);
+    let decision = match (pooled, look_reached(rule, pooled.map_or(0, |p| p.visits))) {
+        (Some(p), Some(look)) => verdict(&p, limit, look.pass.is_some()),
         _ => Decision::Undecided,
     };
     (decision, pooled)
@@ -117,27 +195,38 @@ fn decide_with(
 /// The next look's visit count after `visits` visits; `None` once at or past the last
 /// look, the cap.
 pub fn next_look(visits: usize) -> Option<usize> {
-    LOOKS.iter().copied().find(|&look| look > visits)
+    LOOKS.iter().map(|l| l.visits).find(|&look| look > visits)
 }
 
 /// Visits a decision at `visits` visits rests on: the last look reached, or all of them
 /// before the first.
 pub fn counted(visits: usize) -> usize {
-    counted_with(&LOOKS, visits)
+    counted_with(&RULE, visits)
 }
 
-/// [`counted`] with other looks.
-fn counted_with(looks: &[usize], visits: usize) -> usize {
-    looks
-        .iter()
-        .rev()
-        .copied()
-        .find(|&look| look <= visits)
-        .unwrap_or(visits)
+/// [`counted`] under `rule`.
+fn counted_with(rule: &Rule, visits: usize) -> usize {
+    look_reached(rule, visits).map_or(visits, |l| l.visits)
+}
+
+/// The last look of `rule` at or under `visits`.
+fn look_reached(rule: &Rule, visits: usize) -> Option<&'static Look> {
+    rule.looks.iter().rev().find(|l| l.visits <= visits)
+}
+
+/// The levels `(pass, fail)` of the bounds at `visits` visits under `rule`: those of the
+/// look reached (the first look's before it), the pass level of the first look that has
+/// one where the look reached has none.
+fn levels(rule: &Rule, visits: usize) -> (f64, f64) {
+    let first_pass = rule.looks.iter().find_map(|l| l.pass).unwrap_or(0.0);
+    match look_reached(rule, visits).or(rule.looks.first()) {
+        Some(look) => (look.pass.unwrap_or(first_pass), look.fail),
+        None => (first_pass, FAIL_ALPHA),
+    }
 }
 
 /// Replies a pass needs when none is slower than the bound: with fewer, the
-/// Clopper-Pearson bound at [`ALPHA_PER_LOOK`] stays above `limit` whatever the visits
+/// Clopper-Pearson bound at the first pass level stays above `limit` whatever the visits
 /// say. `u64::MAX` for a `limit` at or below 0.
 pub fn replies_needed(limit: f64) -> u64 {
     // NaN lands here too: no number of replies passes it.
@@ -147,105 +236,28 @@ pub fn replies_needed(limit: f64) -> u64 {
     if limit >= 1.0 {
         return 1;
     }
+    let alpha = levels(&RULE, FIRST_PASS_LOOK).0;
     // The closed form, then a step either way so that the count agrees exactly with the
     // bound the test computes, rounding and all.
-    let estimate = (ALPHA_PER_LOOK.ln() / (-limit).ln_1p()).ceil();
+    let estimate = (alpha.ln() / (-limit).ln_1p()).ceil();
     let mut replies = if estimate.is_finite() && estimate < u64::MAX as f64 {
         (estimate as u64).max(1)
     } else {
         return u64::MAX;
     };
-    while replies > 1 && upper_clopper_pearson(0, replies - 1, ALPHA_PER_LOOK) <= limit {
+    while replies > 1 && upper_clopper_pearson(0, replies - 1, alpha) <= limit {
         replies -= 1;
     }
-    while upper_clopper_pearson(0, replies, ALPHA_PER_LOOK) > limit {
+    while upper_clopper_pearson(0, replies, alpha) > limit {
         replies += 1;
     }
     replies
 }
 
-/// The interval of the Q-quantile over visits of coarse batches (each visit a list of
-/// windows): `(low, high)` in ns, the inversion of [`decide`]'s test over the same visits.
-/// `high` is the smallest bucket value at which the objective `pQ <= high` holds, `None`
-/// when none does; `low` the largest at which it is broken, or 0. Shown at any number of
-/// visits (ignoring the first look's minimum), at the level of one look; `None` without a
-/// reply.
-pub fn quantile_interval(visits: &[Vec<Batch>], quantile: f64) -> Option<(u64, Option<u64>)> {
-    let visits = at_last_look(visits, &LOOKS, |v| v.iter().any(|b| !b.is_empty()));
-    let limit = 1.0 - quantile;
-    let mut values: Vec<u64> = visits.iter().flatten().flat_map(Batch::values).collect();
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_unstable();
-    values.dedup();
-    let mut windows: Vec<Vec<Window>> = visits
-        .iter()
-        .map(|v| vec![Window::default(); v.len()])
-        .collect();
-    // E falls as the bound rises, and neither end can lie where E is on the wrong side of
-    // the limit (the bounds bracket E), so each scan skips those values for the price of
-    // the counts alone.
-    let mut at = |value_ns: u64, wanted: Decision| {
-        let fraction = windows_over(visits, value_ns, &mut windows);
-        let possible = match wanted {
-            Decision::Holds => fraction <= limit,
-            _ => fraction > limit,
-        };
-        possible && pool(&windows).is_some_and(|p| verdict(&p, limit) == wanted)
-    };
-    // Binary searches: the share over a value falls as the value rises, so `Holds` turns
-    // from false to true once along the values and `Broken` from true to false. A scan of
-    // every value costs an inverse beta (Clopper-Pearson) per bucket, seconds per step
-    // once a sweep holds a few hundred thousand replies at a rate.
-    let first_holding = values.partition_point(|&v| !at(v, Decision::Holds));
-    let high = values.get(first_holding).copied();
-    let past_broken = values.partition_point(|&v| at(v, Decision::Broken));
-    let low = past_broken.checked_sub(1).map_or(0, |i| values[i]);
-    Some((low, high))
-}
-
-/// The Q-quantile of every window of the visits [`quantile_interval`] counts, added
-/// together (to a bucket's resolution); `None` without a reply.
-pub fn pooled_quantile(visits: &[Vec<Batch>], quantile: f64) -> Option<u64> {
-    let visits = at_last_look(visits, &LOOKS, |v| v.iter().any(|b| !b.is_empty()));
-    let mut total = Batch::default();
-    for batch in visits.iter().flatten() {
-        total.add(batch);
-    }
-    total.quantile(quantile)
-}
-
-/// The windows of `visits` as counts over `value_ns`, written into `windows` (shaped like
-/// `visits`); returns the pooled fraction over it (1 without a reply).
-fn windows_over(visits: &[Vec<Batch>], value_ns: u64, windows: &mut [Vec<Window>]) -> f64 {
-    let (mut replies, mut over) = (0u64, 0u64);
-    for (batches, into) in visits.iter().zip(windows.iter_mut()) {
-        for (batch, window) in batches.iter().zip(into.iter_mut()) {
-            let n = batch.len();
-            *window = Window {
-                replies: n,
-                over: n.saturating_sub(batch.at_most(value_ns)),
-            };
-            replies = replies.saturating_add(n);
-            over = over.saturating_add(window.over);
-        }
-    }
-    if replies == 0 {
-        1.0
-    } else {
-        over as f64 / replies as f64
-    }
-}
-
 /// The visits up to the last look reached: the shortest prefix holding [`counted`] of the
 /// visits that `has_replies`, so that a visit without replies neither counts nor ends it.
-fn at_last_look<'a, T>(
-    visits: &'a [T],
-    looks: &[usize],
-    has_replies: impl Fn(&T) -> bool,
-) -> &'a [T] {
-    let wanted = counted_with(looks, visits.iter().filter(|v| has_replies(v)).count());
+fn at_last_look<'a, T>(visits: &'a [T], rule: &Rule, has_replies: impl Fn(&T) -> bool) -> &'a [T] {
+    let wanted = counted_with(rule, visits.iter().filter(|v| has_replies(v)).count());
     let mut seen = 0;
     for (i, visit) in visits.iter().enumerate() {
         if seen == wanted {
@@ -256,9 +268,15 @@ fn at_last_look<'a, T>(
     visits
 }
 
-/// The decision of the bounds alone, whatever the number of visits.
-fn verdict(pooled: &Pooled, limit: f64) -> Decision {
-    if pooled.high <= limit {
+/// The decision of the bounds, whatever the number of visits: a pass needs the upper bound
+/// under the limit and, where the look has no pass level (`pass_look` false), E under it
+/// with one more visit wholly over the bound.
+fn verdict(pooled: &Pooled, limit: f64, pass_look: bool) -> Decision {
+    let survives_one_more = || {
+        let visit = pooled.replies as f64 / pooled.visits.max(1) as f64;
+        (pooled.over as f64 + visit) / (pooled.replies as f64 + visit) <= limit
+    };
+    if pooled.high <= limit && (pass_look || survives_one_more()) {
         Decision::Holds
     } else if pooled.low > limit {
         Decision::Broken
@@ -267,8 +285,8 @@ fn verdict(pooled: &Pooled, limit: f64) -> Decision {
     }
 }
 
-/// [`pool`] with one-sided bounds at `alpha`.
-fn pool_at(visits: &[Vec<Window>], alpha: f64) -> Option<Pooled> {
+/// [`pool`] under `rule`, at the levels of the look the visits reach.
+fn pool_with(visits: &[Vec<Window>], rule: &Rule) -> Option<Pooled> {
     // A window claiming more slow replies than replies is read as all slow, and sums
     // saturate: a hostile or corrupt file gives a wrong number, never a panic.
     let counts = |w: &Window| (w.replies, w.over.min(w.replies));
@@ -285,7 +303,13 @@ fn pool_at(visits: &[Vec<Window>], alpha: f64) -> Option<Pooled> {
     let spread = |groups: usize, squares: f64| {
         groups as f64 / (groups - 1) as f64 * squares / (total * total)
     };
-    let counted = visits.iter().filter(|v| visit_counts(v).0 > 0).count();
+    let shares: Vec<f64> = visits
+        .iter()
+        .map(visit_counts)
+        .filter(|&(n, _)| n > 0)
+        .map(|(n, k)| k as f64 / n as f64)
+        .collect();
+    let counted = shares.len();
     let windows = visits.iter().flatten().filter(|w| w.replies > 0).count();
     let between_visits = if counted >= 2 {
         spread(counted, visits.iter().map(visit_counts).map(residual).sum())
@@ -301,17 +325,21 @@ fn pool_at(visits: &[Vec<Window>], alpha: f64) -> Option<Pooled> {
         0.0
     };
     let se = between_visits.max(between_windows).sqrt();
+    let (pass_alpha, fail_alpha) = levels(rule, counted);
     let (mut low, mut high) = if counted >= 2 {
-        let t = t_quantile(counted - 1, alpha);
+        let t = |alpha| t_quantile(counted - 1, alpha) * se;
         (
-            (fraction - t * se).clamp(0.0, 1.0),
-            (fraction + t * se).clamp(0.0, 1.0),
+            (fraction - t(fail_alpha)).clamp(0.0, 1.0),
+            (fraction + t(pass_alpha)).clamp(0.0, 1.0),
         )
     } else {
         (0.0, 1.0)
     };
-    high = high.max(upper_clopper_pearson(over, replies, alpha));
-    low = low.min(lower_clopper_pearson(over, replies, alpha));
+    if rule.median_bound {
+        low = low.max(median_lower_bound(shares, fail_alpha));
+    }
+    high = high.max(upper_clopper_pearson(over, replies, pass_alpha));
+    low = low.min(lower_clopper_pearson(over, replies, fail_alpha));
     Some(Pooled {
         replies,
         over,
@@ -321,6 +349,34 @@ fn pool_at(visits: &[Vec<Window>], alpha: f64) -> Option<Pooled> {
         low,
         high,
     })
+}
+
+/// The one-sided `1 - alpha` lower bound of the median of `shares` from their order
+/// statistics (distribution-free: the r-th smallest lies above the median with probability
+/// P(Binomial(n, 1/2) < r)); 0 when even the smallest cannot bound it. A visit's share of
+/// a bursty tail is skewed to the right, so its median lies under the pooled E: the bound
+/// is one of E too, a cautious one. It exceeds a limit exactly when a sign test finds the
+/// visits over the limit more often than chance.
+fn median_lower_bound(mut shares: Vec<f64>, alpha: f64) -> f64 {
+    let Ok(binomial) = Binomial::new(0.5, shares.len() as u64) else {
+        return 0.0;
+    };
+    // The rank: how many of 0, 1, ... have P(Binomial <= j) <= alpha, found by bisection
+    // (the CDF rises with j), so a file claiming a million visits costs a few dozen CDFs.
+    let (mut rank, mut past) = (0u64, shares.len() as u64);
+    while rank < past {
+        let middle = rank + (past - rank) / 2;
+        if binomial.cdf(middle) <= alpha {
+            rank = middle + 1;
+        } else {
+            past = middle;
+        }
+    }
+    if rank == 0 {
+        return 0.0;
+    }
+    shares.sort_by(f64::total_cmp);
+    shares[rank as usize - 1]
 }
 
 /// The one-sided `1 - alpha` point of Student's t with `freedom` degrees of freedom.
