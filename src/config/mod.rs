@@ -17,6 +17,7 @@ pub mod replay;
 mod run;
 pub mod shard;
 pub mod sweep;
+pub mod trace_plan;
 pub mod tune;
 mod workers;
 mod workload;

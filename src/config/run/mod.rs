@@ -53,7 +53,7 @@ pub struct RunConfig {
     /// Write every key the tests read before the first test (`--prefill`).
     pub prefill: bool,
     /// `tailrate replay`: the trace and how it is replayed, for the report.
-    pub replay: Option<Box<crate::report::ReplaySettings>>,
+    pub replay: Option<std::sync::Arc<super::trace_plan::TracePlan>>,
 }
 
 /// Which outputs to produce.
