@@ -228,6 +228,15 @@ pub struct TestReport {
     pub host: Option<host::HostReport>,
 }
 
+impl TestReport {
+    /// Its response windows in time order (none when it kept none).
+    pub fn windows(&self) -> &[crate::stats::confidence::Batch] {
+        self.response_windows
+            .as_ref()
+            .map_or(&[][..], |w| w.windows.as_slice())
+    }
+}
+
 /// Sends per window over the whole windows of a test's measured span, summed over its
 /// threads, in order from the span's start.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -10,9 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::sweep::steps::StepVerdict;
-use super::sweep::{Kind, Measurement};
 use super::{Percentile, TestReport};
-use crate::config::sweep::Slo;
 use crate::record::Metric;
 use crate::stats::confidence::Batch;
 use crate::stats::pooled::{self, PooledPercentile};
@@ -27,7 +25,7 @@ pub struct RepeatSummary {
     /// By metric (`response`, ...), each percentile in order.
     pub metrics: BTreeMap<String, Vec<RepeatedPercentile>>,
     /// `--slo` over the repeats pooled, decided as a sweep decides a step (an open loop
-    /// with objectives only).
+    /// with objectives only; `judge::slo::judge_repeats`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objectives: Option<StepVerdict>,
 }
@@ -49,14 +47,7 @@ impl RepeatSummary {
         if runs.len() < 2 {
             return None;
         }
-        let windows: Vec<&[Batch]> = runs
-            .iter()
-            .map(|r| {
-                r.response_windows
-                    .as_ref()
-                    .map_or(&[][..], |w| w.windows.as_slice())
-            })
-            .collect();
+        let windows: Vec<&[Batch]> = runs.iter().map(|r| r.windows()).collect();
         let mut metrics = BTreeMap::new();
         for metric in first.latency.keys() {
             let hists: Vec<_> = runs
@@ -91,34 +82,6 @@ impl RepeatSummary {
             metrics,
             objectives: None,
         })
-    }
-
-    /// `runs` (the repeats of one open-loop test) pooled and judged against `slos`, by
-    /// the rule of a sweep's step ([`crate::judge::slo`]): the same statistic, its
-    /// stated error tested by the same calibration.
-    pub fn judge(&mut self, runs: &[&TestReport], slos: &[Slo]) {
-        let Some(rate) = runs.first().and_then(|r| r.target_rate_per_sec) else {
-            return;
-        };
-        if slos.is_empty() {
-            return;
-        }
-        let measurements: Vec<Measurement> = runs
-            .iter()
-            .enumerate()
-            .map(|(repeat, r)| Measurement {
-                kind: Kind::Step,
-                target_rate_per_sec: Some(rate),
-                connections: 0,
-                repeat,
-                started_secs: 0.0,
-                hlog: String::new(),
-                slo: r.slo.clone(),
-                report: (*r).clone(),
-            })
-            .collect();
-        let group: Vec<&Measurement> = measurements.iter().collect();
-        self.objectives = Some(crate::judge::slo::judge_step(&group, slos));
     }
 }
 

@@ -25,11 +25,11 @@
 
 mod step;
 
-pub use step::{PESSIMISTIC, judge_step};
+pub use step::{PESSIMISTIC, StepRun, judge_step};
 
 use crate::config::sweep::Slo;
 use crate::report::TestReport;
-use crate::report::sweep::steps::{self, StepSummary};
+use crate::report::sweep::steps::{self, StepSummary, StepVerdict};
 use crate::report::sweep::{Measurement, SloCheck, SloVerdict};
 pub use crate::report::sweep::{SATURATION_FRACTION, Verdict, achieved_fraction, replies_fraction};
 use crate::stats::confidence::Ci95;
@@ -145,6 +145,17 @@ pub fn judge_steps(runs: &[Measurement], slos: &[Slo]) -> Vec<StepSummary> {
         summary.slo = Some(judge_step(&group, slos));
     }
     summaries
+}
+
+/// `runs` (the repeats of one open-loop test) pooled and judged against `slos` by the
+/// rule of a sweep's step: the same statistic, its stated error tested by the same
+/// calibration. `None` for a closed loop or without objectives.
+pub fn judge_repeats(runs: &[&TestReport], slos: &[Slo]) -> Option<StepVerdict> {
+    runs.first()?.target_rate_per_sec?;
+    if slos.is_empty() {
+        return None;
+    }
+    Some(judge_step(runs, slos))
 }
 
 /// Why the sweep should stop after a step at `target` that sent the fraction `achieved`

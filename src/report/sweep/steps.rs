@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Measurement, Verdict};
 use crate::report::verdict::STEADY_STATE;
-use crate::report::{Bottleneck, Latency, Percentile};
+use crate::report::{Bottleneck, Latency, Percentile, TestReport};
 use crate::stats::confidence::{self, Batch, Ci95};
 use crate::stats::median::median_f64;
 pub use crate::stats::pooled::PooledPercentile;
@@ -157,7 +157,7 @@ fn summarize_rate(rate: f64, group: &[&Measurement]) -> StepSummary {
     let mut response = BTreeMap::new();
     let latencies: Vec<&Latency> = runs.iter().filter_map(|m| m.report.response()).collect();
     let hists: Vec<_> = latencies.iter().filter_map(|l| l.histogram()).collect();
-    let windows = windows_of(runs);
+    let windows = windows_of(runs.iter().map(|m| &m.report));
     if !hists.is_empty() {
         for p in Percentile::ALL {
             if let Some(s) = crate::stats::pooled::percentile(&hists, &windows, p.quantile()) {
@@ -216,15 +216,8 @@ pub fn percentile_of(latency: &Latency, percentile: f64) -> Option<(u64, Option<
 }
 
 /// Each run's response windows (an empty slice for a run that kept none).
-pub fn windows_of<'a>(runs: &[&'a Measurement]) -> Vec<&'a [Batch]> {
-    runs.iter()
-        .map(|m| {
-            m.report
-                .response_windows
-                .as_ref()
-                .map_or(&[][..], |w| w.windows.as_slice())
-        })
-        .collect()
+pub fn windows_of<'a>(reports: impl IntoIterator<Item = &'a TestReport>) -> Vec<&'a [Batch]> {
+    reports.into_iter().map(TestReport::windows).collect()
 }
 
 /// The most frequent item, the earliest among a tie.
