@@ -16,6 +16,7 @@ pub mod redact;
 pub mod replay;
 mod run;
 pub mod shard;
+pub mod slo;
 pub mod sweep;
 pub mod trace_plan;
 pub mod tune;

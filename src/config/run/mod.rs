@@ -47,7 +47,7 @@ pub struct RunConfig {
     /// `--cluster`: the server must be a cluster node.
     pub cluster: bool,
     /// `--slo`: objectives each test's response time is judged against.
-    pub slos: Vec<super::sweep::Slo>,
+    pub slos: Vec<super::slo::Slo>,
     /// How `--contrast`'s rate-capped loop holds its rate.
     pub cap_pacing: crate::drive::CapPacing,
     /// Write every key the tests read before the first test (`--prefill`).
@@ -167,7 +167,7 @@ impl RunConfig {
                 .objectives
                 .slo
                 .iter()
-                .map(|s| super::sweep::parse_slo(s))
+                .map(|s| super::slo::parse_slo(s))
                 .collect::<Result<_, _>>()?,
             prefill: args.workload.prefill,
             replay: None,

@@ -27,7 +27,7 @@ mod step;
 
 pub use step::{PESSIMISTIC, StepRun, judge_step};
 
-use crate::config::sweep::Slo;
+use crate::config::slo::Slo;
 use crate::report::TestReport;
 use crate::report::sweep::steps::{self, StepSummary, StepVerdict};
 use crate::report::sweep::{Measurement, SloCheck, SloVerdict};

@@ -3,7 +3,7 @@
 //! the bound, and why in one clause.
 
 use super::{SATURATION_FRACTION, Sends, all_of, sends};
-use crate::config::sweep::Slo;
+use crate::config::slo::Slo;
 use crate::report::TestReport;
 use crate::report::sweep::steps::{self, Exceedance, StepCheck, StepVerdict};
 use crate::report::sweep::{Measurement, SloVerdict, Verdict};

@@ -9,7 +9,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Bottleneck, Header, Settings, TestReport};
-use crate::config::sweep::{Order, Slo};
+use crate::config::slo::Slo;
+use crate::config::sweep::Order;
 use crate::stats::confidence::Ci95;
 
 mod speed;
