@@ -2,10 +2,12 @@
 //! module doc of [`super`] for the rule), each objective decided on its pooled share over
 //! the bound, and why in one clause.
 
-use super::{SATURATION_FRACTION, Sends, all_of, sends};
+use super::{Sends, all_of, sends};
 use crate::config::slo::Slo;
+use crate::judge::saturation::SATURATION_FRACTION;
+use crate::judge::summary::windows_of;
 use crate::report::TestReport;
-use crate::report::sweep::steps::{self, Exceedance, StepCheck, StepVerdict};
+use crate::report::sweep::steps::{Exceedance, StepCheck, StepVerdict};
 use crate::report::sweep::{Measurement, SloVerdict, Verdict};
 use crate::stats::exceedance::{self, Decision};
 use crate::stats::pooled;
@@ -149,7 +151,7 @@ fn step_check(visits: &[&TestReport], slo: &Slo) -> Option<StepCheck> {
         .iter()
         .filter_map(|r| r.response()?.histogram())
         .collect();
-    let windows = steps::windows_of(visits.iter().copied());
+    let windows = windows_of(visits.iter().copied());
     let summary = pooled::percentile(&hists, &windows, quantile)?;
     let (decision, exceedance) = if windows.iter().all(|w| !w.is_empty()) {
         pooled::objective(&windows, quantile, slo.bound_ns)

@@ -123,38 +123,6 @@ fn a_step_is_decided_on_the_share_over_the_bound_pooled_over_its_runs() {
     assert!(v.why.contains("no run carried the rate"), "{}", v.why);
 }
 
-#[test]
-fn a_rate_is_past_saturation_when_most_of_its_runs_are() {
-    assert!(past_saturation(1, 1));
-    assert!(!past_saturation(1, 2) && past_saturation(2, 2));
-    assert!(!past_saturation(1, 3) && past_saturation(2, 3));
-    assert!(!past_saturation(2, 5) && past_saturation(3, 5));
-}
-
-#[test]
-fn the_sweep_stops_under_95_percent_of_target_or_above_stop_at() {
-    assert_eq!(saturation(100_000.0, (0.96, 0.96), 1_000_000, None), None);
-    assert!(
-        saturation(100_000.0, (0.94, 0.9), 1_000_000, None)
-            .unwrap()
-            .contains("generator achieved only 94.0%")
-    );
-    assert!(
-        saturation(100_000.0, (1.0, 0.7), 1_000_000, None)
-            .unwrap()
-            .contains("server answered only 70.0%")
-    );
-    assert_eq!(
-        saturation(100_000.0, (1.0, 1.0), 2_000_000, Some(2_000_000)),
-        None
-    );
-    assert!(
-        saturation(100_000.0, (1.0, 1.0), 2_000_001, Some(2_000_000))
-            .unwrap()
-            .contains("--stop-at")
-    );
-}
-
 /// `--repeat`'s objectives are a sweep step's verdict on the same runs, each run's own
 /// verdict read from its report (where a run of `--slo` keeps it).
 #[test]

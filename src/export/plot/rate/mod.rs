@@ -140,7 +140,7 @@ fn draw_sweep(
     label: &str,
     r: &SweepReport,
 ) -> DrawResult {
-    let summaries = crate::report::sweep::steps_of(r);
+    let summaries = crate::judge::summary::steps_of(r);
     lines::percentile_lines(chart, layout, index, r, &summaries)?;
     if !layout.overlay {
         lines::closed_loop_labels(chart, r)?;
