@@ -1,6 +1,7 @@
 //! Parsing of the quantities users type: rates (`50k`, `1.5M`), durations (`30s`,
-//! `250ms`) and counts. Pure functions returning messages that clap prints after the
-//! flag's name; formatting for display lives in `report/`.
+//! `250ms`), counts and lists of percentiles (`50,99,99.9`). Pure functions returning
+//! messages that clap prints after the flag's name; formatting for display lives in
+//! `export/`.
 
 use std::time::Duration;
 
@@ -147,6 +148,40 @@ pub fn parse_delay(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.replace("'30s' or '250ms'", "'50us', '1ms' or 0"))
 }
 
+/// Most percentiles `--percentiles` takes: a table row each.
+pub const MAX_PERCENTILES: usize = 32;
+
+/// `--percentiles` as read: in percent, sorted, without repeats. One value to clap, not
+/// many (a `Vec` would be taken as a repeatable flag).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PercentileList(pub Vec<f64>);
+
+/// Reads `--percentiles`: numbers in percent, each above 0 and at most 100, returned
+/// sorted without repeats.
+pub fn parse_percentiles(text: &str) -> Result<PercentileList, String> {
+    let mut list = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        let p: f64 = item.parse().map_err(|_| {
+            format!("`{item}` is not a number: give percentiles in percent, e.g. 50,99,99.9")
+        })?;
+        if !(p > 0.0 && p <= 100.0) {
+            return Err(format!(
+                "{item} is not a percentile: each is above 0 and at most 100"
+            ));
+        }
+        list.push(p);
+    }
+    list.sort_by(f64::total_cmp);
+    list.dedup();
+    if list.len() > MAX_PERCENTILES {
+        return Err(format!(
+            "{} percentiles, more than {MAX_PERCENTILES}",
+            list.len()
+        ));
+    }
+    Ok(PercentileList(list))
+}
+
 /// Parses `123`, `1.5k`, `2M`, `3G` (decimal multipliers) into a float.
 fn parse_scaled(text: &str) -> Result<f64, String> {
     let trimmed = text.trim();
@@ -274,5 +309,26 @@ mod tests {
         assert_eq!(parse("1M").unwrap(), 1e6);
         assert!(parse("1.5M").unwrap_err().contains("planning"));
         assert!(parse("nan").is_err() && parse("inf").is_err() && parse("0").is_err());
+    }
+
+    #[test]
+    fn a_percentile_list_is_read_sorted_and_bad_entries_are_named() {
+        assert_eq!(
+            parse_percentiles("99.9, 50,99,50").unwrap().0,
+            [50.0, 99.0, 99.9]
+        );
+        assert_eq!(parse_percentiles("100").unwrap().0, [100.0]);
+        for bad in ["0", "101", "-5", "p99", "", "NaN"] {
+            assert!(parse_percentiles(bad).is_err(), "{bad}");
+        }
+        let many = (1..=33)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        assert!(
+            parse_percentiles(&many)
+                .unwrap_err()
+                .contains("more than 32")
+        );
     }
 }

@@ -162,27 +162,6 @@ impl TestReport {
         self.host = Some(host);
         self.bottleneck = Some(bottleneck::judge(self));
     }
-
-    /// "error_replies failed", "schedule_lag and generator_cpu failed", or why the run is
-    /// invalid without a failed check.
-    pub fn why_invalid(&self) -> String {
-        let names: Vec<&str> = self
-            .checks
-            .iter()
-            .filter(|c| c.verdict == Verdict::Fail)
-            .map(|c| c.name.as_str())
-            .collect();
-        match names.as_slice() {
-            [] => format!("{} requests not sent", self.counts.not_sent),
-            [one] => format!("{one} failed"),
-            [rest @ .., last] => format!("{} and {last} failed", rest.join(", ")),
-        }
-    }
-
-    /// The response-time summary (the latency of the test).
-    pub fn response(&self) -> Option<&Latency> {
-        self.latency.get(Metric::Response.name())
-    }
 }
 
 /// A mix's commands, one report each (none for a single command: the test's is its own);

@@ -183,10 +183,10 @@ impl Session<'_, '_> {
                     .skip(l)
                     .step_by(loops)
                     .collect();
-                let mut summary = crate::report::repeats::RepeatSummary::of(&runs);
+                let mut summary = crate::judge::summary::repeats(&runs);
                 // The objectives are the test's own loop's, the first (see measure_once).
                 if let Some(s) = summary.as_mut().filter(|_| l == 0) {
-                    s.judge(&runs, &config.slos);
+                    s.objectives = crate::judge::slo::judge_repeats(&runs, &config.slos);
                 }
                 report.repeats.extend(summary);
             }

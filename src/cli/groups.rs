@@ -364,8 +364,8 @@ pub struct RunOutputArgs {
     pub hdr_log: Option<PathBuf>,
     /// The percentiles to report, in percent: `50,99,99.9,99.99` (memtier's
     /// --print-percentiles), each with its 95% interval [default: 50,90,95,99,99.9,99.99].
-    #[arg(long, value_name = "LIST", value_parser = crate::report::chosen::parse_list)]
-    pub percentiles: Option<crate::report::chosen::PercentileList>,
+    #[arg(long, value_name = "LIST", value_parser = crate::units::parse_percentiles)]
+    pub percentiles: Option<crate::units::PercentileList>,
 }
 
 /// `--precision` of printed latencies (a single run and `compare`).

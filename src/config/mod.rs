@@ -16,7 +16,9 @@ pub mod redact;
 pub mod replay;
 mod run;
 pub mod shard;
+pub mod slo;
 pub mod sweep;
+pub mod trace_plan;
 pub mod tune;
 mod workers;
 mod workload;
@@ -45,6 +47,13 @@ pub struct MergeConfig {
     pub partial: bool,
     /// `--html FILE`: the merged report's page.
     pub html: Option<PathBuf>,
+}
+
+impl MergeConfig {
+    /// The merged report's file in `--out`.
+    pub const JSON_FILE: &str = "merged.json";
+    /// The merged interval log's file in `--out`.
+    pub const HLOG_FILE: &str = "merged.hlog";
 }
 
 /// `tailrate report`, checked: the input is read when it runs.
@@ -98,7 +107,7 @@ fn refuse_out_among_inputs(out: &Path, inputs: &[PathBuf]) -> Result<(), ConfigE
         let written = input.parent() == Some(out_dir.as_path())
             && input
                 .file_name()
-                .is_some_and(|n| n == crate::merge::JSON_FILE || n == crate::merge::HLOG_FILE);
+                .is_some_and(|n| n == MergeConfig::JSON_FILE || n == MergeConfig::HLOG_FILE);
         if input == out_dir || written {
             return Err(ConfigError::invalid(
                 "--out",

@@ -63,9 +63,16 @@ struct Local<'a> {
     closed_on_purpose: bool,
 }
 
+/// Starts the connection loop of `slot` (with `conn`, or connecting when its master is
+/// known) as a task the thread can stop at the run's end ([`Ctx::stop_connections`]).
+pub(crate) fn spawn(ctx: &Rc<Ctx>, slot: usize, conn: Option<Connection>) {
+    let task = tokio::task::spawn_local(connection_loop(ctx.clone(), slot, conn));
+    ctx.connection_tasks.borrow_mut().push(task);
+}
+
 /// Runs one connection until the run ends. A connection with none yet (`conn` is `None`:
 /// the place of a master learned during the run) connects when its master is known.
-pub(crate) async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Option<Connection>) {
+async fn connection_loop(ctx: Rc<Ctx>, slot: usize, conn: Option<Connection>) {
     let ctx: &Ctx = &ctx;
     let cap = ctx.plan.capacity();
     let limiter = ctx.shared.limiter.as_ref();

@@ -213,13 +213,6 @@ pub(crate) struct Down {
 }
 
 impl Ctx {
-    /// Starts the connection loop of `slot` (with `conn`, or connecting when its master
-    /// is known) as a task the thread can stop at the run's end.
-    pub fn spawn_connection(self: &Rc<Self>, slot: usize, conn: Option<Connection>) {
-        let task = tokio::task::spawn_local(super::conn::connection_loop(self.clone(), slot, conn));
-        self.connection_tasks.borrow_mut().push(task);
-    }
-
     /// Stops every connection loop still running (their unanswered requests are counted
     /// as they are dropped) and waits until they are gone.
     pub async fn stop_connections(&self) {

@@ -14,6 +14,7 @@
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use super::conn;
 use super::ctx::Ctx;
 use super::route::Cluster;
 use crate::net::Endpoint;
@@ -110,7 +111,7 @@ fn open_new_masters(ctx: &Rc<Ctx>, cluster: &Cluster) {
         }
         for client in 0..ctx.plan.connections {
             ctx.live.set(ctx.live.get() + 1);
-            ctx.spawn_connection(client * places + node, None);
+            conn::spawn(ctx, client * places + node, None);
         }
     }
 }

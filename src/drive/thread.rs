@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 use super::BATCH;
+use super::conn;
 use super::ctx::{Ctx, Dial, ThreadPlan};
 use super::dispatch::Dispatch;
 use super::gate::StartGate;
@@ -124,7 +125,7 @@ async fn drive_thread(
 
     let tick = tokio::task::spawn_local(tick_loop(ctx.clone()));
     for (slot, conn) in conns {
-        ctx.spawn_connection(slot, Some(conn));
+        conn::spawn(&ctx, slot, Some(conn));
     }
     let refresh = ctx
         .cluster

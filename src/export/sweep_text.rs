@@ -2,7 +2,8 @@
 //! verdict with the interval it rests on, the bottleneck), and the table of the steps by
 //! rate that ends a sweep. The numbers are [`super`]'s; printing them is this file's.
 
-use crate::report::sweep::{Measurement, SloVerdict, SweepReport, steps_of};
+use crate::judge::summary::steps_of;
+use crate::report::sweep::{Measurement, SloVerdict, SweepReport};
 use crate::stats::confidence::Ci95;
 
 impl Measurement {

@@ -157,7 +157,7 @@ pub fn landmarks(steps: &[StepSummary]) -> Landmarks {
     };
     let saturation_per_sec = steps
         .iter()
-        .find(|s| s.saturated())
+        .find(|s| super::saturation::saturated(s))
         .map(|s| s.target_rate_per_sec);
     Landmarks {
         floor,

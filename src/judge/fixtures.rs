@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::config::sweep::Slo;
+use crate::config::slo::Slo;
 use crate::judge::capacity::Point;
 use crate::judge::slo::judge;
 use crate::report::sweep::{Kind, Measurement, Verdict};
@@ -14,7 +14,7 @@ use crate::stats::confidence::Ci95;
 pub(crate) const MS: u64 = 1_000_000;
 
 pub(crate) fn slo_p99_1ms() -> Slo {
-    crate::config::sweep::parse_slo("p99<=1ms").unwrap()
+    crate::config::slo::parse_slo("p99<=1ms").unwrap()
 }
 
 /// A run at `rate` whose response p99 is `p99_ns` with interval `ci`, achieving the

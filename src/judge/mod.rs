@@ -1,8 +1,9 @@
-//! Every verdict, pure: the self-checks of a run, the bottleneck, a comparison's rows,
-//! the SLO verdicts of a sweep's runs and steps, the capacity read from them, and two
-//! sweeps' capacities against each other. Each
-//! reads a finished run's outcome or report (or two sides' latencies) and returns the
-//! verdict types of `report`; nothing here prints or measures.
+//! Every verdict and rule, pure: the self-checks of a run, the bottleneck, a
+//! comparison's rows, the SLO verdicts of a sweep's runs and steps and of `--repeat`'s
+//! runs pooled, the saturation rule, the capacity read from them, and two sweeps'
+//! capacities against each other; and the summaries of runs pooled (`summary`) that the
+//! verdicts read. Each reads a finished run's outcome or report (or two sides'
+//! latencies) and returns the models of `report`; nothing here prints or measures.
 
 pub mod bottleneck;
 pub mod capacities;
@@ -13,4 +14,6 @@ pub mod events;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod host;
+pub mod saturation;
 pub mod slo;
+pub mod summary;

@@ -34,10 +34,10 @@ pub use input::ShardInput;
 
 use crate::config::MergeConfig;
 
-/// The merged report's file in `--out`.
-pub const JSON_FILE: &str = "merged.json";
-/// The merged interval log's file in `--out`.
-pub const HLOG_FILE: &str = "merged.hlog";
+/// The merged files' names in `--out`: config refuses an `--out` that holds an input
+/// by these names.
+const JSON_FILE: &str = MergeConfig::JSON_FILE;
+const HLOG_FILE: &str = MergeConfig::HLOG_FILE;
 
 /// Runs `tailrate merge`: reads, checks, adds, writes; on `stdout`, each merged test's
 /// `-q` line and one line that says where it went.

@@ -9,9 +9,6 @@ use serde::{Deserialize, Serialize};
 use super::{Latency, Percentile};
 use crate::stats::confidence::{self, Batch, Ci95};
 
-/// Most percentiles `--percentiles` takes: a table row each.
-pub const MAX_CHOSEN: usize = 32;
-
 /// One chosen percentile.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ChosenPercentile {
@@ -101,55 +98,10 @@ impl Latency {
     }
 }
 
-/// `--percentiles` as read: in percent, sorted, without repeats. One value to clap, not
-/// many (a `Vec` would be taken as a repeatable flag).
-#[derive(Debug, Clone, PartialEq)]
-pub struct PercentileList(pub Vec<f64>);
-
-/// Reads `--percentiles`: numbers in percent, each above 0 and at most 100, returned
-/// sorted without repeats.
-pub fn parse_list(text: &str) -> Result<PercentileList, String> {
-    let mut list = Vec::new();
-    for item in text.split(',').map(str::trim) {
-        let p: f64 = item.parse().map_err(|_| {
-            format!("`{item}` is not a number: give percentiles in percent, e.g. 50,99,99.9")
-        })?;
-        if !(p > 0.0 && p <= 100.0) {
-            return Err(format!(
-                "{item} is not a percentile: each is above 0 and at most 100"
-            ));
-        }
-        list.push(p);
-    }
-    list.sort_by(f64::total_cmp);
-    list.dedup();
-    if list.len() > MAX_CHOSEN {
-        return Err(format!(
-            "{} percentiles, more than {MAX_CHOSEN}",
-            list.len()
-        ));
-    }
-    Ok(PercentileList(list))
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    #[test]
-    fn a_list_is_read_sorted_and_bad_entries_are_named() {
-        assert_eq!(parse_list("99.9, 50,99,50").unwrap().0, [50.0, 99.0, 99.9]);
-        assert_eq!(parse_list("100").unwrap().0, [100.0]);
-        for bad in ["0", "101", "-5", "p99", "", "NaN"] {
-            assert!(parse_list(bad).is_err(), "{bad}");
-        }
-        let many = (1..=33)
-            .map(|i| i.to_string())
-            .collect::<Vec<_>>()
-            .join(",");
-        assert!(parse_list(&many).unwrap_err().contains("more than 32"));
-    }
 
     #[test]
     fn a_chosen_percentile_is_the_fixed_estimate_at_any_quantile() {

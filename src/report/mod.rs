@@ -228,6 +228,36 @@ pub struct TestReport {
     pub host: Option<host::HostReport>,
 }
 
+impl TestReport {
+    /// The response-time summary (the latency of the test).
+    pub fn response(&self) -> Option<&Latency> {
+        self.latency.get(crate::record::Metric::Response.name())
+    }
+
+    /// "error_replies failed", "schedule_lag and generator_cpu failed", or why the run is
+    /// invalid without a failed check.
+    pub fn why_invalid(&self) -> String {
+        let names: Vec<&str> = self
+            .checks
+            .iter()
+            .filter(|c| c.verdict == verdict::Verdict::Fail)
+            .map(|c| c.name.as_str())
+            .collect();
+        match names.as_slice() {
+            [] => format!("{} requests not sent", self.counts.not_sent),
+            [one] => format!("{one} failed"),
+            [rest @ .., last] => format!("{} and {last} failed", rest.join(", ")),
+        }
+    }
+
+    /// Its response windows in time order (none when it kept none).
+    pub fn windows(&self) -> &[crate::stats::confidence::Batch] {
+        self.response_windows
+            .as_ref()
+            .map_or(&[][..], |w| w.windows.as_slice())
+    }
+}
+
 /// Sends per window over the whole windows of a test's measured span, summed over its
 /// threads, in order from the span's start.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -3,19 +3,15 @@
 //! beside it, and for response time the interval of the pooled test
 //! ([`crate::stats::pooled`]), which counts the repeats as clusters, so the host's
 //! weather between them (a neighbour, a migration, the page cache) widens it. The
-//! statistic is the one a sweep's steps use, so the same runs give the same figures.
+//! statistic is the one a sweep's steps use, so the same runs give the same figures;
+//! the summary is computed in `judge::summary`.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::sweep::steps::StepVerdict;
-use super::sweep::{Kind, Measurement};
-use super::{Percentile, TestReport};
-use crate::config::sweep::Slo;
-use crate::record::Metric;
-use crate::stats::confidence::Batch;
-use crate::stats::pooled::{self, PooledPercentile};
+use crate::stats::pooled::PooledPercentile;
 
 /// One test's repeats.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -27,7 +23,7 @@ pub struct RepeatSummary {
     /// By metric (`response`, ...), each percentile in order.
     pub metrics: BTreeMap<String, Vec<RepeatedPercentile>>,
     /// `--slo` over the repeats pooled, decided as a sweep decides a step (an open loop
-    /// with objectives only).
+    /// with objectives only; `judge::slo::judge_repeats`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objectives: Option<StepVerdict>,
 }
@@ -40,114 +36,4 @@ pub struct RepeatedPercentile {
     /// The pooled value, its interval (response time only) and each repeat's own value.
     #[serde(flatten)]
     pub pooled: PooledPercentile,
-}
-
-impl RepeatSummary {
-    /// The summary of `runs`, the repeats of one test in order; `None` for fewer than two.
-    pub fn of(runs: &[&TestReport]) -> Option<Self> {
-        let first = runs.first()?;
-        if runs.len() < 2 {
-            return None;
-        }
-        let windows: Vec<&[Batch]> = runs
-            .iter()
-            .map(|r| {
-                r.response_windows
-                    .as_ref()
-                    .map_or(&[][..], |w| w.windows.as_slice())
-            })
-            .collect();
-        let mut metrics = BTreeMap::new();
-        for metric in first.latency.keys() {
-            let hists: Vec<_> = runs
-                .iter()
-                .filter_map(|r| r.latency.get(metric))
-                .filter(|l| l.count > 0)
-                .filter_map(|l| l.histogram())
-                .collect();
-            if hists.len() != runs.len() {
-                continue;
-            }
-            // Windows are kept of response time only: other metrics get no interval.
-            let of_metric: &[&[Batch]] = if metric == Metric::Response.name() {
-                &windows
-            } else {
-                &[]
-            };
-            let rows = Percentile::ALL
-                .iter()
-                .filter_map(|&p| {
-                    Some(RepeatedPercentile {
-                        percentile: p.key().to_string(),
-                        pooled: pooled::percentile(&hists, of_metric, p.quantile())?,
-                    })
-                })
-                .collect();
-            metrics.insert(metric.clone(), rows);
-        }
-        Some(RepeatSummary {
-            test: first.name.clone(),
-            repeats: runs.len(),
-            metrics,
-            objectives: None,
-        })
-    }
-
-    /// `runs` (the repeats of one open-loop test) pooled and judged against `slos`, by
-    /// the rule of a sweep's step ([`crate::judge::slo`]): the same statistic, its
-    /// stated error tested by the same calibration.
-    pub fn judge(&mut self, runs: &[&TestReport], slos: &[Slo]) {
-        let Some(rate) = runs.first().and_then(|r| r.target_rate_per_sec) else {
-            return;
-        };
-        if slos.is_empty() {
-            return;
-        }
-        let measurements: Vec<Measurement> = runs
-            .iter()
-            .enumerate()
-            .map(|(repeat, r)| Measurement {
-                kind: Kind::Step,
-                target_rate_per_sec: Some(rate),
-                connections: 0,
-                repeat,
-                started_secs: 0.0,
-                hlog: String::new(),
-                slo: r.slo.clone(),
-                report: (*r).clone(),
-            })
-            .collect();
-        let group: Vec<&Measurement> = measurements.iter().collect();
-        self.objectives = Some(crate::judge::slo::judge_step(&group, slos));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-    use crate::judge::fixtures::windowed_run;
-
-    /// `--repeat` and a sweep's step pool the same runs the same way: one statistic.
-    #[test]
-    fn repeats_and_a_sweep_step_give_the_same_pooled_figures_from_the_same_runs() {
-        let runs: Vec<_> = [
-            [10, 0, 0, 5],
-            [0, 0, 0, 0],
-            [2500, 0, 0, 0],
-            [40, 40, 40, 40],
-        ]
-        .iter()
-        .map(|over| windowed_run(1000.0, 5000, over))
-        .collect();
-        let reports: Vec<&TestReport> = runs.iter().map(|m| &m.report).collect();
-        let repeats = RepeatSummary::of(&reports).unwrap();
-        let step = &crate::report::sweep::steps::summarize(&runs)[0];
-        for row in &repeats.metrics["response"] {
-            let pooled = &step.response[&row.percentile];
-            assert_eq!(&row.pooled, pooled, "{}", row.percentile);
-        }
-        let p99 = &step.response["p99"];
-        assert!(p99.ci95_ns.is_some() && p99.runs == 4, "{p99:?}");
-    }
 }

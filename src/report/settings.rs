@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
+use crate::config::trace_plan::TracePlan;
 use crate::drive::{ArrivalProcess, Mode, Pacing, Stop};
 
 /// The settings that shape the numbers.
@@ -88,6 +89,27 @@ pub struct ReplaySettings {
     pub looped: bool,
 }
 
+impl ReplaySettings {
+    /// The record of `trace`, replayed as planned.
+    pub fn of(trace: &TracePlan) -> Self {
+        ReplaySettings {
+            file: trace.file.display().to_string(),
+            format: trace.format_name(),
+            speed: trace.options.speed,
+            connections: trace.options.connections,
+            recorded_clients: trace.shape.clients.len() as u64,
+            commands: trace.shape.commands,
+            recorded_span_secs: trace.shape.span_secs(),
+            recorded_rate_per_sec: trace.shape.mean_rate_per_sec(),
+            left_out: trace.shape.left_out.iter().cloned().collect(),
+            bad_lines: trace.shape.bad_lines,
+            first_bad_line: trace.shape.first_bad.clone(),
+            out_of_order: trace.shape.out_of_order,
+            looped: trace.options.repeat,
+        }
+    }
+}
+
 /// A shard's place in its plan.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct ShardSettings {
@@ -144,7 +166,10 @@ impl Settings {
                 .mode
                 .workers()
                 .map(|w| crate::record::nanos(w.pipeline_delay)),
-            replay: config.replay.clone(),
+            replay: config
+                .replay
+                .as_deref()
+                .map(|trace| Box::new(ReplaySettings::of(trace))),
             shard: (config.plan.shard.is_split() || config.plan.start_at.is_some()).then(|| {
                 ShardSettings {
                     index: config.plan.shard.index,

@@ -44,11 +44,11 @@ impl Sweeper<'_> {
                 measurement: &m,
             })?;
             let p99 = m.report.response().map_or(0, |l| l.p99_ns);
-            let saturated = crate::judge::slo::saturation(
+            let saturated = crate::judge::saturation::saturation(
                 rate,
                 (
-                    crate::judge::slo::achieved_fraction(&m.report),
-                    crate::judge::slo::replies_fraction(&m.report),
+                    crate::judge::saturation::achieved_fraction(&m.report),
+                    crate::judge::saturation::replies_fraction(&m.report),
                 ),
                 p99,
                 self.report.plan.stop_at_ns,
@@ -62,7 +62,7 @@ impl Sweeper<'_> {
             }
             let Some(why) = saturated else { continue };
             saturated_runs[i] += 1;
-            if !crate::judge::slo::past_saturation(saturated_runs[i], repeat)
+            if !crate::judge::saturation::past_saturation(saturated_runs[i], repeat)
                 || ceiling.is_some_and(|c| c <= rate)
             {
                 continue;
@@ -90,7 +90,13 @@ impl Sweeper<'_> {
             return Ok(());
         };
         for _ in 0..SATURATION_PROBES {
-            if self.past_saturation || self.report.steps.iter().any(|s| s.saturated()) {
+            if self.past_saturation
+                || self
+                    .report
+                    .steps
+                    .iter()
+                    .any(crate::judge::saturation::saturated)
+            {
                 break;
             }
             top = (top * BEYOND).round();

@@ -47,13 +47,13 @@ pub struct RunConfig {
     /// `--cluster`: the server must be a cluster node.
     pub cluster: bool,
     /// `--slo`: objectives each test's response time is judged against.
-    pub slos: Vec<super::sweep::Slo>,
+    pub slos: Vec<super::slo::Slo>,
     /// How `--contrast`'s rate-capped loop holds its rate.
     pub cap_pacing: crate::drive::CapPacing,
     /// Write every key the tests read before the first test (`--prefill`).
     pub prefill: bool,
     /// `tailrate replay`: the trace and how it is replayed, for the report.
-    pub replay: Option<Box<crate::report::ReplaySettings>>,
+    pub replay: Option<std::sync::Arc<super::trace_plan::TracePlan>>,
 }
 
 /// Which outputs to produce.
@@ -167,7 +167,7 @@ impl RunConfig {
                 .objectives
                 .slo
                 .iter()
-                .map(|s| super::sweep::parse_slo(s))
+                .map(|s| super::slo::parse_slo(s))
                 .collect::<Result<_, _>>()?,
             prefill: args.workload.prefill,
             replay: None,

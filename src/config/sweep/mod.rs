@@ -1,11 +1,10 @@
 //! What a sweep was asked to do, checked: the `--rates` spec (`rates.rs`), the `--slo`
-//! objectives (`slo.rs`), the sweep's own flags, and the base run every step starts from.
+//! objectives (`config/slo.rs`), the sweep's own flags, and the base run every step starts from.
 //! The run flags a sweep does not take are not in its `cli` groups, so clap refuses them;
 //! running the steps is `sweep`'s business.
 
 mod rates;
 mod replay;
-mod slo;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 pub use rates::{MAX_STEPS, Rates, parse_rates};
 pub use replay::ReplaySweep;
-pub use slo::{Slo, parse_slo};
 
+use super::slo::{Slo, parse_slo};
 use super::{ConfigError, RunConfig};
 use crate::cli::{RunArgs, SweepArgs, SweepOrder};
 use crate::drive::{Mode, Stop};

@@ -3,7 +3,6 @@
 //! search and the capacity are the sweep's as ever, and the capacity is also said as a
 //! multiple of the recorded traffic.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,13 +10,13 @@ use super::rates::{Rates, parse_rates};
 use crate::cli::SweepArgs;
 use crate::config::ConfigError;
 use crate::config::RunConfig;
-use crate::config::replay::{TracePlan, check_pass_length, refuse_for_replay};
-use crate::drive::{ArrivalProcess, Mode, Replay, ReplayOptions, Stop};
+use crate::config::replay::refuse_for_replay;
+use crate::config::trace_plan::{TracePlan, check_pass_length};
+use crate::drive::{ArrivalProcess, Mode, ReplayOptions, Stop};
 
 /// The trace a sweep replays, read through once.
 #[derive(Debug, Clone)]
 pub struct ReplaySweep {
-    file: PathBuf,
     trace: TracePlan,
     /// Commands per second as recorded: speed 1.
     pub recorded_rate_per_sec: f64,
@@ -47,7 +46,6 @@ impl ReplaySweep {
             ));
         };
         Ok(ReplaySweep {
-            file: file.to_path_buf(),
             trace,
             recorded_rate_per_sec,
         })
@@ -82,36 +80,34 @@ impl ReplaySweep {
         if let Mode::Open { arrival, .. } = &mut base.plan.mode {
             *arrival = ArrivalProcess::Constant;
         }
-        base.replay = Some(Box::new(self.trace.settings(&self.file)));
+        base.replay = Some(Arc::new(self.trace.clone()));
     }
 
     /// Makes `config`, a step at `rate_per_sec`, replay the trace at the matching speed,
     /// for one pass after its warm-up (or, with `--loop`, for `looped_for`).
     pub fn step(&self, config: &mut RunConfig, rate_per_sec: f64, looped_for: Duration) {
         let speed = rate_per_sec / self.recorded_rate_per_sec;
-        let options = ReplayOptions {
-            speed,
-            ..self.trace.options.clone()
-        };
-        let at_speed = TracePlan {
-            options: options.clone(),
+        let at_speed = Arc::new(TracePlan {
+            options: ReplayOptions {
+                speed,
+                ..self.trace.options.clone()
+            },
             ..self.trace.clone()
-        };
+        });
         // The warm-up is the trace's first stretch: the measured window is the rest.
         let rest = at_speed
             .pass_length()
             .saturating_sub(config.plan.warmup)
             .max(Duration::from_millis(1));
-        config.plan.stop = Stop::After(if options.repeat { looped_for } else { rest });
-        if let Some(settings) = &mut config.replay {
-            settings.speed = speed;
+        config.plan.stop = Stop::After(if at_speed.options.repeat {
+            looped_for
+        } else {
+            rest
+        });
+        config.plan.trace = Some(at_speed.replay());
+        if config.replay.is_some() {
+            config.replay = Some(at_speed);
         }
-        config.plan.trace = Some(Arc::new(Replay::new(
-            self.file.clone(),
-            &self.trace.shape,
-            &self.trace.names,
-            options,
-        )));
     }
 }
 

@@ -10,9 +10,8 @@ use super::{
     chart_on, draw_line, draw_markers, draw_text, font, frame, legend, open_steps, rate_label,
     subtitle_of,
 };
-use crate::report::sweep::{
-    Kind, Measurement, SATURATION_FRACTION, SweepReport, achieved_fraction,
-};
+use crate::judge::saturation::{SATURATION_FRACTION, achieved_fraction};
+use crate::report::sweep::{Kind, Measurement, SweepReport};
 
 /// The chart these steps draw on: linear rates on both axes.
 type RatesChart<'a, 'b> = XyChart<'a, 'b, Linear, Linear>;

@@ -10,7 +10,7 @@ use crate::report::sweep::{Measurement, SweepReport};
 /// Every open-loop run (coarse, search and re-measurement, every repeat) grouped by
 /// target rate, by increasing rate.
 pub(super) fn rate_groups(report: &SweepReport) -> Vec<(f64, Vec<&Measurement>)> {
-    crate::report::sweep::steps::by_rate(&report.runs)
+    crate::judge::summary::by_rate(&report.runs)
 }
 
 /// The median of what `pick` reads from each run of `group` (the mean of the middle two

@@ -20,7 +20,7 @@ const SPECTRUM_MAX_DECADES: u32 = 6;
 /// median p99), by rate, then the re-measured capacity.
 fn spectrum_runs(report: &SweepReport) -> Vec<(&Measurement, String)> {
     let mut runs: Vec<(&Measurement, String)> = Vec::new();
-    for (rate, group) in crate::report::sweep::steps::by_rate(&report.runs) {
+    for (rate, group) in crate::judge::summary::by_rate(&report.runs) {
         let mut steps: Vec<&Measurement> =
             group.into_iter().filter(|m| m.kind == Kind::Step).collect();
         steps.sort_by_key(|m| m.report.response().map_or(0, |l| l.p99_ns));
@@ -163,7 +163,7 @@ fn draw_bands(
     report: &SweepReport,
     runs: &[(&Measurement, String)],
 ) -> Result<bool, Box<dyn std::error::Error>> {
-    let summaries = crate::report::sweep::steps_of(report);
+    let summaries = crate::judge::summary::steps_of(report);
     let mut banded = false;
     for (i, (m, label)) in runs.iter().enumerate() {
         if label.ends_with("capacity") {

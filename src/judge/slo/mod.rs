@@ -26,13 +26,14 @@
 
 mod step;
 
-pub use step::{PESSIMISTIC, judge_step};
+pub use step::{PESSIMISTIC, StepRun, judge_step};
 
-use crate::config::sweep::Slo;
+use super::saturation::{SATURATION_FRACTION, achieved_fraction};
+use super::summary;
+use crate::config::slo::Slo;
 use crate::report::TestReport;
-use crate::report::sweep::steps::{self, StepSummary};
-use crate::report::sweep::{Measurement, SloCheck, SloVerdict};
-pub use crate::report::sweep::{SATURATION_FRACTION, Verdict, achieved_fraction, replies_fraction};
+use crate::report::sweep::steps::{StepSummary, StepVerdict};
+use crate::report::sweep::{Measurement, SloCheck, SloVerdict, Verdict};
 use crate::stats::confidence::Ci95;
 
 /// Largest shortfall of the achieved rate against the planned rate for a step to be valid.
@@ -115,7 +116,7 @@ pub fn judge(report: &TestReport, slos: &[Slo]) -> SloVerdict {
     let checks: Vec<SloCheck> = slos
         .iter()
         .map(|slo| {
-            let at = response.and_then(|l| steps::percentile_of(l, slo.percentile));
+            let at = response.and_then(|l| summary::percentile_of(l, slo.percentile));
             let ci95_ns = at.and_then(|a| a.1);
             SloCheck {
                 slo: slo.text.clone(),
@@ -137,56 +138,26 @@ pub fn judge(report: &TestReport, slos: &[Slo]) -> SloVerdict {
 
 /// The steps by rate of `runs`, each judged against `slos` (unjudged without any).
 pub fn judge_steps(runs: &[Measurement], slos: &[Slo]) -> Vec<StepSummary> {
-    let mut summaries = steps::summarize(runs);
+    let mut summaries = summary::summarize(runs);
     if slos.is_empty() {
         return summaries;
     }
-    let groups = steps::by_rate(runs);
+    let groups = summary::by_rate(runs);
     for (summary, (_, group)) in summaries.iter_mut().zip(groups) {
         summary.slo = Some(judge_step(&group, slos));
     }
     summaries
 }
 
-/// Why the sweep should stop after a step at `target` that sent the fraction `achieved`
-/// of its planned rate and got replies at the fraction `replies` of it (see
-/// [`achieved_fraction`], [`replies_fraction`]) with a response-time p99 of `p99_ns`;
-/// `None` to go on.
-pub fn saturation(
-    target: f64,
-    (achieved, replies): (f64, f64),
-    p99_ns: u64,
-    stop_at_ns: Option<u64>,
-) -> Option<String> {
-    if achieved < SATURATION_FRACTION {
-        return Some(format!(
-            "past saturation: at {target:.0} req/s the generator achieved only {:.1}% of the planned rate (under {:.0}%)",
-            100.0 * achieved,
-            100.0 * SATURATION_FRACTION
-        ));
+/// `runs` (the repeats of one open-loop test) pooled and judged against `slos` by the
+/// rule of a sweep's step: the same statistic, its stated error tested by the same
+/// calibration. `None` for a closed loop or without objectives.
+pub fn judge_repeats(runs: &[&TestReport], slos: &[Slo]) -> Option<StepVerdict> {
+    runs.first()?.target_rate_per_sec?;
+    if slos.is_empty() {
+        return None;
     }
-    if replies < SATURATION_FRACTION {
-        return Some(format!(
-            "past saturation: at {target:.0} req/s the server answered only {:.1}% of the planned rate (under {:.0}%)",
-            100.0 * replies,
-            100.0 * SATURATION_FRACTION
-        ));
-    }
-    match stop_at_ns {
-        Some(limit) if p99_ns > limit => Some(format!(
-            "past saturation: response p99 {:.3} ms at {target:.0} req/s is above --stop-at {:.3} ms",
-            p99_ns as f64 / 1e6,
-            limit as f64 / 1e6
-        )),
-        _ => None,
-    }
-}
-
-/// Whether a rate is past saturation once `saturated` of its `repeat` planned runs were
-/// (see [`saturation`]): most of them, so a single stall of a noisy host does not end the
-/// steps.
-pub fn past_saturation(saturated: usize, repeat: usize) -> bool {
-    saturated > repeat / 2
+    Some(judge_step(runs, slos))
 }
 
 #[cfg(test)]

@@ -2,30 +2,58 @@
 //! module doc of [`super`] for the rule), each objective decided on its pooled share over
 //! the bound, and why in one clause.
 
-use super::{SATURATION_FRACTION, Sends, all_of, sends};
-use crate::config::sweep::Slo;
+use super::{Sends, all_of, sends};
+use crate::config::slo::Slo;
+use crate::judge::saturation::SATURATION_FRACTION;
+use crate::judge::summary::windows_of;
 use crate::report::TestReport;
-use crate::report::sweep::steps::{self, Exceedance, StepCheck, StepVerdict};
-use crate::report::sweep::{Measurement, Verdict};
+use crate::report::sweep::steps::{Exceedance, StepCheck, StepVerdict};
+use crate::report::sweep::{Measurement, SloVerdict, Verdict};
 use crate::stats::exceedance::{self, Decision};
 use crate::stats::pooled;
 
+/// A run as a step's verdict reads it: its report, and its own verdict against the
+/// objectives (a sweep keeps it beside the report, a `--repeat` run inside it).
+pub trait StepRun {
+    /// The run's report.
+    fn report(&self) -> &TestReport;
+    /// Its own verdict against the objectives, when it was judged.
+    fn own_verdict(&self) -> Option<&SloVerdict>;
+}
+
+impl StepRun for Measurement {
+    fn report(&self) -> &TestReport {
+        &self.report
+    }
+
+    fn own_verdict(&self) -> Option<&SloVerdict> {
+        self.slo.as_ref()
+    }
+}
+
+impl StepRun for TestReport {
+    fn report(&self) -> &TestReport {
+        self
+    }
+
+    fn own_verdict(&self) -> Option<&SloVerdict> {
+        self.slo.as_ref()
+    }
+}
+
 /// One step's verdict from all its runs (see the module doc).
-pub fn judge_step(group: &[&Measurement], slos: &[Slo]) -> StepVerdict {
-    let sends: Vec<Sends> = group.iter().map(|m| sends(&m.report)).collect();
+pub fn judge_step<R: StepRun>(group: &[&R], slos: &[Slo]) -> StepVerdict {
+    let sends: Vec<Sends> = group.iter().map(|m| sends(m.report())).collect();
     // The visits: runs that kept their schedule and whose failed checks, if any, can only
     // have made their response times higher than the server's (see [`PESSIMISTIC`]).
-    let visits: Vec<&Measurement> = group
+    let visits: Vec<&TestReport> = group
         .iter()
         .zip(&sends)
-        .filter(|(m, s)| **s == Sends::Kept && only_pessimistic(&m.report))
-        .map(|(m, _)| *m)
+        .filter(|(m, s)| **s == Sends::Kept && only_pessimistic(m.report()))
+        .map(|(m, _)| m.report())
         .collect();
     let invalid = group.len() - visits.len();
-    let lagging = visits
-        .iter()
-        .filter(|m| generator_behind(&m.report))
-        .count();
+    let lagging = visits.iter().filter(|r| generator_behind(r)).count();
     let checks: Vec<StepCheck> = slos
         .iter()
         .filter_map(|slo| step_check(&visits, slo))
@@ -73,7 +101,7 @@ pub fn judge_step(group: &[&Measurement], slos: &[Slo]) -> StepVerdict {
         verdict,
         met_runs: group
             .iter()
-            .filter(|m| m.slo.as_ref().is_some_and(|v| v.met))
+            .filter(|m| m.own_verdict().is_some_and(|v| v.met))
             .count(),
         short_runs,
         invalid_runs: invalid,
@@ -117,13 +145,13 @@ fn generator_behind(report: &TestReport) -> bool {
 
 /// One objective over `visits`: the pooled percentile with its interval, and the decision
 /// on the pooled exceedance (see [`crate::stats::pooled`]).
-fn step_check(visits: &[&Measurement], slo: &Slo) -> Option<StepCheck> {
+fn step_check(visits: &[&TestReport], slo: &Slo) -> Option<StepCheck> {
     let quantile = slo.percentile / 100.0;
     let hists: Vec<_> = visits
         .iter()
-        .filter_map(|m| m.report.response()?.histogram())
+        .filter_map(|r| r.response()?.histogram())
         .collect();
-    let windows = steps::windows_of(visits);
+    let windows = windows_of(visits.iter().copied());
     let summary = pooled::percentile(&hists, &windows, quantile)?;
     let (decision, exceedance) = if windows.iter().all(|w| !w.is_empty()) {
         pooled::objective(&windows, quantile, slo.bound_ns)

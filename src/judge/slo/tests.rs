@@ -130,34 +130,36 @@ fn a_step_is_decided_on_the_share_over_the_bound_pooled_over_its_runs() {
     assert!(v.why.contains("no run carried the rate"), "{}", v.why);
 }
 
+/// `--repeat`'s objectives are a sweep step's verdict on the same runs, each run's own
+/// verdict read from its report (where a run of `--slo` keeps it).
 #[test]
-fn a_rate_is_past_saturation_when_most_of_its_runs_are() {
-    assert!(past_saturation(1, 1));
-    assert!(!past_saturation(1, 2) && past_saturation(2, 2));
-    assert!(!past_saturation(1, 3) && past_saturation(2, 3));
-    assert!(!past_saturation(2, 5) && past_saturation(3, 5));
-}
-
-#[test]
-fn the_sweep_stops_under_95_percent_of_target_or_above_stop_at() {
-    assert_eq!(saturation(100_000.0, (0.96, 0.96), 1_000_000, None), None);
-    assert!(
-        saturation(100_000.0, (0.94, 0.9), 1_000_000, None)
-            .unwrap()
-            .contains("generator achieved only 94.0%")
-    );
-    assert!(
-        saturation(100_000.0, (1.0, 0.7), 1_000_000, None)
-            .unwrap()
-            .contains("server answered only 70.0%")
-    );
-    assert_eq!(
-        saturation(100_000.0, (1.0, 1.0), 2_000_000, Some(2_000_000)),
-        None
-    );
-    assert!(
-        saturation(100_000.0, (1.0, 1.0), 2_000_001, Some(2_000_000))
-            .unwrap()
-            .contains("--stop-at")
-    );
+fn repeats_are_judged_as_a_sweep_judges_the_step_of_the_same_runs() {
+    let slos = [slo_p99_1ms()];
+    let mut verdicts = Vec::new();
+    for over in [[10, 0, 0, 5], [150, 150, 150, 150], [10, 10, 2500, 10]] {
+        let runs: Vec<Measurement> = (0..4)
+            .map(|i| windowed_run(1000.0, 5000, &over.map(|k| k + i)))
+            .collect();
+        let step = judge_step(&runs.iter().collect::<Vec<_>>(), &slos);
+        let reports: Vec<TestReport> = runs
+            .iter()
+            .map(|m| TestReport {
+                slo: m.slo.clone(),
+                ..m.report.clone()
+            })
+            .collect();
+        let repeats: Vec<&TestReport> = reports.iter().collect();
+        assert_eq!(judge_repeats(&repeats, &slos).as_ref(), Some(&step));
+        verdicts.push((step.verdict, step.met_runs));
+        // A closed loop (no target rate) and a run without objectives are not judged.
+        assert_eq!(judge_repeats(&repeats, &[]), None);
+        let closed = TestReport {
+            target_rate_per_sec: None,
+            ..reports[0].clone()
+        };
+        assert_eq!(judge_repeats(&[&closed, &closed], &slos), None);
+    }
+    // The runs' own verdicts are counted, and the cases differ.
+    assert_eq!(verdicts[0], (Pass, 4), "{verdicts:?}");
+    assert_eq!(verdicts[1].0, Fail, "{verdicts:?}");
 }

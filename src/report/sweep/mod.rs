@@ -9,7 +9,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Bottleneck, Header, Settings, TestReport};
-use crate::config::sweep::{Order, Slo};
+use crate::config::slo::Slo;
+use crate::config::sweep::Order;
 use crate::stats::confidence::Ci95;
 
 mod speed;
@@ -89,7 +90,8 @@ pub struct SweepReport {
     /// Every measurement, in the order run.
     pub runs: Vec<Measurement>,
     /// The open-loop runs by target rate, each rate's runs summarised and judged; by
-    /// increasing rate (empty in older files: [`steps_of`] summarises their runs).
+    /// increasing rate (empty in older files: `judge::summary::steps_of` summarises
+    /// their runs).
     #[serde(default)]
     pub steps: Vec<StepSummary>,
     /// The SLO search's result, when `--slo` was given.
@@ -308,58 +310,6 @@ impl<'de> Deserialize<'de> for Limit {
     }
 }
 
-/// The steps by rate of `report`: the saved ones, or for a file written before they
-/// were, its runs summarised (without verdicts).
-pub fn steps_of(report: &SweepReport) -> Vec<StepSummary> {
-    if report.steps.is_empty() {
-        steps::summarize(&report.runs)
-    } else {
-        report.steps.clone()
-    }
-}
-
-/// A step whose achieved rate is below this fraction of its target is past saturation.
-pub const SATURATION_FRACTION: f64 = 0.95;
-
-/// The achieved rate (requests written per second, over a window stretched to the last
-/// send) as a fraction of the rate the schedule planned in the measured window
-/// (intended / measured seconds). A server past saturation fills every connection's
-/// in-flight cap, sends go late or never, and this falls. Against the schedule's own
-/// count rather than the nominal target, so a Poisson schedule's count noise
-/// (1/sqrt(n), 4.5% at 500 requests) is not mistaken for saturation.
-pub fn achieved_fraction(report: &TestReport) -> f64 {
-    let c = &report.counts;
-    if c.intended > 0 && report.measured_secs > 0.0 {
-        report.achieved_rate_per_sec / (c.intended as f64 / report.measured_secs)
-    } else {
-        match report.target_rate_per_sec {
-            Some(target) if target > 0.0 => report.achieved_rate_per_sec / target,
-            _ => 1.0,
-        }
-    }
-}
-
-/// Whether `report`'s run fell short of its schedule: it sent, or got replies, at under
-/// [`SATURATION_FRACTION`] of the rate it planned (both against the schedule's own count,
-/// as in [`achieved_fraction`]). Sends keep the schedule while the server falls behind
-/// (an open loop writes whatever the server does, up to its in-flight cap); replies
-/// then fall short.
-pub fn fell_short(report: &TestReport) -> bool {
-    achieved_fraction(report) < SATURATION_FRACTION
-        || replies_fraction(report) < SATURATION_FRACTION
-}
-
-/// Replies per second as a fraction of the rate the schedule planned in the measured
-/// window (1 when it planned nothing).
-pub fn replies_fraction(report: &TestReport) -> f64 {
-    let c = &report.counts;
-    if c.intended > 0 && report.measured_secs > 0.0 {
-        report.throughput_per_sec / (c.intended as f64 / report.measured_secs)
-    } else {
-        1.0
-    }
-}
-
 /// Why a file is not a sweep this version reads.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
@@ -449,9 +399,8 @@ pub struct Landmarks {
     /// The lowest rate whose first objective's percentile lies above the floor's beyond
     /// both intervals.
     pub knee_per_sec: Option<f64>,
-    /// The lowest rate most of whose runs sent or got replies at under
-    /// [`SATURATION_FRACTION`] of the schedule, or built a backlog
-    /// ([`StepSummary::saturated`]).
+    /// The lowest rate most of whose runs sent or got replies at under the saturation
+    /// fraction of the schedule, or built a backlog (`judge::saturation`).
     pub saturation_per_sec: Option<f64>,
 }
 

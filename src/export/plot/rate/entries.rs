@@ -8,7 +8,8 @@ use super::marks::{VERDICTS, slo_color, slo_text};
 use crate::export::plot::{
     ALERT, BAND, CAPACITY, GRAY, INK, PERCENTILE_COLORS, PERCENTILES, Shape, Swatch, open_steps,
 };
-use crate::report::sweep::{Kind, SweepReport, steps_of};
+use crate::judge::summary::steps_of;
+use crate::report::sweep::{Kind, SweepReport};
 
 /// Every row of the legend, in order.
 pub(super) fn legend_entries(layout: &Layout<'_>) -> Vec<(String, Swatch)> {

@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{Layout, RateChart};
-use crate::config::sweep::Slo;
+use crate::config::slo::Slo;
 use crate::export::plot::{
     ALERT, BAND, BAND_OPACITY, CAPACITY, DrawResult, GRAY, INK, PERCENTILE_COLORS, PERCENTILES,
     Shape, draw_line, draw_markers, draw_text, font, log_ms, ms_label, rate_label,

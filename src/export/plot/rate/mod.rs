@@ -17,7 +17,7 @@ use super::{
     Area, Axes, DrawResult, LogAxis, PERCENTILES, Ticks, chart_on, frame, legend, metric,
     open_steps, rate_label, subtitle_of,
 };
-use crate::config::sweep::Slo;
+use crate::config::slo::Slo;
 use crate::report::sweep::{Kind, SweepReport};
 
 /// The chart these steps draw on: a linear rate axis, a log10 millisecond axis.
@@ -140,7 +140,7 @@ fn draw_sweep(
     label: &str,
     r: &SweepReport,
 ) -> DrawResult {
-    let summaries = crate::report::sweep::steps_of(r);
+    let summaries = crate::judge::summary::steps_of(r);
     lines::percentile_lines(chart, layout, index, r, &summaries)?;
     if !layout.overlay {
         lines::closed_loop_labels(chart, r)?;
