@@ -159,7 +159,8 @@ fn repeats_are_judged_as_a_sweep_judges_the_step_of_the_same_runs() {
         };
         assert_eq!(judge_repeats(&[&closed, &closed], &slos), None);
     }
-    // The runs' own verdicts are counted, and the cases differ.
-    assert_eq!(verdicts[0], (Pass, 4), "{verdicts:?}");
+    // The runs' own verdicts are counted, and the cases differ: four runs well under the
+    // bound cannot pass a p99 yet (its pass waits for run 16), four far over it fail.
+    assert_eq!(verdicts[0], (Uncertain, 4), "{verdicts:?}");
     assert_eq!(verdicts[1].0, Fail, "{verdicts:?}");
 }
