@@ -18,6 +18,7 @@ mod host;
 mod hostile_files;
 mod html;
 mod intervals;
+mod layers;
 mod limits;
 mod metrics;
 mod mutations;

@@ -4,9 +4,9 @@
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use super::cancel::Cancel;
 use super::outcome::DriveError;
 use super::plan::MAX_START_LATENESS;
-use super::shared::Cancel;
 
 /// Starts every thread at once: each reports whether it connected; the caller opens the
 /// gate.

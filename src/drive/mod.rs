@@ -22,6 +22,7 @@
 //! use it (`conn` with its `feed` and `reply`, `scheduler`, `thread`) sit above it.
 
 mod batch;
+mod cancel;
 pub mod cap;
 mod conn;
 mod ctx;
@@ -48,6 +49,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
+pub use cancel::Cancel;
 pub use cap::{CapPacing, RateCap};
 pub use outcome::{
     ConnectionEvents, DriveError, Interval, MAX_OUTAGES, Outage, RunOutcome, SendCounts, ThreadCpu,
@@ -58,7 +60,6 @@ pub use plan::{
 };
 pub use replay::{Replay, ReplayOptions};
 pub use schedule::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
-pub use shared::Cancel;
 pub use topology::{LayoutChange, LayoutHistory, MAX_LAYOUT_CHANGES};
 pub use trace::{FeedClosed, TraceFeed, TraceSender, TraceSource};
 

@@ -1,12 +1,11 @@
 //! `--percentiles 50,99,99.9,99.99`: the percentiles a run reports, chosen (memtier's
 //! `--print-percentiles`). Each is estimated as the fixed ones are, with its interval
 //! and the samples beyond it, and kept in the report beside them; the text report's
-//! tables then list these instead.
+//! tables then list these instead ([`super::Latency::reported`]).
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::{Latency, Percentile};
 use crate::stats::confidence::{self, Batch, Ci95};
 
 /// One chosen percentile.
@@ -57,51 +56,11 @@ impl ChosenPercentile {
     }
 }
 
-/// One row of a percentile table: what the text report lists for a latency.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Reported {
-    /// `p99.9`.
-    pub label: String,
-    /// The value.
-    pub value_ns: u64,
-    /// Its interval.
-    pub ci95_ns: Option<Ci95>,
-    /// Samples beyond it, when known.
-    pub beyond: Option<u64>,
-}
-
-impl Latency {
-    /// The percentiles to list: the chosen ones when `--percentiles` gave some, else
-    /// the fixed six.
-    pub fn reported(&self) -> Vec<Reported> {
-        if !self.chosen.is_empty() {
-            return self
-                .chosen
-                .iter()
-                .map(|c| Reported {
-                    label: c.label(),
-                    value_ns: c.value_ns,
-                    ci95_ns: c.ci95_ns,
-                    beyond: Some(c.beyond),
-                })
-                .collect();
-        }
-        Percentile::ALL
-            .iter()
-            .map(|&p| Reported {
-                label: p.label().to_string(),
-                value_ns: self.at(p),
-                ci95_ns: self.ci95(p),
-                beyond: self.beyond(p),
-            })
-            .collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::report::Latency;
 
     #[test]
     fn a_chosen_percentile_is_the_fixed_estimate_at_any_quantile() {

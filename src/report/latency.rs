@@ -385,3 +385,44 @@ impl ResponseWindows {
             })
     }
 }
+
+/// One row of a percentile table: what the text report lists for a latency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reported {
+    /// `p99.9`.
+    pub label: String,
+    /// The value.
+    pub value_ns: u64,
+    /// Its interval.
+    pub ci95_ns: Option<Ci95>,
+    /// Samples beyond it, when known.
+    pub beyond: Option<u64>,
+}
+
+impl Latency {
+    /// The percentiles to list: the chosen ones when `--percentiles` gave some, else
+    /// the fixed six.
+    pub fn reported(&self) -> Vec<Reported> {
+        if !self.chosen.is_empty() {
+            return self
+                .chosen
+                .iter()
+                .map(|c| Reported {
+                    label: c.label(),
+                    value_ns: c.value_ns,
+                    ci95_ns: c.ci95_ns,
+                    beyond: Some(c.beyond),
+                })
+                .collect();
+        }
+        Percentile::ALL
+            .iter()
+            .map(|&p| Reported {
+                label: p.label().to_string(),
+                value_ns: self.at(p),
+                ci95_ns: self.ci95(p),
+                beyond: self.beyond(p),
+            })
+            .collect()
+    }
+}

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::drive::ThreadCpu;
 pub use latency::{
-    Confidence, Latency, Percentile, ResponseWindows, decode_histogram, encode_histogram,
+    Confidence, Latency, Percentile, Reported, ResponseWindows, decode_histogram, encode_histogram,
 };
 
 /// Version of the JSON layout; bumped on any incompatible change.

@@ -13,7 +13,8 @@ mod error;
 mod reply;
 mod token;
 
-pub use decode::{Frame, FrameKind, Framer, Limits, error_kind, frame};
+pub use decode::{Frame, Framer, error_kind, frame};
 pub use encode::{encode_command, encode_inline, encoded_len};
 pub use error::DecodeError;
 pub use reply::{Reply, parse};
+pub use token::{FrameKind, Limits};

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use crate::export::ms;
-use crate::report::chosen::Reported;
+use crate::report::Reported;
 use crate::report::{Latency, Percentile, TestReport};
 use crate::text::printable;
 

@@ -1,9 +1,70 @@
 //! The RESP token reader shared by the framer and the tree parser: strict syntax
-//! of every type byte, length line, line and blob, and the per-value limits.
+//! of every type byte ([`FrameKind`]), length line, line and blob, and the per-value
+//! limits ([`Limits`]).
 
 use std::ops::Range;
 
-use super::{DecodeError, FrameKind, Limits};
+use super::DecodeError;
+
+/// Bounds that keep a hostile or corrupt peer from exhausting memory or stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest bulk, blob error or verbatim payload accepted, in bytes. A whole reply
+    /// (an aggregate and all it holds) may be at most this plus `max_line_bytes` (room for
+    /// the framing around one largest bulk), so no reply can grow the buffer past it.
+    pub max_bulk_bytes: u64,
+    /// Deepest nesting of aggregates (arrays, maps, sets, pushes, attributes) accepted.
+    pub max_depth: usize,
+    /// Longest line (simple string, error, number) accepted without its CRLF, in bytes.
+    pub max_line_bytes: usize,
+    /// Largest element count of one aggregate (pairs, for maps and attributes).
+    pub max_elements: u64,
+}
+
+impl Default for Limits {
+    /// 512 MiB bulks (Redis' default `proto-max-bulk-len`), depth 512, 64 KiB lines, 2^32 elements.
+    fn default() -> Self {
+        Self {
+            max_bulk_bytes: 512 * 1024 * 1024,
+            max_depth: 512,
+            max_line_bytes: 64 * 1024,
+            max_elements: 1 << 32,
+        }
+    }
+}
+
+/// The RESP type of a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FrameKind {
+    /// `+` simple string.
+    Simple,
+    /// `-` simple error.
+    Error,
+    /// `:` integer.
+    Integer,
+    /// `$` bulk string.
+    Bulk,
+    /// `_`, `$-1` or `*-1`: null.
+    Null,
+    /// `*` array.
+    Array,
+    /// `%` map.
+    Map,
+    /// `~` set.
+    Set,
+    /// `>` out-of-band push.
+    Push,
+    /// `,` double.
+    Double,
+    /// `#` boolean.
+    Boolean,
+    /// `(` big number.
+    BigNumber,
+    /// `=` verbatim string.
+    Verbatim,
+    /// `!` blob error.
+    BulkError,
+}
 
 /// One value header (or whole scalar) read by [`read_token`].
 #[derive(Debug, Clone, PartialEq, Eq)]
