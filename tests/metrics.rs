@@ -213,6 +213,19 @@ fn prometheus_scraping_a_run_every_second_ends_with_the_counts_of_its_json() {
     let scrapes = prometheus.query(r#"count_over_time(tailrate_running{run!=""}[10m])"#);
     eprintln!("{scrapes} scrapes of the run");
     assert!(scrapes >= 10.0, "{scrapes} scrapes of the run");
+    // The p99 Prometheus reads off the buckets is the report's within 10% (docs/metrics.md:
+    // a bucket is at most 12.5% wide, and linear within a bucket whose tail spreads over it).
+    let p99_ns = test["latency"]["response"]["p99_ns"]
+        .as_u64()
+        .expect("a p99") as f64;
+    let scraped = prometheus.query(
+        r#"histogram_quantile(0.99, sum by (le) (max_over_time(tailrate_latency_seconds_bucket{metric="response"}[10m])))"#,
+    ) * 1e9;
+    eprintln!("histogram_quantile(0.99) = {scraped:.0} ns (JSON p99: {p99_ns} ns)");
+    assert!(
+        (scraped / p99_ns - 1.0).abs() < 0.10,
+        "histogram_quantile(0.99) read {scraped:.0} ns against the report's p99 of {p99_ns} ns"
+    );
     let valid = prometheus.query(&last("tailrate_valid"));
     assert_eq!(valid, f64::from(u8::from(test["valid"] == true)));
     let checks = prometheus.query("count(max_over_time(tailrate_check_passed[10m]))");
