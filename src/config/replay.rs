@@ -16,7 +16,7 @@ use crate::drive::{
     ArrivalProcess, MAX_CONNECTIONS, MAX_RATE_PER_THREAD, Replay, ReplayOptions, Stop,
 };
 use crate::report::ReplaySettings;
-use crate::workload::replay::{ReplayFilter, TraceShape};
+use crate::workload::replay::{MAX_COMMAND_RECORDS, ReplayFilter, TraceShape};
 use crate::workload::{Template, Test};
 
 /// `-c`'s default: a replay refuses any other value (its connections are the trace's).
@@ -121,6 +121,29 @@ impl TracePlan {
             shape,
             names,
         })
+    }
+
+    /// Refuses more distinct commands times threads than [`MAX_COMMAND_RECORDS`]: each
+    /// thread keeps every command's histograms (`threads` as typed; a replay uses at most
+    /// one per connection).
+    pub fn check_threads(&self, threads: usize) -> Result<(), ConfigError> {
+        let threads = threads.min(self.options.connections).max(1);
+        let commands = self.names.len();
+        if commands.saturating_mul(threads) <= MAX_COMMAND_RECORDS {
+            return Ok(());
+        }
+        let fit = MAX_COMMAND_RECORDS / commands.max(1);
+        let fewer = if fit >= 1 {
+            format!("give --threads {fit} or fewer, or ")
+        } else {
+            String::new()
+        };
+        Err(ConfigError::invalid(
+            "--threads",
+            format!(
+                "the trace has {commands} distinct commands, and each of {threads} threads                  keeps latency histograms for every one: at most {MAX_COMMAND_RECORDS}                  commands times threads; {fewer}leave commands out with --commands or                  --exclude"
+            ),
+        ))
     }
 
     /// Schedule time of one pass over the trace at its speed: from the first command to
@@ -245,6 +268,7 @@ pub fn replay_config(args: &ReplayArgs) -> Result<RunConfig, ConfigError> {
         args.duration.duration,
     )?;
     let trace = TracePlan::of(&args.file, &args.trace, args.speed, args.rate)?;
+    trace.check_threads(args.connection.threads)?;
     let speed_flag = if args.rate.is_some() {
         "--rate"
     } else {

@@ -44,6 +44,12 @@ const CONTAINERS: &[&str] = &[
 /// histogram per interval).
 pub const MAX_REPLAY_COMMANDS: usize = 1000;
 
+/// Most records of a command on a thread one replay keeps: each generator thread keeps
+/// every command's latency histograms, in each of the records it fills and hands on, so
+/// the count of distinct commands times the threads is what a replay's memory follows
+/// (1,000 commands on 4 threads; bench/README.md, "Replay memory").
+pub const MAX_COMMAND_RECORDS: usize = 4096;
+
 /// Most recorded clients kept apart: each is a connection (`--connections` folds more).
 pub const MAX_REPLAY_CLIENTS: usize = 1_000_000;
 
