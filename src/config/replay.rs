@@ -16,7 +16,7 @@ use crate::drive::{
     ArrivalProcess, MAX_CONNECTIONS, MAX_RATE_PER_THREAD, Replay, ReplayOptions, Stop,
 };
 use crate::report::ReplaySettings;
-use crate::workload::replay::{MAX_COMMAND_RECORDS, ReplayFilter, TraceShape};
+use crate::workload::replay::{MAX_COMMAND_RECORDS, ReplayFilter, TraceShape, admin_commands};
 use crate::workload::{Template, Test};
 
 /// `-c`'s default: a replay refuses any other value (its connections are the trace's).
@@ -83,6 +83,7 @@ impl TracePlan {
                 ),
             ));
         }
+        refuse_admin_commands(file, &shape, args.allow_admin_commands)?;
         let speed_flag = if rate.is_some() { "--rate" } else { "--speed" };
         let speed = match (speed, rate) {
             (_, Some(rate)) => {
@@ -231,6 +232,31 @@ pub(super) fn refuse_for_replay(
         ));
     }
     Ok(())
+}
+
+/// Refuses a trace holding commands that change the server beyond its keys, naming each
+/// with its count, unless `allowed` (`--allow-admin-commands`).
+fn refuse_admin_commands(
+    file: &Path,
+    shape: &TraceShape,
+    allowed: bool,
+) -> Result<(), ConfigError> {
+    let admin = admin_commands(&shape.names);
+    if allowed || admin.is_empty() {
+        return Ok(());
+    }
+    let listed: Vec<String> = admin.iter().map(|(n, c)| format!("{n} {c}")).collect();
+    let names: Vec<&str> = admin.iter().map(|(n, _)| n.as_str()).collect();
+    Err(ConfigError::invalid(
+        "FILE",
+        format!(
+            "{} holds commands that change the server beyond the keys it replays ({}): \
+             replay them with --allow-admin-commands, or leave them out with --exclude {}",
+            file.display(),
+            listed.join(", "),
+            names.join(",")
+        ),
+    ))
 }
 
 /// Refuses a speed at which one pass over the trace would outlast a run's longest.
