@@ -712,3 +712,47 @@ fn a_trace_that_flushes_the_server_is_refused_unless_allowed_and_the_key_kept() 
     assert_eq!(server.cmd(&["EXISTS", "keep"]), "0", "flushed, as allowed");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_csv_quote_left_open_on_row_501_of_2000_is_named_or_skipped() {
+    let dir = temp_dir("csvquote");
+    let trace = dir.join("open.csv");
+    let mut text = String::from("time,client,db,command\n");
+    for i in 0..2000 {
+        if i == 500 {
+            text.push_str("0.25,c1,0,SET,\"unclosed,v\n");
+        } else {
+            text.push_str(&format!("{:.4},c1,0,SET,k{i},v\n", i as f64 / 2000.0));
+        }
+    }
+    std::fs::write(&trace, text).unwrap();
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let file = trace.to_str().unwrap();
+    let out = run_tailrate(&["replay", file, "-p", &port, "-q"]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("open.csv") && err.contains("line 502") && err.contains("past the end"),
+        "{err}"
+    );
+    assert_eq!(server.commandstats().get("set"), None, "nothing sent: {err}");
+
+    let json = dir.join("skipped.json");
+    let out = run_tailrate(&[
+        "replay",
+        file,
+        "-p",
+        &port,
+        "-q",
+        "--skip-bad-lines",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_success(&out);
+    let report = read_json(&json);
+    assert_eq!(report["settings"]["replay"]["bad_lines"], 1);
+    assert_eq!(report["settings"]["replay"]["commands"], 1999);
+    assert_eq!(server.commandstats().get("set"), Some(&1999));
+    let _ = std::fs::remove_dir_all(&dir);
+}
