@@ -690,7 +690,11 @@ fn a_trace_that_flushes_the_server_is_refused_unless_allowed_and_the_key_kept() 
     // Nothing was sent: the key is there, the setting as it was.
     let stats = server.commandstats();
     assert_eq!(stats.get("flushall"), None, "{stats:?}");
-    assert_eq!(stats.get("set"), Some(&1), "only this test's SET: {stats:?}");
+    assert_eq!(
+        stats.get("set"),
+        Some(&1),
+        "only this test's SET: {stats:?}"
+    );
     assert_eq!(server.cmd(&["GET", "keep"]), "1");
     assert_eq!(server.config_get("maxmemory-samples"), "5");
 
@@ -736,7 +740,11 @@ fn a_csv_quote_left_open_on_row_501_of_2000_is_named_or_skipped() {
         err.contains("open.csv") && err.contains("line 502") && err.contains("past the end"),
         "{err}"
     );
-    assert_eq!(server.commandstats().get("set"), None, "nothing sent: {err}");
+    assert_eq!(
+        server.commandstats().get("set"),
+        None,
+        "nothing sent: {err}"
+    );
 
     let json = dir.join("skipped.json");
     let out = run_tailrate(&[
