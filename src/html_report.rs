@@ -5,8 +5,9 @@
 //! `report::sweep::parse` read, [`crate::export::html`] renders (a sweep's plots drawn
 //! again, as `tailrate plot` draws them).
 //!
-//! An input that cannot be read or is not one of those is the user's to fix: an
-//! [`InputError`] naming the file and what in it is wrong, which `main` exits 2 on.
+//! An input that cannot be read or is not one of those, or that holds a number no run
+//! writes (`report::plausible`), is the user's to fix: an [`InputError`] naming the file
+//! and what in it is wrong, which `main` exits 2 on.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -68,6 +69,10 @@ fn input_file(input: &Path) -> PathBuf {
 fn render(bytes: &[u8]) -> Result<String, String> {
     let value: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    // A number no run writes is refused here, before a page sums it or divides by it.
+    if let Some(why) = crate::report::plausible::beyond_any_run(&value) {
+        return Err(why);
+    }
     let has = |key: &str| value.get(key).is_some();
     if has("groups") && has("method") {
         return comparison(bytes, &value).map(|c| html::compare(&c, None));
@@ -119,5 +124,10 @@ mod tests {
         assert!(e.starts_with("not JSON"), "{e}");
         let e = render(b"{\"schema_version\": 2, \"groups\": [], \"method\": \"m\"}").unwrap_err();
         assert!(e.contains("missing field"), "{e}");
+        let e = render(b"{\"tests\": [{\"measured_secs\": 1e308}]}").unwrap_err();
+        assert!(
+            e.starts_with("tests[0].measured_secs is 1e308: no run"),
+            "{e}"
+        );
     }
 }

@@ -276,3 +276,58 @@ fn histograms_no_run_writes_and_logs_of_1970_or_no_length_are_refused_at_once() 
     std::fs::write(&bad_log, no_length).unwrap();
     assert_refused(&merge, &[bad_log_s, "lasts 0 s"]);
 }
+
+#[test]
+fn a_page_of_impossible_figures_is_refused_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = RedisServer::start();
+    let run = dir.path().join("run.json");
+    let run_s = run.to_str().unwrap();
+    let port = server.port().to_string();
+    let rate = [
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "--rate",
+        "1000",
+        "--duration",
+        "2s",
+    ];
+    let out = run_tailrate_with_timeout(
+        &[&rate[..], &["-q", "--json", run_s]].concat(),
+        Duration::from_secs(60),
+    );
+    assert!(run.exists(), "{}", stderr_of(&out));
+    let html = dir.path().join("page.html");
+    let html_s = html.to_str().unwrap();
+    // The report as written renders.
+    let page = run_tailrate_with_timeout(
+        &["report", run_s, "--html", html_s],
+        Duration::from_secs(60),
+    );
+    assert_eq!(page.status.code(), Some(0), "{}", stderr_of(&page));
+
+    let bad = dir.path().join("bad.json");
+    let bad_s = bad.to_str().unwrap();
+    let report = ["report", bad_s, "--html", html_s];
+    // Figures the page showed as `inf%` CPU, a rate of 1e308, a count of 2^64 - 1.
+    let cases: Vec<(Box<Edit>, &str)> = vec![
+        (
+            Box::new(|v| v["tests"][0]["generator_cpu"][0]["wall_secs"] = 1e-320.into()),
+            "tests[0].generator_cpu[0].wall_secs is 1e-320",
+        ),
+        (
+            Box::new(|v| v["tests"][0]["generator_cpu"][0]["cpu_secs"] = 1e308.into()),
+            "tests[0].generator_cpu[0].cpu_secs is 1e308",
+        ),
+        (
+            Box::new(|v| v["tests"][0]["intervals"][0]["completed"] = u64::MAX.into()),
+            "tests[0].intervals[0].completed is 18446744073709551615",
+        ),
+    ];
+    for (edit, field) in &cases {
+        edit_json(&run, &bad, edit);
+        assert_refused(&report, &[bad_s, field]);
+    }
+}
