@@ -17,7 +17,7 @@ pub const MOST_RATE: f64 = 1e12;
 pub const MOST_SECS: f64 = 100.0 * 365.25 * 86_400.0;
 
 /// `v` as a reader takes it in: `1e308`, not its 309 digits.
-fn shown(v: f64) -> String {
+pub(super) fn shown(v: f64) -> String {
     if v.is_finite() && (v.abs() >= 1e15 || (v != 0.0 && v.abs() < 1e-6)) {
         format!("{v:e}")
     } else {
@@ -132,48 +132,23 @@ pub const MOST_NUMBER: f64 = 9_007_199_254_740_992.0;
 /// counts, and 1e-320 s of wall time made a thread's CPU `inf%`.
 pub const LEAST_NUMBER: f64 = 1e-100;
 
-/// Why a report's JSON (a run's, a merge's, a sweep's or a comparison's) holds a number
-/// no run writes, naming where, as `tests[0].generator_cpu[1].wall_secs`: past
-/// [`MOST_NUMBER`] (a century for a field in nanoseconds, `*_ns`), or not zero and under
-/// [`LEAST_NUMBER`]. A seed may be any u64. `None` when every number is one a run has.
-pub fn beyond_any_run(value: &serde_json::Value) -> Option<String> {
-    beyond_at(value, "", "")
-}
-
-fn beyond_at(value: &serde_json::Value, key: &str, path: &str) -> Option<String> {
-    use serde_json::Value;
-    match value {
-        Value::Object(fields) => fields.iter().find_map(|(k, v)| {
-            let at = if path.is_empty() {
-                k.clone()
-            } else {
-                format!("{path}.{k}")
-            };
-            beyond_at(v, k, &at)
-        }),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(i, v)| beyond_at(v, key, &format!("{path}[{i}]"))),
-        Value::Number(n) if key != "seed" && !key.ends_with("_seed") => {
-            let v = n.as_f64().unwrap_or(f64::INFINITY);
-            let is = if n.is_f64() { shown(v) } else { n.to_string() };
-            let (most, most_text) = if key.ends_with("_ns") {
-                (MOST_SECS * 1e9, "a century in nanoseconds (3.2e18)")
-            } else {
-                (MOST_NUMBER, "2^53 (9.0e15)")
-            };
-            if v.abs() > most {
-                return Some(format!(
-                    "{path} is {is}: no run writes a number past {most_text}"
-                ));
-            }
-            (v != 0.0 && v.abs() < LEAST_NUMBER).then(|| {
-                format!("{path} is {is}: no run writes a number so near 0 (under {LEAST_NUMBER:e})")
-            })
-        }
-        _ => None,
+/// Why the number `v` (written `is`) at `path`, in the field `key`, is one no run writes:
+/// past [`MOST_NUMBER`] (a century for a field in nanoseconds, `*_ns`), or not zero and
+/// under [`LEAST_NUMBER`]. Seeds (any u64) are the caller's to pass by.
+pub(super) fn beyond(path: &str, key: &str, v: f64, is: &str) -> Option<String> {
+    let (most, most_text) = if key.ends_with("_ns") {
+        (MOST_SECS * 1e9, "a century in nanoseconds (3.2e18)")
+    } else {
+        (MOST_NUMBER, "2^53 (9.0e15)")
+    };
+    if v.is_nan() || v.abs() > most {
+        return Some(format!(
+            "{path} is {is}: no run writes a number past {most_text}"
+        ));
     }
+    (v != 0.0 && v.abs() < LEAST_NUMBER).then(|| {
+        format!("{path} is {is}: no run writes a number so near 0 (under {LEAST_NUMBER:e})")
+    })
 }
 
 /// The most runs of one step a sweep repeats (`--repeat`).
@@ -314,7 +289,10 @@ mod tests {
         let mut v = serde_json::to_value(report()).unwrap();
         v["seed"] = u64::MAX.into();
         v["stop_at_ns"] = 3_000_000_000_000_000_000u64.into();
-        assert_eq!(beyond_any_run(&v), None);
+        let scan = |v: &serde_json::Value| {
+            super::super::scan::beyond_any_run(&serde_json::to_vec(v).unwrap())
+        };
+        assert_eq!(scan(&v), Ok(()));
         for (field, bad) in [
             ("counts", serde_json::json!({"sent": u64::MAX})),
             ("achieved_rate_per_sec", 1e308.into()),
@@ -323,7 +301,7 @@ mod tests {
         ] {
             let mut w = serde_json::json!({"tests": [v.clone()]});
             w["tests"][0][field] = bad;
-            let why = beyond_any_run(&w).unwrap();
+            let why = scan(&w).unwrap_err();
             assert!(why.starts_with(&format!("tests[0].{field}")), "{why}");
         }
     }
