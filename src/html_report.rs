@@ -5,8 +5,9 @@
 //! `report::sweep::parse` read, [`crate::export::html`] renders (a sweep's plots drawn
 //! again, as `tailrate plot` draws them).
 //!
-//! An input that cannot be read or is not one of those is the user's to fix: an
-//! [`InputError`] naming the file and what in it is wrong, which `main` exits 2 on.
+//! An input that cannot be read or is not one of those, or that holds a number no run
+//! writes (`report::scan`), is the user's to fix: an [`InputError`] naming the file
+//! and what in it is wrong, which `main` exits 2 on.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use anyhow::{Context, Result};
 use crate::config::ReportConfig;
 use crate::export::html;
 use crate::report::compare::{COMPARE_SCHEMA_VERSION, Comparison, Report};
+use crate::report::scan::{self, TopKeys};
 
 /// A saved report that cannot be made into a page: the user's to fix (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -66,14 +68,16 @@ fn input_file(input: &Path) -> PathBuf {
 
 /// The page of the report in `bytes`, or what is wrong with it.
 fn render(bytes: &[u8]) -> Result<String, String> {
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
-    let has = |key: &str| value.get(key).is_some();
-    if has("groups") && has("method") {
-        return comparison(bytes, &value).map(|c| html::compare(&c, None));
+    // A number or a list no run writes is refused here, as the file is walked and before
+    // anything of it is built, so a page neither sums nor divides by it, and a list of
+    // millions costs no memory.
+    scan::beyond_any_run(bytes)?;
+    let keys = TopKeys::of(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    if keys.groups.is_some() && keys.method.is_some() {
+        return comparison(bytes, &keys).map(|c| html::compare(&c, None));
     }
-    if !has("runs") && !has("tests") {
-        return Err(if has("trials") {
+    if keys.runs.is_none() && keys.tests.is_none() {
+        return Err(if keys.trials.is_some() {
             "a tune report (tailrate tune --json), which has no page: give a run's, a merge's, \
              a sweep's or a comparison's"
                 .into()
@@ -90,8 +94,8 @@ fn render(bytes: &[u8]) -> Result<String, String> {
 }
 
 /// A comparison's JSON of this layout version.
-fn comparison(bytes: &[u8], value: &serde_json::Value) -> Result<Comparison, String> {
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
+fn comparison(bytes: &[u8], keys: &TopKeys) -> Result<Comparison, String> {
+    match keys.version() {
         Some(v) if v == u64::from(COMPARE_SCHEMA_VERSION) => {}
         found => {
             return Err(format!(
@@ -119,5 +123,10 @@ mod tests {
         assert!(e.starts_with("not JSON"), "{e}");
         let e = render(b"{\"schema_version\": 2, \"groups\": [], \"method\": \"m\"}").unwrap_err();
         assert!(e.contains("missing field"), "{e}");
+        let e = render(b"{\"tests\": [{\"measured_secs\": 1e308}]}").unwrap_err();
+        assert!(
+            e.starts_with("tests[0].measured_secs is 1e308: no run"),
+            "{e}"
+        );
     }
 }

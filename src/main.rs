@@ -31,10 +31,18 @@ fn main() -> ExitCode {
     watch_signals(&cancel, &armed);
     // `args_os`: a key, a value or a file name need not be UTF-8 (`args` would panic).
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let args = match Args::try_parse_from(&argv) {
+    let mut args = match Args::try_parse_from(&argv) {
         Ok(args) => args,
         Err(e) => return usage_error(e, &argv),
     };
+    if let Some(connection) = args.connection_mut()
+        && connection.askpass
+    {
+        match ask_password() {
+            Ok(password) => connection.password = Some(password),
+            Err(why) => return usage(&format!("--askpass: {why}")),
+        }
+    }
     let command = match Command::from_args(&args, &mut std::io::stdin()) {
         Ok(command) => command,
         Err(e) if e.exit_code() == 2 => return usage(&hide_in_message(&e.to_string(), &argv)),
@@ -275,6 +283,27 @@ fn warn_about_password(argv: &[String], stderr: &mut dyn Write) {
             "Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe."
         );
     }
+}
+
+/// `--askpass`: the password typed at the terminal without echo, as redis-cli asks for
+/// it, or the first line of standard input when that is not a terminal (a pipe, a
+/// file; `-x` then reads what follows it).
+fn ask_password() -> Result<String, String> {
+    let stdin = std::io::stdin();
+    let line = if stdin.is_terminal() {
+        rpassword::prompt_password("Please input password: ").map_err(|e| e.to_string())?
+    } else {
+        let mut line = String::new();
+        stdin
+            .read_line(&mut line)
+            .map_err(|e| format!("standard input: {e}"))?;
+        line
+    };
+    let password = line.trim_end_matches(['\r', '\n']);
+    if password.is_empty() {
+        return Err("no password given".into());
+    }
+    Ok(password.to_string())
 }
 
 /// `--insecure` on every run, before connecting: the server is not authenticated.

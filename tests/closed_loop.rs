@@ -6,6 +6,7 @@ use std::process::Command;
 
 use super::harness::{
     RedisServer, assert_success, read_json, redis_benchmark_bin, run_tailrate, run_with_timeout,
+    stderr_of,
 };
 
 /// Commands that tools send for their own bookkeeping (CONFIG GET, INFO), not the workload.
@@ -720,4 +721,58 @@ fn prefill_without_a_read_or_over_too_many_keys_is_refused_before_any_load() {
             "{stderr}"
         );
     }
+}
+
+/// `tailrate ARGS` with `input` written to its standard input through a pipe.
+fn run_with_stdin(args: &[&str], env: &[(&str, &str)], input: &str) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(super::harness::tailrate_bin())
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn askpass_reads_the_password_from_a_pipe_and_a_uri_password_is_warned_about() {
+    let server = RedisServer::builder()
+        .arg("--requirepass", "s3cret-pass")
+        .start();
+    let port = server.port().to_string();
+    let run = ["-p", &port, "-n", "100", "-t", "ping", "-q", "--askpass"];
+    // --askpass wins over REDISCLI_AUTH, as redis-cli's does.
+    let asked = run_with_stdin(&run, &[("REDISCLI_AUTH", "wrong")], "s3cret-pass\n");
+    let stdout = assert_success(&asked);
+    assert!(stdout.contains("PING_MBULK"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&asked.stderr);
+    assert!(!stderr.contains("Warning: Using a password"), "{stderr}");
+    assert!(server.commandstats()["ping"] >= 100);
+
+    let wrong = run_with_stdin(&run, &[], "not-it\n");
+    assert_eq!(wrong.status.code(), Some(1), "{}", stderr_of(&wrong));
+    let none = run_with_stdin(&run, &[], "");
+    assert_eq!(none.status.code(), Some(2), "{}", stderr_of(&none));
+    assert!(
+        stderr_of(&none).contains("--askpass"),
+        "{}",
+        stderr_of(&none)
+    );
+
+    let uri = format!("redis://:s3cret-pass@127.0.0.1:{port}");
+    let typed = run_tailrate(&["-u", &uri, "-n", "10", "-t", "ping", "-q"]);
+    assert_success(&typed);
+    assert!(stderr_of(&typed).contains(
+        "Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe."
+    ));
 }

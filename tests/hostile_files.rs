@@ -184,3 +184,150 @@ fn a_merge_into_one_of_its_inputs_or_from_a_fifo_is_refused_before_reading() {
         &["not a regular file"],
     );
 }
+
+/// An interval line whose histogram claims bounds 1..2^62 at five digits (one count):
+/// tens of megabytes of counts once decoded, where a run's span 1 ns to 1 h at three.
+fn wide_histogram_line() -> String {
+    use base64::Engine;
+    let mut b = Vec::new();
+    b.extend(0x1c84_9313u32.to_be_bytes());
+    b.extend(1u32.to_be_bytes());
+    b.extend(0u32.to_be_bytes());
+    b.extend(5u32.to_be_bytes());
+    b.extend(1u64.to_be_bytes());
+    b.extend((1u64 << 62).to_be_bytes());
+    b.extend(1.0f64.to_be_bytes());
+    b.push(2);
+    format!(
+        "Tag=GET.evil,0.007,1.000,1.0,{}",
+        base64::engine::general_purpose::STANDARD.encode(b)
+    )
+}
+
+#[test]
+fn histograms_no_run_writes_and_logs_of_1970_or_no_length_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let [(s0, h0), (s1, h1)] = two_shards(dir.path());
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    let (s0_s, s1_s, h1_s) = (
+        s0.to_str().unwrap(),
+        s1.to_str().unwrap(),
+        h1.to_str().unwrap(),
+    );
+    let log = std::fs::read_to_string(&h0).unwrap();
+    let lines = log.lines().count();
+    let bad_log = dir.path().join("bad.hlog");
+    let bad_log_s = bad_log.to_str().unwrap();
+    let merge = ["merge", "--out", out, s0_s, s1_s, bad_log_s, h1_s];
+
+    // 2,000 such lines (187 KB) once took over two minutes; refused at the first, by line.
+    let wide = wide_histogram_line();
+    let mut text = log.clone();
+    for _ in 0..2000 {
+        text.push_str(&wide);
+        text.push('\n');
+    }
+    std::fs::write(&bad_log, &text).unwrap();
+    let first = format!("line {}", lines + 1);
+    assert_refused(&merge, &[bad_log_s, &first, "not what a run writes"]);
+
+    // The same histogram in a report.
+    let bad = dir.path().join("bad.json");
+    let wide_b64 = wide.rsplit(',').next().unwrap().to_string();
+    edit_json(&s0, &bad, |v| {
+        v["tests"][0]["latency"]["lag"]["hdr_v2_base64"] = wide_b64.clone().into()
+    });
+    let bad_s = bad.to_str().unwrap();
+    assert_refused(
+        &["merge", "--out", out, bad_s, s1_s],
+        &[bad_s, "latency.lag", "not what a run writes"],
+    );
+    assert_refused(&["compare", bad_s, s1_s], &[bad_s, "not what a run writes"]);
+
+    // A log starting in 1970: StartTime and BaseTime 0.
+    let zero = regex_free_replace(&log, "#[StartTime: ", "0.000 ");
+    let zero = regex_free_replace(&zero, "#[BaseTime: ", "0.000 ");
+    std::fs::write(&bad_log, zero).unwrap();
+    assert_refused(&merge, &[bad_log_s, "StartTime"]);
+
+    // Every interval 0 s long.
+    let no_length: String = log
+        .lines()
+        .map(|l| {
+            let (tag, rest) = match l.strip_prefix("Tag=") {
+                Some(r) => r.split_once(',').map_or(("", l), |(t, r)| (t, r)),
+                None => ("", l),
+            };
+            match rest.split(',').collect::<Vec<_>>()[..] {
+                [start, _, max, hist] if !l.starts_with('#') && !l.starts_with('"') => {
+                    let tag = if tag.is_empty() {
+                        String::new()
+                    } else {
+                        format!("Tag={tag},")
+                    };
+                    format!("{tag}{start},0.000,{max},{hist}\n")
+                }
+                _ => format!("{l}\n"),
+            }
+        })
+        .collect();
+    assert!(no_length.contains(",0.000,"), "{no_length}");
+    std::fs::write(&bad_log, no_length).unwrap();
+    assert_refused(&merge, &[bad_log_s, "lasts 0 s"]);
+}
+
+#[test]
+fn a_page_of_impossible_figures_is_refused_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = RedisServer::start();
+    let run = dir.path().join("run.json");
+    let run_s = run.to_str().unwrap();
+    let port = server.port().to_string();
+    let rate = [
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "--rate",
+        "1000",
+        "--duration",
+        "2s",
+    ];
+    let out = run_tailrate_with_timeout(
+        &[&rate[..], &["-q", "--json", run_s]].concat(),
+        Duration::from_secs(60),
+    );
+    assert!(run.exists(), "{}", stderr_of(&out));
+    let html = dir.path().join("page.html");
+    let html_s = html.to_str().unwrap();
+    // The report as written renders.
+    let page = run_tailrate_with_timeout(
+        &["report", run_s, "--html", html_s],
+        Duration::from_secs(60),
+    );
+    assert_eq!(page.status.code(), Some(0), "{}", stderr_of(&page));
+
+    let bad = dir.path().join("bad.json");
+    let bad_s = bad.to_str().unwrap();
+    let report = ["report", bad_s, "--html", html_s];
+    // Figures the page showed as `inf%` CPU, a rate of 1e308, a count of 2^64 - 1.
+    let cases: Vec<(Box<Edit>, &str)> = vec![
+        (
+            Box::new(|v| v["tests"][0]["generator_cpu"][0]["wall_secs"] = 1e-320.into()),
+            "tests[0].generator_cpu[0].wall_secs is 1e-320",
+        ),
+        (
+            Box::new(|v| v["tests"][0]["generator_cpu"][0]["cpu_secs"] = 1e308.into()),
+            "tests[0].generator_cpu[0].cpu_secs is 1e308",
+        ),
+        (
+            Box::new(|v| v["tests"][0]["intervals"][0]["completed"] = u64::MAX.into()),
+            "tests[0].intervals[0].completed is 18446744073709551615",
+        ),
+    ];
+    for (edit, field) in &cases {
+        edit_json(&run, &bad, edit);
+        assert_refused(&report, &[bad_s, field]);
+    }
+}

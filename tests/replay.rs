@@ -655,3 +655,114 @@ fn a_sweep_over_speeds_gives_the_capacity_in_multiples_of_the_recording() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_trace_that_flushes_the_server_is_refused_unless_allowed_and_the_key_kept() {
+    let server = RedisServer::start();
+    server.cmd(&["SET", "keep", "1"]);
+    let dir = temp_dir("admin");
+    let trace = dir.join("flush.monitor");
+    let mut text = String::from(
+        "100.000000 [0 127.0.0.1:1] \"SET\" \"a\" \"1\"\n\
+         100.010000 [0 127.0.0.1:1] \"FLUSHALL\"\n\
+         100.020000 [0 127.0.0.1:1] \"CONFIG\" \"SET\" \"maxmemory-samples\" \"7\"\n\
+         100.030000 [0 127.0.0.1:2] \"flushall\" \"ASYNC\"\n",
+    );
+    for i in 0..20 {
+        text.push_str(&format!(
+            "100.{:06} [0 127.0.0.1:2] \"GET\" \"keep\"\n",
+            40_000 + i * 1000
+        ));
+    }
+    std::fs::write(&trace, text).unwrap();
+    let file = trace.to_str().unwrap();
+    let port = server.port().to_string();
+    let out = run_tailrate(&["replay", file, "-p", &port, "--no-progress", "-q"]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for needle in [
+        "flush.monitor",
+        "flushall 2",
+        "config|set 1",
+        "--allow-admin-commands",
+        "--exclude flushall,config|set",
+    ] {
+        assert!(err.contains(needle), "{needle:?} missing in {err}");
+    }
+    // Nothing was sent: the key is there, the setting as it was.
+    let stats = server.commandstats();
+    assert_eq!(stats.get("flushall"), None, "{stats:?}");
+    assert_eq!(
+        stats.get("set"),
+        Some(&1),
+        "only this test's SET: {stats:?}"
+    );
+    assert_eq!(server.cmd(&["GET", "keep"]), "1");
+    assert_eq!(server.config_get("maxmemory-samples"), "5");
+
+    let json = dir.join("allowed.json");
+    let out = run_tailrate(&[
+        "replay",
+        file,
+        "-p",
+        &port,
+        "--no-progress",
+        "-q",
+        "--allow-admin-commands",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_success(&out);
+    assert_eq!(server.commandstats().get("flushall"), Some(&2));
+    assert_eq!(server.config_get("maxmemory-samples"), "7");
+    assert_eq!(server.cmd(&["EXISTS", "keep"]), "0", "flushed, as allowed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_csv_quote_left_open_on_row_501_of_2000_is_named_or_skipped() {
+    let dir = temp_dir("csvquote");
+    let trace = dir.join("open.csv");
+    let mut text = String::from("time,client,db,command\n");
+    for i in 0..2000 {
+        if i == 500 {
+            text.push_str("0.25,c1,0,SET,\"unclosed,v\n");
+        } else {
+            text.push_str(&format!("{:.4},c1,0,SET,k{i},v\n", i as f64 / 2000.0));
+        }
+    }
+    std::fs::write(&trace, text).unwrap();
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let file = trace.to_str().unwrap();
+    let out = run_tailrate(&["replay", file, "-p", &port, "-q"]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("open.csv") && err.contains("line 502") && err.contains("past the end"),
+        "{err}"
+    );
+    assert_eq!(
+        server.commandstats().get("set"),
+        None,
+        "nothing sent: {err}"
+    );
+
+    let json = dir.join("skipped.json");
+    let out = run_tailrate(&[
+        "replay",
+        file,
+        "-p",
+        &port,
+        "-q",
+        "--skip-bad-lines",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_success(&out);
+    let report = read_json(&json);
+    assert_eq!(report["settings"]["replay"]["bad_lines"], 1);
+    assert_eq!(report["settings"]["replay"]["commands"], 1999);
+    assert_eq!(server.commandstats().get("set"), Some(&1999));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -208,9 +208,9 @@ impl IntervalMerger {
         (done, back)
     }
 
-    /// Keeps an emitted interval's record, emptied, for a later interval: allocating a
-    /// fresh one every interval (about 1 MB of histogram counts per command, zeroed and
-    /// mapped page by page) cost the generator's CPU a few percent, as this thread shares it.
+    /// Keeps an emitted interval's record, emptied, for a later interval: its histograms
+    /// keep the windows of counts they widened to, so the threads recording into it next
+    /// do not widen them again (allocations the generator's core would pay for).
     pub(super) fn recycle(&mut self, mut record: Recorder) {
         if self.spares.len() < 2 {
             record.reset();

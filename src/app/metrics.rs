@@ -4,19 +4,31 @@
 //! and from each test's end ([`Scope`]); [`Metrics::linger`] keeps the page up after the
 //! last test for a final scrape. The page itself is `export::metrics`'s.
 //!
-//! The HTTP side is a few lines of HTTP/1.1 by hand on one std thread: one path, one
-//! method, one scraper at a time, a body rendered per request and the connection closed
-//! after it. A framework would bring a runtime and dozens of crates for that, and a
-//! thread apart from the generator's keeps a slow scraper from ever delaying a send.
+//! The HTTP side is hyper's HTTP/1.1 server on a tokio runtime of its own, on a thread
+//! apart from the generator's, so a slow scraper never delays a send. A client must not be
+//! able to keep the page from the scraper, nor the process from exiting: each connection
+//! gets one answer and is closed, a request head must come within [`HEAD_TIMEOUT`] and the
+//! whole exchange within [`REQUEST_DEADLINE`], at most [`MAX_CONNECTIONS`] are served at
+//! once (a new one past that pushes out the oldest that has not sent a request yet, so
+//! idle or trickling clients cannot fill the slots), and at exit the connections are
+//! dropped, not waited for.
 
-use std::io::{Read, Write};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{ALLOW, CONTENT_TYPE as CONTENT_TYPE_HEADER};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
 
 use crate::config::MetricsConfig;
 use crate::drive::Cancel;
@@ -24,11 +36,17 @@ use crate::export::metrics::{CONTENT_TYPE, Exposition, render};
 use crate::record::{Recorder, Timing};
 use crate::report::TestReport;
 
-/// How long a scraper may take to send its request or read the page: a stuck one holds
-/// the only serving thread no longer than this.
-const IO_TIMEOUT: Duration = Duration::from_secs(5);
-/// The most of a request read: a scrape's request line and headers are a few hundred bytes.
-const MAX_REQUEST: usize = 16 * 1024;
+/// How long a client may take to send a request's head, from its connection: a scraper
+/// sends it at once.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long one connection may last, its request and the page together.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
+/// Most connections served at once. Prometheus scrapes over one; a few more are people.
+const MAX_CONNECTIONS: usize = 64;
+/// The most of a request head read (hyper's least): a scrape's is a few hundred bytes.
+const MAX_HEAD: usize = 8 * 1024;
+/// How long dropping [`Metrics`] waits for its thread to let go of the port.
+const STOP_WAIT: Duration = Duration::from_secs(1);
 
 /// The live page and the thread that serves it; stops serving when dropped.
 pub struct Metrics {
@@ -36,8 +54,10 @@ pub struct Metrics {
     /// Where it listens (the port as bound).
     addr: SocketAddr,
     linger: Duration,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    /// Tells the serving thread to stop.
+    stop: Option<oneshot::Sender<()>>,
+    /// Hears from the serving thread once it stopped.
+    stopped: mpsc::Receiver<()>,
 }
 
 /// Where one test's figures go on the page: the page, and the labels of the test's
@@ -63,22 +83,35 @@ impl Metrics {
         let addr = listener
             .local_addr()
             .context("--metrics-listen: the address bound")?;
+        listener
+            .set_nonblocking(true)
+            .context("--metrics-listen: the listening socket")?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("--metrics-listen: the runtime that serves the page")?;
         let run = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
         let page = Arc::new(Mutex::new(Exposition::new(run)));
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (page, stop) = (page.clone(), stop.clone());
+        let (stop, stop_heard) = oneshot::channel();
+        let (done, stopped) = mpsc::channel();
+        {
+            let page = page.clone();
             std::thread::Builder::new()
                 .name("tailrate-metrics".into())
-                .spawn(move || serve_loop(&listener, &page, &stop))
-                .context("--metrics-listen: starting the thread that serves the page")?
-        };
+                .spawn(move || {
+                    runtime.block_on(serve_loop(listener, page, stop_heard));
+                    // Dropping the runtime drops every connection still open, unanswered.
+                    drop(runtime);
+                    let _ = done.send(());
+                })
+                .context("--metrics-listen: starting the thread that serves the page")?;
+        }
         Ok(Metrics {
             page,
             addr,
             linger: config.linger,
-            stop,
-            thread: Some(thread),
+            stop: Some(stop),
+            stopped,
         })
     }
 
@@ -138,80 +171,126 @@ impl Metrics {
 
 impl Drop for Metrics {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // The thread waits in accept: a connection of our own wakes it to see `stop`.
-        let wake = match self.addr.ip() {
-            IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
-            IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
-            ip => ip,
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        // The thread stops at once (its connections are dropped, not waited for); were it
+        // held up anyway, the process goes on without it.
+        let _ = self.stopped.recv_timeout(STOP_WAIT);
+    }
+}
+
+/// A connection being served: how to end it, and whether it sent a request yet.
+struct Open {
+    task: AbortHandle,
+    asked: Arc<AtomicBool>,
+}
+
+/// Accepts connections until `stop`, each served on a task of its own.
+async fn serve_loop(
+    listener: TcpListener,
+    page: Arc<Mutex<Exposition>>,
+    mut stop: oneshot::Receiver<()>,
+) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    // In the order accepted, so the first that has not asked is the oldest.
+    let mut open: VecDeque<Open> = VecDeque::new();
+    loop {
+        let stream = tokio::select! {
+            _ = &mut stop => return,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of file descriptors, or the like: try again shortly, not at once.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
         };
-        let woke = TcpStream::connect_timeout(&SocketAddr::new(wake, self.addr.port()), IO_TIMEOUT);
-        if let (Ok(_), Some(thread)) = (woke, self.thread.take()) {
-            let _ = thread.join();
+        open.retain(|c| !c.task.is_finished());
+        if open.len() >= MAX_CONNECTIONS {
+            // The oldest that never asked makes room; when every one is being answered,
+            // the newcomer is turned away.
+            match open.iter().position(|c| !c.asked.load(Ordering::Relaxed)) {
+                Some(i) => {
+                    if let Some(idle) = open.remove(i) {
+                        idle.task.abort();
+                    }
+                }
+                None => continue,
+            }
         }
+        let asked = Arc::new(AtomicBool::new(false));
+        let task = tokio::spawn(connection(stream, page.clone(), asked.clone()));
+        open.push_back(Open {
+            task: task.abort_handle(),
+            asked,
+        });
     }
 }
 
-/// Answers one connection at a time until `stop`.
-fn serve_loop(listener: &TcpListener, page: &Mutex<Exposition>, stop: &AtomicBool) {
-    for stream in listener.incoming() {
-        if stop.load(Ordering::SeqCst) {
-            return;
-        }
-        if let Ok(mut stream) = stream {
-            // A scraper that went away is its own business; the next one is served.
-            let _ = answer(&mut stream, page);
-        }
-    }
+/// Serves one connection: one request, answered, then closed; within the deadline.
+async fn connection(
+    stream: tokio::net::TcpStream,
+    page: Arc<Mutex<Exposition>>,
+    asked: Arc<AtomicBool>,
+) {
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        asked.store(true, Ordering::Relaxed);
+        let response = answer(&request, &page);
+        async move { Ok::<_, Infallible>(response) }
+    });
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEAD_TIMEOUT)
+        .keep_alive(false)
+        .max_buf_size(MAX_HEAD);
+    let served = http.serve_connection(TokioIo::new(stream), service);
+    // A client gone, slow or malformed is its own business; the next one is served.
+    let _ = tokio::time::timeout(REQUEST_DEADLINE, served).await;
 }
 
-/// Reads one request and answers it: the page for `GET /metrics`, 404 or 405 otherwise.
-fn answer(stream: &mut TcpStream, page: &Mutex<Exposition>) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let mut request = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 2048];
-    while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < MAX_REQUEST {
-        let n = stream.read(&mut chunk)?;
-        if n == 0 {
-            break;
-        }
-        request.extend_from_slice(&chunk[..n]);
-    }
-    let line = request.split(|&b| b == b'\n').next().unwrap_or_default();
-    let mut words = line.split(|&b| b == b' ');
-    let (method, target) = (
-        words.next().unwrap_or_default(),
-        words.next().unwrap_or_default(),
-    );
-    let path = target.split(|&b| b == b'?').next().unwrap_or_default();
-    let (status, content_type, body) = match (method, path) {
-        (b"GET", b"/metrics") => {
+/// The answer to `request`: the page for `GET /metrics`, 404 or 405 otherwise.
+fn answer(request: &Request<Incoming>, page: &Mutex<Exposition>) -> Response<Full<Bytes>> {
+    let (status, content_type, body) = match (request.method(), request.uri().path()) {
+        (&Method::GET, "/metrics") => {
             // Copied out under the lock, rendered after it: the collector that feeds the
             // page waits only for the copy.
             let snapshot = page.lock().unwrap_or_else(PoisonError::into_inner).clone();
-            ("200 OK", CONTENT_TYPE, render(&snapshot))
+            (StatusCode::OK, CONTENT_TYPE, render(&snapshot))
         }
-        (b"GET", _) => ("404 Not Found", "text/plain", b"see /metrics\n".to_vec()),
+        (&Method::GET, _) => (
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            b"see /metrics\n".to_vec(),
+        ),
         _ => (
-            "405 Method Not Allowed",
+            StatusCode::METHOD_NOT_ALLOWED,
             "text/plain",
             b"GET /metrics\n".to_vec(),
         ),
     };
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE_HEADER,
+        hyper::header::HeaderValue::from_static(content_type),
     );
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(&body)?;
-    stream.flush()
+    if status == StatusCode::METHOD_NOT_ALLOWED {
+        headers.insert(ALLOW, hyper::header::HeaderValue::from_static("GET"));
+    }
+    response
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
 
     fn get(addr: SocketAddr, path: &str) -> String {
         let mut s = TcpStream::connect(addr).unwrap();
@@ -240,6 +319,19 @@ mod tests {
         assert!(page.contains("text/plain; version=0.0.4"), "{page}");
         assert!(page.contains("tailrate_running{run="), "{page}");
         assert!(get(metrics.addr(), "/").starts_with("HTTP/1.1 404"));
+        let mut post = TcpStream::connect(metrics.addr()).unwrap();
+        write!(
+            post,
+            "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        post.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 405"), "{answer}");
+        assert!(
+            answer.to_ascii_lowercase().contains("allow: get"),
+            "{answer}"
+        );
         let taken = MetricsConfig {
             listen: metrics.addr(),
             linger: Duration::ZERO,

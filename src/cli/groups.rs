@@ -107,7 +107,9 @@ pub struct ConnectionArgs {
         allow_negative_numbers = true
     )]
     pub threads: usize,
-    /// Password for Redis AUTH (REDISCLI_AUTH in the environment is safer).
+    /// Password for Redis AUTH. Given here (or in a -u URI) it shows in the process list
+    /// for the whole run, and a warning says so; REDISCLI_AUTH in the environment or
+    /// --askpass keeps it out.
     #[arg(
         short = 'a',
         value_name = "PASSWORD",
@@ -115,6 +117,10 @@ pub struct ConnectionArgs {
         hide_env_values = true
     )]
     pub password: Option<String>,
+    /// Ask for the password instead of -a or REDISCLI_AUTH: typed at the terminal without
+    /// echo, or the first line of standard input when it is not a terminal.
+    #[arg(long)]
+    pub askpass: bool,
     /// ACL user for `AUTH user pass`; needs a password.
     #[arg(long, value_name = "USER")]
     pub user: Option<String>,

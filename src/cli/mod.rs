@@ -60,6 +60,21 @@ pub struct Args {
     pub run: RunArgs,
 }
 
+impl Args {
+    /// The connection flags of the command given, when it connects to a server (a run,
+    /// a sweep, a replay, a comparison, a tune): where `--askpass` puts what it read.
+    pub fn connection_mut(&mut self) -> Option<&mut ConnectionArgs> {
+        match &mut self.subcommand {
+            None => Some(&mut self.run.connection),
+            Some(Command::Sweep(a)) => Some(&mut a.connection),
+            Some(Command::Replay(a)) => Some(&mut a.connection),
+            Some(Command::Compare(a)) => Some(&mut a.connection),
+            Some(Command::Tune(a)) => Some(&mut a.connection),
+            Some(_) => None,
+        }
+    }
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {

@@ -116,6 +116,11 @@ pub struct TraceArgs {
     /// Count lines that do not parse and go on, instead of refusing the trace at the first.
     #[arg(long = "skip-bad-lines")]
     pub skip_bad_lines: bool,
+    /// Replay commands that change the server beyond the trace's keys (FLUSHALL, FLUSHDB,
+    /// CONFIG SET, DEBUG, CLIENT KILL, ACL SETUSER, REPLICAOF, SAVE, ...: docs/replay.md);
+    /// without it a trace holding one is refused before anything is sent.
+    #[arg(long = "allow-admin-commands")]
+    pub allow_admin_commands: bool,
 }
 
 /// `--speed`: a positive finite factor, at most a million.

@@ -60,6 +60,7 @@ pub fn replay_config(args: &ReplayArgs) -> Result<RunConfig, ConfigError> {
         args.duration.duration,
     )?;
     let trace = TracePlan::of(&args.file, &args.trace, args.speed, args.rate)?;
+    trace.check_threads(args.connection.threads)?;
     let speed_flag = if args.rate.is_some() {
         "--rate"
     } else {

@@ -10,7 +10,7 @@ use super::ConfigError;
 use crate::cli::TraceArgs;
 use crate::drive::plan::MAX_RUN;
 use crate::drive::{MAX_CONNECTIONS, Replay, ReplayOptions};
-use crate::workload::replay::{ReplayFilter, TraceShape};
+use crate::workload::replay::{MAX_COMMAND_RECORDS, ReplayFilter, TraceShape, admin_commands};
 use crate::workload::{Template, Test};
 
 /// Connections of a trace without clients, unless `--connections` says.
@@ -76,6 +76,7 @@ impl TracePlan {
                 ),
             ));
         }
+        refuse_admin_commands(file, &shape, args.allow_admin_commands)?;
         let speed_flag = if rate.is_some() { "--rate" } else { "--speed" };
         let speed = match (speed, rate) {
             (_, Some(rate)) => {
@@ -115,6 +116,32 @@ impl TracePlan {
             shape,
             names,
         })
+    }
+
+    /// Refuses more distinct commands times threads than [`MAX_COMMAND_RECORDS`]: each
+    /// thread keeps every command's histograms (`threads` as typed; a replay uses at most
+    /// one per connection).
+    pub fn check_threads(&self, threads: usize) -> Result<(), ConfigError> {
+        let threads = threads.min(self.options.connections).max(1);
+        let commands = self.names.len();
+        if commands.saturating_mul(threads) <= MAX_COMMAND_RECORDS {
+            return Ok(());
+        }
+        let fit = MAX_COMMAND_RECORDS / commands.max(1);
+        let fewer = if fit >= 1 {
+            format!("give --threads {fit} or fewer, or ")
+        } else {
+            String::new()
+        };
+        Err(ConfigError::invalid(
+            "--threads",
+            format!(
+                "the trace has {commands} distinct commands, and each of {threads} threads \
+                 keeps latency histograms for every one: at most {MAX_COMMAND_RECORDS} \
+                 commands times threads; {fewer}leave commands out with --commands or \
+                 --exclude"
+            ),
+        ))
     }
 
     /// Schedule time of one pass over the trace at its speed: from the first command to
@@ -188,4 +215,29 @@ fn trace_error(file: &Path, error: crate::workload::trace::TraceError) -> Config
         path: file.to_path_buf(),
         error,
     }
+}
+
+/// Refuses a trace holding commands that change the server beyond its keys, naming each
+/// with its count, unless `allowed` (`--allow-admin-commands`).
+fn refuse_admin_commands(
+    file: &Path,
+    shape: &TraceShape,
+    allowed: bool,
+) -> Result<(), ConfigError> {
+    let admin = admin_commands(&shape.names);
+    if allowed || admin.is_empty() {
+        return Ok(());
+    }
+    let listed: Vec<String> = admin.iter().map(|(n, c)| format!("{n} {c}")).collect();
+    let names: Vec<&str> = admin.iter().map(|(n, _)| n.as_str()).collect();
+    Err(ConfigError::invalid(
+        "FILE",
+        format!(
+            "{} holds commands that change the server beyond the keys it replays ({}): \
+             replay them with --allow-admin-commands, or leave them out with --exclude {}",
+            file.display(),
+            listed.join(", "),
+            names.join(",")
+        ),
+    ))
 }

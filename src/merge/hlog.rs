@@ -72,17 +72,24 @@ pub fn read_log(path: &Path, bytes: &[u8]) -> Result<ShardLog, MergeError> {
             .map_err(|why| bad(format!("its header's shard: {why}")))?,
         None => Shard::WHOLE,
     };
-    check_times(bytes).map_err(bad)?;
-    let mut start = 0.0;
+    let numbers = check_times(bytes).map_err(bad)?;
+    let mut start = None;
     let mut intervals = Vec::new();
     for entry in IntervalLogIterator::new(bytes) {
         match entry.map_err(|e| bad(format!("not an interval log ({e:?})")))? {
-            LogEntry::StartTime(t) => start = t.as_secs_f64(),
+            LogEntry::StartTime(t) => start = Some(t.as_secs_f64()),
             LogEntry::BaseTime(_) => {}
             LogEntry::Interval(line) => {
                 let encoded = line.encoded_histogram();
-                crate::report::hdr_decode::decode(encoded)
-                    .map_err(|why| bad(format!("an interval's histogram {why}")))?;
+                crate::report::hdr_decode::decode(encoded).map_err(|why| {
+                    let at = numbers.get(intervals.len()).copied().unwrap_or_default();
+                    bad(format!("line {at}: an interval's histogram {why}"))
+                })?;
+                let Some(start) = start else {
+                    return Err(bad(
+                        "an interval comes before any StartTime: not a log a run writes".into(),
+                    ));
+                };
                 intervals.push(LogInterval {
                     tag: line.tag().map(|t| t.as_str().to_string()),
                     start_unix_secs: start + line.start_timestamp().as_secs_f64(),
@@ -91,6 +98,13 @@ pub fn read_log(path: &Path, bytes: &[u8]) -> Result<ShardLog, MergeError> {
                 });
             }
         }
+    }
+    // Lengths are written to the millisecond, so a run's last interval may read 0; a log
+    // whose every interval does covers no time.
+    if !intervals.is_empty() && intervals.iter().all(|i| i.length_secs == 0.0) {
+        return Err(bad(
+            "every interval lasts 0 s: not a log a run writes".into()
+        ));
     }
     Ok(ShardLog {
         path: path.to_path_buf(),
@@ -103,19 +117,24 @@ pub fn read_log(path: &Path, bytes: &[u8]) -> Result<ShardLog, MergeError> {
 /// The latest time a log may name, in seconds since the Unix epoch: the end of year 9999,
 /// past which no clock a run had reads and dates no longer print in four digits.
 const LATEST_UNIX_SECS: f64 = 253_402_300_800.0;
+/// The earliest StartTime a log may name: 2001-09-09, before any tailrate ran (a clock
+/// that reads 1970 was never set, and its shards share no time with others).
+const EARLIEST_UNIX_SECS: f64 = 1_000_000_000.0;
 /// The longest an interval or a run's offset may be: a century.
 const LONGEST_SECS: f64 = 100.0 * 365.25 * 86_400.0;
 
 /// Refuses a log whose StartTime, BaseTime or an interval's start or length is not a time
-/// a run could have (negative, not a number, past year 9999, an interval of centuries),
-/// naming the line, before the log reader turns them into durations.
-fn check_times(bytes: &[u8]) -> Result<(), String> {
+/// a run could have (negative, not a number, before 2001 or past year 9999, an interval of
+/// centuries), naming the line, before the log reader turns them into durations. Returns
+/// the number of each interval line, in order.
+fn check_times(bytes: &[u8]) -> Result<Vec<usize>, String> {
+    let mut numbers = Vec::new();
     for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = String::from_utf8_lossy(line);
         let line = line.trim();
-        let at = |what: &str, text: &str, most: f64| -> Result<(), String> {
+        let within = |what: &str, text: &str, least: f64, most: f64| -> Result<(), String> {
             match text.trim().parse::<f64>() {
-                Ok(v) if v.is_finite() && (0.0..=most).contains(&v) => Ok(()),
+                Ok(v) if v.is_finite() && (least..=most).contains(&v) => Ok(()),
                 _ => Err(format!(
                     "line {}: {what} '{text}' is not a time a run could have",
                     n + 1
@@ -127,7 +146,12 @@ fn check_times(bytes: &[u8]) -> Result<(), String> {
             .or_else(|| line.strip_prefix("#[BaseTime: "))
         {
             let value = rest.split([' ', ']']).next().unwrap_or_default();
-            at("its StartTime or BaseTime", value, LATEST_UNIX_SECS)?;
+            within(
+                "its StartTime or BaseTime",
+                value,
+                EARLIEST_UNIX_SECS,
+                LATEST_UNIX_SECS,
+            )?;
         } else if !line.is_empty() && !line.starts_with('#') && !line.starts_with('"') {
             let fields: Vec<&str> = line
                 .strip_prefix("Tag=")
@@ -140,11 +164,12 @@ fn check_times(bytes: &[u8]) -> Result<(), String> {
                     n + 1
                 ));
             }
-            at("an interval's start", fields[0], LONGEST_SECS)?;
-            at("an interval's length", fields[1], LONGEST_SECS)?;
+            within("an interval's start", fields[0], 0.0, LONGEST_SECS)?;
+            within("an interval's length", fields[1], 0.0, LONGEST_SECS)?;
+            numbers.push(n + 1);
         }
     }
-    Ok(())
+    Ok(numbers)
 }
 
 #[cfg(test)]
@@ -162,6 +187,8 @@ mod tests {
                 1,
             ),
             (b"#[BaseTime: -1.0]\n", 1),
+            (b"#[StartTime: 0.000 (seconds since epoch)]\n", 1),
+            (b"#x\n#[BaseTime: 86400.5]\n", 2),
             (b"0.000,18000000000000000000,2.000,HISTFAAA\n", 1),
             (b"#x\nTag=A,NaN,1.0,1.0,HISTFAAA\n", 2),
             (b"0.000,1.000\n", 1),

@@ -14,9 +14,16 @@
 //! visits of a list each miss it. Reports read a [`Histogram`] made from the counts
 //! ([`Counts::to_histogram`]), which is value for value the one HdrHistogram would have
 //! recorded.
+//!
+//! No memory is held until a value lands. The first [`SPARSE`] distinct indices are kept
+//! as a sorted list; past that, the counts are held for a window of indices, widened (by
+//! half again at least, so a few times in a histogram's life) when a value lands outside
+//! it. A histogram spans 33,792 counts (270 KB) for 1 ns to 1 h at 3 digits, where one
+//! command's latencies fill a few hundred to a few thousand, and a rare command's a few: a
+//! replay keeps a record per distinct command on every thread, and full-size counts put a
+//! trace of 1,000 distinct commands at gigabytes (bench/README.md, "Replay memory").
 
 use std::fmt;
-use std::sync::LazyLock;
 
 use hdrhistogram::Histogram;
 
@@ -32,11 +39,26 @@ const SUB_BUCKET_MASK: u64 = (2 << HALF_MAGNITUDE) - 1;
 /// value is 1 ns) and the sub-bucket magnitude (11).
 const LEADING_ZERO_BASE: u32 = 64 - (HALF_MAGNITUDE + 1);
 
-/// How many counts a histogram of the project's bounds has (its `distinct_values`).
-fn len() -> usize {
-    static LEN: LazyLock<usize> = LazyLock::new(|| new_histogram().distinct_values());
-    *LEN
-}
+/// How many counts a histogram of the project's bounds has (HdrHistogram's
+/// `distinct_values`): one bucket of 2048 values for the lowest values, then one of 1024
+/// (the upper half) per doubling that [`HIGHEST_NS`] needs, and one more.
+const LEN: usize = {
+    let mut buckets = 1;
+    let mut untrackable = (SUB_BUCKET_MASK + 1) as u128;
+    while untrackable <= HIGHEST_NS as u128 {
+        untrackable <<= 1;
+        buckets += 1;
+    }
+    (buckets + 1) << HALF_MAGNITUDE
+};
+
+/// The window of counts is made and widened in steps of this many indices (512 bytes).
+const GRAIN: usize = 64;
+
+/// Most indices a histogram holds as a sorted list before it takes a window (8 KB): a
+/// command a trace sends a few hundred times records a few hundred distinct values, where
+/// a window spanning them would hold thousands of counts.
+const SPARSE: usize = 512;
 
 /// The index of `value_ns`'s count: HdrHistogram's `index_for` for these bounds.
 #[inline(always)]
@@ -68,7 +90,13 @@ fn width_at(index: usize) -> u64 {
 /// The counts of one histogram, and the indices that hold any.
 #[derive(Clone)]
 pub struct Counts {
-    counts: Box<[u64]>,
+    /// The counts of indices `base .. base + counts.len()` (the window); empty while the
+    /// values are few enough for `sparse`.
+    counts: Vec<u64>,
+    base: usize,
+    /// While there is no window: (index, count) of each index recorded, by index; at most
+    /// [`SPARSE`] of them.
+    sparse: Vec<(u32, u64)>,
     /// Lowest and highest index with a count; `lo > hi` when empty.
     lo: usize,
     hi: usize,
@@ -97,10 +125,12 @@ impl PartialEq for Counts {
 }
 
 impl Counts {
-    /// No values. The counts are zeroed memory, mapped as they are first touched.
-    pub fn new() -> Self {
+    /// No values, and no memory held for them yet.
+    pub const fn new() -> Self {
         Counts {
-            counts: vec![0; len()].into_boxed_slice(),
+            counts: Vec::new(),
+            base: 0,
+            sparse: Vec::new(),
             lo: usize::MAX,
             hi: 0,
             total: 0,
@@ -112,13 +142,88 @@ impl Counts {
     #[inline(always)]
     pub fn record_n(&mut self, value_ns: u64, n: u64) {
         let mut index = index_for(value_ns);
-        if index >= self.counts.len() {
+        if index >= LEN {
             index = index_for(HIGHEST_NS);
         }
-        self.counts[index] = self.counts[index].saturating_add(n);
+        let slot = index.wrapping_sub(self.base);
+        if let Some(count) = self.counts.get_mut(slot) {
+            *count = count.saturating_add(n);
+        } else {
+            self.record_outside(index, n);
+        }
         self.total = self.total.saturating_add(n);
         self.lo = self.lo.min(index);
         self.hi = self.hi.max(index);
+    }
+
+    /// Counts `n` at `index`, which the window does not hold (or there is none): in the
+    /// sparse list while it has room, else in a window made or widened for it.
+    #[cold]
+    #[inline(never)]
+    fn record_outside(&mut self, index: usize, n: u64) {
+        if self.counts.is_empty() {
+            let key = index as u32;
+            match self.sparse.binary_search_by_key(&key, |&(i, _)| i) {
+                Ok(at) => {
+                    let count = &mut self.sparse[at].1;
+                    *count = count.saturating_add(n);
+                    return;
+                }
+                Err(at) if self.sparse.len() < SPARSE => {
+                    self.sparse.insert(at, (key, n));
+                    return;
+                }
+                Err(_) => {}
+            }
+        }
+        self.cover(index, index);
+        let count = &mut self.counts[index - self.base];
+        *count = count.saturating_add(n);
+    }
+
+    /// Makes or widens the window to hold indices `lo..=hi` (both under [`LEN`]) and
+    /// every index the sparse list holds, which it takes over: to whole grains, and to at
+    /// least one and a half times its length, toward the side that was missed, so that a
+    /// histogram whose values spread widens a few times, not at each new value.
+    fn cover(&mut self, lo: usize, hi: usize) {
+        let (lo, hi) = match (self.sparse.first(), self.sparse.last()) {
+            (Some(&(first, _)), Some(&(last, _))) => {
+                (lo.min(first as usize), hi.max(last as usize))
+            }
+            _ => (lo, hi),
+        };
+        let held = self.counts.len();
+        let (mut start, mut end) = if held == 0 {
+            (lo, hi + 1)
+        } else {
+            (lo.min(self.base), (hi + 1).max(self.base + held))
+        };
+        start -= start % GRAIN;
+        end = end.next_multiple_of(GRAIN).min(LEN);
+        let short = (held + held / 2).saturating_sub(end - start);
+        if lo < self.base {
+            start = start.saturating_sub(short);
+        } else {
+            end = (end + short).min(LEN);
+        }
+        let mut counts = vec![0; end - start];
+        if held > 0 {
+            let at = self.base - start;
+            counts[at..at + held].copy_from_slice(&self.counts);
+        }
+        for (index, n) in self.sparse.drain(..) {
+            counts[index as usize - start] = n;
+        }
+        // A window from now on: the list's memory is given back.
+        self.sparse = Vec::new();
+        self.counts = counts;
+        self.base = start;
+    }
+
+    /// Bytes of counts held (the window, or the sparse list), for tests of memory.
+    pub fn held_bytes(&self) -> usize {
+        self.counts.capacity() * std::mem::size_of::<u64>()
+            + self.sparse.capacity() * std::mem::size_of::<(u32, u64)>()
     }
 
     /// Values recorded.
@@ -137,19 +242,76 @@ impl Counts {
             return;
         }
         let (lo, hi) = (other.lo, other.hi);
-        for (into, from) in self.counts[lo..=hi].iter_mut().zip(&other.counts[lo..=hi]) {
-            *into = into.saturating_add(*from);
+        if other.counts.is_empty() {
+            self.add_sparse(&other.sparse);
+        } else {
+            if lo < self.base || hi >= self.base + self.counts.len() {
+                self.cover(lo, hi);
+            }
+            let into = &mut self.counts[lo - self.base..=hi - self.base];
+            let from = &other.counts[lo - other.base..=hi - other.base];
+            for (into, from) in into.iter_mut().zip(from) {
+                *into = into.saturating_add(*from);
+            }
         }
         self.total = self.total.saturating_add(other.total);
         self.lo = self.lo.min(lo);
         self.hi = self.hi.max(hi);
     }
 
-    /// Empties it: zeroes only the indices that held anything.
-    pub fn reset(&mut self) {
-        if !self.is_empty() {
-            self.counts[self.lo..=self.hi].fill(0);
+    /// Adds the sorted list `from`: into the window where it holds them, else merged into
+    /// this list (one pass over both), which takes a window if it grows past [`SPARSE`].
+    fn add_sparse(&mut self, from: &[(u32, u64)]) {
+        if !self.counts.is_empty() {
+            for &(index, n) in from {
+                let index = index as usize;
+                match self.counts.get_mut(index.wrapping_sub(self.base)) {
+                    Some(count) => *count = count.saturating_add(n),
+                    None => self.record_outside(index, n),
+                }
+            }
+            return;
         }
+        // Merged in place from the back, into room for both at the end; what the keys both
+        // lists hold leaves a gap, closed after.
+        let (na, total) = (self.sparse.len(), self.sparse.len() + from.len());
+        self.sparse.resize(total, (0, 0));
+        let (mut i, mut j, mut k) = (na, from.len(), total);
+        while j > 0 {
+            let (key, n) = from[j - 1];
+            k -= 1;
+            self.sparse[k] = match self.sparse[..i].last() {
+                Some(&(mine, m)) if mine > key => {
+                    i -= 1;
+                    (mine, m)
+                }
+                Some(&(mine, m)) if mine == key => {
+                    (i, j) = (i - 1, j - 1);
+                    (key, m.saturating_add(n))
+                }
+                _ => {
+                    j -= 1;
+                    (key, n)
+                }
+            };
+        }
+        self.sparse.copy_within(k.., i);
+        self.sparse.truncate(i + total - k);
+        if self.sparse.len() > SPARSE {
+            let (first, last) = (
+                self.sparse[0].0 as usize,
+                self.sparse[self.sparse.len() - 1].0,
+            );
+            self.cover(first, last as usize);
+        }
+    }
+
+    /// Empties it, keeping its memory: zeroes only the indices that held anything.
+    pub fn reset(&mut self) {
+        if !self.is_empty() && !self.counts.is_empty() {
+            self.counts[self.lo - self.base..=self.hi - self.base].fill(0);
+        }
+        self.sparse.clear();
         self.lo = usize::MAX;
         self.hi = 0;
         self.total = 0;
@@ -159,15 +321,18 @@ impl Counts {
     /// its count), as HdrHistogram's `iter_recorded` gives `value_iterated_to` and
     /// `count_at_value`.
     pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        let range = if self.is_empty() {
+        // Either the window or the list holds the counts, never both.
+        let range = if self.is_empty() || self.counts.is_empty() {
             0..0
         } else {
             self.lo..self.hi + 1
         };
-        range.filter_map(|i| {
-            let n = self.counts[i];
-            (n != 0).then(|| (value_for(i) + (width_at(i) - 1), n))
-        })
+        let dense = range.map(|i| (i, self.counts[i - self.base]));
+        let sparse = self.sparse.iter().map(|&(i, n)| (i as usize, n));
+        dense
+            .chain(sparse)
+            .filter(|&(_, n)| n != 0)
+            .map(|(i, n)| (value_for(i) + (width_at(i) - 1), n))
     }
 
     /// HdrHistogram's `value_at_quantile` of these counts (0 when empty): the highest
@@ -244,7 +409,7 @@ mod tests {
         let h = new_histogram();
         for v in values().into_iter().filter(|&v| v <= HIGHEST_NS) {
             let i = index_for(v);
-            assert!(i < len(), "{v}");
+            assert!(i < LEN, "{v}");
             assert_eq!(value_for(i), h.lowest_equivalent(v), "{v}");
             assert_eq!(
                 value_for(i) + width_at(i) - 1,
@@ -279,6 +444,81 @@ mod tests {
             .map(|v| (v.value_iterated_to(), v.count_at_value()))
             .collect();
         assert_eq!(counts.iter().collect::<Vec<_>>(), recorded);
+    }
+
+    #[test]
+    fn the_length_is_hdrhistograms() {
+        assert_eq!(LEN, new_histogram().distinct_values());
+    }
+
+    #[test]
+    fn memory_is_held_for_the_values_seen_and_widened_a_few_times() {
+        let mut counts = Counts::new();
+        assert_eq!(counts.held_bytes(), 0);
+        // A rare command: twenty replies from 1 ms to 50 ms hold twenty counts, not the
+        // window of 6,000 that spans them.
+        for k in 0..20u64 {
+            counts.record_n(1_000_000 + k * 2_450_000, 1);
+        }
+        assert!(counts.held_bytes() <= 32 * 16, "{}", counts.held_bytes());
+        assert_eq!(counts.to_histogram().len(), 20);
+        // A busy one: replies from 20 µs to 2 ms, one by one and in no order: a few
+        // thousand counts, widened about log(window / grain) times.
+        counts.reset();
+        let (mut widened, mut held) = (0, counts.held_bytes());
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            counts.record_n(20_000 + x % 1_980_000, 1);
+            if counts.held_bytes() != held {
+                (widened, held) = (widened + 1, counts.held_bytes());
+            }
+        }
+        // 20 µs to 2 ms are the indices 5346 to 12193: 6848 counts.
+        assert!(widened <= 12, "{widened}");
+        assert!(held <= 2 * 6848 * 8, "{held} bytes for 6848 counts");
+        assert!(held < LEN * 8 / 2, "{held}");
+        // Emptied, it keeps its window: recording again makes nothing.
+        counts.reset();
+        counts.record_n(1_000_000, 1);
+        assert_eq!(counts.held_bytes(), held);
+    }
+
+    #[test]
+    fn lists_and_windows_add_into_each_other_exactly() {
+        // Few values (a list), many (a window), and a list that overflows into a window
+        // when added to.
+        let vals = values();
+        let few = |from: usize| {
+            let mut c = Counts::new();
+            for &v in &vals[from..from + 50] {
+                c.record_n(v, 2);
+            }
+            c
+        };
+        let mut many = Counts::new();
+        for &v in &vals {
+            many.record_n(v, 1);
+        }
+        let (a, b, c) = (few(0), few(3_000), few(10_000));
+        assert!(a.counts.is_empty() && !a.sparse.is_empty());
+        for parts in [
+            vec![&a, &b],
+            vec![&a, &b, &c, &a, &b, &c],
+            vec![&a, &many, &b],
+            vec![&many, &a],
+        ] {
+            let (mut sum, mut expected) = (Counts::new(), new_histogram());
+            for part in parts {
+                sum.add(part);
+                expected.add(part.to_histogram()).unwrap();
+            }
+            assert_eq!(sum.to_histogram(), expected);
+            assert_eq!(sum.len(), expected.len());
+            assert_eq!(sum.max(), expected.max());
+        }
     }
 
     #[test]

@@ -80,9 +80,8 @@ impl Timing {
 ///
 /// The response time is in every run; the other three are made when a run of a
 /// [`Timing`] that has them starts ([`Histograms::for_timing`]), or when a value is
-/// first recorded or added into them. A histogram is 270 KB of counts, zeroed when made:
-/// a plain closed loop, which records only the response time, would otherwise make and
-/// keep three more per command in every recorder (RSS, and page faults at every start).
+/// first recorded or added into them. The counts hold memory only for the values they
+/// have seen (see [`Counts`]), so a time a run does not record costs nothing.
 ///
 /// Reads give an HdrHistogram made from the counts ([`Histograms::get`]): a report's,
 /// an interval's or a log's, never a reply's.

@@ -1,15 +1,20 @@
 //! Reading a histogram back from a file someone else may have written: the V2 form
 //! (compressed or not, base64 in reports and .hlog lines) checked before the
 //! hdrhistogram crate allocates for it. Its deserializer believes the header: a 60-byte
-//! string that claims a 4 GB payload gets 4 GB, bounds of 1..2^63 at five digits get tens
-//! of megabytes of counts, and counts that add past 2^64 wrap. Here the claimed sizes
-//! are checked against what the bounds can hold and the bytes there are, the inflated
-//! payload is capped, and the total count must be one a run could have recorded.
+//! string that claims a 4 GB payload gets 4 GB, bounds of 1..2^62 at five digits get tens
+//! of megabytes of counts (zeroed: about 90 ms of CPU each), and counts that add past
+//! 2^64 wrap. Here the bounds and precision must be the ones every run writes (1 ns to
+//! 1 h at 3 digits, `record::bounds`), the claimed sizes are checked against what those
+//! bounds can hold and the bytes there are, the inflated payload is capped, and the total
+//! count must be one a run could have recorded. Reports and `.hlog` lines are read
+//! through here alike.
 
 use std::io::Read;
 
 use base64::Engine;
 use hdrhistogram::Histogram;
+
+use crate::record::{HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS};
 
 /// The V2 cookie (word size 8), uncompressed and compressed, as the crate writes them.
 const V2_COOKIE: u32 = 0x1c84_9313;
@@ -74,7 +79,7 @@ fn inflate(bytes: &[u8]) -> Result<Vec<u8>, String> {
             bytes.len().saturating_sub(8)
         )
     })?;
-    let cap = V2_HEADER as u64 + most_payload(1, u64::MAX, MOST_DIGITS);
+    let cap = V2_HEADER as u64 + most_payload(LOWEST_NS, HIGHEST_NS, u32::from(SIGNIFICANT_DIGITS));
     let mut inner = Vec::new();
     flate2::read::ZlibDecoder::new(compressed)
         .take(cap + 1)
@@ -98,6 +103,12 @@ fn check_header(bytes: &[u8]) -> Result<(), String> {
     if !(1..=MOST_DIGITS).contains(&digits) || low == 0 || high < low.saturating_mul(2) {
         return Err(format!(
             "bounds {low}..{high} at {digits} significant digits are not a histogram's"
+        ));
+    }
+    if (low, high, digits) != (LOWEST_NS, HIGHEST_NS, u32::from(SIGNIFICANT_DIGITS)) {
+        return Err(format!(
+            "bounds {low}..{high} at {digits} significant digits are not what a run writes \
+             ({LOWEST_NS}..{HIGHEST_NS} ns at {SIGNIFICANT_DIGITS})"
         ));
     }
     let there = bytes.len().saturating_sub(V2_HEADER) as u64;
@@ -207,6 +218,27 @@ mod tests {
         );
         assert!(decode("AAAA").is_err());
         assert!(decode("not base64!").is_err());
+    }
+
+    #[test]
+    fn bounds_or_precision_no_run_writes_are_refused_before_any_counts_are_made() {
+        // One count at the lowest value: a byte of payload.
+        let with = |digits: u32, bounds: (u64, u64)| {
+            let mut b = header(1, digits, bounds);
+            b.push(2);
+            decode(&b64(&b))
+        };
+        assert_eq!(with(3, (1, 3_600_000_000_000)).unwrap().len(), 1);
+        for (digits, bounds) in [
+            (5, (1, 1u64 << 62)),
+            (3, (1, 1u64 << 62)),
+            (5, (1, 3_600_000_000_000)),
+            (2, (1, 3_600_000_000_000)),
+            (3, (1000, 3_600_000_000_000)),
+        ] {
+            let e = with(digits, bounds).unwrap_err();
+            assert!(e.contains("not what a run writes"), "{e}");
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod latency;
 pub mod merged;
 pub mod plausible;
 pub mod repeats;
+pub mod scan;
 pub mod server;
 mod settings;
 pub mod sweep;

@@ -5,6 +5,7 @@
 //! passes; a hand-edited or hostile one is refused with the test and the field.
 
 use super::host::HostReport;
+use super::latency::ResponseWindows;
 use super::{Counts, TestReport};
 
 /// The most any count of one report may be: 10^15 requests (a year at 30 million a
@@ -16,7 +17,7 @@ pub const MOST_RATE: f64 = 1e12;
 pub const MOST_SECS: f64 = 100.0 * 365.25 * 86_400.0;
 
 /// `v` as a reader takes it in: `1e308`, not its 309 digits.
-fn shown(v: f64) -> String {
+pub(super) fn shown(v: f64) -> String {
     if v.is_finite() && (v.abs() >= 1e15 || (v != 0.0 && v.abs() < 1e-6)) {
         format!("{v:e}")
     } else {
@@ -102,12 +103,52 @@ pub fn implausible(test: &TestReport) -> Option<String> {
             ),
         );
     }
+    if let Some(windows) = &test.response_windows
+        && windows.windows.len() > ResponseWindows::MOST
+    {
+        return at(
+            "response_windows.windows",
+            format!(
+                "holds {} windows: a run keeps at most {}",
+                windows.windows.len(),
+                ResponseWindows::MOST
+            ),
+        );
+    }
     if let Some(host) = &test.host
         && let Some(why) = host_batches(host)
     {
         return at("host", why);
     }
     None
+}
+
+/// The largest number any field of a report may hold: counts stop at [`MOST_COUNT`],
+/// rates at [`MOST_RATE`], a century in microseconds is 3.2e15; past 2^53 an f64 no
+/// longer holds every integer, and a page's sums and shares of such numbers are
+/// `inf%` or a count of 2^64.
+pub const MOST_NUMBER: f64 = 9_007_199_254_740_992.0;
+/// The smallest non-zero magnitude a field may hold: a page divides by durations and
+/// counts, and 1e-320 s of wall time made a thread's CPU `inf%`.
+pub const LEAST_NUMBER: f64 = 1e-100;
+
+/// Why the number `v` (written `is`) at `path`, in the field `key`, is one no run writes:
+/// past [`MOST_NUMBER`] (a century for a field in nanoseconds, `*_ns`), or not zero and
+/// under [`LEAST_NUMBER`]. Seeds (any u64) are the caller's to pass by.
+pub(super) fn beyond(path: &str, key: &str, v: f64, is: &str) -> Option<String> {
+    let (most, most_text) = if key.ends_with("_ns") {
+        (MOST_SECS * 1e9, "a century in nanoseconds (3.2e18)")
+    } else {
+        (MOST_NUMBER, "2^53 (9.0e15)")
+    };
+    if v.is_nan() || v.abs() > most {
+        return Some(format!(
+            "{path} is {is}: no run writes a number past {most_text}"
+        ));
+    }
+    (v != 0.0 && v.abs() < LEAST_NUMBER).then(|| {
+        format!("{path} is {is}: no run writes a number so near 0 (under {LEAST_NUMBER:e})")
+    })
 }
 
 /// The most runs of one step a sweep repeats (`--repeat`).
@@ -234,5 +275,34 @@ mod tests {
         });
         bad.host = Some(host);
         assert!(implausible(&bad).unwrap().contains("tail.waiting"));
+        let mut bad = t.clone();
+        bad.response_windows = Some(crate::report::latency::ResponseWindows {
+            window_secs: 0.5,
+            windows: vec![Default::default(); ResponseWindows::MOST + 1],
+        });
+        let why = implausible(&bad).unwrap();
+        assert!(why.contains("response_windows.windows holds 241"), "{why}");
+    }
+
+    #[test]
+    fn numbers_no_run_writes_are_named_by_their_path_and_seeds_pass() {
+        let mut v = serde_json::to_value(report()).unwrap();
+        v["seed"] = u64::MAX.into();
+        v["stop_at_ns"] = 3_000_000_000_000_000_000u64.into();
+        let scan = |v: &serde_json::Value| {
+            super::super::scan::beyond_any_run(&serde_json::to_vec(v).unwrap())
+        };
+        assert_eq!(scan(&v), Ok(()));
+        for (field, bad) in [
+            ("counts", serde_json::json!({"sent": u64::MAX})),
+            ("achieved_rate_per_sec", 1e308.into()),
+            ("measured_secs", (-1e308).into()),
+            ("measured_secs", 1e-320.into()),
+        ] {
+            let mut w = serde_json::json!({"tests": [v.clone()]});
+            w["tests"][0][field] = bad;
+            let why = scan(&w).unwrap_err();
+            assert!(why.starts_with(&format!("tests[0].{field}")), "{why}");
+        }
     }
 }

@@ -33,6 +33,73 @@ pub const NEVER_REPLAYED: &[&str] = &[
     "shutdown",
 ];
 
+/// Commands that change the server or its data beyond the keys a trace reads and writes
+/// (a whole verb, or a container's subcommand as [`command_name`] names it): its data as a
+/// whole, its configuration, scripts and functions, other clients, users, replication,
+/// the cluster's layout, persistence, modules, and the logs the report reads. A trace
+/// holding one is refused unless the user allows them (`--allow-admin-commands`): a
+/// capture's `FLUSHALL` empties the server under test, a `CONFIG SET maxclients 1` leaves
+/// it unusable after the replay.
+pub const ADMIN_COMMANDS: &[&str] = &[
+    "flushall",
+    "flushdb",
+    "swapdb",
+    "migrate",
+    "debug",
+    "save",
+    "bgsave",
+    "bgrewriteaof",
+    "slaveof",
+    "replicaof",
+    "failover",
+    "config|set",
+    "config|rewrite",
+    "config|resetstat",
+    "script|flush",
+    "script|kill",
+    "function|flush",
+    "function|delete",
+    "function|restore",
+    "function|kill",
+    "client|kill",
+    "client|pause",
+    "client|unpause",
+    "client|no-evict",
+    "client|no-touch",
+    "acl|setuser",
+    "acl|deluser",
+    "acl|load",
+    "acl|save",
+    "cluster|reset",
+    "cluster|failover",
+    "cluster|forget",
+    "cluster|meet",
+    "cluster|addslots",
+    "cluster|addslotsrange",
+    "cluster|delslots",
+    "cluster|delslotsrange",
+    "cluster|setslot",
+    "cluster|replicate",
+    "cluster|flushslots",
+    "cluster|bumpepoch",
+    "cluster|set-config-epoch",
+    "cluster|saveconfig",
+    "module|load",
+    "module|loadex",
+    "module|unload",
+    "latency|reset",
+    "slowlog|reset",
+];
+
+/// The commands of `names` (with their counts) that [`ADMIN_COMMANDS`] holds.
+pub fn admin_commands(names: &[(String, u64)]) -> Vec<(String, u64)> {
+    names
+        .iter()
+        .filter(|(name, _)| ADMIN_COMMANDS.contains(&name.as_str()))
+        .cloned()
+        .collect()
+}
+
 /// Commands whose first argument is a subcommand that `INFO commandstats` names apart
 /// (`client|setname`), so that each is counted as the server counts it.
 const CONTAINERS: &[&str] = &[
@@ -43,6 +110,12 @@ const CONTAINERS: &[&str] = &[
 /// Most distinct commands one replay reports apart (a trace has a few dozen; each is a
 /// histogram per interval).
 pub const MAX_REPLAY_COMMANDS: usize = 1000;
+
+/// Most records of a command on a thread one replay keeps: each generator thread keeps
+/// every command's latency histograms, in each of the records it fills and hands on, so
+/// the count of distinct commands times the threads is what a replay's memory follows
+/// (1,000 commands on 4 threads; bench/README.md, "Replay memory").
+pub const MAX_COMMAND_RECORDS: usize = 4096;
 
 /// Most recorded clients kept apart: each is a connection (`--connections` folds more).
 pub const MAX_REPLAY_CLIENTS: usize = 1_000_000;
@@ -292,6 +365,39 @@ mod tests {
             ..Default::default()
         };
         assert!(exclude.keeps("config|get") && !exclude.keeps("config|set"));
+    }
+
+    #[test]
+    fn commands_that_change_the_server_are_found_by_their_names() {
+        let names: Vec<(String, u64)> = [
+            (&["FLUSHALL"][..], 2),
+            (&["CONFIG", "SET", "maxclients", "1"], 1),
+            (&["config", "get", "maxclients"], 4),
+            (&["CLIENT", "KILL", "ID", "3"], 1),
+            (&["client", "setname", "x"], 1),
+            (&["DEBUG", "SLEEP", "0"], 1),
+            (&["cluster", "Reset"], 1),
+            (&["GET", "k"], 9),
+        ]
+        .iter()
+        .map(|(words, n)| (command_name(&args(words)), *n))
+        .collect();
+        assert_eq!(
+            admin_commands(&names),
+            [
+                ("flushall".to_string(), 2),
+                ("config|set".to_string(), 1),
+                ("client|kill".to_string(), 1),
+                ("debug".to_string(), 1),
+                ("cluster|reset".to_string(), 1),
+            ]
+        );
+        // Each is a name a command can have: lower case, a container's subcommand apart.
+        for name in ADMIN_COMMANDS {
+            let verb = name.split('|').next().unwrap_or(name);
+            assert_eq!(name.contains('|'), CONTAINERS.contains(&verb), "{name}");
+            assert_eq!(*name, name.to_lowercase());
+        }
     }
 
     #[test]

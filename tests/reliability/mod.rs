@@ -423,5 +423,6 @@ mod faults;
 mod hostile;
 mod merge_memory;
 mod outage;
+mod replay_memory;
 mod timing;
 mod turned_away;

@@ -38,6 +38,7 @@ impl ReplaySweep {
             args.duration.duration,
         )?;
         let trace = TracePlan::of(file, &args.trace, None, None)?;
+        trace.check_threads(args.connection.threads)?;
         let Some(recorded_rate_per_sec) = trace.shape.mean_rate_per_sec() else {
             return Err(ConfigError::invalid(
                 "--speeds",

@@ -205,23 +205,21 @@ impl Report {
 
 /// Parses a run report or a sweep report, telling which from its fields.
 pub fn parse(bytes: &[u8]) -> Result<Report, ComparisonError> {
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(ComparisonError::NotJson)?;
-    let has = |key: &str| value.get(key).is_some();
-    if has("runs") {
+    let keys = crate::report::scan::TopKeys::of(bytes).map_err(ComparisonError::NotJson)?;
+    if keys.runs.is_some() {
         return Ok(Report::Sweep(Box::new(sweep::parse(bytes)?)));
     }
-    if !has("tests") {
-        let what = if has("trials") {
+    if keys.tests.is_none() {
+        let what = if keys.trials.is_some() {
             "a tune report (tailrate tune --json): it holds throughputs, not latency distributions"
-        } else if has("groups") && has("method") {
+        } else if keys.groups.is_some() && keys.method.is_some() {
             "a comparison (tailrate compare --json), not a report"
         } else {
             "not a report of tailrate's: a run's --json FILE (with tests) or a sweep's sweep.json (with runs)"
         };
         return Err(ComparisonError::NotAReport(what.into()));
     }
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
+    match keys.version() {
         Some(v) if v == u64::from(crate::report::SCHEMA_VERSION) => {}
         found => {
             return Err(ComparisonError::NotAReport(format!(

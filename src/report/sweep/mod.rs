@@ -345,16 +345,15 @@ pub enum ParseError {
 
 /// Parses sweep JSON, refusing other layouts with a clear message.
 pub fn parse(bytes: &[u8]) -> Result<SweepReport, ParseError> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(ParseError::NotJson)?;
-    let runs = value.get("runs").is_some();
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
+    let keys = super::scan::TopKeys::of(bytes).map_err(ParseError::NotJson)?;
+    let runs = keys.runs.is_some();
+    match keys.version() {
         Some(v) if v == u64::from(SWEEP_SCHEMA_VERSION) && runs => {}
         Some(found) if runs => return Err(ParseError::Version { found }),
-        Some(_) if value.get("tests").is_some() => return Err(ParseError::RunReport),
+        Some(_) if keys.tests.is_some() => return Err(ParseError::RunReport),
         Some(_) => return Err(ParseError::NotASweep("runs")),
         None => return Err(ParseError::NotASweep("schema_version")),
     }
-    // Parse the bytes themselves (not `value`) so a float reads the same on every path.
     let sweep: SweepReport = serde_json::from_slice(bytes).map_err(ParseError::Layout)?;
     for (index, run) in sweep.runs.iter().enumerate() {
         let why = super::plausible::implausible(&run.report)

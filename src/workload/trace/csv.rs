@@ -2,9 +2,10 @@
 //! `db`, in any order) and ending with `command`; on each row the fields from the
 //! `command` column on are the command and its arguments, so rows differ in length.
 //!
-//! The `csv` crate reads the rows (quoting, embedded newlines). A quoted field that never
-//! closes makes the rest of the file one row, so [`Capped`] watches the bytes the crate
-//! reads and stops a row longer than the cap before the crate has buffered all of it.
+//! The `csv` crate reads the rows (quoting). A row is one line: a quoted field that never
+//! closes would make the rest of the file one row, so [`Capped`] watches the bytes the
+//! crate reads, closes a quoted field at its line's end (the row is then a bad line,
+//! named), and stops a row longer than the cap before the crate has buffered all of it.
 
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Read};
@@ -136,6 +137,7 @@ impl<R: BufRead> CsvSource<R> {
             row_line: header_line + 1,
             row_starts: VecDeque::new(),
             over: None,
+            spanning: VecDeque::new(),
         };
         Ok(CsvSource {
             reader: builder().from_reader(capped),
@@ -171,6 +173,15 @@ impl<R: BufRead> CsvSource<R> {
         let (start_byte, crate_line) = self.row.position().map_or((0, 1), |p| (p.byte(), p.line()));
         let line =
             (self.reader.get_mut().row_line(start_byte)).unwrap_or(self.header_line + crate_line);
+        if self.reader.get_mut().spanned(line) {
+            return Err(RowError::Bad {
+                line,
+                reason: "a quoted field runs past the end of its line (a quote that never \
+                         closes?): a CSV row is one line; write arguments that hold a line \
+                         break in a JSON-lines trace"
+                    .into(),
+            });
+        }
         self.fill(record)
             .map_err(|reason| RowError::Bad { line, reason })?;
         record.line = line;
@@ -258,9 +269,25 @@ struct Capped<R> {
     row_starts: VecDeque<(u64, u64)>,
     /// The line of the row that went over the cap, once one has.
     over: Option<u64>,
+    /// The lines of rows whose quoted field ran past their line's end (closed there),
+    /// that the crate has not returned yet.
+    spanning: VecDeque<u64>,
 }
 
 impl<R> Capped<R> {
+    /// Whether the row at `line` had a quoted field closed at its line's end; forgets the
+    /// rows before it.
+    fn spanned(&mut self, line: u64) -> bool {
+        while self.spanning.front().is_some_and(|&l| l < line) {
+            self.spanning.pop_front();
+        }
+        if self.spanning.front() == Some(&line) {
+            self.spanning.pop_front();
+            return true;
+        }
+        false
+    }
+
     /// The line where the row the crate read from `byte` on starts, and forgets the rows
     /// before it.
     fn row_line(&mut self, byte: u64) -> Option<u64> {
@@ -274,64 +301,93 @@ impl<R> Capped<R> {
     }
 }
 
+impl<R: BufRead> Capped<R> {
+    /// Follows one byte handed on at `at` within this read: the quoting, the row's start
+    /// and length, the line. `true` when the row went over the cap with it.
+    fn step(&mut self, b: u8, at: usize) -> bool {
+        let ends_row = match (self.state, b) {
+            (Quoting::Quoted, b'"') => {
+                self.state = Quoting::QuoteInQuoted;
+                false
+            }
+            (Quoting::Quoted, _) => false,
+            (Quoting::QuoteInQuoted, b'"') => {
+                self.state = Quoting::Quoted;
+                false
+            }
+            (Quoting::FieldStart, b'"') => {
+                self.state = Quoting::Quoted;
+                false
+            }
+            (_, b',') => {
+                self.state = Quoting::FieldStart;
+                false
+            }
+            (_, b'\n' | b'\r') => {
+                self.state = Quoting::FieldStart;
+                true
+            }
+            _ => {
+                self.state = Quoting::Unquoted;
+                false
+            }
+        };
+        if ends_row {
+            self.row_bytes = 0;
+        } else {
+            if self.row_bytes == 0 {
+                self.row_line = self.line;
+                self.row_starts
+                    .push_back((self.offset + at as u64, self.line));
+            }
+            self.row_bytes += 1;
+            if self.row_bytes > self.max_row_bytes {
+                self.over = Some(self.row_line);
+                return true;
+            }
+        }
+        if b == b'\n' {
+            self.line += 1;
+        }
+        false
+    }
+}
+
 impl<R: BufRead> Read for Capped<R> {
+    /// Hands on what the input holds, followed byte by byte. A quoted field still open at
+    /// its line's end is closed there with a quote of ours, its row noted in `spanning`:
+    /// a row is a line, and such a field would otherwise take in the rest of the trace.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.over.is_some() {
             return Err(io::Error::other("a CSV row is over the cap"));
         }
-        let n = self.input.read(buf)?;
-        for (i, &b) in buf[..n].iter().enumerate() {
-            let ends_row = match (self.state, b) {
-                (Quoting::Quoted, b'"') => {
-                    self.state = Quoting::QuoteInQuoted;
-                    false
-                }
-                (Quoting::Quoted, _) => false,
-                (Quoting::QuoteInQuoted, b'"') => {
-                    self.state = Quoting::Quoted;
-                    false
-                }
-                (Quoting::FieldStart, b'"') => {
-                    self.state = Quoting::Quoted;
-                    false
-                }
-                (_, b',') => {
-                    self.state = Quoting::FieldStart;
-                    false
-                }
-                (_, b'\n' | b'\r') => {
-                    self.state = Quoting::FieldStart;
-                    true
-                }
-                _ => {
-                    self.state = Quoting::Unquoted;
-                    false
-                }
-            };
-            if ends_row {
-                self.row_bytes = 0;
-            } else {
-                if self.row_bytes == 0 {
-                    self.row_line = self.line;
-                    self.row_starts
-                        .push_back((self.offset + i as u64, self.line));
-                }
-                self.row_bytes += 1;
-                if self.row_bytes > self.max_row_bytes {
-                    self.over = Some(self.row_line);
-                    // Hand over the rows before this one; the next read reports it.
-                    self.offset += i as u64;
-                    return if i > 0 {
-                        Ok(i)
-                    } else {
-                        Err(io::Error::other("a CSV row is over the cap"))
-                    };
-                }
+        let chunk = self.input.fill_buf()?;
+        let n = chunk.len().min(buf.len());
+        buf[..n].copy_from_slice(&chunk[..n]);
+        for (i, byte) in buf[..n].iter_mut().enumerate() {
+            let closes = self.state == Quoting::Quoted && matches!(*byte, b'\n' | b'\r');
+            if closes {
+                self.spanning.push_back(self.row_line);
+                *byte = b'"';
             }
-            if b == b'\n' {
-                self.line += 1;
+            if self.step(*byte, i) {
+                // Hand over the rows before this one; the next read reports it.
+                self.input.consume(i);
+                self.offset += i as u64;
+                return if i > 0 {
+                    Ok(i)
+                } else {
+                    Err(io::Error::other("a CSV row is over the cap"))
+                };
+            }
+            if closes {
+                // The line's end stays in the input, to end the row at the next read.
+                self.input.consume(i);
+                self.offset += i as u64 + 1;
+                return Ok(i + 1);
             }
         }
+        self.input.consume(n);
         self.offset += n as u64;
         Ok(n)
     }

@@ -235,7 +235,8 @@ fn csv_with_client_and_db_columns() {
     let input = b"time,client,db,command\n\
         0.000,c1,0,SET,k,v\n\
         0.0005,c2,,GET,k\r\n\
-        1.5,\"c,3\",9,\"SET\",\"two\nlines\"\n\
+        1.5,\"c,3\",9,\"SET\",\"two,\"\"parts\"\"\"\n\
+        \n\
         2,c4,1,PING\n";
     let (format, records) = read_all(input, None);
     assert_eq!(format, TraceFormat::Csv);
@@ -248,7 +249,7 @@ fn csv_with_client_and_db_columns() {
         (records[2].db, &records[2].client[..]),
         (Some(9), &b"c,3"[..])
     );
-    assert_eq!(args(&records[2]), [&b"SET"[..], b"two\nlines"]);
+    assert_eq!(args(&records[2]), [&b"SET"[..], b"two,\"parts\""]);
     assert_eq!((records[2].line, records[3].line), (4, 6));
     assert_eq!(records[3].at_us, 2_000_000);
 }
@@ -262,13 +263,15 @@ fn csv_line_numbers_survive_crlf_and_blank_lines() {
     while let Some(record) = reader.next_record().unwrap() {
         lines.push((record.line, record.args.last().unwrap().clone()));
     }
+    // Line 8's quote is open at its end (a row is a line): it and what its quote would
+    // have taken in (line 9) are bad rows, as line 7 is.
     let expected: Vec<(u64, Vec<u8>)> = vec![
         (3, b"a".to_vec()),
         (6, b"b".to_vec()),
-        (8, b"d".to_vec()),
         (10, b"PING".to_vec()),
     ];
     assert_eq!(lines, expected);
+    assert_eq!(reader.bad_lines(), 3);
     let first = reader.first_bad().unwrap().to_string();
     assert!(first.starts_with("line 7: time 'x'"), "{first}");
 }
@@ -337,8 +340,8 @@ fn csv_bad_rows_and_headers_name_their_line() {
 }
 
 #[test]
-fn a_csv_quote_that_never_closes_stops_at_the_cap() {
-    let input = format!("time,command\n1,GET\n2,\"SET\n{}", "x,y\n".repeat(100));
+fn a_csv_row_longer_than_the_cap_stops_the_read() {
+    let input = format!("time,command\n1,GET\n2,SET,{}\n3,GET\n", "x".repeat(100));
     let mut reader = TraceReader::with_max_line_bytes(input.as_bytes(), None, true, 64).unwrap();
     assert_eq!(reader.next_record().unwrap().unwrap().line, 2);
     match reader.next_record() {
@@ -348,6 +351,57 @@ fn a_csv_quote_that_never_closes_stops_at_the_cap() {
         }
         other => panic!("{other:?}"),
     }
+    assert!(reader.next_record().unwrap().is_none());
+}
+
+/// A CSV trace of 2,000 `SET`s whose row 501 opens a quote it never closes.
+fn unclosed_at_row_501() -> String {
+    let mut input = String::from("time,client,db,command\n");
+    for i in 0..2000 {
+        if i == 500 {
+            input.push_str("0.25,c1,0,SET,\"unclosed,v\n");
+        } else {
+            input.push_str(&format!("{}.5,c1,0,SET,k{i},v\n", i / 10));
+        }
+    }
+    input
+}
+
+#[test]
+fn a_csv_quote_open_at_its_lines_end_is_a_bad_row_named() {
+    let input = unclosed_at_row_501();
+    // Row 501 is line 502, after the header.
+    let (line, reason) = first_error(input.as_bytes(), TraceFormat::Csv);
+    assert_eq!(line, 502, "{reason}");
+    assert!(reason.contains("runs past the end of its line"), "{reason}");
+
+    // Skipped when asked: every other row is read, as written.
+    let mut reader = TraceReader::new(input.as_bytes(), None, true).unwrap();
+    let mut rows = 0;
+    let mut last = (0, Vec::new());
+    while let Some(record) = reader.next_record().unwrap() {
+        rows += 1;
+        last = (record.line, record.args.clone());
+    }
+    assert_eq!((rows, reader.bad_lines()), (1999, 1));
+    assert_eq!(
+        last,
+        (
+            2001,
+            vec![b"SET".to_vec(), b"k1999".to_vec(), b"v".to_vec()]
+        )
+    );
+    assert!(matches!(
+        reader.first_bad(),
+        Some(TraceError::BadLine { line: 502, .. })
+    ));
+
+    // A quoted field may hold commas and quotes within its line.
+    let input = "time,command\n1,SET,k,\"a,\"\"b\"\"\"\n2,GET,k\n";
+    let mut reader = TraceReader::new(input.as_bytes(), None, false).unwrap();
+    let first = reader.next_record().unwrap().unwrap();
+    assert_eq!(args(first), [&b"SET"[..], b"k", b"a,\"b\""]);
+    assert_eq!(reader.next_record().unwrap().unwrap().line, 3);
     assert!(reader.next_record().unwrap().is_none());
 }
 
