@@ -275,8 +275,18 @@ fn limit(f: &Finding) -> String {
             rate(many[many.len() - 1])
         ),
     };
+    // What kept them undecided: the test's last look, or runs short of it (a narrowing
+    // rate's cap, or the budget).
+    let cause = match f.uncertain_runs.iter().max() {
+        Some(&most) if most >= crate::stats::exceedance::LAST_LOOK => format!(
+            " at the last look, {} runs: the share sits at the bound within the runs' noise",
+            crate::stats::exceedance::LAST_LOOK
+        ),
+        Some(&most) if most > 0 => format!(" on at most {most} runs, short of a pass's look"),
+        _ => String::new(),
+    };
     match f.limited_by {
-        Limit::Noise => format!("limited by noise: {uncertain} undecided"),
+        Limit::Noise => format!("limited by noise: {uncertain} undecided{cause}"),
         Limit::Rates => format!(
             "no rate above it failed up to {} req/s: extend --rates",
             rate(f.highest)
@@ -467,6 +477,24 @@ mod tests {
         assert_eq!(short_rate(4_460.0), "4.5k");
         assert_eq!(short_rate(950.4), "950");
         assert_eq!(bound_ms(250_000), "0.25 ms");
+    }
+
+    #[test]
+    fn an_undecided_rate_says_whether_it_reached_the_last_look_or_stopped_short() {
+        let points = [
+            point(1000.0, Pass),
+            point(2000.0, Uncertain),
+            point(3000.0, Fail),
+        ];
+        let mut f = capacity(&points).unwrap();
+        f.uncertain_runs = vec![24];
+        assert!(limit(&f).ends_with("2000 req/s was undecided at the last look, 24 runs: the share sits at the bound within the runs' noise"), "{}", limit(&f));
+        f.uncertain_runs = vec![8];
+        assert!(
+            limit(&f).ends_with("undecided on at most 8 runs, short of a pass's look"),
+            "{}",
+            limit(&f)
+        );
     }
 
     #[test]

@@ -64,6 +64,8 @@ pub struct Finding {
     pub band: (f64, Option<f64>),
     /// Uncertain rates inside the band, increasing.
     pub uncertain: Vec<f64>,
+    /// The runs each of them was decided on (its counted visits), in the same order.
+    pub uncertain_runs: Vec<usize>,
     /// What kept the band from being narrower.
     pub limited_by: Limit,
     /// The lowest failing rate above the capacity (the band's high end).
@@ -127,6 +129,10 @@ pub fn capacity(points: &[Point]) -> Option<Finding> {
         capacity,
         band: (low, first_fail.map(|f| f.rate)),
         uncertain: inside.iter().map(|p| p.rate).collect(),
+        uncertain_runs: inside
+            .iter()
+            .map(|p| p.exceedance.map_or(0, |e| e.visits))
+            .collect(),
         limited_by,
         first_failing: first_fail.map(|f| f.rate),
         low_load_failing,
