@@ -278,6 +278,30 @@ mod timing {
             capacity >= 0.9 * low && capacity <= 1.1 * high,
             "capacity {capacity}/s not within 10% of the {truth}\n{stdout}"
         );
+        // The estimate from every run's share over the bound lies within 10% of the
+        // truth too, and its 90% interval holds it.
+        let estimate = slo["estimates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["binding"] == true)
+            .unwrap_or_else(|| panic!("no estimate: {slo}"));
+        let at = estimate["crossing"]["at"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("the estimate is open: {estimate}\n{stdout}"));
+        assert!(
+            at >= 0.9 * low && at <= 1.1 * high,
+            "estimate {at:.0}/s not within 10% of the {truth}\n{estimate}"
+        );
+        let end = |b: &serde_json::Value, open: f64| b["at"].as_f64().unwrap_or(open);
+        let (from, to) = (
+            end(&estimate["interval"][0], 0.0),
+            end(&estimate["interval"][1], f64::INFINITY),
+        );
+        assert!(
+            from <= high && to >= low,
+            "the estimate's interval {from:.0}..{to:.0} does not hold the {truth}"
+        );
         let band = slo["capacity_band_per_sec"].as_array().unwrap();
         assert_eq!(band[0].as_f64(), Some(capacity), "{slo}");
         assert!(

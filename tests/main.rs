@@ -5,6 +5,7 @@
 mod harness;
 
 mod allocations;
+mod budget;
 mod capacity_truth;
 mod cli;
 mod closed_loop;

@@ -13,6 +13,9 @@ pub(crate) enum Halt {
     Failed(String),
     /// Something else went wrong (writing a file, connecting).
     Error(anyhow::Error),
+    /// The time the command was given (`--budget`) is spent: the runs so far are the
+    /// result, complete as far as it goes.
+    Budget,
 }
 
 impl From<anyhow::Error> for Halt {
@@ -48,7 +51,7 @@ pub(crate) fn run_campaign(campaign: &mut impl Campaign) -> Result<Status> {
     let status = match campaign.run_all() {
         // Every run ended: the campaign is complete, and a signal from here on lets its
         // files be written rather than contradict them.
-        Ok(()) => {
+        Ok(()) | Err(Halt::Budget) => {
             campaign.mark_end(true, false);
             if campaign.strict_and_invalid() {
                 Status::Invalid

@@ -215,6 +215,11 @@ pub struct SweepArgs {
     /// Stop once response-time p99 exceeds this [range: 1us to 1h].
     #[arg(long = "stop-at", value_parser = duration_in(Duration::from_micros(1), MAX_TIMEOUT, false, "latencies are recorded up to an hour"), allow_hyphen_values = true, value_name = "DURATION")]
     pub stop_at: Option<Duration>,
+    /// Most time the sweep spends measuring, warm-ups and pauses included: `4m`, `90s`;
+    /// when it ends the sweep gives its best estimate and what more time would buy
+    /// [range: 1s to 24h].
+    #[arg(long, value_parser = duration_in(Duration::from_secs(1), Duration::from_secs(24 * 3600), false, "a day at most"), value_name = "DURATION")]
+    pub budget: Option<Duration>,
     /// Resolution of the SLO search, as a fraction of the rate [range: above 0 to 0.5].
     #[arg(
         long,

@@ -3,23 +3,43 @@
 //! failed, the floor, the knee and saturation, and what was spent. When no rate passed,
 //! the advice follows the cause: the host's floor, the generator, or the rates tried.
 
+use crate::config::slo::Slo;
 use crate::judge::capacity::{Finding, Landmarks};
 use crate::report::Bottleneck;
-use crate::report::sweep::{Exceedance, Limit};
+use crate::report::sweep::{Disturbed, Exceedance, Limit, ObjectiveEstimate, RateBound};
 
 /// `(runs, seconds)` the open-loop runs measured.
 pub type Spent = (usize, f64);
 
+/// The capacity estimated from every counted run: each objective's, and the runs the
+/// host disturbed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Estimated<'a> {
+    /// The objectives, as the estimates and the finding's indices name them.
+    pub slos: &'a [Slo],
+    /// Each objective's estimate, the binding one marked.
+    pub estimates: &'a [ObjectiveEstimate],
+    /// The runs left out as the host's.
+    pub disturbed: Option<&'a Disturbed>,
+}
+
 /// The result in one sentence, always with a band: `objectives` as typed and joined,
-/// `confirmed` when fresh runs at the capacity passed on their own.
+/// `confirmed` when fresh runs at the capacity passed on their own. With estimates, the
+/// sentence opens with them and the capacity the runs showed to hold follows.
 pub fn summary(
     objectives: &str,
     f: &Finding,
     confirmed: bool,
     landmarks: &Landmarks,
     spent: Spent,
+    estimated: Estimated<'_>,
 ) -> String {
-    let mut parts = vec![headline(objectives, f, confirmed, landmarks)];
+    let mut parts = match estimate_text(&estimated) {
+        Some(text) if f.capacity.is_some() => vec![text, held(f, confirmed, estimated.slos)],
+        Some(text) => vec![text, headline(objectives, f, confirmed, landmarks)],
+        None => vec![headline(objectives, f, confirmed, landmarks)],
+    };
+    parts.extend(disturbed_text(&estimated));
     parts.push(format!("{}, {}", band(f), limit(f)));
     if let Some(r) = f.first_failing {
         parts.push(format!("{} req/s failed", rate(r)));
@@ -40,10 +60,138 @@ fn rate(r: f64) -> String {
     format!("{r:.0}")
 }
 
-/// `0.60% over the bound (upper bound 0.94%, 1.00% allowed, 8 runs)`.
+/// A rate for a headline, to two or three figures: `67k`, `4.5k`, `950`.
+pub fn short_rate(r: f64) -> String {
+    if r >= 9_999.5 {
+        format!("{:.0}k", r / 1000.0)
+    } else if r >= 999.5 {
+        format!("{:.1}k", r / 1000.0)
+    } else {
+        format!("{r:.0}")
+    }
+}
+
+/// A bound in milliseconds as a reader types it: `1 ms`, `0.25 ms`.
+fn bound_ms(bound_ns: u64) -> String {
+    let text = format!("{:.3}", bound_ns as f64 / 1e6);
+    format!("{} ms", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// A share in percent, to two decimals as measured and as few as it needs as allowed.
+fn allowed(limit: f64) -> String {
+    let text = format!("{:.3}", 100.0 * limit);
+    format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// `0.61% of replies over 1 ms (allowed 1%)`.
+pub fn share_words(e: &Exceedance, bound_ns: u64) -> String {
+    format!(
+        "{:.2}% of replies over {} (allowed {})",
+        100.0 * e.fraction,
+        bound_ms(bound_ns),
+        allowed(e.limit)
+    )
+}
+
+/// One end of an estimate: `67k`, `under 13k`, `over 250k`.
+fn bound_text(b: RateBound) -> String {
+    match b {
+        RateBound::At(r) => short_rate(r),
+        RateBound::Below(r) => format!("under {}", short_rate(r)),
+        RateBound::Above(r) => format!("over {}", short_rate(r)),
+    }
+}
+
+/// `67k req/s (90%: 64k to 77k)`, an open crossing said with the rate it lies beyond.
+pub fn estimate_figure(e: &ObjectiveEstimate) -> String {
+    let what = match e.crossing {
+        RateBound::At(r) => format!("{} req/s", short_rate(r)),
+        RateBound::Below(r) => format!("under {} req/s, the lowest rate fitted", short_rate(r)),
+        RateBound::Above(r) => format!("over {} req/s, the highest rate fitted", short_rate(r)),
+    };
+    format!(
+        "{what} (90%: {} to {})",
+        bound_text(e.interval.0),
+        bound_text(e.interval.1)
+    )
+}
+
+/// `capacity 67k req/s (90%: 64k to 77k) at p99<=1ms, from 96 runs at 11 rates`, the
+/// binding objective first and the others after it; `None` without an estimate.
+fn estimate_text(estimated: &Estimated<'_>) -> Option<String> {
+    let binding = estimated.estimates.iter().find(|e| e.binding)?;
+    let mut text = format!(
+        "capacity {} at {}, estimated from {} runs at {} rates",
+        estimate_figure(binding),
+        binding.slo,
+        binding.runs,
+        binding.rates
+    );
+    if estimated.estimates.len() > 1 {
+        text.push_str(" (the binding objective");
+        for e in estimated.estimates.iter().filter(|e| !e.binding) {
+            text.push_str(&format!("; {}: {}", e.slo, estimate_figure(e)));
+        }
+        text.push(')');
+    }
+    Some(text)
+}
+
+/// `held on 16 fresh runs at 62k req/s: 0.54% of replies over 1 ms (allowed 1%)`: the
+/// highest rate the runs showed to hold, for a finding with a capacity.
+fn held(f: &Finding, confirmed: bool, slos: &[Slo]) -> String {
+    let Some(c) = f.capacity else {
+        return String::new();
+    };
+    let at_least = if f.band.1.is_none() { "at least " } else { "" };
+    let words = f.at_capacity.as_ref().map(|e| {
+        let bound = f
+            .at_capacity_objective
+            .and_then(|i| slos.get(i))
+            .map_or(0, |s| s.bound_ns);
+        (e.visits, share_words(e, bound))
+    });
+    match (confirmed, words) {
+        (true, Some((runs, words))) => format!(
+            "held on {runs} fresh runs at {at_least}{} req/s: {words}",
+            short_rate(c)
+        ),
+        (true, None) => format!("held on fresh runs at {at_least}{} req/s", short_rate(c)),
+        (false, Some((runs, words))) => format!(
+            "held on {runs} runs at {at_least}{} req/s, not confirmed on fresh runs: {words}",
+            short_rate(c)
+        ),
+        (false, None) => format!(
+            "held at {at_least}{} req/s, not confirmed on fresh runs",
+            short_rate(c)
+        ),
+    }
+}
+
+/// `the host disturbed 6 of 96 runs (waits for a CPU up to 45% of a run), left out of the
+/// estimate; with them 58k req/s`.
+fn disturbed_text(estimated: &Estimated<'_>) -> Option<String> {
+    let d = estimated.disturbed?;
+    let with = estimated
+        .estimates
+        .iter()
+        .find(|e| e.binding)
+        .and_then(|e| e.with_disturbed)
+        .map_or_else(String::new, |b| {
+            format!("; with them {} req/s", bound_text(b))
+        });
+    Some(format!(
+        "the host disturbed {} of {} runs (the server or the generator waited for a CPU up to {:.0}% of a run), left out of the estimate{with}",
+        d.runs,
+        d.of,
+        100.0 * d.most_wait_share
+    ))
+}
+
+/// `0.60% of replies over the bound (upper bound 0.94%, 1.00% allowed, 8 runs)`.
 fn share(e: &Exceedance) -> String {
     format!(
-        "{:.2}% over the bound (upper bound {:.2}%, {:.2}% allowed, {} runs)",
+        "{:.2}% of replies over the bound (upper bound {:.2}%, {:.2}% allowed, {} runs)",
         100.0 * e.fraction,
         100.0 * e.high,
         100.0 * e.limit,
@@ -127,8 +275,18 @@ fn limit(f: &Finding) -> String {
             rate(many[many.len() - 1])
         ),
     };
+    // What kept them undecided: the test's last look, or runs short of it (a narrowing
+    // rate's cap, or the budget).
+    let cause = match f.uncertain_runs.iter().max() {
+        Some(&most) if most >= crate::stats::exceedance::LAST_LOOK => format!(
+            " at the last look, {} runs: the share sits at the bound within the runs' noise",
+            crate::stats::exceedance::LAST_LOOK
+        ),
+        Some(&most) if most > 0 => format!(" on at most {most} runs, short of a pass's look"),
+        _ => String::new(),
+    };
     match f.limited_by {
-        Limit::Noise => format!("limited by noise: {uncertain} undecided"),
+        Limit::Noise => format!("limited by noise: {uncertain} undecided{cause}"),
         Limit::Rates => format!(
             "no rate above it failed up to {} req/s: extend --rates",
             rate(f.highest)
@@ -154,13 +312,16 @@ fn landmark_text(l: &Landmarks) -> Vec<String> {
     let mut parts = Vec::new();
     if let Some(floor) = &l.floor {
         let over = floor.exceedance.map_or_else(String::new, |e| {
-            format!(", {:.2}% over the bound", 100.0 * e.fraction)
+            format!(", {:.2}% of replies over the bound", 100.0 * e.fraction)
         });
         let cause = floor.cause.map_or(String::new(), |b| {
             format!(" (bottleneck there: {})", b.name())
         });
+        let interval = floor.interval_ns.map_or_else(String::new, |(low, high)| {
+            format!(" (95%: {:.3}-{:.3})", low as f64 / 1e6, high as f64 / 1e6)
+        });
         parts.push(format!(
-            "floor {:.3} ms at {} req/s{over}{cause}",
+            "floor {:.3} ms{interval} at {} req/s{over}{cause}",
             floor.value_ns as f64 / 1e6,
             rate(floor.rate_per_sec)
         ));
@@ -169,8 +330,27 @@ fn landmark_text(l: &Landmarks) -> Vec<String> {
         Some(k) => format!("knee at {} req/s", rate(k)),
         None => "no knee: the tail stayed at the floor".to_string(),
     });
-    if let Some(s) = l.saturation_per_sec {
-        parts.push(format!("saturation at {} req/s", rate(s)));
+    let plateau = l.open_loop_max.map(|p| {
+        format!(
+            "the server's open-loop maximum {}{} replies/s at {} req/s offered",
+            if p.reached { "" } else { "at least " },
+            short_rate(p.replies_per_sec),
+            short_rate(p.at_offered_per_sec)
+        )
+    });
+    let closed = l
+        .closed_loop_max_per_sec
+        .map(|c| format!("the closed loop's {} req/s", short_rate(c)));
+    let beside: Vec<String> = plateau.into_iter().chain(closed).collect();
+    let beside = if beside.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", beside.join("; "))
+    };
+    match l.saturation_per_sec {
+        Some(s) => parts.push(format!("saturation at {} req/s{beside}", rate(s))),
+        None if !beside.is_empty() => parts.push(format!("no saturation{beside}")),
+        None => {}
     }
     parts
 }
@@ -190,6 +370,7 @@ mod tests {
             true,
             &Landmarks::default(),
             (12, 24.0),
+            Estimated::default(),
         )
     }
 
@@ -229,6 +410,90 @@ mod tests {
         assert!(
             s.contains("limited by noise: 5 rates from 2000 to 6000 req/s were undecided"),
             "{s}"
+        );
+    }
+
+    #[test]
+    fn the_estimate_leads_with_its_interval_and_the_rate_held_on_fresh_runs_follows() {
+        let slos = [slo_p99_1ms()];
+        let mut f = capacity(&[point(62_000.0, Pass), point(80_000.0, Fail)]).unwrap();
+        f.at_capacity = Some(Exceedance {
+            fraction: 0.0054,
+            low: 0.003,
+            high: 0.0079,
+            limit: 0.01,
+            replies: 1_000_000,
+            over: 5_400,
+            visits: 16,
+        });
+        f.at_capacity_objective = Some(0);
+        let estimate = ObjectiveEstimate {
+            slo: "p99<=1ms".into(),
+            binding: true,
+            crossing: RateBound::At(67_300.0),
+            interval: (RateBound::At(64_200.0), RateBound::At(76_800.0)),
+            rates: 11,
+            runs: 96,
+            with_disturbed: Some(RateBound::At(58_000.0)),
+        };
+        let disturbed = Disturbed {
+            runs: 6,
+            of: 102,
+            most_wait_share: 0.45,
+        };
+        let estimates = [estimate];
+        let s = summary(
+            "p99<=1ms",
+            &f,
+            true,
+            &Landmarks::default(),
+            (102, 204.0),
+            Estimated {
+                slos: &slos,
+                estimates: &estimates,
+                disturbed: Some(&disturbed),
+            },
+        );
+        assert!(
+            s.starts_with(
+                "capacity 67k req/s (90%: 64k to 77k) at p99<=1ms, estimated from 96 runs at 11 rates; \
+                 held on 16 fresh runs at 62k req/s: 0.54% of replies over 1 ms (allowed 1%); \
+                 the host disturbed 6 of 102 runs (the server or the generator waited for a CPU up to 45% of a run), left out of the estimate; with them 58k req/s; \
+                 band 62000..80000 req/s"
+            ),
+            "{s}"
+        );
+        // Open ends are said with the rate they lie beyond.
+        let open = ObjectiveEstimate {
+            crossing: RateBound::Above(250_000.0),
+            interval: (RateBound::At(190_000.0), RateBound::Above(250_000.0)),
+            with_disturbed: None,
+            ..estimates[0].clone()
+        };
+        assert_eq!(
+            estimate_figure(&open),
+            "over 250k req/s, the highest rate fitted (90%: 190k to over 250k)"
+        );
+        assert_eq!(short_rate(4_460.0), "4.5k");
+        assert_eq!(short_rate(950.4), "950");
+        assert_eq!(bound_ms(250_000), "0.25 ms");
+    }
+
+    #[test]
+    fn an_undecided_rate_says_whether_it_reached_the_last_look_or_stopped_short() {
+        let points = [
+            point(1000.0, Pass),
+            point(2000.0, Uncertain),
+            point(3000.0, Fail),
+        ];
+        let mut f = capacity(&points).unwrap();
+        f.uncertain_runs = vec![24];
+        assert!(limit(&f).ends_with("2000 req/s was undecided at the last look, 24 runs: the share sits at the bound within the runs' noise"), "{}", limit(&f));
+        f.uncertain_runs = vec![8];
+        assert!(
+            limit(&f).ends_with("undecided on at most 8 runs, short of a pass's look"),
+            "{}",
+            limit(&f)
         );
     }
 

@@ -27,6 +27,8 @@ pub enum Line<'a> {
         run: (usize, usize),
         /// What it measured.
         measurement: &'a Measurement,
+        /// Seconds of `--budget` left, when one was given.
+        left_secs: Option<f64>,
     },
     /// The rate-capped closed loop run beside a step.
     RateCapped {
@@ -52,6 +54,8 @@ pub enum Line<'a> {
         run: (usize, usize),
         /// What it measured.
         measurement: &'a Measurement,
+        /// Seconds of `--budget` left, when one was given.
+        left_secs: Option<f64>,
     },
     /// A rate's verdict over all its runs.
     RateVerdict {
@@ -109,11 +113,13 @@ pub fn write(out: &mut dyn Write, line: &Line<'_>) -> io::Result<()> {
             rate_per_sec,
             run,
             measurement,
+            left_secs,
         } => writeln!(
             out,
-            "step {index}/{total}: {rate_per_sec:.0} req/s{}: {}",
+            "step {index}/{total}: {rate_per_sec:.0} req/s{}: {}{}",
             run_label(*run),
-            measurement.describe()
+            measurement.describe(),
+            left(*left_secs)
         ),
         Line::RateCapped {
             rate_per_sec,
@@ -129,11 +135,13 @@ pub fn write(out: &mut dyn Write, line: &Line<'_>) -> io::Result<()> {
             rate_per_sec,
             run,
             measurement,
+            left_secs,
         } => writeln!(
             out,
-            "{label}: {rate_per_sec:.0} req/s{}: {}",
+            "{label}: {rate_per_sec:.0} req/s{}: {}{}",
             run_label(*run),
-            measurement.describe()
+            measurement.describe(),
+            left(*left_secs)
         ),
         Line::RateVerdict {
             rate_per_sec,
@@ -171,6 +179,13 @@ pub fn write(out: &mut dyn Write, line: &Line<'_>) -> io::Result<()> {
     }
 }
 
+/// ` [143 s of the budget left]` with a budget; nothing without.
+fn left(secs: Option<f64>) -> String {
+    secs.map_or_else(String::new, |s| {
+        format!(" [{:.0} s of the budget left]", s.max(0.0))
+    })
+}
+
 /// `, run 2/3` when a rate has several runs; nothing for one.
 fn run_label((run, of): (usize, usize)) -> String {
     if of > 1 {
@@ -188,5 +203,7 @@ mod tests {
     fn a_run_is_labelled_only_when_its_rate_has_several() {
         assert_eq!(run_label((0, 1)), "");
         assert_eq!(run_label((1, 3)), ", run 2/3");
+        assert_eq!(left(Some(142.6)), " [143 s of the budget left]");
+        assert_eq!(left(None), "");
     }
 }

@@ -3,14 +3,13 @@
 //! failing rate (open when none failed), and rates inside the band were uncertain or not
 //! measured. A rate under every pass that failed is not the capacity's concern: it is a
 //! low-load tail (an idle core waking slowly on a virtual machine), reported on its own.
-//! Beside it, where the tail sits without load (the floor), where it starts to rise (the
-//! knee), and where the server stops keeping the schedule (saturation). The steps'
-//! verdicts are [`super::slo`]'s.
+//! The landmarks beside it are [`super::landmarks`]'s, the estimate [`super::estimate`]'s,
+//! the steps' verdicts [`super::slo`]'s.
 
 use crate::report::Bottleneck;
+pub use crate::report::sweep::Landmarks;
 pub use crate::report::sweep::Limit;
 use crate::report::sweep::{Exceedance, StepSummary, Verdict};
-pub use crate::report::sweep::{Floor, Landmarks};
 
 /// One step's verdict, as the capacity is read from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -25,6 +24,8 @@ pub struct Point {
     pub generator_limited: bool,
     /// The objective nearest to failing there: its pooled share over the bound.
     pub exceedance: Option<Exceedance>,
+    /// Which objective that is, as an index into the objectives.
+    pub nearest: Option<usize>,
 }
 
 /// The judged steps of `steps` as points, by rate.
@@ -33,16 +34,19 @@ pub fn points(steps: &[StepSummary]) -> Vec<Point> {
         .iter()
         .filter_map(|s| {
             let slo = s.slo.as_ref()?;
+            let nearest = slo
+                .checks
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| Some((i, c.exceedance?)))
+                .max_by(|a, b| (a.1.high / a.1.limit).total_cmp(&(b.1.high / b.1.limit)));
             Some(Point {
                 rate: s.target_rate_per_sec,
                 verdict: slo.verdict,
                 bottleneck: s.bottleneck,
                 generator_limited: slo.generator_limited,
-                exceedance: slo
-                    .checks
-                    .iter()
-                    .filter_map(|c| c.exceedance)
-                    .max_by(|a, b| (a.high / a.limit).total_cmp(&(b.high / b.limit))),
+                exceedance: nearest.map(|n| n.1),
+                nearest: nearest.map(|n| n.0),
             })
         })
         .collect();
@@ -60,6 +64,8 @@ pub struct Finding {
     pub band: (f64, Option<f64>),
     /// Uncertain rates inside the band, increasing.
     pub uncertain: Vec<f64>,
+    /// The runs each of them was decided on (its counted visits), in the same order.
+    pub uncertain_runs: Vec<usize>,
     /// What kept the band from being narrower.
     pub limited_by: Limit,
     /// The lowest failing rate above the capacity (the band's high end).
@@ -68,6 +74,8 @@ pub struct Finding {
     pub low_load_failing: Vec<f64>,
     /// The share over the bound at the capacity, for the objective nearest to failing.
     pub at_capacity: Option<Exceedance>,
+    /// Which objective that is, as an index into the objectives.
+    pub at_capacity_objective: Option<usize>,
     /// The lowest rate measured.
     pub lowest: f64,
     /// The highest rate measured.
@@ -121,49 +129,18 @@ pub fn capacity(points: &[Point]) -> Option<Finding> {
         capacity,
         band: (low, first_fail.map(|f| f.rate)),
         uncertain: inside.iter().map(|p| p.rate).collect(),
+        uncertain_runs: inside
+            .iter()
+            .map(|p| p.exceedance.map_or(0, |e| e.visits))
+            .collect(),
         limited_by,
         first_failing: first_fail.map(|f| f.rate),
         low_load_failing,
         at_capacity: capacity_point.and_then(|p| p.exceedance),
+        at_capacity_objective: capacity_point.and_then(|p| p.nearest),
         lowest,
         highest,
     })
-}
-
-/// The landmarks of `steps` for their first objective.
-pub fn landmarks(steps: &[StepSummary]) -> Landmarks {
-    // From the lowest rate on: a step with nothing judged ends the list rather than
-    // letting a higher rate stand in for the floor.
-    let judged: Vec<(&StepSummary, &crate::report::sweep::StepCheck)> = steps
-        .iter()
-        .map_while(|s| Some((s, s.slo.as_ref()?.checks.first()?)))
-        .collect();
-    let floor = judged.first().map(|(s, c)| Floor {
-        rate_per_sec: s.target_rate_per_sec,
-        value_ns: c.summary.value_ns,
-        exceedance: c.exceedance,
-        cause: s.bottleneck,
-    });
-    let floor_high = judged
-        .first()
-        .map(|(_, c)| c.summary.ci95_ns.and_then(|i| i.high()));
-    let knee_per_sec = match floor_high {
-        Some(Some(high)) => judged
-            .iter()
-            .skip(1)
-            .find(|(_, c)| c.summary.ci95_ns.is_some_and(|i| i.low() > high))
-            .map(|(s, _)| s.target_rate_per_sec),
-        _ => None,
-    };
-    let saturation_per_sec = steps
-        .iter()
-        .find(|s| super::saturation::saturated(s))
-        .map(|s| s.target_rate_per_sec);
-    Landmarks {
-        floor,
-        knee_per_sec,
-        saturation_per_sec,
-    }
 }
 
 /// The rate to try below every measured one when none passed: half the lowest (a whole

@@ -76,6 +76,7 @@ pub(crate) fn run(rate: f64, p99_ns: u64, ci: Option<Ci95>, achieved: f64) -> Me
         started_secs: 0.0,
         hlog: String::new(),
         slo,
+        seed: None,
         report,
     }
 }
@@ -92,6 +93,7 @@ pub(crate) fn point(rate: f64, verdict: Verdict) -> Point {
         bottleneck: None,
         generator_limited: false,
         exceedance: None,
+        nearest: None,
     }
 }
 

@@ -10,10 +10,13 @@ pub mod capacities;
 pub mod capacity;
 pub mod checks;
 pub mod compare;
+pub mod estimate;
 pub mod events;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod host;
+pub mod landmarks;
 pub mod saturation;
 pub mod slo;
 pub mod summary;
+pub mod weather;

@@ -42,6 +42,7 @@ impl Sweeper<'_> {
     /// [`exceedance::LOOKS`]), or until most of its runs are the generator's. Returns
     /// the step's verdict.
     fn decide(&mut self, kind: Kind, rate: f64, last_look: usize) -> Result<Verdict, Halt> {
+        self.spending.deciding = Some((rate, kind));
         loop {
             let (verdict, valid, runs, generator_limited) = self.state(rate, |_| true);
             if verdict != Verdict::Uncertain && runs > 0 {
@@ -59,11 +60,45 @@ impl Sweeper<'_> {
             if more == 0 {
                 return Ok(verdict);
             }
-            for i in 0..more {
-                self.visit(kind, rate, (runs + i, runs + more))?;
+            // Shuffled with one visit to each rate around the capacity: weather in the
+            // round does not line up with one rate, and the runs near the crossing that
+            // the estimate needs come at no extra round.
+            let others = if more > 1 {
+                self.neighbours(rate)
+            } else {
+                Vec::new()
+            };
+            let seed = super::search::run_seed(self.base.plan.seed, self.report.runs.len());
+            let mut i = 0;
+            for r in super::search::block(rate, more, &others, seed) {
+                if r == rate {
+                    self.visit(kind, rate, (runs + i, runs + more))?;
+                    i += 1;
+                } else {
+                    let done = self.state(r, |_| true).2;
+                    self.visit(Kind::Search, r, (done, done + 1))?;
+                }
             }
             self.say_verdict(rate, |_| true)?;
         }
+    }
+
+    /// The rates around the capacity already measured, other than `rate`: the highest
+    /// pass and the lowest rate above it that did not pass.
+    fn neighbours(&self, rate: f64) -> Vec<f64> {
+        let points = crate::judge::capacity::points(&self.report.steps);
+        let Some(pass) = self.finding().and_then(|f| f.capacity) else {
+            return Vec::new();
+        };
+        let above = points
+            .iter()
+            .filter(|p| p.rate > pass && p.verdict != Verdict::Pass)
+            .map(|p| p.rate)
+            .reduce(f64::min);
+        std::iter::once(pass)
+            .chain(above)
+            .filter(|&r| r != rate)
+            .collect()
     }
 
     /// One visit at `rate`, reported as `run` of its rate's runs.
@@ -78,13 +113,14 @@ impl Sweeper<'_> {
             rate_per_sec: rate,
             run,
             measurement: &m,
+            left_secs: self.budget_left(),
         })?;
         Ok(m)
     }
 
     /// The verdict at `rate` over its runs that `keep` keeps, with how many of them are
     /// valid visits, how many there are, and whether the generator limited them.
-    fn state(
+    pub(super) fn state(
         &self,
         rate: f64,
         keep: impl Fn(&Measurement) -> bool,
@@ -126,13 +162,17 @@ impl Sweeper<'_> {
     }
 
     /// The capacity as the steps measured so far say.
-    fn finding(&self) -> Option<Finding> {
+    pub(super) fn finding(&self) -> Option<Finding> {
         crate::judge::capacity::capacity(&crate::judge::capacity::points(&self.report.steps))
     }
 
     /// Writes the SLO result for what was measured so far, so an interrupted search
     /// still leaves one.
-    fn record_slo(&mut self, searched: Option<f64>, confirmed: bool) -> Result<(), Halt> {
+    pub(super) fn record_slo(
+        &mut self,
+        searched: Option<f64>,
+        confirmed: bool,
+    ) -> Result<(), Halt> {
         if let Some(result) = self.slo_result(searched, confirmed) {
             self.report.slo = Some(result);
             self.save_now()?;
@@ -157,7 +197,12 @@ impl Sweeper<'_> {
             .filter(|m| m.kind.is_open_loop())
             .collect();
         let visit_secs: f64 = open.iter().map(|m| m.report.measured_secs).sum();
-        let landmarks = crate::judge::capacity::landmarks(&self.report.steps);
+        let landmarks = crate::judge::landmarks::landmarks(
+            &self.report.steps,
+            &self.report.runs,
+            &self.plan.slos,
+            self.base.plan.seed,
+        );
         let capacity_speed = self
             .report
             .settings
@@ -165,13 +210,26 @@ impl Sweeper<'_> {
             .as_ref()
             .and_then(|r| r.recorded_rate_per_sec)
             .map(|recorded| SpeedCapacity::of(recorded, found.capacity, found.band));
+        let (estimates, disturbed) = crate::judge::estimate::estimates(
+            &self.report.runs,
+            &self.plan.slos,
+            self.base.plan.seed,
+        );
         let mut summary = crate::export::capacity_text::summary(
             &objectives,
             &found,
             confirmed,
             &landmarks,
             (open.len(), visit_secs),
+            crate::export::capacity_text::Estimated {
+                slos: &self.plan.slos,
+                estimates: &estimates,
+                disturbed: disturbed.as_ref(),
+            },
         );
+        if let Some(ended) = &self.budget_ended {
+            summary = format!("{summary}; {ended}");
+        }
         if let Some(speed) = &capacity_speed {
             summary = format!("{summary}; {}", speed.text());
         }
@@ -188,6 +246,9 @@ impl Sweeper<'_> {
             low_load_failing_per_sec: found.low_load_failing.clone(),
             capacity_exceedance: found.at_capacity,
             landmarks,
+            estimates,
+            disturbed,
+            budget_ended: self.budget_ended.clone(),
             visits: open.len(),
             visit_secs,
             summary,
@@ -302,6 +363,7 @@ impl Sweeper<'_> {
     /// pass.
     fn confirm_at(&mut self, capacity: f64, above: Option<f64>) -> Result<bool, Halt> {
         let fresh = |m: &Measurement| m.kind == Kind::Confirm;
+        self.spending.deciding = Some((capacity, Kind::Confirm));
         loop {
             let (verdict, valid, runs, generator_limited) = self.state(capacity, fresh);
             if runs > 0 && verdict != Verdict::Uncertain {
@@ -320,9 +382,11 @@ impl Sweeper<'_> {
                 // One visit above per round, amid its visits: both rates see the same
                 // weather, for a fraction of the cost of pairing every visit (a rate
                 // at the server's limit can take the test's every look).
+                // Counted with the rate's search runs: only the capacity's own
+                // verdict rests on its fresh runs alone.
                 if let Some(rate) = above.filter(|_| i == round / 2) {
-                    let done = self.state(rate, fresh).2;
-                    self.visit(Kind::Confirm, rate, (done, done + 1))?;
+                    let done = self.state(rate, |_| true).2;
+                    self.visit(Kind::Search, rate, (done, done + 1))?;
                 }
             }
             if runs + look - valid > 0 {

@@ -1,11 +1,11 @@
-//! A sweep's coarse steps: each of `--rates` `--repeat` times in `--order`, a rate-capped
-//! closed loop beside each rate's first run, the rates above one past saturation skipped,
+//! A sweep's open-loop phases in order, and its coarse steps: each of `--rates`
+//! `--repeat` times in `--order`, a rate-capped closed loop beside each rate's first run, the rates above one past saturation skipped,
 //! and, for rates given as fractions of the closed-loop maximum, steps added above the
 //! highest until one saturates.
 
 use super::{Sweeper, search};
 use crate::app::Halt;
-use crate::config::sweep::Order;
+use crate::config::sweep::{Order, Rates};
 use crate::export::sweep_lines::Line;
 use crate::report::sweep::Kind;
 
@@ -42,6 +42,7 @@ impl Sweeper<'_> {
                 rate_per_sec: rate,
                 run: (run, repeat),
                 measurement: &m,
+                left_secs: self.budget_left(),
             })?;
             let p99 = m.report.response().map_or(0, |l| l.p99_ns);
             let saturated = crate::judge::saturation::saturation(
@@ -106,6 +107,46 @@ impl Sweeper<'_> {
             self.say(&Line::Said(&said))?;
             self.report.plan.rates_per_sec.push(top);
             self.coarse_steps(&[top])?;
+        }
+        Ok(())
+    }
+}
+
+impl Sweeper<'_> {
+    /// The open-loop phases: the closed-loop maximum that places fractional rates, the
+    /// coarse steps, steps up to saturation, and the capacity search.
+    pub(super) fn open_loop_phases(&mut self) -> Result<(), Halt> {
+        let rates: Vec<f64> = match self.plan.rates.clone() {
+            Rates::Absolute(v) => v,
+            Rates::OfClosedLoopMax(fractions) => {
+                let connections = self.base.plan.connections;
+                let max = self.measure(Kind::ClosedLoopMax, None, connections, 0)?;
+                let throughput = max.report.throughput_per_sec;
+                self.say(&Line::ClosedLoopMax {
+                    connections,
+                    throughput_per_sec: throughput,
+                })?;
+                if throughput < 1.0 {
+                    return Err(Halt::Failed(format!(
+                        "the closed-loop run completed {throughput:.1} req/s; no rates to sweep"
+                    )));
+                }
+                let rates: Vec<f64> = fractions
+                    .iter()
+                    .map(|f| (f * throughput).round().max(1.0))
+                    .collect();
+                self.report.plan.rates_per_sec = rates.clone();
+                rates
+            }
+        };
+        self.coarse_steps(&rates)?;
+        if matches!(self.plan.rates, Rates::OfClosedLoopMax(_)) {
+            self.reach_saturation(&rates)?;
+        }
+        if !self.plan.slos.is_empty() {
+            self.search()?;
+        } else if self.plan.repeat > 1 || self.plan.order == Order::Shuffle {
+            self.print_steps()?;
         }
         Ok(())
     }

@@ -15,6 +15,7 @@
 //! steps (after the saturated rate's own repeats); shuffled, the rates under it still
 //! run. A rate-capped closed loop runs once per rate, beside its first repeat.
 
+mod budget;
 mod capacity;
 mod coarse;
 mod replot;
@@ -30,7 +31,7 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context, Result};
 
 use crate::app::{self, Campaign, Halt, Io, Status};
-use crate::config::sweep::{Order, Rates, SweepPlan};
+use crate::config::sweep::{Rates, SweepPlan};
 use crate::config::{RunConfig, SweepConfig};
 use crate::drive::{Cancel, Mode, RateCap};
 use crate::export::hlog::HlogWriter;
@@ -107,6 +108,7 @@ pub fn run(
             rate_capped: plan.rate_capped,
             repeat: plan.repeat,
             order: plan.order,
+            budget_secs: plan.budget.map(|b| b.as_secs_f64()),
         },
         runs: Vec::new(),
         steps: Vec::new(),
@@ -133,6 +135,8 @@ pub fn run(
         last_rate: None,
         last_saved: None,
         past_saturation: false,
+        spending: budget::Spending::default(),
+        budget_ended: None,
     };
     app::run_campaign(&mut sweeper)
 }
@@ -140,37 +144,10 @@ pub fn run(
 impl Campaign for Sweeper<'_> {
     /// Every phase in order: calibration, coarse steps, SLO search, closed-loop points.
     fn run_all(&mut self) -> Result<(), Halt> {
-        let rates: Vec<f64> = match self.plan.rates.clone() {
-            Rates::Absolute(v) => v,
-            Rates::OfClosedLoopMax(fractions) => {
-                let connections = self.base.plan.connections;
-                let max = self.measure(Kind::ClosedLoopMax, None, connections, 0)?;
-                let throughput = max.report.throughput_per_sec;
-                self.say(&Line::ClosedLoopMax {
-                    connections,
-                    throughput_per_sec: throughput,
-                })?;
-                if throughput < 1.0 {
-                    return Err(Halt::Failed(format!(
-                        "the closed-loop run completed {throughput:.1} req/s; no rates to sweep"
-                    )));
-                }
-                let rates: Vec<f64> = fractions
-                    .iter()
-                    .map(|f| (f * throughput).round().max(1.0))
-                    .collect();
-                self.report.plan.rates_per_sec = rates.clone();
-                rates
-            }
-        };
-        self.coarse_steps(&rates)?;
-        if matches!(self.plan.rates, Rates::OfClosedLoopMax(_)) {
-            self.reach_saturation(&rates)?;
-        }
-        if !self.plan.slos.is_empty() {
-            self.search()?;
-        } else if self.plan.repeat > 1 || self.plan.order == Order::Shuffle {
-            self.print_steps()?;
+        self.say_plan()?;
+        match self.open_loop_phases() {
+            Err(Halt::Budget) => self.end_of_budget()?,
+            other => other?,
         }
         for connections in self.plan.closed_loop_points.clone() {
             let m = self.measure(Kind::ClosedLoop, None, connections, 0)?;
@@ -278,6 +255,10 @@ struct Sweeper<'a> {
     last_saved: Option<Instant>,
     /// A rate's runs were mostly past saturation (see [`Self::coarse_steps`]).
     past_saturation: bool,
+    /// Time spent, for `--budget`.
+    spending: budget::Spending,
+    /// What more time would have bought, once `--budget` ended the search.
+    budget_ended: Option<String>,
 }
 
 impl Sweeper<'_> {
@@ -300,6 +281,9 @@ impl Sweeper<'_> {
         connections: usize,
         repeat: usize,
     ) -> Result<Measurement, Halt> {
+        self.check_budget(kind)?;
+        let wall = Instant::now();
+        self.spending.first_run.get_or_insert(wall);
         if self.measured_once {
             let far_below =
                 matches!((self.last_rate, rate), (Some(last), Some(r)) if last >= FAR_BELOW * r);
@@ -338,6 +322,13 @@ impl Sweeper<'_> {
         if !config.is_open_loop() {
             config.plan.warmup = Duration::ZERO;
         }
+        // Each open-loop run draws its own arrivals and keys: runs at one rate sample the
+        // arrival process as well as the host, not one draw again and again.
+        let seed = kind.is_open_loop().then(|| {
+            let seed = search::run_seed(self.base.plan.seed, self.report.runs.len());
+            config.plan.seed = seed;
+            seed
+        });
         if let (Some(replay), Some(r)) = (&self.sweep.replay, rate) {
             replay.step(&mut config, r, self.sweep.plan.duration);
         }
@@ -374,6 +365,7 @@ impl Sweeper<'_> {
             live,
         )?;
         drop(hlog);
+        self.spent(kind, wall);
         let slo = (kind.is_open_loop() && !self.plan.slos.is_empty())
             .then(|| crate::judge::slo::judge(&report, &self.plan.slos));
         let m = Measurement {
@@ -384,6 +376,7 @@ impl Sweeper<'_> {
             started_secs,
             hlog: hlog_name,
             slo,
+            seed,
             report,
         };
         match stopped_early {

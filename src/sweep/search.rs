@@ -38,6 +38,35 @@ pub fn visit_order(rates: usize, repeat: usize, order: Order, seed: u64) -> Vec<
     visits
 }
 
+/// Added to the run's seed for the seeds of its open-loop runs.
+const RUN_STREAM: u64 = 0x5eed_0f0e_a0c4_0000;
+
+/// The seed of a sweep's `index`th run (from 0) under the sweep's `seed`: splitmix64 of
+/// the two, so neighbouring runs get unrelated seeds and one seed gives the same sweep.
+pub fn run_seed(seed: u64, index: usize) -> u64 {
+    let mut z = seed
+        .wrapping_add(RUN_STREAM)
+        .wrapping_add((index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A round of the search's visits: `runs` at `rate` and one at each of `others` (the
+/// rates around the capacity already measured), in an order drawn from `seed`, so that
+/// the host's weather during the round falls on every rate in it rather than on one.
+pub fn block(rate: f64, runs: usize, others: &[f64], seed: u64) -> Vec<f64> {
+    let mut visits: Vec<f64> = std::iter::repeat_n(rate, runs)
+        .chain(others.iter().copied().filter(|&o| o != rate))
+        .collect();
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed.wrapping_add(ORDER_STREAM));
+    for i in (1..visits.len()).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        visits.swap(i, j);
+    }
+    visits
+}
+
 /// A rate the capacity search asks about, and why.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Probe {
@@ -169,6 +198,37 @@ mod tests {
             let bound = ((150.0f64).ln() / (1.02f64).ln()).log2().ceil() as usize + 1;
             assert!(tries <= bound, "{tries} tries, bound {bound}");
         }
+    }
+
+    #[test]
+    fn a_round_of_the_search_mixes_its_rate_with_the_rates_around_it() {
+        let b = block(5000.0, 4, &[4000.0, 6000.0, 5000.0], 1);
+        assert_eq!(b.len(), 6);
+        assert_eq!(b.iter().filter(|&&r| r == 5000.0).count(), 4);
+        assert_eq!(b.iter().filter(|&&r| r == 4000.0).count(), 1);
+        // The neighbours' place changes with the seed: not always first or last.
+        let places: std::collections::BTreeSet<usize> = (0..50)
+            .map(|seed| {
+                block(5000.0, 4, &[4000.0], seed)
+                    .iter()
+                    .position(|&r| r == 4000.0)
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(places.len(), 5, "{places:?}");
+        assert_eq!(block(1.0, 2, &[], 3), vec![1.0, 1.0]);
+    }
+
+    #[test]
+    fn every_run_of_a_sweep_gets_its_own_seed_and_one_seed_the_same_runs() {
+        let seeds: Vec<u64> = (0..1000).map(|i| run_seed(7, i)).collect();
+        let mut distinct = seeds.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), seeds.len(), "two runs share a seed");
+        assert!(!seeds.contains(&7), "a run reuses the sweep's own seed");
+        assert_eq!(seeds, (0..1000).map(|i| run_seed(7, i)).collect::<Vec<_>>());
+        assert_ne!(run_seed(7, 0), run_seed(8, 0));
     }
 
     #[test]

@@ -69,6 +69,8 @@ pub struct SweepPlan {
     pub repeat: usize,
     /// Order of the coarse steps.
     pub order: Order,
+    /// `--budget`: most time spent measuring, from the first run.
+    pub budget: Option<Duration>,
 }
 
 /// Default measured window of a step.
@@ -130,6 +132,7 @@ fn plan(args: &SweepArgs, replay: Option<&ReplaySweep>) -> Result<SweepPlan, Con
         cap_pacing: args.cap_pacing.cap_pacing,
         repeat,
         order: args.order.into(),
+        budget: args.budget,
     })
 }
 

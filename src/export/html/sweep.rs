@@ -66,12 +66,24 @@ fn answer(report: &SweepReport) -> String {
                 None => "-".into(),
             };
             let bad = slo.capacity_per_sec.is_none();
+            // The estimate leads; the rate the runs showed to hold and its band follow.
+            let estimate = slo
+                .estimates
+                .iter()
+                .find(|e| e.binding)
+                .map_or_else(String::new, |e| {
+                    stat(
+                        &format!("estimated capacity at {}", e.slo),
+                        &crate::export::capacity_text::estimate_figure(e),
+                        "",
+                    )
+                });
             html.push_str(&format!(
                 "<div class=\"answer{}\"><p class=\"lead\">Capacity at {}</p>\
-                 <div class=\"stats\">{}{}{}</div>",
+                 <div class=\"stats\">{estimate}{}{}{}</div>",
                 if bad { " bad" } else { "" },
                 esc(&objectives.join(", ")),
-                stat("capacity", &capacity, "req/s"),
+                stat("held at", &capacity, "req/s"),
                 stat("band", &band, "req/s"),
                 stat("limited by", slo.limited_by.map_or("-", |l| l.name()), ""),
             ));

@@ -26,6 +26,7 @@
 
 mod step;
 
+pub(crate) use step::only_pessimistic;
 pub use step::{PESSIMISTIC, StepRun, judge_step};
 
 use super::saturation::{SATURATION_FRACTION, achieved_fraction};
@@ -144,9 +145,25 @@ pub fn judge_steps(runs: &[Measurement], slos: &[Slo]) -> Vec<StepSummary> {
     }
     let groups = summary::by_rate(runs);
     for (summary, (_, group)) in summaries.iter_mut().zip(groups) {
-        summary.slo = Some(judge_step(&group, slos));
+        summary.slo = Some(judge_step(&decided_on(&group), slos));
     }
     summaries
+}
+
+/// The runs of one rate its verdict rests on: its confirmation's fresh runs alone when
+/// it has any (the search kept the rates whose runs happened to be calm, so pooling them
+/// back in would undo what the confirmation is for), else all of them.
+pub fn decided_on<'a>(group: &[&'a Measurement]) -> Vec<&'a Measurement> {
+    let fresh: Vec<&Measurement> = group
+        .iter()
+        .copied()
+        .filter(|m| m.kind == crate::report::sweep::Kind::Confirm)
+        .collect();
+    if fresh.is_empty() {
+        group.to_vec()
+    } else {
+        fresh
+    }
 }
 
 /// `runs` (the repeats of one open-loop test) pooled and judged against `slos` by the

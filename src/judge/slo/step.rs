@@ -127,7 +127,7 @@ pub const PESSIMISTIC: [&str; 5] = [
 ];
 
 /// Whether every check `report` failed is one of [`PESSIMISTIC`].
-fn only_pessimistic(report: &TestReport) -> bool {
+pub(crate) fn only_pessimistic(report: &TestReport) -> bool {
     report
         .checks
         .iter()

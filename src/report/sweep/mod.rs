@@ -13,8 +13,10 @@ use crate::config::slo::Slo;
 use crate::config::sweep::Order;
 use crate::stats::confidence::Ci95;
 
+pub mod estimate;
 mod speed;
 pub mod steps;
+pub use estimate::{Disturbed, ObjectiveEstimate, RateBound};
 pub use speed::SpeedCapacity;
 pub use steps::{Exceedance, PooledPercentile, StepCheck, StepSummary, StepVerdict};
 
@@ -135,6 +137,9 @@ pub struct PlanRecord {
     /// `--order` of the coarse steps.
     #[serde(default)]
     pub order: Order,
+    /// `--budget` in seconds, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_secs: Option<f64>,
 }
 
 fn one() -> usize {
@@ -204,6 +209,10 @@ pub struct Measurement {
     pub hlog: String,
     /// Its verdict against the SLOs (open-loop steps, when `--slo` was given).
     pub slo: Option<SloVerdict>,
+    /// The seed of its arrivals and keys: each open-loop run of a sweep draws its own
+    /// (absent in older files, whose runs all used the sweep's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// Its full report.
     pub report: TestReport,
 }
@@ -248,6 +257,16 @@ pub struct SloResult {
     /// The floor, the knee and saturation.
     #[serde(default)]
     pub landmarks: Landmarks,
+    /// Each objective's capacity estimated from every counted run, the binding one
+    /// marked: the headline (absent in older files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub estimates: Vec<ObjectiveEstimate>,
+    /// The runs the host disturbed, left out of the estimates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbed: Option<Disturbed>,
+    /// `--budget` ran out before the search ended: what more time would buy, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_ended: Option<String>,
     /// Open-loop runs measured, and their seconds.
     #[serde(default)]
     pub visits: usize,
@@ -401,6 +420,27 @@ pub struct Landmarks {
     /// The lowest rate most of whose runs sent or got replies at under the saturation
     /// fraction of the schedule, or built a backlog (`judge::saturation`).
     pub saturation_per_sec: Option<f64>,
+    /// The most replies per second the server gave the open loop (the plateau), where
+    /// it was measured (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop_max: Option<OpenLoopMax>,
+    /// The most replies per second a closed loop of the sweep got, for comparison: an open
+    /// loop pipelines on its connections and can carry more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_loop_max_per_sec: Option<f64>,
+}
+
+/// The server's open-loop maximum: the highest median of replies per second over the
+/// offered rates.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoopMax {
+    /// Replies per second there.
+    pub replies_per_sec: f64,
+    /// The offered rate that got them.
+    pub at_offered_per_sec: f64,
+    /// A higher offered rate got no more, or this one fell short of its schedule: the
+    /// server's maximum, not only the highest rate's.
+    pub reached: bool,
 }
 
 /// The floor: the tail at the lowest rate measured.
@@ -412,6 +452,10 @@ pub struct Floor {
     pub value_ns: u64,
     /// Its share over the bound there.
     pub exceedance: Option<Exceedance>,
+    /// The percentile's 95% interval from a bootstrap over the runs at the lowest rates,
+    /// `(low, high)` ns (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_ns: Option<(u64, u64)>,
     /// What held the tail there, by most of its runs' bottleneck verdicts (`host` when
     /// the machine's waits made it).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,175 @@
+//! The capacity of each objective as an estimate with its interval, from every counted
+//! open-loop run of a sweep ([`crate::stats::capacity`] fits them): the headline of a
+//! sweep. A run counts when it has replies and every self-check it failed could only
+//! have raised what it measured (as for a step's verdict, but runs short of their
+//! schedule count too: leaving out the worst runs where the server saturates would bias
+//! the fit toward passing). Runs whose tail the host carried ([`super::weather`]) are
+//! left out of the headline and counted apart; the estimate with them is kept beside it.
+
+use crate::config::slo::Slo;
+use crate::report::sweep::{Disturbed, Measurement, ObjectiveEstimate, RateBound};
+use crate::stats::capacity::{self, Crossing, RateRuns};
+use crate::stats::pooled;
+
+/// Each objective's estimate, the binding one (lowest) marked, with the runs the host
+/// disturbed; the intervals from resamples drawn from `seed`. Empty without a counted
+/// run.
+pub fn estimates(
+    runs: &[Measurement],
+    slos: &[Slo],
+    seed: u64,
+) -> (Vec<ObjectiveEstimate>, Option<Disturbed>) {
+    let counted: Vec<&Measurement> = runs
+        .iter()
+        .filter(|m| m.kind.is_open_loop() && m.target_rate_per_sec.is_some())
+        .filter(|m| m.report.counts.completed > 0 && super::slo::only_pessimistic(&m.report))
+        .filter(|m| !m.report.windows().is_empty())
+        .collect();
+    let waits: Vec<Option<f64>> = counted
+        .iter()
+        .map(|m| super::weather::host_carried(&m.report))
+        .collect();
+    let calm: Vec<&Measurement> = counted
+        .iter()
+        .zip(&waits)
+        .filter(|(_, w)| w.is_none())
+        .map(|(m, _)| *m)
+        .collect();
+    let disturbed = waits.iter().flatten().count();
+    let mut found: Vec<ObjectiveEstimate> = slos
+        .iter()
+        .filter_map(|slo| {
+            let mut e = objective(&calm, slo, seed)?;
+            if disturbed > 0 {
+                e.with_disturbed = objective(&counted, slo, seed).map(|all| all.crossing);
+            }
+            Some(e)
+        })
+        .collect();
+    if let Some(binding) = found
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.crossing.key().total_cmp(&b.1.crossing.key()))
+        .map(|(i, _)| i)
+    {
+        found[binding].binding = true;
+    }
+    let disturbed = (disturbed > 0).then(|| Disturbed {
+        runs: disturbed,
+        of: counted.len(),
+        most_wait_share: waits.iter().flatten().copied().fold(0.0, f64::max),
+    });
+    (found, disturbed)
+}
+
+/// One objective's estimate over `runs`; `None` without a reply.
+fn objective(runs: &[&Measurement], slo: &Slo, seed: u64) -> Option<ObjectiveEstimate> {
+    let mut rates: Vec<f64> = runs.iter().filter_map(|m| m.target_rate_per_sec).collect();
+    rates.sort_by(f64::total_cmp);
+    rates.dedup();
+    let groups: Vec<RateRuns> = rates
+        .iter()
+        .map(|&rate| {
+            let windows: Vec<_> = runs
+                .iter()
+                .filter(|m| m.target_rate_per_sec == Some(rate))
+                .map(|m| m.report.windows())
+                .collect();
+            RateRuns {
+                rate_per_sec: rate,
+                runs: pooled::run_counts(&windows, slo.bound_ns),
+            }
+        })
+        .collect();
+    let e = capacity::estimate(&groups, 1.0 - slo.quantile(), seed)?;
+    let (lowest, highest) = (
+        e.fitted.first().map_or(0.0, |f| f.0),
+        e.fitted.last().map_or(0.0, |f| f.0),
+    );
+    // The falling part of a valley fit is a low-load rise: the crossing's "below" is
+    // the rising part's lowest rate.
+    let rising_lowest = e.low_load.map_or(lowest, |l| l.bottom_per_sec);
+    let bound = |c: Crossing| match c {
+        Crossing::BelowLowest => RateBound::Below(rising_lowest),
+        Crossing::At(rate) => RateBound::At(rate),
+        Crossing::AboveHighest => RateBound::Above(highest),
+    };
+    Some(ObjectiveEstimate {
+        slo: slo.text.clone(),
+        binding: false,
+        crossing: bound(e.crossing),
+        interval: (bound(e.interval.0), bound(e.interval.1)),
+        rates: e.rates,
+        runs: e.runs,
+        with_disturbed: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::judge::fixtures::*;
+    use crate::report::host::{HostReport, TaskWaits};
+
+    /// Runs at 1k..8k/s whose share over 1 ms doubles with each 1k/s from 0.1% at 1k:
+    /// it crosses 1% between 4k (0.8%) and 5k (1.6%).
+    fn sweep_runs() -> Vec<Measurement> {
+        let mut runs = Vec::new();
+        for k in 1..=8u32 {
+            for r in 0..6u64 {
+                // A little spread between runs, none between windows.
+                let over = ((1u64 << (k - 1)) + (r % 3)) * 10;
+                runs.push(windowed_run(1000.0 * f64::from(k), 10_000, &[over; 4]));
+            }
+        }
+        runs
+    }
+
+    #[test]
+    fn the_estimate_lies_between_the_rates_that_bracket_the_limit_and_binds() {
+        let runs = sweep_runs();
+        let p99 = slo_p99_1ms();
+        let p50 = crate::config::slo::parse_slo("p50<=1ms").unwrap();
+        let (found, disturbed) = estimates(&runs, &[p50, p99], 7);
+        assert_eq!(disturbed, None);
+        assert_eq!(found.len(), 2);
+        let p99 = &found[1];
+        let RateBound::At(rate) = p99.crossing else {
+            panic!("{p99:?}")
+        };
+        assert!((4000.0..5000.0).contains(&rate), "{p99:?}");
+        assert!(p99.interval.0.key() <= rate && rate <= p99.interval.1.key());
+        assert!(p99.binding && !found[0].binding, "{found:?}");
+        // p50 allows half: every rate is under it.
+        assert_eq!(found[0].crossing, RateBound::Above(8000.0));
+        assert_eq!((p99.rates, p99.runs), (8, 48));
+    }
+
+    #[test]
+    fn runs_the_host_carried_are_counted_apart_and_the_estimate_with_them_kept() {
+        let mut runs = sweep_runs();
+        // The 3k runs, each a third over 1 ms, while the server waited half the run for
+        // a CPU: with them the crossing falls.
+        for m in runs
+            .iter_mut()
+            .filter(|m| m.target_rate_per_sec == Some(3000.0))
+        {
+            *m = windowed_run(3000.0, 10_000, &[3000; 4]);
+            m.report.host = Some(HostReport {
+                server: Some(TaskWaits {
+                    run_queue_wait_share: 0.5,
+                    ..TaskWaits::default()
+                }),
+                ..HostReport::default()
+            });
+        }
+        let (found, disturbed) = estimates(&runs, &[slo_p99_1ms()], 7);
+        let d = disturbed.unwrap();
+        assert_eq!((d.runs, d.of, d.most_wait_share), (6, 48, 0.5));
+        let calm = found[0].crossing.key();
+        assert!((4000.0..5000.0).contains(&calm), "{found:?}");
+        let with = found[0].with_disturbed.unwrap().key();
+        assert!(with < calm, "{found:?}");
+    }
+}
