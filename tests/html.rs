@@ -484,3 +484,76 @@ fn html_of_a_live_comparison_and_of_a_merge_of_shards() {
         html
     );
 }
+
+/// The widths Chromium lays `page` out at on a phone's screen, with the CSS of the page
+/// (its content policy dropped so a script may measure): the page's and each block
+/// under the headings `blocks`, as `scrollWidth/clientWidth`.
+fn laid_out_widths(bin: &Path, page: &Path, blocks: &[&str]) -> String {
+    let html = text(page);
+    let start = html
+        .find("<meta http-equiv=\"Content-Security-Policy\"")
+        .unwrap();
+    let end = start + html[start..].find('>').unwrap() + 1;
+    let probe = format!(
+        "<script>const w = e => e ? e.scrollWidth + '/' + e.clientWidth : 'none';\
+         const d = document.documentElement; const out = ['page=' + w(d)];\
+         for (const name of {names:?}) {{ const h = [...document.querySelectorAll('h3')]\
+         .find(h => h.textContent === name); out.push(name + '=' + w(h && h.nextElementSibling)); }}\
+         document.body.setAttribute('data-widths', out.join(';'));</script>",
+        names = blocks
+    );
+    let measured = page.with_extension("measured.html");
+    let body_end = html.rfind("</body>").unwrap();
+    std::fs::write(
+        &measured,
+        format!(
+            "{}{}{probe}{}",
+            &html[..start],
+            &html[end..body_end],
+            &html[body_end..]
+        ),
+    )
+    .unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(bin);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+        &format!("--user-data-dir={}", profile.path().display()),
+        &format!("--window-size={},{}", SIZES[1].0, SIZES[1].1),
+        "--dump-dom",
+        &format!("file://{}", measured.display()),
+    ]);
+    let out = run_with_timeout(cmd, Duration::from_secs(120));
+    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+    let at = dom
+        .find("data-widths=\"")
+        .unwrap_or_else(|| panic!("the probe did not run: {}", stderr_of(&out)));
+    dom[at + 13..].split('"').next().unwrap().to_string()
+}
+
+#[test]
+fn a_run_pages_host_and_server_blocks_wrap_inside_a_phones_width() {
+    let Some(bin) = require_tool(
+        "chromium",
+        "run scripts/test (it installs chromium) or `apt-get install -y chromium`",
+    ) else {
+        return;
+    };
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let page = run_with_page(&server, dir.path(), "run", &["-t", "set"]);
+    let blocks = ["The host", "The server's view"];
+    let widths = laid_out_widths(&bin, &page, &blocks);
+    // Each `scrollWidth/clientWidth` pair equal: nothing runs past its box sideways, and
+    // the page scrolls only down.
+    for part in widths.split(';') {
+        let (name, w) = part.split_once('=').unwrap();
+        assert_ne!(w, "none", "no block under {name:?}: {widths}");
+        let (scroll, client) = w.split_once('/').unwrap();
+        assert_eq!(scroll, client, "{name} is wider than its box: {widths}");
+    }
+}

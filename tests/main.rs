@@ -27,6 +27,7 @@ mod objectives;
 mod open_loop;
 mod output;
 mod outputs;
+mod plots;
 mod proxy;
 mod reliability;
 mod replay;

@@ -85,6 +85,12 @@ pub(super) fn pre(text: &str) -> String {
     format!("<pre>{}</pre>", lines.join("\n"))
 }
 
+/// Preformatted text whose long lines wrap inside its box (a host's or server's facts:
+/// lines of prose and paths, not columns), so it never runs wider than the page.
+pub(super) fn pre_wrapped(text: &str) -> String {
+    pre(text).replacen("<pre>", "<pre class=\"wrap\">", 1)
+}
+
 /// A section with its heading; its `id` is what the page's contents link to.
 pub(super) fn section(id: &str, title: &str, inner: &str) -> String {
     format!(

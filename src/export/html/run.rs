@@ -4,7 +4,9 @@
 //! objectives, counts, self-checks, the server's view and the host; then the heatmap of
 //! every test, a merge's shards, and the command line, versions and settings.
 
-use super::markup::{Cell, badge, esc, facts, fields, inline_svg, pre, section, table};
+use super::markup::{
+    Cell, badge, esc, facts, fields, inline_svg, pre, pre_wrapped, section, table,
+};
 use super::page;
 use crate::export::run_text::{self, headline_values};
 use crate::export::{ms, plot};
@@ -123,12 +125,12 @@ fn test_body(test: &TestReport) -> String {
     html.push_str(&checks(test));
     html.push_str("<h3>The server's view</h3>");
     html.push_str(&match &test.server {
-        Some(view) => pre(&run_text::server_view_text(view)),
+        Some(view) => pre_wrapped(&run_text::server_view_text(view)),
         None => "<p>Not read (--no-server-stats, or the server did not answer).</p>".into(),
     });
     html.push_str("<h3>The host</h3>");
     html.push_str(&match &test.host {
-        Some(h) => pre(&run_text::host_text(h)),
+        Some(h) => pre_wrapped(&run_text::host_text(h)),
         None => "<p>Not measured (--no-host-stats).</p>".into(),
     });
     html

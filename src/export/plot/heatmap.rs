@@ -21,16 +21,71 @@ type HeatChart<'a, 'b> = XyChart<'a, 'b, Linear, Ticks>;
 /// Latency bins per decade.
 const BINS_PER_DECADE: u32 = 10;
 
-/// Colours by share of a window's replies, highest share first, with their legend
-/// labels (a sequential palette after viridis, light for rare so that a stall's few
-/// slow replies still show against the white page).
-const SHARES: [(f64, RGBColor, &str); 5] = [
-    (0.1, RGBColor(68, 1, 84), "10% or more"),
-    (0.01, RGBColor(49, 104, 142), "1% to 10%"),
-    (0.001, RGBColor(33, 145, 140), "0.1% to 1%"),
-    (1e-4, RGBColor(94, 201, 98), "0.01% to 0.1%"),
-    (0.0, RGBColor(253, 231, 37), "under 0.01%"),
+/// Colour classes per decade of share: a spread tail (0.25 to 16 ms, each bin 1% to 10%
+/// of a window's replies) shows its slope in three colours, not one.
+const CLASSES_PER_DECADE: i32 = 3;
+/// Decades of share coloured apart; shares under `10^-SHARE_DECADES` (0.01%) take the
+/// lightest colour.
+const SHARE_DECADES: i32 = 4;
+/// The colour classes: 0 holds the highest shares.
+const CLASSES: usize = (CLASSES_PER_DECADE * SHARE_DECADES + 1) as usize;
+/// The ramp the classes are spread along, highest share first (after viridis, light for
+/// rare so that a stall's few slow replies still show against the white page).
+const RAMP: [RGBColor; 5] = [
+    RGBColor(68, 1, 84),
+    RGBColor(49, 104, 142),
+    RGBColor(33, 145, 140),
+    RGBColor(94, 201, 98),
+    RGBColor(253, 231, 37),
 ];
+
+/// The class of `share` (of a window's replies in one cell).
+fn class(share: f64) -> usize {
+    if share <= 0.0 {
+        return CLASSES - 1;
+    }
+    // A hair under, so a share on a class's edge (10%) is in the class it opens.
+    let k = (-share.log10() * f64::from(CLASSES_PER_DECADE) - 1e-9).ceil() - 1.0;
+    (k.max(0.0) as usize).min(CLASSES - 1)
+}
+
+/// The colour of class `k`, along [`RAMP`].
+fn class_color(k: usize) -> RGBColor {
+    let t = k as f64 / (CLASSES - 1) as f64 * (RAMP.len() - 1) as f64;
+    let i = (t.floor() as usize).min(RAMP.len() - 2);
+    let f = t - i as f64;
+    let (a, b) = (RAMP[i], RAMP[i + 1]);
+    let mix = |x: u8, y: u8| (f64::from(x) + (f64::from(y) - f64::from(x)) * f).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// The colour of a cell holding `share` of its window's replies.
+fn share_color(share: f64) -> RGBColor {
+    class_color(class(share))
+}
+
+/// The legend's words for class `k`: `46% or more`, `4.6% to 10%`, `under 0.01%`.
+fn class_label(k: usize) -> String {
+    let edge = |j: usize| percent(10f64.powf(-(j as f64) / f64::from(CLASSES_PER_DECADE)));
+    match k {
+        0 => format!("{} or more", edge(1)),
+        k if k == CLASSES - 1 => format!("under {}", edge(k)),
+        k => format!("{} to {}", edge(k + 1), edge(k)),
+    }
+}
+
+/// A share as a percentage to two significant figures: `46%`, `4.6%`, `0.1%`.
+fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    let decimals = (1.0 - p.log10().floor()).max(0.0) as usize;
+    let text = format!("{p:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    format!("{text}%")
+}
 
 /// One window of one run: where it starts on the sweep's clock, how long it is, and its
 /// replies.
@@ -100,7 +155,7 @@ pub(super) fn run_heatmap(root: &Area<'_>, title: Option<&str>, report: &RunRepo
 
 /// A heatmap of `columns` with its heading, subtitle and x label (`head`), the labels
 /// `label` draws (given the chart, the end of the time axis and the top of the latency
-/// axis) and the legend of [`SHARES`].
+/// axis) and the legend of the share classes.
 fn draw_heatmap(
     root: &Area<'_>,
     title: Option<&str>,
@@ -130,10 +185,7 @@ fn draw_heatmap(
     // elements, and of the file.
     let mut runs: Vec<(usize, RGBColor, f64, f64)> = Vec::new();
     for (i, low, share) in cells(columns, axis) {
-        let color = SHARES
-            .iter()
-            .find(|(from, _, _)| share >= *from)
-            .map_or(SHARES[SHARES.len() - 1].1, |s| s.1);
+        let color = share_color(share);
         match runs.last_mut() {
             Some(last) if last.0 == i && last.1 == color && (last.3 - low).abs() < 1e-9 => {
                 last.3 = low + step;
@@ -149,9 +201,8 @@ fn draw_heatmap(
         ))?;
     }
     label(&mut chart, t_max, axis.hi as f64)?;
-    let entries: Vec<(String, Swatch)> = SHARES
-        .iter()
-        .map(|(_, color, label)| ((*label).to_string(), Swatch::Band(*color)))
+    let entries: Vec<(String, Swatch)> = (0..CLASSES)
+        .map(|k| (class_label(k), Swatch::Band(class_color(k))))
         .collect();
     legend(&legend_area, "share of a window's replies", &entries)
 }
@@ -260,5 +311,51 @@ mod tests {
             }
         }
         assert_eq!(cells.len(), 12, "{cells:?}");
+    }
+
+    #[test]
+    fn a_tail_spread_over_0_25_to_16_ms_shows_its_slope_in_several_colours() {
+        // Eighteen bins (10^-0.6 to 10^1.2 ms, 0.25 to 16 ms), each a value at its middle,
+        // their counts falling from 100 to 15: every share between 1% and 10%.
+        let mut h = crate::record::new_histogram();
+        for b in 0..18u64 {
+            let log10_ms = -0.6 + 0.1 * b as f64 + 0.05;
+            let ns = (10f64.powf(log10_ms) * 1e6) as u64;
+            h.record_n(ns, 100 - 5 * b).unwrap();
+        }
+        let replies = Batch::of(&h);
+        let columns = [Column {
+            start_secs: 0.0,
+            length_secs: 0.5,
+            replies: &replies,
+        }];
+        let cells = cells(&columns, LogAxis { lo: -1, hi: 2 });
+        let inside: Vec<&(usize, f64, f64)> = cells
+            .iter()
+            .filter(|(_, low, _)| *low >= 0.25f64.log10() - 1e-9 && *low < 16f64.log10())
+            .collect();
+        assert_eq!(inside.len(), 18, "{cells:?}");
+        assert!(
+            inside.iter().all(|c| (0.01..0.1).contains(&c.2)),
+            "{cells:?}"
+        );
+        let mut colors: Vec<RGBColor> = inside.iter().map(|c| share_color(c.2)).collect();
+        colors.dedup();
+        assert!(colors.len() >= 3, "{} colours: {colors:?}", colors.len());
+    }
+
+    #[test]
+    fn the_share_classes_are_labelled_in_order_and_coloured_apart() {
+        let labels: Vec<String> = (0..CLASSES).map(class_label).collect();
+        assert_eq!(labels[0], "46% or more");
+        assert_eq!(labels[3], "4.6% to 10%");
+        assert_eq!(labels[CLASSES - 1], "under 0.01%");
+        assert_eq!(class(0.1), 2);
+        assert_eq!(class(1.0), 0);
+        assert_eq!(class(0.099), 3);
+        assert_eq!(class(0.0), CLASSES - 1);
+        let mut colors: Vec<RGBColor> = (0..CLASSES).map(class_color).collect();
+        colors.dedup();
+        assert_eq!(colors.len(), CLASSES);
     }
 }

@@ -85,6 +85,29 @@ pub struct StepVerdict {
     pub why: String,
 }
 
+impl StepVerdict {
+    /// The verdict against the objective typed as `slo`, as the step's row in the table
+    /// and its mark on that objective's line both read it: the step's own where it
+    /// overrode what the objectives' checks measured (no run carried the rate: fail; the
+    /// generator limited the step: uncertain), else that objective's check.
+    pub fn on(&self, slo: &str) -> Verdict {
+        let measured = if self.checks.iter().any(|c| c.verdict == Verdict::Fail) {
+            Verdict::Fail
+        } else if self.checks.iter().all(|c| c.verdict == Verdict::Pass) {
+            Verdict::Pass
+        } else {
+            Verdict::Uncertain
+        };
+        if self.checks.is_empty() || measured != self.verdict {
+            return self.verdict;
+        }
+        self.checks
+            .iter()
+            .find(|c| c.slo == slo)
+            .map_or(self.verdict, |c| c.verdict)
+    }
+}
+
 /// Every open-loop run at one target rate, summarised.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {

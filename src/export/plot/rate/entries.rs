@@ -4,7 +4,7 @@
 
 use super::Layout;
 use super::lines::input_shape;
-use super::marks::{VERDICTS, slo_color, slo_text};
+use super::marks::{VERDICTS, overlay_slos, slo_color, slo_text};
 use crate::export::plot::{
     ALERT, BAND, CAPACITY, GRAY, INK, PERCENTILE_COLORS, PERCENTILES, Shape, Swatch, open_steps,
 };
@@ -79,16 +79,25 @@ fn mark_entries(layout: &Layout<'_>) -> Vec<(String, Swatch)> {
         let marker = Swatch::marker(ALERT, Shape::Ring);
         entries.push(("invalid step (check failed)".into(), marker));
     }
-    for slo in &layout.slos {
-        entries.push((slo_text(slo), Swatch::dashed(slo_color(slo), 2)));
+    if layout.overlay {
+        for (index, slo, color) in overlay_slos(layout) {
+            let text = format!("{} {}", layout.inputs[index].0, slo_text(slo));
+            entries.push((text, Swatch::dashed(color, 2)));
+        }
+    } else {
+        for slo in &layout.slos {
+            entries.push((slo_text(slo), Swatch::dashed(slo_color(slo), 2)));
+        }
     }
     if !layout.overlay {
         let steps = steps_of(inputs[0].1);
         for (verdict, text, shape, color) in VERDICTS {
-            if steps
-                .iter()
-                .any(|s| s.slo.as_ref().is_some_and(|v| v.verdict == verdict))
-            {
+            let drawn = |slo: &&crate::config::slo::Slo| {
+                steps
+                    .iter()
+                    .any(|s| s.slo.as_ref().is_some_and(|v| v.on(&slo.text) == verdict))
+            };
+            if layout.slos.iter().any(drawn) {
                 entries.push((text.into(), Swatch::marker(color, shape)));
             }
         }

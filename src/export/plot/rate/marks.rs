@@ -3,29 +3,69 @@
 //! capacity bands, each rate's verdict, the capacity's line and label, and the floor and
 //! the knee.
 
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::place::{
+    CAPACITY_CHAR_PX, CAPACITY_LINE_PX, LABEL_MARGIN_PX, floor_label_offset, marker_pixels,
+    plot_edges, wrap,
+};
 use super::{Layout, RateChart};
 use crate::config::slo::Slo;
 use crate::export::plot::{
-    ALERT, BAND, BAND_OPACITY, CAPACITY, DrawResult, GRAY, INK, PERCENTILE_COLORS, PERCENTILES,
-    Shape, draw_line, draw_markers, draw_text, font, log_ms, ms_label, rate_label,
+    ALERT, BAND, BAND_OPACITY, CAPACITY, DrawResult, GRAY, INK, INPUT_COLORS, PERCENTILE_COLORS,
+    PERCENTILES, Shape, draw_line, draw_markers, draw_text, font, log_ms, ms_label, rate_label,
 };
 use crate::report::Bottleneck;
-use crate::report::sweep::steps::StepVerdict;
+
+/// The shading of the rates past saturation.
+pub(super) const SATURATED: RGBColor = RGBColor(252, 234, 234);
 use crate::report::sweep::{Limit, Measurement, SloResult, StepSummary, SweepReport, Verdict};
 
-/// Each objective as a dashed line across the chart in the colour of the percentile it
-/// bounds; the legend names it (a label on the chart sat on the points and on the other
-/// objectives' labels).
+/// Each objective as a dashed line across the chart: in the colour of the percentile it
+/// bounds for one sweep; on an overlay, each sweep's objectives in that sweep's colour
+/// ([`overlay_slos`]), so two sweeps' lines at one bound stay told apart. The legend
+/// names them (a label on the chart sat on the points and on the other objectives'
+/// labels).
 pub(super) fn slo_lines(chart: &mut RateChart<'_, '_>, layout: &Layout<'_>) -> DrawResult {
     let x_max = layout.x_max;
-    for slo in &layout.slos {
+    let line = |slo: &Slo| {
         let y = (slo.bound_ns as f64 / 1e6).log10();
-        draw_line(chart, vec![(0.0, y), (x_max, y)], slo_color(slo), 2, true)?;
+        vec![(0.0, y), (x_max, y)]
+    };
+    if !layout.overlay {
+        for slo in &layout.slos {
+            draw_line(chart, line(slo), slo_color(slo), 2, true)?;
+        }
+        return Ok(());
+    }
+    for (index, slo, color) in overlay_slos(layout) {
+        // Every second sweep's dashes are shorter, so where two sweeps' lines lie on
+        // one bound both colours show.
+        let (dash, gap) = if index % 2 == 1 { (3, 7) } else { (6, 4) };
+        chart.draw_series(std::iter::once(DashedPathElement::new(
+            line(slo),
+            dash,
+            gap,
+            color.stroke_width(2),
+        )))?;
     }
     Ok(())
+}
+
+/// On an overlay, every sweep's objectives with the sweep's place among the inputs and
+/// its colour.
+pub(super) fn overlay_slos<'r>(layout: &Layout<'r>) -> Vec<(usize, &'r Slo, RGBColor)> {
+    layout
+        .inputs
+        .iter()
+        .enumerate()
+        .flat_map(|(index, (_, r))| {
+            let color = INPUT_COLORS[index % INPUT_COLORS.len()];
+            r.plan.slos.iter().map(move |slo| (index, slo, color))
+        })
+        .collect()
 }
 
 /// The colour of an objective's line: its percentile's, or ink for a percentile the
@@ -79,8 +119,8 @@ pub(super) const VERDICTS: [(Verdict, &str, Shape, RGBColor); 3] = [
     (Verdict::Fail, "SLO fail (95%)", Shape::Cross, ALERT),
 ];
 
-/// Each rate's verdict on each objective's line: that objective's own, except where the
-/// generator limited the step (uncertain on every line, as the step is).
+/// Each rate's verdict on each objective's line, as the steps' table says it
+/// ([`crate::report::sweep::StepVerdict::on`]).
 pub(super) fn verdicts(
     chart: &mut RateChart<'_, '_>,
     layout: &Layout<'_>,
@@ -91,24 +131,13 @@ pub(super) fn verdicts(
         for (verdict, _, shape, color) in VERDICTS {
             let marks = summaries
                 .iter()
-                .filter(|s| s.slo.as_ref().is_some_and(|v| on_line(v, slo) == verdict))
+                .filter(|s| s.slo.as_ref().is_some_and(|v| v.on(&slo.text) == verdict))
                 .map(|s| (s.target_rate_per_sec, y))
                 .collect();
             draw_markers(chart, shape, marks, color, 4)?;
         }
     }
     Ok(())
-}
-
-/// A step's verdict as drawn on `slo`'s line.
-fn on_line(step: &StepVerdict, slo: &Slo) -> Verdict {
-    if step.generator_limited {
-        return Verdict::Uncertain;
-    }
-    step.checks
-        .iter()
-        .find(|c| c.slo == slo.text)
-        .map_or(step.verdict, |c| c.verdict)
 }
 
 /// Where the `index`th sweep's capacity is marked, and how.
@@ -150,20 +179,34 @@ pub(super) fn capacity(
         let line = vec![(rate, layout.y_lo), (rate, layout.y_hi)];
         draw_line(chart, line, color, 2, index % 2 == 1)?;
     }
-    // Left of the line when it sits in the right half, so the label stays inside.
-    let (anchor, dx) = if rate > layout.x_max / 2.0 {
-        (HPos::Right, -6)
-    } else {
-        (HPos::Left, 6)
-    };
-    let style = font(15).color(&color).pos(Pos::new(anchor, VPos::Top));
-    draw_text(
-        chart,
-        (rate, layout.y_hi),
-        text,
-        (dx, 4 + 18 * index as i32),
-        style,
-    )
+    // Left of the line when it sits in the right half, right of it otherwise; then moved
+    // in where a long label would cross the plot's edge (into the legend beside it), and
+    // broken at its commas where it is wider than the plot.
+    let (x, _) = chart.backend_coord(&(rate, layout.y_hi));
+    let (left_edge, right_edge) = plot_edges(chart, layout);
+    let room = (right_edge - left_edge - 2 * LABEL_MARGIN_PX).max(CAPACITY_CHAR_PX);
+    for line in wrap(&text, (room / CAPACITY_CHAR_PX) as usize) {
+        let width = CAPACITY_CHAR_PX * line.chars().count() as i32;
+        let left = if rate > layout.x_max / 2.0 {
+            x - 6 - width
+        } else {
+            x + 6
+        };
+        let left = left
+            .min(right_edge - LABEL_MARGIN_PX - width)
+            .max(left_edge + LABEL_MARGIN_PX);
+        let row = layout.label_rows.get();
+        layout.label_rows.set(row + 1);
+        let style = font(15).color(&color).pos(Pos::new(HPos::Left, VPos::Top));
+        draw_text(
+            chart,
+            (rate, layout.y_hi),
+            line,
+            (left - x, 4 + CAPACITY_LINE_PX * row),
+            style,
+        )?;
+    }
+    Ok(())
 }
 
 /// The line and its label: the capacity, or where the band ends without one, or the
@@ -221,29 +264,24 @@ fn capacity_mark(result: &SloResult, lowest: Option<f64>) -> Option<CapacityMark
 }
 
 /// Each open-loop step's bottleneck, written under it along the foot of the chart, and
-/// the rates from the first step at which the server was saturated (busy nearly all the
-/// time by its own clock) shaded: the knee, with its cause on it.
+/// the rates from the sweep's saturation on shaded and labelled: the landmark the text
+/// names (`saturation at ... req/s`), read from the same field, so the two agree.
 pub(super) fn bottleneck_marks(
     chart: &mut RateChart<'_, '_>,
     steps: &[(f64, &Measurement)],
+    saturation_per_sec: Option<f64>,
     layout: &Layout<'_>,
 ) -> DrawResult {
     let (y_lo, y_hi) = (layout.y_lo, layout.y_hi);
-    let saturated = |m: &Measurement| {
-        m.report
-            .bottleneck
-            .as_ref()
-            .is_some_and(|b| b.server_saturated())
-    };
-    if let Some((from, _)) = steps.iter().find(|(_, m)| saturated(m)) {
+    if let Some(from) = saturation_per_sec {
         chart.draw_series(std::iter::once(Rectangle::new(
-            [(*from, y_lo), (layout.x_max, y_hi)],
-            RGBColor(252, 234, 234).filled(),
+            [(from, y_lo), (layout.x_max, y_hi)],
+            SATURATED.filled(),
         )))?;
         let style = font(13)
             .color(&ALERT)
             .pos(Pos::new(HPos::Left, VPos::Bottom));
-        draw_text(chart, (*from, y_lo), "server saturated", (4, -20), style)?;
+        draw_text(chart, (from, y_lo), "saturation", (4, -20), style)?;
     }
     // Steps in order of rate; a label that would touch the last one drawn is left out
     // (a search's steps crowd near the capacity, and share its verdict).
@@ -275,12 +313,14 @@ pub(super) fn bottleneck_marks(
     Ok(())
 }
 
-/// The floor (a diamond at the first objective's pooled percentile at the lowest rate,
-/// labelled) and the knee (a dotted vertical line, labelled), when the sweep found them.
+/// The floor (a ring at the first objective's pooled percentile at the lowest rate,
+/// labelled beside it where the label covers no marker) and the knee (a dotted vertical
+/// line, labelled), when the sweep found them.
 pub(super) fn landmarks(
     chart: &mut RateChart<'_, '_>,
     layout: &Layout<'_>,
     r: &SweepReport,
+    summaries: &[StepSummary],
 ) -> DrawResult {
     let Some(marks) = r.slo.as_ref().map(|s| s.landmarks) else {
         return Ok(());
@@ -290,16 +330,11 @@ pub(super) fn landmarks(
     {
         let at = (floor.rate_per_sec, y.clamp(layout.y_lo, layout.y_hi));
         draw_markers(chart, Shape::Ring, vec![at], GRAY, 6)?;
-        let style = font(12)
-            .color(&GRAY)
-            .pos(Pos::new(HPos::Left, VPos::Bottom));
-        draw_text(
-            chart,
-            at,
-            format!("floor {}", ms_label(floor.value_ns)),
-            (8, -4),
-            style,
-        )?;
+        let text = format!("floor {}", ms_label(floor.value_ns));
+        let markers = marker_pixels(chart, layout, r, summaries);
+        let (dx, dy) = floor_label_offset(chart.backend_coord(&at), &text, &markers);
+        let style = font(12).color(&GRAY).pos(Pos::new(HPos::Left, VPos::Top));
+        draw_text(chart, at, text, (dx, dy), style)?;
     }
     if let Some(knee) = marks.knee_per_sec {
         let line = vec![(knee, layout.y_lo), (knee, layout.y_hi)];

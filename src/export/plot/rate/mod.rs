@@ -6,11 +6,13 @@
 //! This file lays the chart out (its axis ranges and objectives) and draws in order: the
 //! objectives, the shading beneath the lines, then each sweep in turn. `lines.rs` draws a
 //! sweep's percentile lines and points, `marks.rs` the objectives, verdicts, capacity and
-//! bottlenecks, and `entries.rs` chooses the legend's rows.
+//! bottlenecks, `place.rs` finds room for the capacity's and the floor's labels, and
+//! `entries.rs` chooses the legend's rows.
 
 mod entries;
 mod lines;
 mod marks;
+mod place;
 
 use super::axis::{Linear, XyChart};
 use super::{
@@ -36,6 +38,8 @@ struct Layout<'r> {
     y_hi: f64,
     /// Every input's objectives, each once, in the order first seen.
     slos: Vec<&'r Slo>,
+    /// Lines of capacity labels drawn so far along the top, each sweep's below the last's.
+    label_rows: std::cell::Cell<i32>,
 }
 
 /// Response-time percentiles versus offered rate.
@@ -62,15 +66,17 @@ pub(super) fn latency_vs_rate(
         y_lo: axis.lo as f64,
         y_hi: axis.hi as f64,
         slos: objectives(inputs),
+        label_rows: std::cell::Cell::new(0),
     };
     marks::slo_lines(&mut chart, &layout)?;
     // Beneath the lines, so the shading covers none of them.
     if let [(_, r)] = inputs {
-        marks::bottleneck_marks(&mut chart, &open_steps(r), &layout)?;
+        let saturation = r.slo.as_ref().and_then(|s| s.landmarks.saturation_per_sec);
+        marks::bottleneck_marks(&mut chart, &open_steps(r), saturation, &layout)?;
     }
     marks::capacity_bands(&mut chart, &layout)?;
     if let [(_, r)] = inputs {
-        marks::landmarks(&mut chart, &layout, r)?;
+        marks::landmarks(&mut chart, &layout, r, &crate::judge::summary::steps_of(r))?;
     }
     for (index, (label, r)) in inputs.iter().enumerate() {
         draw_sweep(&mut chart, &layout, index, label, r)?;
