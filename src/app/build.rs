@@ -43,14 +43,7 @@ impl TestReport {
                 .map(|m| (m, batches.total(m)))
                 .collect(),
         };
-        let mut checks = checks::checks(
-            config,
-            outcome,
-            &total,
-            total_batches
-                .get(&Metric::Response)
-                .map_or(&[][..], Vec::as_slice),
-        );
+        let mut checks = checks::checks(config, outcome, &total);
         let mut latency = latency_map(&total, timing, &total_batches);
         choose(
             &mut latency,

@@ -7,4 +7,5 @@ pub mod confidence;
 pub mod exceedance;
 pub mod median;
 pub mod mover;
+pub mod over;
 pub mod pooled;
