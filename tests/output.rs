@@ -253,10 +253,11 @@ fn without_bottlenecks(text: &str) -> String {
         .collect()
 }
 
-/// The host's line of slow replies among its waits: there only when some slow reply fell
-/// in a batch with a wait, which follows the machine's load.
+/// The host's line of slow replies among its waits: there only when some reply was over
+/// the tail's bound, which follows the machine's load.
 fn is_host_tail_line(line: &str) -> bool {
-    line.trim_start().starts_with("slow replies (over the p99")
+    line.trim_start()
+        .starts_with("slow replies (over the tail's bound")
 }
 
 /// A server event set beside the interval it fell in (`DEBUG at 1.2-1.4 s: ...`): there
@@ -331,13 +332,19 @@ fn without_invalid_mark(line: &str) -> String {
 /// a null, an empty array (`notes[]`) or an empty object (`{}`). A confidence's
 /// `freedom` is left out: it holds a key only for the percentiles whose interval the
 /// run's own spread widened, which the data decides (`freedom_is_kept_where_...` below
-/// checks it).
+/// checks it). So are the lists of a tail's attribution (`causes`, `stalls`,
+/// `host_parts`): which causes carried the tail is the run's to say.
 fn key_paths(value: &Value) -> String {
     fn walk(value: &Value, path: &str, out: &mut BTreeSet<String>) {
         match value {
             Value::Object(map) if !map.is_empty() => {
                 for (key, v) in map {
                     if key == "freedom" && path.ends_with(".confidence") {
+                        continue;
+                    }
+                    if matches!(key.as_str(), "causes" | "stalls" | "host_parts")
+                        && path.ends_with(".tail")
+                    {
                         continue;
                     }
                     let path = if path.is_empty() {

@@ -14,3 +14,4 @@ pub mod events;
 pub(crate) mod fixtures;
 pub mod host;
 pub mod slo;
+pub mod tail;

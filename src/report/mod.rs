@@ -20,6 +20,7 @@ pub mod repeats;
 pub mod server;
 mod settings;
 pub mod sweep;
+pub mod tail;
 pub mod tune;
 pub mod verdict;
 
@@ -202,6 +203,10 @@ pub struct TestReport {
     /// What held the test back, and the fact that says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bottleneck: Option<Judgement>,
+    /// The replies over the objective's bound (or the response p99) attributed to what
+    /// made them slow: what the bottleneck names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail: Option<tail::TailCauses>,
     /// With `--slo`: each objective judged on this test's response time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<sweep::SloVerdict>,

@@ -154,3 +154,30 @@ fn the_sweep_stops_under_95_percent_of_target_or_above_stop_at() {
             .contains("--stop-at")
     );
 }
+
+#[test]
+fn a_step_whose_runs_lost_their_server_is_not_limited_by_the_generator() {
+    use crate::report::{Bottleneck, Judgement};
+    let slos = [slo_p99_1ms()];
+    // Runs short of their schedule: a lost server's (the bottleneck names it), or a
+    // generator's that fell behind (nothing named).
+    let short = |named: Option<Bottleneck>| {
+        let mut m = windowed_run(1000.0, 5000, &[10; 4]);
+        m.report.achieved_rate_per_sec = 970.0;
+        m.report.bottleneck = named.map(|verdict| Judgement {
+            verdict,
+            because: String::new(),
+            server_busy: None,
+        });
+        m
+    };
+    let lost: Vec<Measurement> = (0..4).map(|_| short(Some(Bottleneck::Server))).collect();
+    let v = judge_step(&lost.iter().collect::<Vec<_>>(), &slos);
+    assert!(!v.generator_limited, "{}", v.why);
+    assert_eq!(v.verdict, Uncertain, "{}", v.why);
+    assert!(v.why.starts_with("no run counted: 4 of 4"), "{}", v.why);
+    let behind: Vec<Measurement> = (0..4).map(|_| short(None)).collect();
+    let v = judge_step(&behind.iter().collect::<Vec<_>>(), &slos);
+    assert!(v.generator_limited, "{}", v.why);
+    assert!(v.why.contains("limited by the generator"), "{}", v.why);
+}
