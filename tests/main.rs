@@ -25,6 +25,7 @@ mod objectives;
 mod open_loop;
 mod output;
 mod outputs;
+mod panel;
 mod proxy;
 mod reliability;
 mod replay;

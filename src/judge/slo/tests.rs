@@ -181,3 +181,30 @@ fn a_step_whose_runs_lost_their_server_is_not_limited_by_the_generator() {
     assert!(v.generator_limited, "{}", v.why);
     assert!(v.why.contains("limited by the generator"), "{}", v.why);
 }
+
+#[test]
+fn a_sweep_fails_when_every_rate_lost_its_server_and_not_when_one_kept_it() {
+    use crate::report::OutageReport;
+    use crate::report::sweep::steps::lost_server;
+    let lost = |rate: f64, until_end: bool| {
+        let mut m = windowed_run(rate, 5000, &[10; 4]);
+        m.report.outages.push(OutageReport {
+            start_secs: 0.5,
+            length_secs: 1.5,
+            at_least_secs: 1.4,
+            cause: "Connection refused".into(),
+            until_end,
+        });
+        m
+    };
+    let every = [lost(1000.0, true), lost(2000.0, true), lost(2000.0, false)];
+    let why = lost_server(&every).unwrap();
+    assert!(
+        why.contains("every rate swept (2) lost its server"),
+        "{why}"
+    );
+    // One rate kept its server to the end: the sweep measured something.
+    let one_kept = [lost(1000.0, true), lost(2000.0, false)];
+    assert_eq!(lost_server(&one_kept), None);
+    assert_eq!(lost_server(&[]), None);
+}
