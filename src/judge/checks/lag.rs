@@ -14,7 +14,7 @@ use crate::stats::over::share_over;
 pub const LAG_DISTORTION: f64 = 0.1;
 /// The most the generator's lateness may move a reported response-time percentile, ns,
 /// whatever its fraction: a move a quiet machine's runs of the same plan differ by more
-/// than (bench/lag-tolerance.md measures both on a quiet 2-core machine).
+/// than (docs/verdicts.md states both and the tests that hold the check to them).
 pub const LAG_MOVE_NS: u64 = 50_000;
 /// The response-time percentiles the schedule-lag check guards: those the report leads
 /// with (p99.99 and the max rest on a handful of requests, where one late wake-up is

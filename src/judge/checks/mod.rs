@@ -34,7 +34,7 @@ pub const CPU_SATURATION: f64 = 0.9;
 /// The share of its wall time a generator thread may wait for a CPU (in waits longer
 /// than an idle core's wake-up, [`WAKE_UP_US`]) before another task is taking its core.
 /// A spinning thread also yields its core to tailrate's own collector and host meter:
-/// bench/lag-tolerance.md measures what a quiet machine gives.
+/// docs/verdicts.md states the tolerance and the tests that hold the check to it.
 pub const GENERATOR_WAIT_SHARE: f64 = 0.1;
 /// The longest mean wait per run on a CPU that an idle CPU's wake-up explains, µs
 /// (measured on this project's 2-core VMs: 0.3-3 µs on a quiet machine, per batch
