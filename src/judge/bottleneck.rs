@@ -9,12 +9,15 @@
 //! which every time after it only reflects. Then the tail: the replies over the
 //! objective's bound (or the response p99) attributed to their causes
 //! (`super::tail`), and the cause that carries the most named with its share and
-//! figure; `none` when the tail sits at the floor. A closed loop, which always runs as
+//! figure. Where the tail names nothing, an open loop whose generator failed one of its
+//! own checks, or whose lateness carries a share of the tail, names the generator (or
+//! the host, when the generator's threads waited for a CPU); `none` only when the tail
+//! sits at the floor without that. A closed loop, which always runs as
 //! fast as something lets it, takes from the tail only a server's stalls and the host's
 //! waits, and is otherwise read as before: the server's share of the service time, else
 //! the round trip.
 
-use super::checks::CPU_SATURATION;
+use super::checks::{CPU_SATURATION, LAG_MOVE_NS};
 use crate::drive::ThreadCpu;
 use crate::report::TestReport;
 use crate::report::server::ServerView;
@@ -61,6 +64,7 @@ fn judge_without_busy(test: &TestReport) -> Judgement {
         .or_else(|| stalled(test))
         .or_else(|| tail_named(test, tail.as_ref(), facts.open))
         .or_else(|| never_sent(test, &facts))
+        .or_else(|| generator_touched(test, tail.as_ref(), &facts))
         .or_else(|| (!facts.open).then(|| server_share(&facts)).flatten())
         .unwrap_or_else(|| network_kernel(test, &facts, tail.as_ref()))
 }
@@ -87,6 +91,84 @@ fn tail_named(test: &TestReport, tail: Option<&TailCauses>, open: bool) -> Optio
     }
     let (verdict, because) = super::tail::words::named(test, tail)?;
     Some(said(verdict, because))
+}
+
+/// The generator's own checks: a run that failed one was paced by the generator, not
+/// only by the server.
+pub const GENERATOR_CHECKS: [&str; 3] = ["schedule_lag", "generator_cpu", "poisson_fit"];
+/// The share of the replies over the bound the generator's lateness (its own, or its
+/// threads' waits for a CPU) must carry, with a lag p99 over the schedule-lag check's
+/// [`LAG_MOVE_NS`], for the tail not to be the floor's.
+pub const LAG_SHARE: f64 = 0.05;
+
+/// The generator or the host, where the tail names nothing (it sits at the floor, or
+/// its parts only added up) but the generator touched the run: one of its own checks
+/// failed, or its lateness carries [`LAG_SHARE`] of the tail with a lag p99 over
+/// [`LAG_MOVE_NS`]. A loaded host raises the floor with the tail, so "none" there would
+/// hide the run's own cause. The host when the generator's threads waited for a CPU
+/// (by the host's figures, the tail's, or a `generator_cpu` failed on waits rather than
+/// on its own work), else the generator.
+fn generator_touched(test: &TestReport, tail: Option<&TailCauses>, f: &Facts) -> Option<Judgement> {
+    if !f.open {
+        return None;
+    }
+    let failed_checks: Vec<&str> = GENERATOR_CHECKS
+        .into_iter()
+        .filter(|n| failed(test, n))
+        .collect();
+    let lag_p99 = test.latency.get("lag").map_or(0, |l| l.p99_ns);
+    let waited_in_tail = tail.map_or(0, |t| {
+        t.host_parts
+            .iter()
+            .filter(|(p, _)| p == "generator")
+            .map(|(_, n)| *n)
+            .sum()
+    });
+    let lag_share = tail.map_or(0.0, |t| {
+        t.share(Cause::Generator) + waited_in_tail as f64 / t.replies.max(1) as f64
+    });
+    let lag_carries = lag_share >= LAG_SHARE && lag_p99 > LAG_MOVE_NS;
+    if failed_checks.is_empty() && !lag_carries {
+        return None;
+    }
+    let mut why = Vec::new();
+    if !failed_checks.is_empty() {
+        why.push(format!("{} failed", failed_checks.join(", ")));
+    }
+    if lag_carries {
+        why.push(format!(
+            "its lateness carries {:.0}% of the replies over the tail's bound",
+            lag_share * 100.0
+        ));
+    }
+    let response_p99 = test.response().map_or(0, |l| l.p99_ns);
+    let figures = format!(
+        "lag p99 {:.3} ms beside a response p99 of {:.3} ms",
+        lag_p99 as f64 / 1e6,
+        response_p99 as f64 / 1e6
+    );
+    let waits = super::host::generator_waits(test);
+    let host = waits.is_some()
+        || waited_in_tail > 0
+        || (failed(test, "generator_cpu") && f.busiest < CPU_SATURATION);
+    Some(if host {
+        said(
+            Bottleneck::Host,
+            format!(
+                "the generator's threads waited for a CPU another task held ({}; {figures}){}; give tailrate a core of its own",
+                why.join(", "),
+                waits.unwrap_or_default()
+            ),
+        )
+    } else {
+        said(
+            Bottleneck::Generator,
+            format!(
+                "the generator was late ({}; {figures}); use --pacing spin, add --threads, or lower the rate",
+                why.join(", ")
+            ),
+        )
+    })
 }
 
 /// Requests never sent (open loop): they found every connection at its cap and the

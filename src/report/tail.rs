@@ -5,10 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How many times the median service time the tail's level may be and still sit at the
-/// floor: the spread of a quiet machine's round trips (a p99 of 2-6 times the median
-/// service time on a quiet 2-core machine, 5k-50k/s, server and generator on their own
-/// cores).
+/// How many times the floor (the service time's p10, or its quietest batch's median) the
+/// tail's level may be and still sit at the floor: the spread of a quiet machine's round
+/// trips (a p99 of 2-6 times the median service time on a quiet 2-core machine,
+/// 5k-50k/s, server and generator on their own cores; a quiet run's p10 lies close under
+/// its median).
 pub const FLOOR_FACTOR: f64 = 10.0;
 
 /// What made the replies over a bound slow, with how many each cause carries.
@@ -24,7 +25,9 @@ pub struct TailCauses {
     /// The tail's level against the floor: the response time at the bound's percentile
     /// (the objective's, or p99), ns.
     pub level_ns: u64,
-    /// The floor: the median service time (the round trip of a typical reply), ns.
+    /// The floor: what a reply takes when nothing slows it, the service time's p10 or
+    /// its quietest 50 ms batch's median, whichever is lower (load raises the median
+    /// itself), ns.
     pub floor_ns: u64,
     /// Each cause that carries replies, the most first.
     pub causes: Vec<TailCause>,
@@ -52,7 +55,7 @@ impl TailCauses {
     }
 
     /// Whether the tail sits at the floor: its level under [`FLOOR_FACTOR`] times the
-    /// floor (the median service time).
+    /// floor.
     pub fn at_floor(&self) -> bool {
         self.floor_ns > 0 && (self.level_ns as f64) <= FLOOR_FACTOR * self.floor_ns as f64
     }

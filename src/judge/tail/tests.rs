@@ -13,6 +13,7 @@ use crate::report::host::HostReport;
 use crate::report::server::ServerView;
 use crate::report::server::events::{ServerEvent, ServerEvents};
 use crate::report::tail::Cause;
+use crate::report::verdict::Bottleneck;
 
 const MS: u64 = 1_000_000;
 
@@ -27,12 +28,36 @@ struct Planted {
 /// (service 30 µs, lag 10 µs, queue wait 0.1 µs), and the replies `planted` adds:
 /// `(batch, the part planted, its value, count)`, the other parts at 10 µs.
 fn planted(n: usize, per_batch: u64, planted: &[(usize, Metric, u64, u64)]) -> Planted {
+    let mut rows: Vec<Row> = (0..n)
+        .map(|i| (i, 10_000, 100, 30_000, per_batch))
+        .collect();
+    for &(i, metric, value, count) in planted {
+        let part = |m: Metric| if m == metric { value } else { 10_000 };
+        rows.push((
+            i,
+            part(Metric::Lag),
+            part(Metric::QueueWait),
+            part(Metric::Service),
+            count,
+        ));
+    }
+    recorded(n, &rows)
+}
+
+/// `(batch, lag, queue wait, service time, count)`, ns.
+type Row = (usize, u64, u64, u64, u64);
+
+/// A test of `n` 50 ms batches holding `rows`' replies.
+fn recorded(n: usize, rows: &[Row]) -> Planted {
     let mut hists: BTreeMap<Metric, Vec<Histogram<u64>>> = BTreeMap::new();
     for m in Metric::ALL {
         hists.insert(m, (0..n).map(|_| crate::record::new_histogram()).collect());
     }
     let mut on_time: Vec<Histogram<u64>> = (0..n).map(|_| crate::record::new_histogram()).collect();
-    let mut record = |i: usize, lag: u64, queue: u64, service: u64, count: u64| {
+    for &(i, lag, queue, service, count) in rows {
+        if count == 0 {
+            continue;
+        }
         for (m, v) in [
             (Metric::Response, lag + queue + service),
             (Metric::Lag, lag),
@@ -42,19 +67,6 @@ fn planted(n: usize, per_batch: u64, planted: &[(usize, Metric, u64, u64)]) -> P
             hists.get_mut(&m).unwrap()[i].record_n(v, count).unwrap();
         }
         on_time[i].record_n(queue + service, count).unwrap();
-    };
-    for i in 0..n {
-        record(i, 10_000, 100, 30_000, per_batch);
-    }
-    for &(i, metric, value, count) in planted {
-        let part = |m: Metric| if m == metric { value } else { 10_000 };
-        record(
-            i,
-            part(Metric::Lag),
-            part(Metric::QueueWait),
-            part(Metric::Service),
-            count,
-        );
     }
     let mut report = crate::judge::fixtures::run(1000.0, 0, None, 1.0).report;
     let mut batches = BTreeMap::new();
@@ -167,7 +179,7 @@ fn three_freezes_of_the_server_off_its_cpu_are_named_as_stalls_with_its_slow_log
         assert!((150.0..=210.0).contains(&s.length_ms), "{s:?}");
     }
     let (verdict, because) = words::named(&p.report, &tail).unwrap();
-    assert_eq!(verdict, crate::report::Bottleneck::Server);
+    assert_eq!(verdict, Bottleneck::Server);
     assert!(because.starts_with("3 stalls of"), "{because}");
     assert!(
         because.contains("off its CPU and not runnable"),
@@ -234,6 +246,134 @@ fn a_quiet_tail_sits_at_the_floor() {
     assert!(at_floor(&tail), "{tail:#?}");
     assert!(words::named(&p.report, &tail).is_none());
     assert!(words::floor(&tail).starts_with("the tail sits at the floor"));
+    let judged = judged(p.report, tail, &[]);
+    assert_eq!(judged.verdict, Bottleneck::None, "{judged:?}");
+}
+
+/// `report` with `tail` as its attribution and the checks `failed` failed, judged.
+fn judged(
+    mut report: TestReport,
+    tail: TailCauses,
+    failed: &[&str],
+) -> crate::report::verdict::Judgement {
+    report.tail = Some(tail);
+    report.checks = failed
+        .iter()
+        .map(|name| crate::report::verdict::Check {
+            name: (*name).to_string(),
+            verdict: crate::report::verdict::Verdict::Fail,
+            detail: String::new(),
+            meaning: String::new(),
+            measure: None,
+        })
+        .collect();
+    report.valid = failed.is_empty();
+    crate::judge::bottleneck::judge(&report)
+}
+
+/// `p`'s tail over its response p99 (no objective).
+fn attributed_p99(p: &Planted) -> TailCauses {
+    let get = |m: Metric| p.batches.get(&m).map_or(&[][..], Vec::as_slice);
+    let placed = Batches {
+        response: get(Metric::Response),
+        on_time: &p.on_time,
+        service: get(Metric::Service),
+        lag: get(Metric::Lag),
+    };
+    let b = bound(&p.report.response().unwrap().histogram().unwrap(), &[]).unwrap();
+    attribute(&p.report, &b, Some(&placed)).unwrap().0
+}
+
+/// The checks a busy host failed at 50k/s.
+const GENERATOR_FAILED: [&str; 3] = ["schedule_lag", "generator_cpu", "poisson_fit"];
+
+#[test]
+fn a_loaded_host_raises_the_median_service_time_but_not_the_floor() {
+    // A loaded 2-core host at 50k/s: median service 5 ms, lag p99 16 ms, response p99
+    // 31 ms, a tenth of the replies still served in 1 ms. Against the median, the p99 is
+    // 6 times it ("none"); against the floor, 31.
+    let rows: Vec<Row> = (0..40)
+        .flat_map(|i| {
+            [
+                (i, 10_000, 100, MS, 10),
+                (i, MS, 100, 5 * MS, 50),
+                (i, 8 * MS, 100, 6 * MS, 36),
+                (i, 16 * MS, 100, 15 * MS, 3),
+                (i, 18 * MS, 100, 20 * MS, 1),
+            ]
+        })
+        .collect();
+    let p = recorded(40, &rows);
+    let latency = |m: &str| p.report.latency[m].clone();
+    let (service, lag, response) = (latency("service"), latency("lag"), latency("response"));
+    assert!(
+        (4_200_000..=7_400_000).contains(&service.p50_ns),
+        "{service:?}"
+    );
+    assert!((14 * MS..=18 * MS).contains(&lag.p99_ns), "{lag:?}");
+    assert!(
+        (30 * MS..=43 * MS).contains(&response.p99_ns),
+        "{response:?}"
+    );
+    assert!(response.p99_ns as f64 <= FLOOR_FACTOR * service.p50_ns as f64);
+    let tail = attributed_p99(&p);
+    assert!(tail.floor_ns <= MS + MS / 100, "{tail:#?}");
+    assert!(!at_floor(&tail), "{tail:#?}");
+    let judged = judged(p.report, tail, &GENERATOR_FAILED);
+    assert!(
+        matches!(judged.verdict, Bottleneck::Generator | Bottleneck::Host),
+        "{judged:?}"
+    );
+}
+
+/// A loaded host whose every reply was slow: service 4.2-7.4 ms, lag p99 14 ms, response
+/// p99 30 ms; the floor (4.2 ms) rose with the tail.
+fn slow_everywhere() -> Planted {
+    let rows: Vec<Row> = (0..40)
+        .flat_map(|i| {
+            [
+                (i, MS, 100, 4_200_000, 60),
+                (i, 8 * MS, 100, 7_400_000, 36),
+                (i, 14 * MS, 100, 16 * MS, 3),
+                (i, 18 * MS, 100, 25 * MS, 1),
+            ]
+        })
+        .collect();
+    recorded(40, &rows)
+}
+
+#[test]
+fn a_tail_at_a_raised_floor_with_the_generators_checks_failed_names_the_generator_or_host() {
+    let p = slow_everywhere();
+    let tail = attributed_p99(&p);
+    assert!(at_floor(&tail), "{tail:#?}");
+    let judged = judged(p.report, tail, &GENERATOR_FAILED);
+    // generator_cpu failed on a thread that was not busy: it waited for a CPU.
+    assert_eq!(judged.verdict, Bottleneck::Host, "{judged:?}");
+    assert!(
+        judged
+            .because
+            .contains("schedule_lag, generator_cpu, poisson_fit failed"),
+        "{}",
+        judged.because
+    );
+}
+
+#[test]
+fn a_tail_at_a_raised_floor_the_lag_carries_names_the_generator() {
+    // The checks passed (as a recorded report may say), but the lateness put every reply
+    // over the p99 over it, with a lag p99 of 14 ms.
+    let p = slow_everywhere();
+    let tail = attributed_p99(&p);
+    assert!(at_floor(&tail), "{tail:#?}");
+    assert!(tail.share(Cause::Generator) > 0.5, "{tail:#?}");
+    let judged = judged(p.report, tail, &[]);
+    assert_eq!(judged.verdict, Bottleneck::Generator, "{judged:?}");
+    assert!(
+        judged.because.contains("its lateness carries"),
+        "{}",
+        judged.because
+    );
 }
 
 #[test]

@@ -57,7 +57,7 @@ pub fn floor(tail: &TailCauses) -> String {
         return format!("no reply over {}", bound_words(tail));
     }
     format!(
-        "the tail sits at the floor: the response {} {}, {:.1} times the median service time ({})",
+        "the tail sits at the floor: the response {} {}, {:.1} times the floor ({}, the service time's p10 or its quietest batch's median)",
         if tail.bound.starts_with('p') && !tail.bound.contains("<=") {
             tail.bound.clone()
         } else {
