@@ -28,6 +28,7 @@ mod open_loop;
 mod output;
 mod outputs;
 mod plots;
+mod panel;
 mod proxy;
 mod reliability;
 mod replay;

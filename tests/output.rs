@@ -253,10 +253,11 @@ fn without_bottlenecks(text: &str) -> String {
         .collect()
 }
 
-/// The host's line of slow replies among its waits: there only when some slow reply fell
-/// in a batch with a wait, which follows the machine's load.
+/// The host's line of slow replies among its waits: there only when some reply was over
+/// the tail's bound, which follows the machine's load.
 fn is_host_tail_line(line: &str) -> bool {
-    line.trim_start().starts_with("slow replies (over the p99")
+    line.trim_start()
+        .starts_with("slow replies (over the tail's bound")
 }
 
 /// A server event set beside the interval it fell in (`DEBUG at 1.2-1.4 s: ...`): there
@@ -331,13 +332,19 @@ fn without_invalid_mark(line: &str) -> String {
 /// a null, an empty array (`notes[]`) or an empty object (`{}`). A confidence's
 /// `freedom` is left out: it holds a key only for the percentiles whose interval the
 /// run's own spread widened, which the data decides (`freedom_is_kept_where_...` below
-/// checks it).
+/// checks it). So are the lists of a tail's attribution (`causes`, `stalls`,
+/// `host_parts`): which causes carried the tail is the run's to say.
 fn key_paths(value: &Value) -> String {
     fn walk(value: &Value, path: &str, out: &mut BTreeSet<String>) {
         match value {
             Value::Object(map) if !map.is_empty() => {
                 for (key, v) in map {
                     if key == "freedom" && path.ends_with(".confidence") {
+                        continue;
+                    }
+                    if matches!(key.as_str(), "causes" | "stalls" | "host_parts")
+                        && path.ends_with(".tail")
+                    {
                         continue;
                     }
                     let path = if path.is_empty() {
@@ -530,11 +537,41 @@ fn an_invalid_open_loop_is_flagged_in_text_quiet_and_csv() {
         .arg("--enable-debug-command", "yes")
         .start();
     let port = server.port().to_string();
-    let (text, report) = run_tailrate_json(&argv(&port, INVALID, &[]));
+    // The generator's own checks follow the machine's load: on a host busy enough to fail
+    // them the shape is another one, so the run is tried again, and skipped on record.
+    let generator_failed = |report: &Value| {
+        report["tests"][0]["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| {
+                c["verdict"] == "fail"
+                    && matches!(c["name"].as_str(), Some("generator_cpu" | "schedule_lag"))
+            })
+    };
+    let mut attempts = (0..3).map(|_| run_tailrate_json(&argv(&port, INVALID, &[])));
+    let Some((text, report)) = attempts.find(|(_, r)| !generator_failed(r)) else {
+        super::harness::skip(
+            &super::harness::this_test(),
+            "the generator's checks failed in 3 runs of 3: the host took its CPU",
+        );
+        return;
+    };
     let test = &report["tests"][0];
     assert_eq!(test["valid"], false, "{}", test["checks"]);
-    let quiet = stdout_of(&argv(&port, INVALID, &["-q"]));
-    let csv = stdout_of(&argv(&port, INVALID, &["--csv"]));
+    // The same for the quiet line and the CSV, which name the checks that failed.
+    let settled = |extra: &str| {
+        (0..3)
+            .map(|_| stdout_of(&argv(&port, INVALID, &[extra])))
+            .find(|out| !out.contains("generator_cpu") && !out.contains("schedule_lag"))
+    };
+    let (Some(quiet), Some(csv)) = (settled("-q"), settled("--csv")) else {
+        super::harness::skip(
+            &super::harness::this_test(),
+            "the generator's checks failed in 3 runs of 3: the host took its CPU",
+        );
+        return;
+    };
     insta::assert_snapshot!("invalid_open_loop_text", shape(&without_bottlenecks(&text)));
     insta::assert_snapshot!("invalid_open_loop_quiet", shape(&quiet));
     insta::assert_snapshot!("invalid_open_loop_csv", shape(&without_bottlenecks(&csv)));

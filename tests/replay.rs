@@ -328,7 +328,13 @@ fn commands_a_dead_server_never_received_count_in_the_tail_at_their_age() {
     std::thread::sleep(Duration::from_millis(700));
     server.kill();
     let out = child.join().unwrap();
-    assert_success(&out);
+    // A server gone to the end fails the replay (exit 1), its report still written.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("could not be reached at the end"),
+        "{stderr}"
+    );
     let test = &read_json(&json)["tests"][0];
     let not_sent = test["counts"]["not_sent"].as_u64().unwrap();
     assert!(

@@ -323,7 +323,14 @@ mod timing {
         );
         let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
         let (verdict, because) = bottleneck(&report["tests"][0]);
-        assert_eq!(verdict, "generator", "{because}");
+        // The generator's lateness carries the tail; where its threads' waits for the CPU
+        // the busy loop held cover it, the host's part is named.
+        assert!(
+            verdict == "generator" || (verdict == "host" && because.contains("threads waited")),
+            "{verdict}: {because}"
+        );
+        let cpu = super::super::harness::check(&report["tests"][0], "generator_cpu");
+        assert_eq!(cpu["verdict"], "fail", "{cpu}");
     }
 }
 

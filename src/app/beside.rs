@@ -85,12 +85,11 @@ impl Beside {
             report.add_server_view(view, !config.plan.shard.is_split());
         }
         if let (Some(series), Some(origin)) = (self.series, origin) {
-            let response = batches.total(Metric::Response);
-            report.add_host(
-                crate::host::figures(&series, origin, drive::BATCH, response.len()),
-                &response,
-            );
+            let n = batches.total(Metric::Response).len();
+            report.add_host(crate::host::figures(&series, origin, drive::BATCH, n));
         }
+        // The tail again, with the host's figures and the server's events now beside it.
+        report.attribute_tail(config, batches);
     }
 }
 

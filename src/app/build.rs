@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::config::RunConfig;
 use crate::drive::{Mode, RunOutcome};
-use crate::judge::{bottleneck, checks};
+use crate::judge::{bottleneck, checks, tail};
 use crate::net::cluster::ClusterMap;
 use crate::record::{CommandRecord, Metric, Timing};
 use crate::report::chosen::ChosenPercentile;
@@ -43,14 +43,7 @@ impl TestReport {
                 .map(|m| (m, batches.total(m)))
                 .collect(),
         };
-        let mut checks = checks::checks(
-            config,
-            outcome,
-            &total,
-            total_batches
-                .get(&Metric::Response)
-                .map_or(&[][..], Vec::as_slice),
-        );
+        let mut checks = checks::checks(config, outcome, &total);
         let mut latency = latency_map(&total, timing, &total_batches);
         choose(
             &mut latency,
@@ -76,7 +69,7 @@ impl TestReport {
         let valid = checks.iter().all(|c| c.verdict != Verdict::Fail) && counts.not_sent == 0;
         let measured_secs = outcome.measured.as_secs_f64();
         let excluded_from_latency = counts.excluded_from_latency();
-        TestReport {
+        let mut report = TestReport {
             name: name.to_string(),
             target_rate_per_sec: config.plan.own_rate_per_sec(),
             achieved_rate_per_sec: outcome.achieved_rate_per_sec,
@@ -117,6 +110,7 @@ impl TestReport {
             excluded_from_latency,
             server: None,
             bottleneck: None,
+            tail: None,
             slo: None,
             repeat: None,
             start_skew_ns: outcome.start_skew_ns,
@@ -131,14 +125,55 @@ impl TestReport {
                 .get(&Metric::Response)
                 .and_then(|b| ResponseWindows::of(b)),
             host: None,
-        }
-        .judged()
+        };
+        report.attribute_tail(config, batches);
+        report
     }
 
-    /// With its bottleneck judged from what it now holds.
+    /// With its tail attributed from its whole histograms over the response p99 (no
+    /// batches: a merged report's shards each kept their own) and its bottleneck judged.
     pub(crate) fn judged(mut self) -> Self {
+        let bound = self
+            .response()
+            .and_then(|r| r.histogram())
+            .and_then(|h| tail::bound(&h, &[]));
+        self.tail = bound
+            .and_then(|b| tail::attribute(&self, &b, None))
+            .map(|(t, _)| t);
         self.bottleneck = Some(bottleneck::judge(&self));
         self
+    }
+
+    /// Attributes the replies over the bound (the objectives' of `config` nearest to
+    /// failing, or the response p99) to their causes, placed with `batches` and the
+    /// host's figures where they were added; the host's part by batch goes to its
+    /// figures. Then judges the bottleneck again.
+    pub fn attribute_tail(&mut self, config: &RunConfig, batches: &BatchSeries) {
+        let (response, service, lag, on_time) = (
+            batches.total(Metric::Response),
+            batches.total(Metric::Service),
+            batches.total(Metric::Lag),
+            batches.total_on_time(),
+        );
+        let placed = tail::Batches {
+            response: &response,
+            on_time: &on_time,
+            service: &service,
+            lag: &lag,
+        };
+        let bound = self
+            .response()
+            .and_then(|r| r.histogram())
+            .and_then(|h| tail::bound(&h, &checks::objectives(config)));
+        if let Some((causes, in_waits)) =
+            bound.and_then(|b| tail::attribute(self, &b, Some(&placed)))
+        {
+            if let Some(host) = self.host.as_mut() {
+                host.tail = in_waits;
+            }
+            self.tail = Some(causes);
+        }
+        self.bottleneck = Some(bottleneck::judge(self));
     }
 
     /// Adds the server's view of the test, and the check of its count against tailrate's
@@ -153,14 +188,10 @@ impl TestReport {
         self.bottleneck = Some(bottleneck::judge(self));
     }
 
-    /// Adds the host's figures, with the slow replies among its waits (`response`: the
-    /// response time's batches), and judges the bottleneck again.
-    pub fn add_host(&mut self, mut host: crate::report::host::HostReport, response: &[Batch]) {
-        host.tail = self
-            .response()
-            .and_then(|r| crate::judge::host::tail_in_waits(&host, response, r.p99_ns));
+    /// Adds the host's figures; [`TestReport::attribute_tail`] then places the slow
+    /// replies among its waits.
+    pub fn add_host(&mut self, host: crate::report::host::HostReport) {
         self.host = Some(host);
-        self.bottleneck = Some(bottleneck::judge(self));
     }
 }
 

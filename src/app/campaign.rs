@@ -42,6 +42,10 @@ pub(crate) trait Campaign {
     fn print_summary(&mut self) -> Result<()>;
     /// Whether `--strict` was given and a run of the campaign failed a self-check.
     fn strict_and_invalid(&self) -> bool;
+    /// Why the campaign failed although every run ended: every rate lost its server.
+    fn lost_server(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Runs `campaign` to its end and saves what it measured, also when it ends on an
@@ -53,7 +57,9 @@ pub(crate) fn run_campaign(campaign: &mut impl Campaign) -> Result<Status> {
         // files be written rather than contradict them.
         Ok(()) | Err(Halt::Budget) => {
             campaign.mark_end(true, false);
-            if campaign.strict_and_invalid() {
+            if let Some(reason) = campaign.lost_server() {
+                Status::Failed(reason)
+            } else if campaign.strict_and_invalid() {
                 Status::Invalid
             } else {
                 Status::Completed

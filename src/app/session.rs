@@ -62,9 +62,9 @@ impl Session<'_, '_> {
 
     /// Test `index`: each repeat of the test, and with --contrast of its two closed loops
     /// after it, each exported as it ends; then the repeats' summaries and the contrast.
-    /// Marks `status` failed when no request of a run got a reply other than an error, and
-    /// invalid under `--strict` when a check fails; returns how the run ends when a
-    /// measurement stopped early.
+    /// Marks `status` failed when no request of a run got a reply other than an error or
+    /// its server could not be reached at its end, and invalid under `--strict` when a
+    /// check fails; returns how the run ends when a measurement stopped early.
     fn test(&mut self, index: usize, status: &mut Status) -> Result<Option<Status>> {
         let config = self.config;
         let loops = if config.contrast {
@@ -84,6 +84,10 @@ impl Session<'_, '_> {
             if let Some(reason) = last.and_then(run_lines::nothing_succeeded) {
                 if !matches!(status, Status::NothingSucceeded(_)) {
                     *status = Status::NothingSucceeded(reason);
+                }
+            } else if let Some(reason) = last.and_then(run_lines::server_lost) {
+                if !matches!(status, Status::NothingSucceeded(_) | Status::Failed(_)) {
+                    *status = Status::Failed(reason);
                 }
             } else if let Some(reason) = last
                 .filter(|_| repeats == 1)

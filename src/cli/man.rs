@@ -190,7 +190,7 @@ const EXIT_STATUS: [(&str, &str); 4] = [
     ),
     (
         "1",
-        "A measured answer that fails: an objective (--slo) missed, a comparison's threshold (--fail-if-slower) crossed, every request of a test failed, a self-check failed with --strict, or an error while measuring (a server that cannot be reached, a file that cannot be written).",
+        "A measured answer that fails: an objective (--slo) missed, a comparison's threshold (--fail-if-slower) crossed, every request of a test failed, a test whose server could not be reached at its end (a sweep: at every rate), a self-check failed with --strict, or an error while measuring (a server that cannot be reached, a file that cannot be written).",
     ),
     (
         "2",

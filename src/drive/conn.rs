@@ -22,10 +22,9 @@ use super::ctx::Ctx;
 use super::feed::Feed;
 use super::inflight::InFlightQueue;
 use super::reply::{self, Deferred};
-use super::request::since;
 use super::schedule::{Pacing, wait_until};
 use crate::net::{Connection, NetError};
-use crate::record::{Timing, nanos};
+use crate::record::Timing;
 
 /// First reconnect delay; doubled per failure up to [`BACKOFF_MAX`].
 const BACKOFF_START: Duration = Duration::from_millis(10);
@@ -421,13 +420,6 @@ fn mark_sent(
     if measured > 0 {
         ctx.in_flight.set(ctx.in_flight.get() + measured);
         ctx.last_send.set(sent);
-        let mut counts = ctx.send_counts.borrow_mut();
-        if !counts.window.is_zero() {
-            let window = (since(ctx.measure_from, sent) / nanos(counts.window)) as usize;
-            if let Some(count) = counts.counts.get_mut(window) {
-                *count += measured as u32;
-            }
-        }
     }
     carried_measured
 }

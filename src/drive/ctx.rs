@@ -190,7 +190,7 @@ pub(crate) struct Ctx {
     pub cluster: Option<Cluster>,
     /// Work done and idle spinning, for the CPU self-check.
     pub spin: SpinMeter,
-    /// Measured sends per window (open loop), for the Poisson check.
+    /// Measured requests handed out per window (open loop), for the Poisson check.
     pub send_counts: RefCell<SendCounts>,
     /// Requests written outside the record, per command: the warm-up's, and a replay's
     /// `SELECT`s again after a reconnect. The server counts them too.

@@ -156,15 +156,23 @@ impl ConnectionEvents {
     }
 }
 
-/// CPU used by one generator thread.
+/// CPU used by one generator thread, and how long it waited for one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ThreadCpu {
-    /// User plus system CPU seconds.
+    /// CPU seconds, by the thread's own clock (time on a CPU).
     pub cpu_secs: f64,
-    /// Of those, seconds spent spinning while nothing else had work (spin pacing).
+    /// Of those, seconds spent spinning while nothing else had work (spin pacing), on a
+    /// CPU: time the thread waited while another task held its core is not counted.
     pub idle_spin_secs: f64,
     /// Wall seconds the thread ran the workload.
     pub wall_secs: f64,
+    /// Seconds it was runnable but waited for a CPU (another task held its core, or the
+    /// core woke up to run it); absent where the kernel does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_secs: Option<f64>,
+    /// Times it was put on a CPU (each wait above ends in one); absent with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<u64>,
 }
 
 impl ThreadCpu {
@@ -177,6 +185,23 @@ impl ThreadCpu {
         } else {
             0.0
         }
+    }
+
+    /// The share of its wall time the thread waited for a CPU; `None` where not known.
+    pub fn waited_fraction(&self) -> Option<f64> {
+        self.waited_secs
+            .filter(|_| self.wall_secs > 0.0)
+            .map(|w| w / self.wall_secs)
+    }
+
+    /// The mean wait before each time on a CPU, µs; `None` where not known.
+    pub fn wait_per_run_us(&self) -> Option<f64> {
+        let (waited, runs) = (self.waited_secs?, self.runs?);
+        Some(if runs == 0 {
+            0.0
+        } else {
+            waited * 1e6 / runs as f64
+        })
     }
 }
 
@@ -307,13 +332,14 @@ pub(crate) struct ThreadOutcome {
     pub connections: ConnectionEvents,
 }
 
-/// Measured sends of one thread counted per fixed window (open loop), preallocated for
-/// the whole run so counting allocates nothing.
+/// Measured requests one thread handed out (to a connection or the backlog) counted per
+/// fixed window by the time it handled them (open loop), preallocated for the whole run
+/// so counting allocates nothing.
 #[derive(Debug, Default, Clone)]
 pub struct SendCounts {
     /// Window length.
     pub window: Duration,
-    /// Sends written in each window from the end of warm-up.
+    /// Requests handled in each window from the end of warm-up.
     pub counts: Vec<u32>,
 }
 

@@ -127,12 +127,19 @@ const HYBRID_SPIN_LEAD: Duration = Duration::from_micros(2500);
 /// round costs.
 const LAST_STRETCH_MAX: Duration = Duration::from_micros(5);
 
+/// A spin round (or last stretch) measured longer than this was interrupted: the thread
+/// was off its CPU for part of it (another task ran there). A round costs a few
+/// microseconds.
+const ROUND_INTERRUPTED: Duration = Duration::from_micros(50);
+
 /// What spinning costs, kept so the CPU self-check can tell spinning from work.
 #[derive(Debug, Default)]
 pub struct SpinMeter {
     /// Bumped by the connection loops for every batch written or read.
     pub work: Cell<u64>,
-    /// Time spent in spin rounds in which no other task did any work.
+    /// CPU time spent in spin rounds in which no other task did any work: time on a CPU
+    /// only, so that a thread another task kept off its core does not count the wait as
+    /// spinning.
     pub idle: Cell<Duration>,
     /// What one idle round of the runtime costs (a yield and a poll of the sockets), a
     /// moving average of the last rounds, capped at 5 µs (`LAST_STRETCH_MAX`).
@@ -155,6 +162,16 @@ pub async fn wait_until(deadline: Instant, pacing: Pacing, meter: &SpinMeter) {
     }
 }
 
+/// CPU time this thread has run (its own clock: time on a CPU only); zero where the
+/// clock cannot be read.
+pub(crate) fn thread_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
+}
+
 /// Yields to the runtime until `deadline`: the connection tasks keep running (each
 /// yield lets the runtime poll I/O) while this task watches the clock. A round in which
 /// no connection did any work is idle spinning; its time goes to `meter.idle`.
@@ -164,8 +181,20 @@ pub async fn wait_until(deadline: Instant, pacing: Pacing, meter: &SpinMeter) {
 /// the sockets is a system call, microseconds in a virtual machine), and that overshoot
 /// is schedule lag on every request; a reply that comes meanwhile waits no longer than
 /// it would for that round.
+///
+/// Rounds are timed on the wall clock, which also runs while another task holds the
+/// core. So the thread's CPU clock is read at the start (before the deadline, in time
+/// that is idle anyway) and, when a round was interrupted ([`ROUND_INTERRUPTED`]), at the
+/// end: the CPU the interrupted rounds got is what the wait used beyond the
+/// uninterrupted rounds, shared between idle and working rounds by their lengths. A
+/// wait with no interrupted round reads the clock once: its rounds ran on the CPU.
 async fn spin_until(deadline: Instant, meter: &SpinMeter) {
     let mut before = Instant::now();
+    if before >= deadline {
+        return;
+    }
+    let (cpu_start, wall_start) = (thread_cpu_time(), before);
+    let mut spent = Spent::default();
     while before < deadline {
         if deadline - before <= meter.round.get() {
             let mut now = Instant::now();
@@ -174,20 +203,64 @@ async fn spin_until(deadline: Instant, meter: &SpinMeter) {
                 now = Instant::now();
             }
             // Waiting, not work: the CPU check leaves it out as it does idle rounds.
-            meter.idle.set(meter.idle.get() + (now - before));
-            return;
+            spent.add(now - before, true);
+            before = now;
+            break;
         }
         let work = meter.work.get();
         tokio::task::yield_now().await;
         let now = Instant::now();
-        if meter.work.get() == work {
-            let round = now - before;
-            meter.idle.set(meter.idle.get() + round);
+        let round = now - before;
+        let idle = meter.work.get() == work;
+        spent.add(round, idle);
+        if idle {
             // An average over about eight rounds: one interrupted round moves it little.
             let average = (meter.round.get() * 7 + round.min(LAST_STRETCH_MAX)) / 8;
             meter.round.set(average);
         }
         before = now;
+    }
+    let idle = spent.idle_on_cpu(|| {
+        (
+            thread_cpu_time().saturating_sub(cpu_start),
+            before - wall_start,
+        )
+    });
+    meter.idle.set(meter.idle.get() + idle);
+}
+
+/// The rounds of one wait, by whether they were idle and whether they were interrupted.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Spent {
+    /// Idle rounds that ran through.
+    idle: Duration,
+    /// Interrupted rounds, idle and working.
+    idle_cut: Duration,
+    work_cut: Duration,
+}
+
+impl Spent {
+    fn add(&mut self, round: Duration, idle: bool) {
+        match (round > ROUND_INTERRUPTED, idle) {
+            (false, true) => self.idle += round,
+            (false, false) => {}
+            (true, true) => self.idle_cut += round,
+            (true, false) => self.work_cut += round,
+        }
+    }
+
+    /// The idle rounds' time on a CPU; `cpu_and_wall` gives the wait's CPU time and wall
+    /// time, asked only when a round was interrupted.
+    fn idle_on_cpu(self, cpu_and_wall: impl FnOnce() -> (Duration, Duration)) -> Duration {
+        let cut = self.idle_cut + self.work_cut;
+        if cut.is_zero() {
+            return self.idle;
+        }
+        let (cpu, wall) = cpu_and_wall();
+        // Rounds that ran through were on the CPU throughout; what the CPU clock counted
+        // beyond them, the interrupted rounds got.
+        let cpu_in_cut = cpu.saturating_sub(wall.saturating_sub(cut)).min(cut);
+        self.idle + cpu_in_cut.mul_f64(self.idle_cut.as_secs_f64() / cut.as_secs_f64())
     }
 }
 
@@ -222,6 +295,26 @@ mod tests {
                 gap
             })
             .collect()
+    }
+
+    #[test]
+    fn idle_spinning_counts_only_the_cpu_an_interrupted_round_got() {
+        let us = Duration::from_micros;
+        let mut spent = Spent::default();
+        // 900 µs of idle rounds and 100 µs of work that ran through.
+        for _ in 0..180 {
+            spent.add(us(5), true);
+        }
+        for _ in 0..20 {
+            spent.add(us(5), false);
+        }
+        assert_eq!(spent.idle_on_cpu(|| unreachable!()), us(900));
+        // Then an idle round of 3 ms, of which another task held the core 2.9 ms: the
+        // wait's CPU clock ran 1.1 ms over its 4 ms, so that round was 100 µs on the CPU.
+        spent.add(us(3_000), true);
+        assert_eq!(spent.idle_on_cpu(|| (us(1_100), us(4_000))), us(1_000));
+        // A clock that says more than the wall time is held to the round.
+        assert_eq!(spent.idle_on_cpu(|| (us(9_000), us(4_000))), us(3_900));
     }
 
     #[test]

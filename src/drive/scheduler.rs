@@ -8,9 +8,10 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use super::ctx::Ctx;
-use super::request::Request;
+use super::request::{Request, since};
 use super::schedule::{Pacing, wait_until};
 use super::trace::Next;
+use crate::record::nanos;
 
 /// Most requests one [`hand_out`] takes from the schedule. A thread that has fallen
 /// behind (a rate above what it can send, a stall of the host) may find a great many due
@@ -47,36 +48,60 @@ pub(crate) fn hand_out(ctx: &Ctx, now: Instant) -> bool {
     let mut rec = ctx.rec.borrow_mut();
     let mut sampler = ctx.sampler.borrow_mut();
     dispatch.begin_batch();
-    for _ in 0..MOST_PER_HAND_OUT {
-        let intended = ctx.start + schedule.peek();
-        if intended >= end {
-            ctx.next_due.set(None);
-            return true;
-        }
-        if intended > now {
-            ctx.next_due.set(Some(intended));
-            return true;
-        }
-        schedule.advance();
-        let measured = intended >= ctx.measure_from;
-        let command = ctx.test.pick(&mut sampler);
-        if measured {
-            rec.commands[command].intended += 1;
-        }
-        let mut request = Request::new(intended, now, command as u16, measured);
-        let node = match &ctx.cluster {
-            Some(cluster) => {
-                request.key = ctx.test.draw_key(&mut sampler);
-                cluster.node_for(&ctx.test, command, request.key)
+    let mut handled = 0;
+    let caught_up = 'out: {
+        for _ in 0..MOST_PER_HAND_OUT {
+            let intended = ctx.start + schedule.peek();
+            if intended >= end {
+                ctx.next_due.set(None);
+                break 'out true;
             }
-            None => 0,
-        };
-        dispatch.offer(request, node, &mut rec);
+            if intended > now {
+                ctx.next_due.set(Some(intended));
+                break 'out true;
+            }
+            schedule.advance();
+            let measured = intended >= ctx.measure_from;
+            let command = ctx.test.pick(&mut sampler);
+            if measured {
+                rec.commands[command].intended += 1;
+                handled += 1;
+            }
+            let mut request = Request::new(intended, now, command as u16, measured);
+            let node = match &ctx.cluster {
+                Some(cluster) => {
+                    request.key = ctx.test.draw_key(&mut sampler);
+                    cluster.node_for(&ctx.test, command, request.key)
+                }
+                None => 0,
+            };
+            dispatch.offer(request, node, &mut rec);
+        }
+        // Cut short: what comes next may be due already.
+        let next = ctx.start + schedule.peek();
+        ctx.next_due.set((next < end).then_some(next));
+        next >= end || next > now
+    };
+    count_handled(ctx, now, handled);
+    caught_up
+}
+
+/// Counts `handled` measured requests handed out at `now` in their window, for the
+/// Poisson check: the arrivals as the generator handled them. A request that then waited
+/// for a connection the server had not freed (queue wait, the server's doing) keeps its
+/// place here; a generator that was late and handed out a burst does not.
+fn count_handled(ctx: &Ctx, now: Instant, handled: u32) {
+    if handled == 0 {
+        return;
     }
-    // Cut short: what comes next may be due already.
-    let next = ctx.start + schedule.peek();
-    ctx.next_due.set((next < end).then_some(next));
-    next >= end || next > now
+    let mut counts = ctx.send_counts.borrow_mut();
+    if counts.window.is_zero() {
+        return;
+    }
+    let window = (since(ctx.measure_from, now) / nanos(counts.window)) as usize;
+    if let Some(count) = counts.counts.get_mut(window) {
+        *count += handled;
+    }
 }
 
 /// [`hand_out`] of a replay: each recorded command due by `now` goes to its own
@@ -93,52 +118,58 @@ fn hand_out_traced(ctx: &Ctx, now: Instant) -> bool {
     }
     let mut dispatch = ctx.dispatch.borrow_mut();
     let mut rec = ctx.rec.borrow_mut();
-    for _ in 0..MOST_PER_HAND_OUT {
-        let offset_ns = match trace.peek() {
-            Next::At(offset_ns) => offset_ns,
-            Next::NotYet => {
-                ctx.next_due
-                    .set(Some(now + TRACE_POLL).filter(|&again| again < end));
-                return true;
-            }
-            Next::Ended => {
+    let mut handled = 0;
+    let caught_up = 'out: {
+        for _ in 0..MOST_PER_HAND_OUT {
+            let offset_ns = match trace.peek() {
+                Next::At(offset_ns) => offset_ns,
+                Next::NotYet => {
+                    ctx.next_due
+                        .set(Some(now + TRACE_POLL).filter(|&again| again < end));
+                    break 'out true;
+                }
+                Next::Ended => {
+                    ctx.next_due.set(None);
+                    break 'out true;
+                }
+            };
+            let intended = ctx.start + Duration::from_nanos(offset_ns);
+            if intended >= end {
                 ctx.next_due.set(None);
-                return true;
+                break 'out true;
             }
+            if intended > now {
+                ctx.next_due.set(Some(intended));
+                break 'out true;
+            }
+            let Some((item, bytes)) = trace.take() else {
+                break;
+            };
+            let measured = intended >= ctx.measure_from;
+            let command = usize::from(item.command);
+            if measured {
+                rec.commands[command].intended += 1;
+                handled += 1;
+            } else {
+                cold_path();
+            }
+            let mut request = Request::new(intended, now, item.command, measured);
+            request.traced_len = item.len;
+            let slot = item.slot as usize;
+            if dispatch.offer_to(slot, request, &mut rec) {
+                dispatch.slots[slot].traced.push(bytes, item.db);
+            }
+        }
+        let next = match trace.peek() {
+            Next::At(offset) => Some(ctx.start + Duration::from_nanos(offset)),
+            Next::NotYet => Some(now + TRACE_POLL),
+            Next::Ended => None,
         };
-        let intended = ctx.start + Duration::from_nanos(offset_ns);
-        if intended >= end {
-            ctx.next_due.set(None);
-            return true;
-        }
-        if intended > now {
-            ctx.next_due.set(Some(intended));
-            return true;
-        }
-        let Some((item, bytes)) = trace.take() else {
-            break;
-        };
-        let measured = intended >= ctx.measure_from;
-        let command = usize::from(item.command);
-        if measured {
-            rec.commands[command].intended += 1;
-        } else {
-            cold_path();
-        }
-        let mut request = Request::new(intended, now, item.command, measured);
-        request.traced_len = item.len;
-        let slot = item.slot as usize;
-        if dispatch.offer_to(slot, request, &mut rec) {
-            dispatch.slots[slot].traced.push(bytes, item.db);
-        }
-    }
-    let next = match trace.peek() {
-        Next::At(offset) => Some(ctx.start + Duration::from_nanos(offset)),
-        Next::NotYet => Some(now + TRACE_POLL),
-        Next::Ended => None,
+        ctx.next_due.set(next.filter(|&next| next < end));
+        next.is_none_or(|next| next >= end || next > now)
     };
-    ctx.next_due.set(next.filter(|&next| next < end));
-    next.is_none_or(|next| next >= end || next > now)
+    count_handled(ctx, now, handled);
+    caught_up
 }
 
 /// Whether a request is due by `now` (a connection's check after each read: one compare).

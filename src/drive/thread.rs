@@ -121,7 +121,7 @@ async fn drive_thread(
     let ctx = Rc::new(new_ctx(
         plan, test, sampler, dial, shared, tx, &connected, start,
     ));
-    let cpu_before = thread_cpu_secs();
+    let cpu_before = ThreadClock::now();
 
     let tick = tokio::task::spawn_local(tick_loop(ctx.clone()));
     for (slot, conn) in conns {
@@ -347,7 +347,7 @@ fn finish(
     ctx: &Ctx,
     cancel_seen: Option<Instant>,
     ended: Instant,
-    cpu_before: f64,
+    cpu_before: ThreadClock,
 ) -> ThreadOutcome {
     {
         let mut rec = ctx.rec.borrow_mut();
@@ -375,16 +375,18 @@ fn finish(
     };
     ctx.finish_intervals(window_end);
 
-    let cpu_secs = thread_cpu_secs() - cpu_before;
+    let cpu = ThreadClock::now().since(cpu_before);
     ThreadOutcome {
         in_flight_at_end: ctx.in_flight.get(),
         window_end,
         last_send: ctx.last_send.last(),
         last_reply: ctx.last_reply.get(),
         cpu: ThreadCpu {
-            cpu_secs,
+            cpu_secs: cpu.cpu.as_secs_f64(),
             idle_spin_secs: ctx.spin.idle.get().as_secs_f64(),
             wall_secs: ended.saturating_duration_since(ctx.start).as_secs_f64(),
+            waited_secs: cpu.waited.map(|w| w.as_secs_f64()),
+            runs: cpu.runs,
         },
         send_counts: std::mem::take(&mut *ctx.send_counts.borrow_mut()),
         unrecorded_sent: std::mem::take(&mut *ctx.unrecorded_sent.borrow_mut()),
@@ -447,22 +449,44 @@ async fn tick_loop(ctx: Rc<Ctx>) {
     }
 }
 
-/// CPU seconds (user + system) this thread has used, from /proc (Linux); 0 elsewhere.
-/// USER_HZ is 100 on every Linux architecture tailrate builds for.
-pub(crate) fn thread_cpu_secs() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/thread-self/stat") else {
-        return 0.0;
-    };
-    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-    let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
-        return 0.0;
-    };
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
+/// This thread's scheduling counters at one instant: its CPU clock, and from
+/// `/proc/thread-self/schedstat` how long it waited on a run queue (runnable, another
+/// task on its CPU or the CPU waking up) and how many times it was put on a CPU.
+#[derive(Debug, Clone, Copy)]
+struct ThreadClock {
+    cpu: Duration,
+    /// `None` where schedstat cannot be read (no procfs, a kernel without schedstats).
+    waited: Option<Duration>,
+    runs: Option<u64>,
+}
+
+impl ThreadClock {
+    fn now() -> Self {
+        let sched = std::fs::read_to_string("/proc/thread-self/schedstat")
+            .ok()
+            .and_then(|text| {
+                let mut f = text.split_ascii_whitespace().map(|f| f.parse::<u64>().ok());
+                Some((f.next()??, f.next()??, f.next()??))
+            });
+        ThreadClock {
+            cpu: super::schedule::thread_cpu_time(),
+            waited: sched.map(|(_, delay_ns, _)| Duration::from_nanos(delay_ns)),
+            runs: sched.map(|(_, _, runs)| runs),
+        }
+    }
+
+    /// What happened between `earlier` and this reading.
+    fn since(self, earlier: ThreadClock) -> ThreadClock {
+        ThreadClock {
+            cpu: self.cpu.saturating_sub(earlier.cpu),
+            waited: self
+                .waited
+                .zip(earlier.waited)
+                .map(|(a, b)| a.saturating_sub(b)),
+            runs: self
+                .runs
+                .zip(earlier.runs)
+                .map(|(a, b)| a.saturating_sub(b)),
+        }
+    }
 }

@@ -58,6 +58,17 @@ pub fn idle_open(out: &mut dyn Write, clients: usize) -> io::Result<()> {
     writeln!(out, "clients: {clients}")
 }
 
+/// Why a test ends its run as failed when its server could not be reached at its end:
+/// every time after the outage measured the reconnects; `None` when it could.
+pub fn server_lost(test: &TestReport) -> Option<String> {
+    let outage = test.outages.iter().find(|o| o.until_end)?;
+    Some(printable(&format!(
+        "the server of {} could not be reached at the end of the test: an outage of {}",
+        test.name,
+        outage.describe()
+    )))
+}
+
 /// Why `test` failed when none of its requests got a reply other than an error, as one
 /// line (the most frequent error's first text as an example); `None` when one did, or when
 /// it had no request to send.

@@ -23,6 +23,7 @@ pub fn figures(series: &Series, origin: Instant, batch: Duration, batches: usize
     let (mut gen_total, mut server_total) = (TaskTimes::default(), TaskTimes::default());
     let (mut gen_wait, mut gen_runs) = (vec![0; n], vec![0; n]);
     let (mut server_wait, mut server_runs) = (vec![0; n], vec![0; n]);
+    let mut server_cpu = vec![0; n];
     let (mut steal, mut hiccup) = (vec![0; n], vec![0; n]);
     let (mut steal_ns, mut pressure_us) = (0u64, 0u64);
     for pair in series.samples.windows(2) {
@@ -39,6 +40,7 @@ pub fn figures(series: &Series, origin: Instant, batch: Duration, batches: usize
             server_total = server_total.plus(d);
             server_wait[i] += d.run_delay_ns / 1_000;
             server_runs[i] += d.slices;
+            server_cpu[i] += d.cpu_ns / 1_000;
         }
         if let Some(((b, _), (a, _))) = b.steal_ticks.zip(a.steal_ticks) {
             let ns = b.saturating_sub(a) * TICK_NS;
@@ -73,6 +75,7 @@ pub fn figures(series: &Series, origin: Instant, batch: Duration, batches: usize
         Ok(pid) if first.is_some_and(|s| s.server.is_some()) => {
             per.server_wait_us = server_wait.clone();
             per.server_runs = server_runs;
+            per.server_cpu_us = server_cpu;
             Some(waits(server_total, span_ns, &server_wait))
         }
         Ok(pid) => {

@@ -1,32 +1,32 @@
 //! Who held a test back: the generator, the server, the host, the client's own queue,
-//! or the network and kernel between them; or nothing, when the server kept up with room.
+//! or the network and kernel between them; or nothing, when the tail sits at the floor.
 //!
-//! The verdict is read off facts the report already has (the self-checks, generator
-//! CPU, the four client-side times, the server's own CPU and execution time, and the
-//! host's waits), in the order a fault would distort the others. An outage comes first:
-//! while the server could not be reached, every other time measured the reconnect. Then
-//! the server's own clock: its CPU and the time it spent executing are its own, and no
-//! client fault makes them larger. Then a generator out of CPU, which makes every
-//! client-side time late. Then a server that stopped answering (requests timed out or
-//! left in flight at the end), which every time after it only reflects. Then the host's
-//! waits for a CPU, ahead of a late generator
-//! only when the lateness is small against the tail (`host_over_lateness`). Then
-//! the server's share of the service time, and last the client's queue, which grows
-//! behind any of the others.
+//! First what distorts every other figure, in order: an outage (while the server could
+//! not be reached, every time measured the reconnect); the server's own clock (its CPU
+//! or its time executing near one core: saturated, and no client fault makes them
+//! larger); a generator thread out of CPU, which makes every client-side time late; a
+//! server that stopped answering (requests timed out or left in flight at the end),
+//! which every time after it only reflects. Then the tail: the replies over the
+//! objective's bound (or the response p99) attributed to their causes
+//! (`super::tail`), and the cause that carries the most named with its share and
+//! figure. Where the tail names nothing, an open loop whose generator failed one of its
+//! own checks, or whose lateness carries a share of the tail, names the generator (or
+//! the host, when the generator's threads waited for a CPU); `none` only when the tail
+//! sits at the floor without that. A closed loop, which always runs as
+//! fast as something lets it, takes from the tail only a server's stalls and the host's
+//! waits, and is otherwise read as before: the server's share of the service time, else
+//! the round trip.
 
-use super::checks::CPU_SATURATION;
+use super::checks::{CPU_SATURATION, LAG_MOVE_NS};
 use crate::drive::ThreadCpu;
 use crate::report::TestReport;
 use crate::report::server::ServerView;
+use crate::report::tail::{Cause, TailCauses};
 use crate::report::verdict::{Bottleneck, Judgement, SERVER_CPU_SATURATION, Verdict};
 
 /// The share of the mean service time that the server's mean execution time must reach
 /// for the server's work to be what the client waits on.
 pub const EXECUTION_SHARE: f64 = 0.5;
-/// The share of the response time at p50 or p99 that waiting for a free connection
-/// must reach for the client's own queue to be what the client waits on.
-pub const QUEUE_SHARE: f64 = 0.5;
-
 /// The share of a test the server may be unreachable for before the outage is the
 /// verdict (an outage of a second or more always is).
 pub const OUTAGE_SHARE: f64 = 0.05;
@@ -57,16 +57,132 @@ fn executing_share(s: &ServerView) -> Option<f64> {
 /// others (see the module's doc).
 fn judge_without_busy(test: &TestReport) -> Judgement {
     let facts = Facts::of(test);
+    let tail = tail_of(test);
     outage(test)
         .or_else(|| server_clock(&facts))
         .or_else(|| generator_busy(&facts))
         .or_else(|| stalled(test))
-        .or_else(|| host_over_lateness(test, &facts))
-        .or_else(|| generator_late(test, &facts))
-        .or_else(|| super::host::verdict(test, facts.execution_p99_us))
-        .or_else(|| server_share(&facts))
-        .or_else(|| client_queue(test, &facts))
-        .unwrap_or_else(|| network_kernel(test, &facts))
+        .or_else(|| tail_named(test, tail.as_ref(), facts.open))
+        .or_else(|| never_sent(test, &facts))
+        .or_else(|| generator_touched(test, tail.as_ref(), &facts))
+        .or_else(|| (!facts.open).then(|| server_share(&facts)).flatten())
+        .unwrap_or_else(|| network_kernel(test, &facts, tail.as_ref()))
+}
+
+/// The test's tail attribution: the one its report holds (placed in time, with the
+/// host), else one from its whole histograms over the response p99 (a merged report, or
+/// one written before attributions were kept).
+fn tail_of(test: &TestReport) -> Option<TailCauses> {
+    if let Some(t) = &test.tail {
+        return Some(t.clone());
+    }
+    let response = test.response()?.histogram()?;
+    let bound = super::tail::bound(&response, &[])?;
+    super::tail::attribute(test, &bound, None).map(|(t, _)| t)
+}
+
+/// The cause that carries the tail, when the tail names one (open loop); a closed loop
+/// takes only a server's stalls and the host's waits from it.
+fn tail_named(test: &TestReport, tail: Option<&TailCauses>, open: bool) -> Option<Judgement> {
+    let tail = tail?;
+    let lead = tail.leading()?.cause;
+    if !open && !matches!(lead, Cause::ServerStall | Cause::Host) {
+        return None;
+    }
+    let (verdict, because) = super::tail::words::named(test, tail)?;
+    Some(said(verdict, because))
+}
+
+/// The generator's own checks: a run that failed one was paced by the generator, not
+/// only by the server.
+pub const GENERATOR_CHECKS: [&str; 3] = ["schedule_lag", "generator_cpu", "poisson_fit"];
+/// The share of the replies over the bound the generator's lateness (its own, or its
+/// threads' waits for a CPU) must carry, with a lag p99 over the schedule-lag check's
+/// [`LAG_MOVE_NS`], for the tail not to be the floor's.
+pub const LAG_SHARE: f64 = 0.05;
+
+/// The generator or the host, where the tail names nothing (it sits at the floor, or
+/// its parts only added up) but the generator touched the run: one of its own checks
+/// failed, or its lateness carries [`LAG_SHARE`] of the tail with a lag p99 over
+/// [`LAG_MOVE_NS`]. A loaded host raises the floor with the tail, so "none" there would
+/// hide the run's own cause. The host when the generator's threads waited for a CPU
+/// (by the host's figures, the tail's, or a `generator_cpu` failed on waits rather than
+/// on its own work), else the generator.
+fn generator_touched(test: &TestReport, tail: Option<&TailCauses>, f: &Facts) -> Option<Judgement> {
+    if !f.open {
+        return None;
+    }
+    let failed_checks: Vec<&str> = GENERATOR_CHECKS
+        .into_iter()
+        .filter(|n| failed(test, n))
+        .collect();
+    let lag_p99 = test.latency.get("lag").map_or(0, |l| l.p99_ns);
+    let waited_in_tail = tail.map_or(0, |t| {
+        t.host_parts
+            .iter()
+            .filter(|(p, _)| p == "generator")
+            .map(|(_, n)| *n)
+            .sum()
+    });
+    let lag_share = tail.map_or(0.0, |t| {
+        t.share(Cause::Generator) + waited_in_tail as f64 / t.replies.max(1) as f64
+    });
+    let lag_carries = lag_share >= LAG_SHARE && lag_p99 > LAG_MOVE_NS;
+    if failed_checks.is_empty() && !lag_carries {
+        return None;
+    }
+    let mut why = Vec::new();
+    if !failed_checks.is_empty() {
+        why.push(format!("{} failed", failed_checks.join(", ")));
+    }
+    if lag_carries {
+        why.push(format!(
+            "its lateness carries {:.0}% of the replies over the tail's bound",
+            lag_share * 100.0
+        ));
+    }
+    let response_p99 = test.response().map_or(0, |l| l.p99_ns);
+    let figures = format!(
+        "lag p99 {:.3} ms beside a response p99 of {:.3} ms",
+        lag_p99 as f64 / 1e6,
+        response_p99 as f64 / 1e6
+    );
+    let waits = super::host::generator_waits(test);
+    let host = waits.is_some()
+        || waited_in_tail > 0
+        || (failed(test, "generator_cpu") && f.busiest < CPU_SATURATION);
+    Some(if host {
+        said(
+            Bottleneck::Host,
+            format!(
+                "the generator's threads waited for a CPU another task held ({}; {figures}){}; give tailrate a core of its own",
+                why.join(", "),
+                waits.unwrap_or_default()
+            ),
+        )
+    } else {
+        said(
+            Bottleneck::Generator,
+            format!(
+                "the generator was late ({}; {figures}); use --pacing spin, add --threads, or lower the rate",
+                why.join(", ")
+            ),
+        )
+    })
+}
+
+/// Requests never sent (open loop): they found every connection at its cap and the
+/// client-side backlog full.
+fn never_sent(test: &TestReport, f: &Facts) -> Option<Judgement> {
+    (f.open && test.counts.not_sent > 0).then(|| {
+        said(
+            Bottleneck::ClientQueue,
+            format!(
+                "{} requests were never sent: every connection was at --max-inflight and the client-side backlog full; raise -c, --max-inflight or --max-backlog",
+                test.counts.not_sent
+            ),
+        )
+    })
 }
 
 /// What the rules read of a test, taken once.
@@ -84,9 +200,6 @@ struct Facts {
     execution_us: Option<f64>,
     /// The share of the test the server spent executing commands.
     executing: Option<f64>,
-    /// The server's execution time at p99, µs (the bound of its histogram's bucket), the
-    /// largest over the test's commands.
-    execution_p99_us: Option<u64>,
 }
 
 impl Facts {
@@ -113,12 +226,6 @@ impl Facts {
             server_cpu: server.and_then(|s| s.cpu_utilisation),
             execution_us,
             executing: server.and_then(executing_share),
-            execution_p99_us: server.and_then(|s| {
-                s.commands
-                    .iter()
-                    .filter_map(|c| Some(c.exec_usec_at_most?.p99))
-                    .max()
-            }),
         }
     }
 }
@@ -172,35 +279,6 @@ fn generator_busy(f: &Facts) -> Option<Judgement> {
     })
 }
 
-/// The host, ahead of a late generator when the lateness is small against the tail the
-/// host's waits made: a generator a few tens of µs late moves a p50 of tens of µs (and
-/// fails `schedule_lag`), not a p99 of milliseconds.
-fn host_over_lateness(test: &TestReport, f: &Facts) -> Option<Judgement> {
-    let lag_p99 = test.latency.get("lag")?.p99_ns;
-    let response_p99 = test.response()?.p99_ns;
-    if LATENESS_AGAINST_TAIL * lag_p99 > response_p99 {
-        return None;
-    }
-    super::host::verdict(test, f.execution_p99_us)
-}
-
-/// How many times the generator's lag p99 the response p99 must be for the host's waits,
-/// not the lateness, to be the tail's cause.
-const LATENESS_AGAINST_TAIL: u64 = 4;
-
-/// The generator (open loop): its lateness moved the percentiles.
-fn generator_late(test: &TestReport, f: &Facts) -> Option<Judgement> {
-    (f.open && failed(test, "schedule_lag")).then(|| {
-        said(
-            Bottleneck::Generator,
-            format!(
-                "the generator's lateness moved the response percentiles (see schedule_lag){}",
-                super::host::generator_waits(test).unwrap_or_default()
-            ),
-        )
-    })
-}
-
 /// The server's share: its mean execution time is most of the mean service time.
 fn server_share(f: &Facts) -> Option<Judgement> {
     let service_mean_us = f.service_mean_us;
@@ -212,36 +290,6 @@ fn server_share(f: &Facts) -> Option<Judgement> {
         format!(
             "the server's mean execution time, {exec_us:.1} µs, is {:.0}% of the mean service time",
             100.0 * exec_us / service_mean_us
-        ),
-    ))
-}
-
-/// The client's queue (open loop): waiting for a free connection is most of the
-/// response time at p50 or p99, or requests were never sent.
-fn client_queue(test: &TestReport, f: &Facts) -> Option<Judgement> {
-    if !f.open {
-        return None;
-    }
-    let (r, w) = (
-        test.latency.get("response")?,
-        test.latency.get("queue_wait")?,
-    );
-    let share = |w: u64, r: u64| if r == 0 { 0.0 } else { w as f64 / r as f64 };
-    let (at_p50, at_p99) = (share(w.p50_ns, r.p50_ns), share(w.p99_ns, r.p99_ns));
-    if at_p50.max(at_p99) < QUEUE_SHARE && test.counts.not_sent == 0 {
-        return None;
-    }
-    Some(said(
-        Bottleneck::ClientQueue,
-        format!(
-            "waiting for a free connection was {:.0}% of the response p50 and {:.0}% of its p99{}; raise -c or --max-inflight",
-            at_p50 * 100.0,
-            at_p99 * 100.0,
-            if test.counts.not_sent > 0 {
-                format!(", and {} requests were never sent", test.counts.not_sent)
-            } else {
-                String::new()
-            }
         ),
     ))
 }
@@ -304,8 +352,8 @@ fn stalled(test: &TestReport) -> Option<Judgement> {
 
 /// What is left: the network and kernel between the ends, when an open loop missed its
 /// rate or a closed loop went no faster with neither end busy; else nothing held the
-/// test back.
-fn network_kernel(test: &TestReport, f: &Facts) -> Judgement {
+/// test back: its tail sits at the floor (or no part of it alone was over the bound).
+fn network_kernel(test: &TestReport, f: &Facts, tail: Option<&TailCauses>) -> Judgement {
     if f.open {
         if failed(test, "achieved_rate") {
             return said(
@@ -315,9 +363,15 @@ fn network_kernel(test: &TestReport, f: &Facts) -> Judgement {
         }
         return said(
             Bottleneck::None,
-            match f.server_cpu {
-                Some(cpu) => format!("the server kept up, using {:.0}% of one core", cpu * 100.0),
-                None => "the server kept up (its CPU was not reported)".into(),
+            match tail {
+                Some(t) if t.replies == 0 || super::tail::at_floor(t) => {
+                    super::tail::words::floor(t)
+                }
+                Some(t) => format!(
+                    "no part of the replies over {} ms alone (lag, queue wait, service) was over it: they added up",
+                    t.over_ns as f64 / 1e6
+                ),
+                None => "no reply to judge the tail on".into(),
             },
         );
     }

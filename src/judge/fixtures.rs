@@ -60,6 +60,7 @@ pub(crate) fn run(rate: f64, p99_ns: u64, ci: Option<Ci95>, achieved: f64) -> Me
         excluded_from_latency: 0,
         server: None,
         bottleneck: None,
+        tail: None,
         slo: None,
         repeat: None,
         start_skew_ns: None,

@@ -20,3 +20,4 @@ pub mod saturation;
 pub mod slo;
 pub mod summary;
 pub mod weather;
+pub mod tail;

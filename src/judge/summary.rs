@@ -38,6 +38,23 @@ pub fn summarize(runs: &[Measurement]) -> Vec<StepSummary> {
         .collect()
 }
 
+/// Why a sweep failed although every run ended: at every open-loop rate swept, a run's
+/// server could not be reached at its end (its numbers measured the reconnects); `None`
+/// when a rate kept it, or no open-loop rate was swept.
+pub fn lost_server(runs: &[Measurement]) -> Option<String> {
+    let groups = by_rate(runs);
+    let lost = |g: &[&Measurement]| {
+        g.iter()
+            .any(|m| m.report.outages.iter().any(|o| o.until_end))
+    };
+    (!groups.is_empty() && groups.iter().all(|(_, g)| lost(g))).then(|| {
+        format!(
+            "every rate swept ({}) lost its server: it could not be reached at the end of a run at each",
+            groups.len()
+        )
+    })
+}
+
 /// The open-loop runs of `runs` at each target rate, by increasing rate, each group in
 /// run order.
 pub fn by_rate(runs: &[Measurement]) -> Vec<(f64, Vec<&Measurement>)> {

@@ -232,6 +232,7 @@ fn merge_test(parts: &[&TestReport], which: &Shards, logs: Option<TestLogs<'_>>)
         // view is the shards' readings together.
         server,
         bottleneck: None, // judged below, from the sums
+        tail: None,
         slo: None,
         repeat: first.repeat,
         start_skew_ns: parts.iter().filter_map(|p| p.start_skew_ns).max(),

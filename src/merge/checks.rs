@@ -32,7 +32,7 @@ pub(super) fn merged_checks(parts: &[&TestReport], shards: &Shards, counts: &Cou
         let together = crate::judge::checks::poisson_fit(
             &a.counts,
             std::time::Duration::from_nanos(a.window_ns),
-            "the shards' sends together: ",
+            "the shards' arrivals together: ",
             None,
         );
         match checks.iter_mut().find(|c| c.name == "poisson_fit") {

@@ -124,6 +124,11 @@ impl Histograms {
             .map_or_else(new_histogram, Counts::to_histogram)
     }
 
+    /// The counts [`Histograms::on_time`] is made from; `None` where no lag was recorded.
+    pub fn on_time_counts(&self) -> Option<&Counts> {
+        self.on_time.as_ref()
+    }
+
     /// The histogram that holds `metric` for a run of `timing`; `None` where such a run
     /// has no such time. A plain closed loop's service time is its response time, kept
     /// once (see [`Timing`]).

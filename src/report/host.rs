@@ -101,6 +101,10 @@ pub struct HostBatches {
     /// The server's threads' times on a CPU in each batch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_runs: Vec<u64>,
+    /// The server's threads' time on a CPU in each batch, µs: with its runs, whether it
+    /// worked through a stretch of slow replies, or was off its CPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_cpu_us: Vec<u64>,
     /// CPU time stolen in each batch, µs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steal_us: Vec<u64>,
@@ -109,10 +113,12 @@ pub struct HostBatches {
     pub hiccup_max_us: Vec<u64>,
 }
 
-/// The slow replies of a test against the batches in which the host made a thread wait.
+/// The slow replies of a test against the batches in which the host made a thread wait:
+/// the host's part of the tail's attribution (`judge::tail`), by batch.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TailInWaits {
-    /// What counts as slow: the response time's 99th percentile, ns.
+    /// What counts as slow: the bound of the tail's attribution (an objective's, or the
+    /// response time's 99th percentile), ns.
     pub over_ns: u64,
     /// Replies slower than that.
     pub slow_replies: u64,

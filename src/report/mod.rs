@@ -21,6 +21,7 @@ pub mod scan;
 pub mod server;
 mod settings;
 pub mod sweep;
+pub mod tail;
 pub mod tune;
 pub mod verdict;
 
@@ -203,6 +204,10 @@ pub struct TestReport {
     /// What held the test back, and the fact that says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bottleneck: Option<Judgement>,
+    /// The replies over the objective's bound (or the response p99) attributed to what
+    /// made them slow: what the bottleneck names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail: Option<tail::TailCauses>,
     /// With `--slo`: each objective judged on this test's response time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<sweep::SloVerdict>,
@@ -230,6 +235,14 @@ pub struct TestReport {
 }
 
 impl TestReport {
+    /// The cause that carried the test's tail, with its share of the replies over the
+    /// tail's bound; `None` where nothing did (no reply over it, the tail at the floor)
+    /// or no attribution was made. A sweep counts the runs whose tail the host carried.
+    pub fn tail_cause(&self) -> Option<(tail::Cause, f64)> {
+        let c = self.tail.as_ref()?.carried_by()?;
+        Some((c.cause, c.share))
+    }
+
     /// The response-time summary (the latency of the test).
     pub fn response(&self) -> Option<&Latency> {
         self.latency.get(crate::record::Metric::Response.name())

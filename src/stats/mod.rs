@@ -12,4 +12,5 @@ pub mod isotonic;
 pub mod landmarks;
 pub mod median;
 pub mod mover;
+pub mod over;
 pub mod pooled;

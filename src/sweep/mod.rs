@@ -172,6 +172,10 @@ impl Campaign for Sweeper<'_> {
         self.base.strict && self.report.runs.iter().any(|m| !m.report.valid)
     }
 
+    fn lost_server(&self) -> Option<String> {
+        crate::judge::summary::lost_server(&self.report.runs)
+    }
+
     /// Writes sweep.json, then the CSV, the plots drawn from the JSON bytes just written, and
     /// the `--html` page with those plots.
     fn save_report(&self) -> Result<()> {

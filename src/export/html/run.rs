@@ -301,7 +301,7 @@ fn checks(test: &TestReport) -> String {
             let verdict = match c.verdict {
                 Verdict::Pass => "pass",
                 Verdict::Fail => "fail",
-                Verdict::Skipped => "n/a",
+                Verdict::Skipped => "cannot check",
             };
             let meaning = if c.verdict == Verdict::Fail {
                 c.meaning.clone()

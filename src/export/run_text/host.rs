@@ -1,5 +1,6 @@
 //! The host's lines of a run's text: who waited for a CPU and how long, steal, CPU
-//! pressure, an idle thread's hiccups, and where the slow replies fell.
+//! pressure, an idle thread's hiccups, and the slow replies the host's waits carried (by
+//! the tail's attribution).
 
 use std::io::{self, Write};
 
@@ -62,7 +63,7 @@ pub(super) fn host_lines(out: &mut dyn Write, host: &HostReport) -> io::Result<(
         // Which parts waited is the bottleneck's to say, where it matters.
         writeln!(
             out,
-            "    slow replies (over the p99, {:.3} ms): {} of {} in the {} of {} batches ({span_secs:.1} s) with a wait of the host's",
+            "    slow replies (over the tail's bound, {:.3} ms): {} of {} in the host's waits, in {} of {} batches ({span_secs:.1} s)",
             t.over_ns as f64 / 1e6,
             t.in_waiting_batches,
             t.slow_replies,

@@ -317,10 +317,11 @@ pub(super) fn open_loop_sections(
 pub(super) fn check_lines(out: &mut dyn Write, test: &TestReport) -> io::Result<()> {
     writeln!(out, "  self-checks:")?;
     for check in &test.checks {
+        // A check that could not decide says so, rather than passing.
         let verdict = match check.verdict {
             Verdict::Pass => "pass",
             Verdict::Fail => "FAIL",
-            Verdict::Skipped => "n/a ",
+            Verdict::Skipped => "cannot check",
         };
         writeln!(out, "    [{verdict}] {}: {}", check.name, check.detail)?;
         if check.verdict == Verdict::Fail {

@@ -1,6 +1,15 @@
-//! The arrivals' shape: the index-of-dispersion test of an open loop's sends against a
-//! Poisson process (`poisson_fit`), and the sends per window it is judged on, which a
-//! shard keeps for the merge to judge the shards' sends together.
+//! The arrivals' shape: the index-of-dispersion test of an open loop's arrivals, as the
+//! generator handed them out, against a Poisson process (`poisson_fit`), and the counts
+//! per window it is judged on, which a shard keeps for the merge to judge the shards'
+//! arrivals together.
+//!
+//! The offered load is the generator's handling of the schedule, so each request counts
+//! in the window it was handled in (taken from the schedule and given to a connection or
+//! the client-side queue), not the one it was written in: a request that then waited for
+//! a connection the server had not freed (queue wait, the server's doing, measured and
+//! valid) keeps its place, and a stalled server's sends bunching up behind full
+//! connections do not fail the generator; a generator that fell behind and caught up
+//! hands out a burst, and does.
 
 use crate::drive::RunOutcome;
 use crate::report::ArrivalWindows;
@@ -9,8 +18,8 @@ use crate::report::verdict::{Check, Measure, Verdict};
 /// Two-sided normal quantile at alpha = 0.01, the bound of the dispersion test.
 pub const DISPERSION_Z: f64 = 2.576;
 
-/// The index-of-dispersion check of `counts`, sends per `window`; `whose` prefixes the
-/// detail (the merge's "the shards' sends together: ").
+/// The index-of-dispersion check of `counts`, requests handled per `window`; `whose`
+/// prefixes the detail (the merge's "the shards' arrivals together: ").
 pub fn poisson_fit(
     counts: &[u64],
     window: std::time::Duration,
@@ -21,7 +30,10 @@ pub fn poisson_fit(
         None => Check {
             name: "poisson_fit".into(),
             verdict: Verdict::Skipped,
-            detail: format!("{whose}{} windows of {window:?}: too few sends to test", counts.len()),
+            detail: format!(
+                "{whose}{} windows of {window:?}: too few arrivals to test (20 windows of 5 or more are needed)",
+                counts.len()
+            ),
             meaning: String::new(),
             measure: None,
         },
@@ -29,12 +41,13 @@ pub fn poisson_fit(
             name: "poisson_fit".into(),
             verdict: if z.abs() <= DISPERSION_Z { Verdict::Pass } else { Verdict::Fail },
             detail: format!(
-                "{whose}index-of-dispersion test on sends per {window:?} window ({windows} windows, {mean:.1} sends each): z = {z:+.2}; bound |z| <= {DISPERSION_Z}"
+                "{whose}index-of-dispersion test on the requests handled per {window:?} window ({windows} windows, {mean:.1} each): z = {z:+.2}; bound |z| <= {DISPERSION_Z}"
             ),
             meaning: match outage {
-                None => "the sends were not a Poisson process (too regular if z < 0, too bursty if z > 0)".to_string(),
+                None if z > 0.0 => "the generator handed the arrivals out in bursts, not as a Poisson process: it fell behind its schedule and caught up (another task on its core, or a thread out of CPU: see generator_cpu and schedule_lag), and the server saw a burstier load than planned".to_string(),
+                None => "the generator handed the arrivals out more evenly than a Poisson process: the server saw a smoother load than planned".to_string(),
                 Some(outage) => format!(
-                    "the sends were not a Poisson process because {outage}: nothing could be sent meanwhile, and the requests held back went out in a burst when it came back; that is the outage, not the generator's pacing"
+                    "the arrivals were not handed out as a Poisson process, and {outage}: reconnecting takes the generator's time, so the outage may be what this measured rather than the generator's pacing"
                 ),
             },
             measure: Measure::of(z.abs(), DISPERSION_Z, "z"),
@@ -42,7 +55,7 @@ pub fn poisson_fit(
     }
 }
 
-/// A shard's sends per window, for the merge's check of the shards' arrivals together
+/// A shard's requests handled per window, for the merge's check of the shards' arrivals together
 /// (`None` with no windows: a closed loop, or a run too short for one).
 pub fn arrival_windows(outcome: &RunOutcome) -> Option<ArrivalWindows> {
     let (counts, window) = window_counts(outcome);
@@ -52,8 +65,8 @@ pub fn arrival_windows(outcome: &RunOutcome) -> Option<ArrivalWindows> {
     })
 }
 
-/// Sends per window over every thread (threads are independent Poisson processes, so
-/// their sum is one), full windows of the measured span only.
+/// Requests handled per window over every thread (threads are independent Poisson
+/// processes, so their sum is one), full windows of the measured span only.
 pub(super) fn window_counts(outcome: &RunOutcome) -> (Vec<u64>, std::time::Duration) {
     let Some(window) = outcome
         .send_counts

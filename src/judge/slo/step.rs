@@ -54,6 +54,16 @@ pub fn judge_step<R: StepRun>(group: &[&R], slos: &[Slo]) -> StepVerdict {
         .collect();
     let invalid = group.len() - visits.len();
     let lagging = visits.iter().filter(|r| generator_behind(r)).count();
+    // Runs left out, but not for the server's doing: a frozen or lost server leaves runs
+    // out too, and that limits nothing of the generator's.
+    let behind = group
+        .iter()
+        .zip(&sends)
+        .filter(|(m, s)| {
+            let visit = **s == Sends::Kept && only_pessimistic(m.report());
+            !visit && !server_named(m.report())
+        })
+        .count();
     let checks: Vec<StepCheck> = slos
         .iter()
         .filter_map(|slo| step_check(&visits, slo))
@@ -67,7 +77,7 @@ pub fn judge_step<R: StepRun>(group: &[&R], slos: &[Slo]) -> StepVerdict {
     // generator's; a pass on them stands (their lag only added to what was measured).
     let generator_limited =
         (measured != Verdict::Pass && lagging * 2 > visits.len() && !visits.is_empty())
-            || invalid * 2 > group.len();
+            || behind * 2 > group.len();
     let verdict = if !sends.is_empty() && sends.iter().all(|s| *s == Sends::Overloaded) {
         Verdict::Fail
     } else if generator_limited {
@@ -86,7 +96,12 @@ pub fn judge_step<R: StepRun>(group: &[&R], slos: &[Slo]) -> StepVerdict {
     } else if generator_limited {
         format!(
             "limited by the generator: {} of {} runs fell behind their schedule or failed a self-check",
-            (invalid + lagging).min(group.len()),
+            (behind + lagging).min(group.len()),
+            group.len()
+        )
+    } else if visits.is_empty() {
+        format!(
+            "no run counted: {invalid} of {} did not keep their schedule or failed a check the server's numbers need",
             group.len()
         )
     } else {
@@ -135,12 +150,26 @@ pub(crate) fn only_pessimistic(report: &TestReport) -> bool {
         .all(|c| PESSIMISTIC.contains(&c.name.as_str()))
 }
 
-/// Whether `report`'s generator fell behind: its lag or CPU check failed.
+/// Whether `report`'s generator fell behind: its lag or CPU check failed, and its tail
+/// (the bottleneck) is not the server's, an outage's or the client queue's: a generator
+/// whose lateness moved a median while the server's stalls carried the tail did not
+/// limit what the run measured.
 fn generator_behind(report: &TestReport) -> bool {
-    report.checks.iter().any(|c| {
+    let failed = report.checks.iter().any(|c| {
         c.verdict == crate::report::verdict::Verdict::Fail
             && matches!(c.name.as_str(), "schedule_lag" | "generator_cpu")
-    })
+    });
+    failed && !server_named(report)
+}
+
+/// Whether `report`'s bottleneck is the server's side: the server (its stalls, its
+/// service time, a server that stopped answering) or an outage.
+fn server_named(report: &TestReport) -> bool {
+    use crate::report::Bottleneck;
+    matches!(
+        report.bottleneck.as_ref().map(|b| b.verdict),
+        Some(Bottleneck::Server | Bottleneck::Outage)
+    )
 }
 
 /// One objective over `visits`: the pooled percentile with its interval, and the decision

@@ -164,3 +164,57 @@ fn repeats_are_judged_as_a_sweep_judges_the_step_of_the_same_runs() {
     assert_eq!(verdicts[0], (Uncertain, 4), "{verdicts:?}");
     assert_eq!(verdicts[1].0, Fail, "{verdicts:?}");
 }
+
+#[test]
+fn a_step_whose_runs_lost_their_server_is_not_limited_by_the_generator() {
+    use crate::report::{Bottleneck, Judgement};
+    let slos = [slo_p99_1ms()];
+    // Runs short of their schedule: a lost server's (the bottleneck names it), or a
+    // generator's that fell behind (nothing named).
+    let short = |named: Option<Bottleneck>| {
+        let mut m = windowed_run(1000.0, 5000, &[10; 4]);
+        m.report.achieved_rate_per_sec = 970.0;
+        m.report.bottleneck = named.map(|verdict| Judgement {
+            verdict,
+            because: String::new(),
+            server_busy: None,
+        });
+        m
+    };
+    let lost: Vec<Measurement> = (0..4).map(|_| short(Some(Bottleneck::Server))).collect();
+    let v = judge_step(&lost.iter().collect::<Vec<_>>(), &slos);
+    assert!(!v.generator_limited, "{}", v.why);
+    assert_eq!(v.verdict, Uncertain, "{}", v.why);
+    assert!(v.why.starts_with("no run counted: 4 of 4"), "{}", v.why);
+    let behind: Vec<Measurement> = (0..4).map(|_| short(None)).collect();
+    let v = judge_step(&behind.iter().collect::<Vec<_>>(), &slos);
+    assert!(v.generator_limited, "{}", v.why);
+    assert!(v.why.contains("limited by the generator"), "{}", v.why);
+}
+
+#[test]
+fn a_sweep_fails_when_every_rate_lost_its_server_and_not_when_one_kept_it() {
+    use crate::report::OutageReport;
+    use crate::judge::summary::lost_server;
+    let lost = |rate: f64, until_end: bool| {
+        let mut m = windowed_run(rate, 5000, &[10; 4]);
+        m.report.outages.push(OutageReport {
+            start_secs: 0.5,
+            length_secs: 1.5,
+            at_least_secs: 1.4,
+            cause: "Connection refused".into(),
+            until_end,
+        });
+        m
+    };
+    let every = [lost(1000.0, true), lost(2000.0, true), lost(2000.0, false)];
+    let why = lost_server(&every).unwrap();
+    assert!(
+        why.contains("every rate swept (2) lost its server"),
+        "{why}"
+    );
+    // One rate kept its server to the end: the sweep measured something.
+    let one_kept = [lost(1000.0, true), lost(2000.0, false)];
+    assert_eq!(lost_server(&one_kept), None);
+    assert_eq!(lost_server(&[]), None);
+}

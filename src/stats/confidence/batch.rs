@@ -98,6 +98,21 @@ impl Batch {
             .map(|&(bucket, _)| bucket_floor(bucket))
     }
 
+    /// The replies over `bound_ns` (those [`Batch::at_most`] does not count), by bucket:
+    /// `(the bucket's lowest value, replies in it)`, increasing.
+    pub fn over(&self, bound_ns: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let bound = coarse_bucket(bound_ns);
+        let start = self.cumulative.partition_point(|&(b, _)| b <= bound);
+        let before = start.checked_sub(1).map_or(0, |i| self.cumulative[i].1);
+        self.cumulative[start..]
+            .iter()
+            .scan(before, |before, &(bucket, total)| {
+                let n = total - *before;
+                *before = total;
+                Some((bucket_floor(bucket), n))
+            })
+    }
+
     /// Adds `other`'s replies (the batch of two batches' replies together).
     pub fn add(&mut self, other: &Batch) {
         let counts = |b: &Batch| {
@@ -181,14 +196,17 @@ fn coarse_bucket(value_ns: u64) -> u16 {
     (octave * 64 + mantissa as u32) as u16
 }
 
-/// Every batch of one test in time order: per command and metric, and per cluster node
-/// (response time).
+/// Every batch of one test in time order: per command and metric, per cluster node
+/// (response time), and the response time had each request been handled on time (an open
+/// loop's `received - handled`, for the tail's attribution).
 #[derive(Debug, Clone, Default)]
 pub struct BatchSeries {
     /// By command index, by metric.
     pub commands: Vec<BTreeMap<Metric, Vec<Batch>>>,
     /// By node index.
     pub nodes: Vec<Vec<Batch>>,
+    /// By command index: `received - handled` (empty where no lag is recorded).
+    pub on_time: Vec<Vec<Batch>>,
 }
 
 impl BatchSeries {
@@ -208,6 +226,18 @@ impl BatchSeries {
                 }
             }
         }
+        if timing.lag() {
+            if self.on_time.len() < record.commands.len() {
+                self.on_time.resize_with(record.commands.len(), Vec::new);
+            }
+            for (series, rec) in self.on_time.iter_mut().zip(&record.commands) {
+                series.push(
+                    rec.hist
+                        .on_time_counts()
+                        .map_or_else(Batch::default, |c| Batch::of_buckets(c.iter())),
+                );
+            }
+        }
         if self.nodes.len() < record.nodes.len() {
             self.nodes.resize_with(record.nodes.len(), Vec::new);
         }
@@ -218,17 +248,27 @@ impl BatchSeries {
 
     /// The batches of `metric` over every command together.
     pub fn total(&self, metric: Metric) -> Vec<Batch> {
-        let mut total: Vec<Batch> = Vec::new();
-        for series in self.commands.iter().filter_map(|c| c.get(&metric)) {
-            if total.len() < series.len() {
-                total.resize_with(series.len(), Batch::default);
-            }
-            for (into, b) in total.iter_mut().zip(series) {
-                into.add(b);
-            }
-        }
-        total
+        add_up(self.commands.iter().filter_map(|c| c.get(&metric)))
     }
+
+    /// The on-time batches over every command (empty where no lag is recorded).
+    pub fn total_on_time(&self) -> Vec<Batch> {
+        add_up(self.on_time.iter())
+    }
+}
+
+/// Batches of several series added, batch by batch.
+fn add_up<'a>(all: impl Iterator<Item = &'a Vec<Batch>>) -> Vec<Batch> {
+    let mut total: Vec<Batch> = Vec::new();
+    for series in all {
+        if total.len() < series.len() {
+            total.resize_with(series.len(), Batch::default);
+        }
+        for (into, b) in total.iter_mut().zip(series) {
+            into.add(b);
+        }
+    }
+    total
 }
 
 /// The lowest value of `bucket` (the inverse of [`coarse_bucket`] at a bucket's start).
@@ -246,6 +286,18 @@ fn bucket_floor(bucket: u16) -> u64 {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn the_replies_over_a_bound_are_given_by_bucket_and_add_up_to_those_not_at_most() {
+        let batch = Batch::of_buckets([(50_000, 90), (2_000_000, 7), (30_000_000, 3)].into_iter());
+        let over: Vec<(u64, u64)> = batch.over(1_000_000).collect();
+        assert_eq!(over.iter().map(|&(_, n)| n).sum::<u64>(), 10);
+        assert_eq!(batch.len() - batch.at_most(1_000_000), 10);
+        assert_eq!(over.len(), 2);
+        assert!(over[0].0 <= 2_000_000 && over[0].0 > 1_950_000, "{over:?}");
+        assert_eq!(batch.over(40_000_000).count(), 0);
+        assert_eq!(batch.over(0).map(|(_, n)| n).sum::<u64>(), 100);
+    }
     use crate::record::new_histogram;
 
     #[test]
