@@ -19,5 +19,5 @@ pub mod landmarks;
 pub mod saturation;
 pub mod slo;
 pub mod summary;
-pub mod weather;
 pub mod tail;
+pub mod weather;

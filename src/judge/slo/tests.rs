@@ -194,8 +194,8 @@ fn a_step_whose_runs_lost_their_server_is_not_limited_by_the_generator() {
 
 #[test]
 fn a_sweep_fails_when_every_rate_lost_its_server_and_not_when_one_kept_it() {
-    use crate::report::OutageReport;
     use crate::judge::summary::lost_server;
+    use crate::report::OutageReport;
     let lost = |rate: f64, until_end: bool| {
         let mut m = windowed_run(rate, 5000, &[10; 4]);
         m.report.outages.push(OutageReport {
