@@ -67,7 +67,7 @@ fn input_file(input: &Path) -> PathBuf {
 /// The page of the report in `bytes`, or what is wrong with it.
 fn render(bytes: &[u8]) -> Result<String, String> {
     let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+        serde_json::from_slice(bytes).map_err(|e| crate::report::not_json(&e))?;
     let has = |key: &str| value.get(key).is_some();
     if has("groups") && has("method") {
         return comparison(bytes, &value).map(|c| html::compare(&c, None));
@@ -116,7 +116,7 @@ mod tests {
         let e = render(b"{\"trials\": []}").unwrap_err();
         assert!(e.contains("tune report"), "{e}");
         let e = render(b"not json").unwrap_err();
-        assert!(e.starts_with("not JSON"), "{e}");
+        assert!(e.starts_with("is not JSON (at line"), "{e}");
         let e = render(b"{\"schema_version\": 2, \"groups\": [], \"method\": \"m\"}").unwrap_err();
         assert!(e.contains("missing field"), "{e}");
     }
