@@ -72,7 +72,7 @@ fn render(bytes: &[u8]) -> Result<String, String> {
     // anything of it is built, so a page neither sums nor divides by it, and a list of
     // millions costs no memory.
     scan::beyond_any_run(bytes)?;
-    let keys = TopKeys::of(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let keys = TopKeys::of(bytes).map_err(|e| crate::report::not_json(&e))?;
     if keys.groups.is_some() && keys.method.is_some() {
         return comparison(bytes, &keys).map(|c| html::compare(&c, None));
     }
@@ -120,7 +120,7 @@ mod tests {
         let e = render(b"{\"trials\": []}").unwrap_err();
         assert!(e.contains("tune report"), "{e}");
         let e = render(b"not json").unwrap_err();
-        assert!(e.starts_with("not JSON"), "{e}");
+        assert!(e.starts_with("is not JSON (at line"), "{e}");
         let e = render(b"{\"schema_version\": 2, \"groups\": [], \"method\": \"m\"}").unwrap_err();
         assert!(e.contains("missing field"), "{e}");
         let e = render(b"{\"tests\": [{\"measured_secs\": 1e308}]}").unwrap_err();

@@ -54,7 +54,8 @@ fn main() -> ExitCode {
     let connections: usize = runs.iter().map(|r| r.plan.connections).sum();
     let threads: usize = runs.iter().map(|r| r.plan.threads).sum();
     if !runs.is_empty() {
-        if let Err(e) = tailrate::net::fds::ensure_for(connections, 1, threads) {
+        let flag = runs[0].connections_flag();
+        if let Err(e) = tailrate::net::fds::ensure_for(flag, connections, 1, threads) {
             return fail(&e.to_string());
         }
         // Only a command that measures has something to write when interrupted.
@@ -212,6 +213,14 @@ fn usage_hint(message: &str) -> Option<&'static str> {
             "a sweep sets closed loops beside its steps with --rate-capped and --closed-loop-points",
         );
     }
+    // -n counts a closed loop's requests; an open loop is as long as its schedule.
+    if message.contains("'--rate <RATE>' cannot be used with '-n")
+        || message.contains("'-n <REQUESTS>' cannot be used with '--rate")
+    {
+        return Some(
+            "an open loop runs for a time: give --duration (e.g. --duration 10s) instead of -n",
+        );
+    }
     if message.contains("unexpected argument '--slo'") {
         return Some(
             "an objective is judged on a run (`tailrate --slo ...`) or searched by `tailrate sweep --rates ... --slo ...`",
@@ -264,6 +273,7 @@ fn is_bad_input(e: &anyhow::Error) -> bool {
         c.is::<tailrate::compare::InputError>()
             || c.is::<tailrate::merge::MergeError>()
             || c.is::<tailrate::html_report::InputError>()
+            || c.is::<tailrate::sweep::PlotInputError>()
             || c.is::<tailrate::report::sweep::ParseError>()
             || c.is::<tailrate::report::compare::ComparisonError>()
     })

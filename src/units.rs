@@ -70,6 +70,68 @@ where
     }
 }
 
+/// Parses a size in bytes: a count as [`parse_count`] (`4096`, `4k`), or with a unit,
+/// decimal (`B`, `KB`, `MB`, `GB`, as the `k`/`M`/`G` of a count) or binary (`KiB`, `MiB`,
+/// `GiB`), upper or lower case: `-d 1KB` is a thousand bytes.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let lower = trimmed.to_ascii_lowercase();
+    let units: [(&str, f64); 7] = [
+        ("kib", 1024.0),
+        ("mib", 1024.0 * 1024.0),
+        ("gib", 1024.0 * 1024.0 * 1024.0),
+        ("kb", 1e3),
+        ("mb", 1e6),
+        ("gb", 1e9),
+        ("b", 1.0),
+    ];
+    let Some((number, per)) = units
+        .iter()
+        .find_map(|(unit, per)| lower.strip_suffix(unit).map(|n| (n.trim(), *per)))
+    else {
+        return parse_count(text).map_err(|why| {
+            format!("{why}; a size is in bytes, or with a unit: 512, 4k, 4KB, 1MiB")
+        });
+    };
+    let value: f64 = number.parse().map_err(|_| {
+        format!("'{text}' is not a size: give bytes, or a number with a unit: 512, 4KB, 1MiB")
+    })?;
+    let bytes = value * per;
+    if !bytes.is_finite() || bytes < 0.0 || bytes.fract() != 0.0 || bytes >= 1.8e19 {
+        return Err(format!(
+            "'{text}' is not a whole number of bytes (e.g. 512, 4KB, 1MiB)"
+        ));
+    }
+    Ok(bytes as u64)
+}
+
+/// A value parser for a size flag in bytes in `min..=max` (units as [`parse_bytes`]);
+/// `why` says what the upper bound protects.
+pub fn bytes_in<T>(
+    min: u64,
+    max: u64,
+    why: &'static str,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: TryFrom<u64>,
+{
+    move |text| {
+        let value = parse_bytes(text)?;
+        if value < min {
+            return Err(format!(
+                "{value} bytes is below {min}, the least [range: {min} to {max} bytes]"
+            ));
+        }
+        if value > max {
+            return Err(format!(
+                "'{}' is {value} bytes, above {max}, the most ({why}) [range: {min} to {max} bytes]",
+                text.trim()
+            ));
+        }
+        T::try_from(value).map_err(|_| format!("{value} does not fit this machine's integers"))
+    }
+}
+
 /// A value parser for a duration flag (units required, as [`parse_duration`]; `zero_ok`
 /// also takes a bare `0`, as [`parse_delay`]) from `min` to `max`; `why` says what the upper
 /// bound protects.
@@ -220,6 +282,22 @@ mod tests {
         assert!(parse_rate("-5").is_err());
         assert!(parse_rate("fast").is_err());
         assert!(parse_rate("").is_err());
+    }
+
+    #[test]
+    fn sizes_take_bytes_or_a_unit_and_say_so_when_neither() {
+        assert_eq!(parse_bytes("512").unwrap(), 512);
+        assert_eq!(parse_bytes("4k").unwrap(), 4000);
+        assert_eq!(parse_bytes("4KB").unwrap(), 4000);
+        assert_eq!(parse_bytes("1 MiB").unwrap(), 1 << 20);
+        assert_eq!(parse_bytes("64b").unwrap(), 64);
+        assert_eq!(parse_bytes("1GB").unwrap(), 1_000_000_000);
+        let e = parse_bytes("lots").unwrap_err();
+        assert!(e.contains("bytes") && e.contains("1MiB"), "{e}");
+        let e = parse_bytes("1.5B").unwrap_err();
+        assert!(e.contains("whole number of bytes"), "{e}");
+        let big = bytes_in::<usize>(0, 512 << 20, "a server refuses more")("1GB").unwrap_err();
+        assert!(big.contains("1000000000 bytes, above 536870912"), "{big}");
     }
 
     #[test]

@@ -563,7 +563,11 @@ fn bad_reports_are_usage_errors_that_name_the_file() {
     std::fs::write(&garbage, "{ not json").unwrap();
     assert_usage_error(
         &["compare", garbage.to_str().unwrap(), get_arg],
-        &["A report", "garbage.json", "not JSON"],
+        &[
+            "A report",
+            "garbage.json",
+            "is not JSON (at line 1, column 3): give a report tailrate wrote with --json",
+        ],
     );
     let other = dir.path().join("other.json");
     std::fs::write(&other, r#"{"schema_version": 1, "hello": []}"#).unwrap();

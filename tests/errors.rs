@@ -24,6 +24,38 @@ fn unknown_and_malformed_flags_are_usage_errors_naming_the_flag() {
     assert_usage_error(&["-P", "0"], &["-P"]);
 }
 
+/// The mistakes a new user makes, each refused (exit 2, one line) with the flag and the
+/// fix: not only what was wrong.
+#[test]
+fn common_mistakes_are_refused_with_the_flag_and_the_fix() {
+    assert_usage_error(
+        &["--slo", "p99<=1ms,p99.9<=5ms", "-t", "get"],
+        &[
+            "--slo",
+            "give --slo once per objective",
+            "--slo 'p99.9<=5ms'",
+        ],
+    );
+    assert_usage_error(
+        &["--slo", "p99<=1ms", "--slo", "p99<=2ms", "-t", "get"],
+        &["--slo", "both bound the p99"],
+    );
+    assert_usage_error(
+        &["sweep", "--rates", "5k-20k"],
+        &["--rates", "5k..20k:STEP"],
+    );
+    assert_usage_error(&["-d", "1GB"], &["-d", "1000000000 bytes", "536870912"]);
+    assert_usage_error(&["-d", "big"], &["-d", "bytes", "1MiB"]);
+    assert_usage_error(
+        &["--rate", "5k", "-n", "1000"],
+        &["--rate", "-n", "give --duration"],
+    );
+    assert_usage_error(
+        &["--metrics-listen", "example.com:7490"],
+        &["--metrics-listen", "127.0.0.1:9464"],
+    );
+}
+
 #[test]
 fn open_loop_flags_are_checked_before_anything_runs() {
     assert_usage_error(&["--rate", "0"], &["--rate"]);

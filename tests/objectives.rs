@@ -188,3 +188,42 @@ fn repeats_decide_the_objectives_pooled_as_a_sweep_step_does() {
         "{why}"
     );
 }
+
+/// Where a verdict asked for is read: in the open loop's answer block (before its blank
+/// line, above redis-benchmark's blocks), and at the top of a closed loop's report.
+#[test]
+fn the_objectives_verdict_is_in_the_answer_block_at_the_top() {
+    let server = RedisServer::start();
+    let open = [
+        "--rate",
+        "2000",
+        "--duration",
+        "500ms",
+        "-c",
+        "2",
+        "--slo",
+        "p50<=1s",
+    ];
+    let closed = ["-n", "2000", "-c", "2", "--slo", "p50<=1s"];
+    for args in [&open[..], &closed[..]] {
+        let (_, stdout, stderr, _) = run(&server, args);
+        let lines: Vec<&str> = stdout.lines().collect();
+        let at = |needle: &str| {
+            lines
+                .iter()
+                .position(|l| l.contains(needle))
+                .unwrap_or_else(|| panic!("no {needle:?} in\n{stdout}\n{stderr}"))
+        };
+        let objectives = at("objectives (--slo");
+        assert!(
+            objectives < at("Latency by percentile distribution"),
+            "{stdout}"
+        );
+        // In the first block: no blank line between the title and the verdict.
+        let title = at("====== GET ======");
+        assert!(
+            lines[title..=objectives + 1].iter().all(|l| !l.is_empty()),
+            "the verdict is not in the block under the title:\n{stdout}"
+        );
+    }
+}

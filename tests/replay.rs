@@ -772,3 +772,56 @@ fn a_csv_quote_left_open_on_row_501_of_2000_is_named_or_skipped() {
     assert_eq!(server.commandstats().get("set"), Some(&1999));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A replay's header says what a replay has: its speed as typed (`1x`), the trace's own
+/// payloads (not `-d`'s 3 bytes); a speed refused for a pass too long reads the same way.
+#[test]
+fn a_replays_header_reads_its_speed_as_typed_and_its_payload_as_the_traces() {
+    let dir = temp_dir("header");
+    let trace = dir.join("two.jsonl");
+    std::fs::write(
+        &trace,
+        "{\"time\": 0.0, \"client\": \"c1\", \"args\": [\"SET\", \"k\", \"a-longer-value\"]}\n\
+         {\"time\": 0.01, \"client\": \"c1\", \"args\": [\"GET\", \"k\"]}\n",
+    )
+    .unwrap();
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let text = assert_success(&run_tailrate(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "-p",
+        &port,
+        "--no-progress",
+    ]));
+    assert!(text.contains(", at 1x on 1 connections"), "{text}");
+    assert!(
+        text.contains("  payload as recorded in the trace"),
+        "{text}"
+    );
+    assert!(!text.contains("bytes payload"), "{text}");
+
+    // 56 years between two commands: one pass at 1x would outlast any run.
+    let long = dir.join("long.jsonl");
+    std::fs::write(
+        &long,
+        "{\"time\": 0.0, \"client\": \"c1\", \"args\": [\"GET\", \"k\"]}\n\
+         {\"time\": 1770000000.0, \"client\": \"c1\", \"args\": [\"GET\", \"k\"]}\n",
+    )
+    .unwrap();
+    let out = run_tailrate(&[
+        "replay",
+        long.to_str().unwrap(),
+        "-p",
+        &port,
+        "--speed",
+        "1",
+    ]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--speed") && err.contains("at 1x the trace's") && !err.contains("1e0"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -522,6 +522,21 @@ fn tailrate_plot_redraws_what_the_sweep_drew_byte_for_byte() {
         );
         assert!(stdout.contains(file), "{stdout}");
     }
+    // The sweep's folder reads as its sweep.json, as `tailrate report` reads it.
+    let from_folder = dir.path().join("from-folder");
+    assert_success(&run_tailrate(&[
+        "plot",
+        dir.path().to_str().unwrap(),
+        "--out",
+        from_folder.to_str().unwrap(),
+    ]));
+    for file in plot::FILE_NAMES {
+        assert_eq!(
+            std::fs::read(again.join(file)).unwrap(),
+            std::fs::read(from_folder.join(file)).unwrap(),
+            "{file}"
+        );
+    }
 }
 
 #[test]
@@ -1123,7 +1138,8 @@ fn a_shuffled_sweep_skips_the_rates_above_a_saturated_one_and_runs_those_below()
 }
 
 #[test]
-fn tailrate_plot_of_a_file_that_is_not_a_sweep_says_what_it_is_and_exits_2() {
+fn tailrate_plot_of_a_file_or_folder_that_is_not_a_sweep_says_what_it_is_exits_2_and_leaves_no_out()
+{
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("plots");
     for (body, says) in [
@@ -1147,6 +1163,26 @@ fn tailrate_plot_of_a_file_that_is_not_a_sweep_says_what_it_is_and_exits_2() {
         assert_eq!(out.status.code(), Some(2), "{body}: {err}");
         assert!(err.contains(says), "{body}: {err}");
     }
+    // A folder that is no sweep's, and a file not there: exit 2 as well, naming it.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let missing = dir.path().join("missing.json");
+    for (input, says) in [
+        (&empty, "a folder with no sweep.json"),
+        (&missing, "missing.json"),
+    ] {
+        let out = run_tailrate(&[
+            "plot",
+            input.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", input.display());
+        assert!(err.contains(says), "{err}");
+    }
+    // No input was drawn, so no empty --out is left behind.
+    assert!(!out_dir.exists(), "{} was made", out_dir.display());
 }
 
 /// A sweep that measured nothing (stopped before any run got a reply) draws each chart

@@ -100,8 +100,9 @@ fn room_for_cluster(config: &RunConfig, cluster: Option<&ClusterMap>) -> Result<
     if let Some(cluster) = cluster.filter(|c| c.nodes.len() > 1) {
         let (clients, threads) = (config.plan.connections, config.plan.threads);
         let learned = crate::drive::room_for_masters(cluster);
-        if crate::net::fds::ensure_for(clients, learned, threads).is_err() {
-            crate::net::fds::ensure_for(clients, cluster.nodes.len(), threads)?;
+        let flag = config.connections_flag();
+        if crate::net::fds::ensure_for(flag, clients, learned, threads).is_err() {
+            crate::net::fds::ensure_for(flag, clients, cluster.nodes.len(), threads)?;
         }
     }
     Ok(())

@@ -10,7 +10,14 @@ use super::*;
 /// duet's endpoints are `--a` and `--b`, its length `--rounds` of `--round-duration`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Guide: docs/compare.md",
+    after_help = "Examples:
+  tailrate -t get --rate 20k --duration 30s --json a.json -p 6379   # then the same against B
+  tailrate compare a.json b.json
+  tailrate compare a.json b.json --fail-if-slower 5%                 # exit 1 in CI when B is slower
+  tailrate compare a/sweep.json b/sweep.json                         # two sweeps, rate by rate
+  tailrate compare --live --a 127.0.0.1:6379 --b 127.0.0.1:6380 -t get --rate 20k
+
+Guide: docs/compare.md",
     mut_arg("command", |a| a
         .last(true)
         .trailing_var_arg(false)

@@ -185,7 +185,8 @@ pub struct KeepaliveArgs {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Closed loop (redis-benchmark)")]
 pub struct BenchmarkArgs {
-    /// Total number of requests per test (closed loop) [range: 1 to 18446744073709551615].
+    /// Total number of requests per test (closed loop) [default: 100000] [range: 1 to
+    /// 18446744073709551615].
     #[arg(short = 'n', value_parser = count_in::<u64>(1, u64::MAX, "2^64-1"), allow_hyphen_values = true, value_name = "REQUESTS")]
     pub requests: Option<u64>,
     /// Pipeline this many requests per connection (closed loop) [range: 1 to 1000000].
@@ -215,7 +216,7 @@ pub struct BenchmarkArgs {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Workers (many clients over few connections)")]
 pub struct WorkersArgs {
-    /// Closed loop: this many logical clients, each with one request in flight, dealt evenly over the -c connections; each connection batches its workers' requests (automatic pipelining) [range: 1 to 1000000].
+    /// Closed loop: this many logical clients, each with one request in flight, dealt evenly over the -c connections; each connection batches its workers' requests (automatic pipelining) [default: none, one client per connection] [range: 1 to 1000000].
     // Ranges are config/workers.rs's, with their reasons; this parser reads the number
     // as every other count flag does (spaces trimmed, `10k`).
     #[arg(long, value_name = "W", value_parser = count_in::<usize>(0, u64::MAX, "the largest count"), allow_negative_numbers = true)]
@@ -304,7 +305,9 @@ pub struct CapPacingArgs {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Repeats and checks")]
 pub struct DurationArgs {
-    /// Run for this long instead of a request count: `30s`, `2m` [range: 1ms to 30days].
+    /// Run for this long instead of a request count: `30s`, `2m` [default: 10s in the open
+    /// loop, 5s a sweep step, 1s a tune trial; a closed loop runs -n requests] [range: 1ms to
+    /// 30days].
     #[arg(long, value_parser = duration_in(MIN_TIME, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
     pub duration: Option<Duration>,
 }
@@ -324,15 +327,16 @@ pub struct RepeatArgs {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Repeats and checks")]
 pub struct ChecksArgs {
-    /// Requests sent before measuring starts (sent, not recorded) [range: 0s to 30days].
+    /// Requests sent before measuring starts (sent, not recorded) [default: 0s; 1s before
+    /// each sweep step, 0s over a replay] [range: 0s to 30days].
     #[arg(long, value_parser = duration_in(Duration::ZERO, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
     pub warmup: Option<Duration>,
-    /// A request with no reply after this long is a timeout; its connection is reset [range:
-    /// 1ms to 1h].
+    /// A request with no reply after this long is a timeout; its connection is reset
+    /// [default: none, a request waits for its reply] [range: 1ms to 1h].
     #[arg(long, value_parser = duration_in(MIN_TIME, MAX_TIMEOUT, false, "latencies are recorded up to an hour"), allow_hyphen_values = true, value_name = "DURATION")]
     pub timeout: Option<Duration>,
-    /// Seed of every random choice (keys, values, arrivals); printed in reports [range: 0 to
-    /// 18446744073709551615].
+    /// Seed of every random choice (keys, values, arrivals); printed in reports [default: a
+    /// fresh one per run] [range: 0 to 18446744073709551615].
     #[arg(long, value_name = "SEED", value_parser = count_in::<u64>(0, u64::MAX, "the largest count"), allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// Exit non-zero when a self-check fails.
@@ -378,8 +382,8 @@ pub struct RunOutputArgs {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Output")]
 pub struct PrecisionArgs {
-    /// Decimal places of latencies in the output (redis-benchmark's default is 3) [range: 0 to
-    /// 9].
+    /// Decimal places of latencies in the output, as redis-benchmark's [default: 3] [range: 0
+    /// to 9].
     #[arg(
         long,
         value_name = "DIGITS",

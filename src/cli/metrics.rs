@@ -13,8 +13,9 @@ use crate::units::duration_in;
 pub struct MetricsArgs {
     /// Serve Prometheus metrics on http://ADDR:PORT/metrics while tailrate runs: requests
     /// by outcome, target and achieved rate, in flight, backlog, latency histograms per
-    /// command and metric, the self-checks. A loopback address unless --metrics-listen-any.
-    #[arg(long = "metrics-listen", value_name = "ADDR:PORT")]
+    /// command and metric, the self-checks. A loopback address unless --metrics-listen-any;
+    /// a port alone (9464) or localhost:9464 means 127.0.0.1:9464.
+    #[arg(long = "metrics-listen", value_name = "ADDR:PORT", value_parser = parse_listen)]
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// Let --metrics-listen take an address other hosts can reach (the page names the
     /// server and the workload).
@@ -26,8 +27,48 @@ pub struct MetricsArgs {
     pub metrics_linger: Duration,
 }
 
+/// Reads `--metrics-listen`: an `ADDR:PORT`, or a port alone or `localhost:PORT`, each
+/// read as `127.0.0.1:PORT` (the loopback address the page defaults to).
+fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
+    let trimmed = text.trim();
+    if let Ok(addr) = trimmed.parse() {
+        return Ok(addr);
+    }
+    let port = trimmed
+        .strip_prefix("localhost:")
+        .unwrap_or(trimmed)
+        .parse::<u16>()
+        .map_err(|_| {
+            format!(
+                "'{text}' is not ADDR:PORT: give e.g. 127.0.0.1:9464 (a port alone means \
+                 127.0.0.1), or [::1]:9464"
+            )
+        })?;
+    Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+}
+
 impl Default for MetricsArgs {
     fn default() -> Self {
         super::groups::defaults()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_port_alone_or_localhost_listens_on_loopback_and_other_text_names_the_form() {
+        let local = "127.0.0.1:7490".parse().unwrap();
+        assert_eq!(parse_listen("7490").unwrap(), local);
+        assert_eq!(parse_listen("localhost:7490").unwrap(), local);
+        assert_eq!(
+            parse_listen("[::1]:7490").unwrap(),
+            "[::1]:7490".parse().unwrap()
+        );
+        let e = parse_listen("example.com:7490").unwrap_err();
+        assert!(e.contains("127.0.0.1:9464"), "{e}");
+        assert!(parse_listen("70000").is_err());
     }
 }

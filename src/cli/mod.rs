@@ -107,7 +107,11 @@ pub enum Command {
 /// Trials are closed loops of `--workers` on -c connections: the open-loop flags, `-n`,
 /// `-P`, `-k`, `--repeat` and the per-run outputs are not its.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Guide: docs/tune.md")]
+#[command(after_help = "Examples:
+  tailrate tune -p 6379 -c 8 -t get
+  tailrate tune -p 6379 -c 8 -t set --duration 2s --max-trials 50 --json tune.json
+
+Guide: docs/tune.md")]
 pub struct TuneArgs {
     /// Most search trials (the baseline and the re-measurements come on top) [range: 1 to
     /// 10000].
@@ -170,7 +174,13 @@ pub struct TuneArgs {
 /// Steps are open loops at the rates of `--rates`: `--rate`, `-n`, `-P`, `--workers`,
 /// `-l`, `-I`, `--json` and `--hdr-log` are not its (it writes into `--out`).
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Guide: docs/sweep.md")]
+#[command(after_help = "Examples:
+  tailrate sweep -p 6379 -t get --rates 10k..100k:10k --out sweep-out
+  tailrate sweep -p 6379 -t get --rates 5k,10k,20k,40k --slo 'p99<=1ms' --out sweep-out
+  tailrate sweep -p 6379 -t set --rates 10%..100%:10% --out sweep-out   # of the closed-loop maximum
+  tailrate sweep --replay capture.monitor --speeds 0.5..4:0.5 --slo 'p99<=1ms' -p 6379
+
+Guide: docs/sweep.md")]
 pub struct SweepArgs {
     /// Rates to step through: `10k..200k:10k`, `5k,10k,20k`, or `10%..120%:10%` of a measured closed-loop maximum.
     #[arg(
@@ -294,6 +304,12 @@ pub enum SweepOrder {
 
 /// `tailrate plot`: re-render plots from saved sweep JSON files, or a run's heatmap.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  tailrate plot sweep-out/sweep.json --out plots        # a sweep's folder works too
+  tailrate plot a/sweep.json b/sweep.json --label A --label B --out overlay
+  tailrate plot run.json --out plots                    # a run's --json: its heatmap
+
+Guide: docs/sweep.md")]
 pub struct PlotArgs {
     /// Sweep JSON files written by `tailrate sweep` (two or more are overlaid), or one
     /// run's `--json` report (its response-time heatmap).
@@ -313,6 +329,11 @@ pub struct PlotArgs {
 
 /// `tailrate merge`: see docs/scale-out.md.
 #[derive(Debug, Clone, clap::Args)]
+#[command(after_help = "Examples:
+  tailrate merge shard-0.json shard-0.hlog shard-1.json shard-1.hlog --out merged
+  tailrate merge shards/ --out merged --html merged.html
+
+Guide: docs/scale-out.md")]
 pub struct MergeArgs {
     /// The shards' JSON reports (`--json`) and .hlog files (`--hdr-log`), or directories
     /// holding them.
@@ -331,7 +352,12 @@ pub struct MergeArgs {
 
 /// `tailrate report`: see docs/html.md.
 #[derive(Debug, Clone, clap::Args)]
-#[command(after_help = "Guide: docs/html.md")]
+#[command(after_help = "Examples:
+  tailrate report run.json --html run.html          # a run's --json, or a merge's merged.json
+  tailrate report sweep-out/ --html sweep.html      # a sweep's folder, or its sweep.json
+  tailrate report compare.json --html compare.html  # compare --json
+
+Guide: docs/html.md")]
 pub struct ReportArgs {
     /// A saved report: a run's or a merge's JSON (`--json`, merged.json), a comparison's
     /// JSON (`compare --json`), or a sweep's folder or its sweep.json.

@@ -220,3 +220,88 @@ fn bash_completion_offers_test_names_for_t_and_any_list_is_still_taken() {
         assert_eq!(args.run.workload.tests.as_deref(), Some(tests));
     }
 }
+
+/// `line` split as a shell would, for the help's examples: words, single quotes kept
+/// together, a `#` comment dropped.
+fn shell_words(line: &str) -> Vec<String> {
+    let line = line.split(" # ").next().unwrap_or(line);
+    let (mut words, mut word, mut quoted) = (Vec::new(), String::new(), false);
+    for c in line.trim().chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// Every command's help ends with examples, and each example is a command line
+/// tailrate takes.
+#[test]
+fn every_commands_help_has_examples_that_parse() {
+    let main = Args::command();
+    let mut commands = vec![main.clone()];
+    commands.extend(
+        main.get_subcommands()
+            .filter(|c| !["completions", "man", "help"].contains(&c.get_name()))
+            .cloned(),
+    );
+    for command in commands {
+        let help = command
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        assert!(
+            help.starts_with("Examples:\n"),
+            "{} has no Examples section: {help:?}",
+            command.get_name()
+        );
+        let examples: Vec<Vec<String>> = help
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("tailrate "))
+            .map(shell_words)
+            .collect();
+        assert!(!examples.is_empty(), "{}", command.get_name());
+        for words in examples {
+            if let Err(e) = Args::try_parse_from(&words) {
+                panic!("{words:?} in {}'s help: {e}", command.get_name());
+            }
+        }
+    }
+}
+
+/// The defaults a user needs to predict a run are in the help of their flags.
+#[test]
+fn the_help_gives_the_defaults_of_length_warmup_and_count() {
+    let help = Args::command().render_long_help().to_string();
+    for (flag, default) in [
+        ("-n <REQUESTS>", "[default: 100000]"),
+        ("--duration <DURATION>", "[default: 10s in the open loop"),
+        ("--warmup <DURATION>", "[default: 0s"),
+        ("--timeout <DURATION>", "[default: none"),
+        ("--seed <SEED>", "[default: a fresh one"),
+        ("--precision <DIGITS>", "[default: 3]"),
+    ] {
+        let at = help
+            .find(&format!("  {flag}\n"))
+            .unwrap_or_else(|| panic!("{flag} not in the help"));
+        // The entry's words, whatever the wrapping.
+        let entry: String = help[at..]
+            .lines()
+            .skip(1)
+            .take(5)
+            .flat_map(str::split_whitespace)
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(entry.contains(default), "{flag}: {entry}");
+    }
+}

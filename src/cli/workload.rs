@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 
-use crate::units::{count_in, parse_count};
+use crate::units::{bytes_in, count_in, parse_count};
 use crate::workload::{KeyPattern, MAX_VALUE_SIZE};
 
 /// What is sent: the tests or a custom command, keys, values and mixes.
@@ -18,8 +18,9 @@ pub struct WorkloadArgs {
     /// it [range: 1 to 1000000000000].
     #[arg(short = 'r', value_parser = parse_count, value_name = "KEYSPACELEN", allow_negative_numbers = true)]
     pub keyspace: Option<u64>,
-    /// Data size of SET/GET values in bytes [range: 0 to 536870912].
-    #[arg(short = 'd', default_value_t = 3, value_name = "SIZE", value_parser = count_in::<usize>(0, MAX_VALUE_SIZE as u64, "512 MiB, Redis's default proto-max-bulk-len: a server refuses a larger value"), conflicts_with_all = ["data_size_range", "data_size_list"], allow_negative_numbers = true)]
+    /// Data size of SET/GET values in bytes, or with a unit (4KB, 1MiB) [range: 0 to
+    /// 536870912].
+    #[arg(short = 'd', default_value_t = 3, value_name = "SIZE", value_parser = bytes_in::<usize>(0, MAX_VALUE_SIZE as u64, "512 MiB, Redis's default proto-max-bulk-len: a server refuses a larger value"), conflicts_with_all = ["data_size_range", "data_size_list"], allow_negative_numbers = true)]
     pub data_size: usize,
     /// Key distribution over --keyspace for `__key__` and `__rand_int__`: zipf ranks keys (index 0 hottest), gaussian centres them (mean N/2, sd N/6), sequential walks them in order.
     #[arg(long = "key-pattern", value_enum, value_name = "PATTERN")]
@@ -37,7 +38,7 @@ pub struct WorkloadArgs {
     pub key_prefix: Option<OsString>,
     /// Make every `__key__` this many bytes: the prefix, then the key index zero-padded
     /// [range: 1 to 536870912].
-    #[arg(long = "key-size", value_parser = count_in::<u64>(1, MAX_VALUE_SIZE as u64, "512 MiB, the largest key Redis accepts"), value_name = "BYTES", allow_negative_numbers = true)]
+    #[arg(long = "key-size", value_parser = bytes_in::<u64>(1, MAX_VALUE_SIZE as u64, "512 MiB, the largest key Redis accepts"), value_name = "BYTES", allow_negative_numbers = true)]
     pub key_size: Option<u64>,
     /// Value sizes drawn uniformly from MIN to MAX bytes, inclusive: `32-1024`.
     #[arg(

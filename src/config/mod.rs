@@ -126,7 +126,8 @@ fn refuse_out_among_inputs(out: &Path, inputs: &[PathBuf]) -> Result<(), ConfigE
 pub struct PlotConfig {
     /// The saved `sweep.json` files, in order.
     pub inputs: Vec<PathBuf>,
-    /// Where the SVG files go (created and checked writable).
+    /// Where the SVG files go (checked writable when there, made after the inputs are read
+    /// when not).
     pub out: PathBuf,
     /// `--label`: the names of the first inputs on an overlay, in order.
     pub labels: Vec<String>,
@@ -148,7 +149,13 @@ impl Command {
             Some(cli::Command::Tune(tune)) => Command::Tune(Box::new(TuneConfig::from_args(tune)?)),
             Some(cli::Command::Plot(plot)) => {
                 refuse_stdout_dir(&plot.out)?;
-                sweep::check_out_dir(&plot.out)?;
+                // A folder not there yet is made once the inputs are read (a wrong input
+                // leaves none behind); its parent must be there.
+                if plot.out.exists() {
+                    sweep::check_out_dir(&plot.out)?;
+                } else {
+                    sweep::check_out_parent(&plot.out)?;
+                }
                 if plot.labels.len() > plot.inputs.len() {
                     return Err(ConfigError::invalid(
                         "--label",

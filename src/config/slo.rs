@@ -28,11 +28,48 @@ impl Slo {
     }
 }
 
+/// Parses every `--slo` given, refusing two bounds on one percentile: the text would
+/// show two verdicts on one figure, and the reader could not tell which bound failed.
+pub fn parse_slos(texts: &[String]) -> Result<Vec<Slo>, ConfigError> {
+    let mut slos: Vec<Slo> = Vec::with_capacity(texts.len());
+    for text in texts {
+        let slo = parse_slo(text)?;
+        if let Some(first) = slos.iter().find(|s| s.percentile == slo.percentile) {
+            return Err(ConfigError::invalid(
+                "--slo",
+                format!(
+                    "'{}' and '{}' both bound the {}: give one bound per percentile (the \
+                     lower one holds both)",
+                    first.text,
+                    slo.text,
+                    slo.percentile_label()
+                ),
+            ));
+        }
+        slos.push(slo);
+    }
+    Ok(slos)
+}
+
 /// Parses `p99<=1ms`, `p99.9<=500us`, `p50<=2.5ms`, `p99.99<=1s` (units ns, us, ms, s).
 pub fn parse_slo(text: &str) -> Result<Slo, ConfigError> {
     const FLAG: &str = "--slo";
     let example = "write e.g. 'p99<=1ms' or 'p99.9<=500us'";
     let trimmed = text.trim();
+    // `p99<=1ms,p99.9<=5ms`: one flag holds one objective, as each is judged alone.
+    if trimmed.contains(',') {
+        let each: Vec<String> = trimmed
+            .split(',')
+            .map(|part| format!("--slo '{}'", part.trim()))
+            .collect();
+        return Err(ConfigError::invalid(
+            FLAG,
+            format!(
+                "'{text}' holds more than one objective: give --slo once per objective, e.g. {}",
+                each.join(" ")
+            ),
+        ));
+    }
     let Some((left, right)) = trimmed.split_once("<=") else {
         let why = if trimmed.contains('<') {
             format!("'{text}' uses '<'; an objective is an upper bound with '<=': {example}")
@@ -132,9 +169,24 @@ mod tests {
             ("99<=1ms", "percentile"),
             ("p100<=1ms", "out of range"),
             ("p99", "no '<='"),
+            ("p99<=1ms,p99.9<=5ms", "--slo 'p99<=1ms' --slo 'p99.9<=5ms'"),
         ] {
             let e = parse_slo(bad).unwrap_err().to_string();
             assert!(e.contains("--slo") && e.contains(says), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn two_bounds_on_one_percentile_are_refused_and_other_percentiles_kept() {
+        let texts = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let e = parse_slos(&texts(&["p99<=1ms", "p99.9<=5ms", "p99<=2ms"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--slo") && e.contains("'p99<=1ms' and 'p99<=2ms' both bound the p99"),
+            "{e}"
+        );
+        let kept = parse_slos(&texts(&["p99<=1ms", "p99.9<=5ms"])).unwrap();
+        assert_eq!(kept.len(), 2);
     }
 }

@@ -200,11 +200,28 @@ pub(super) fn check_pass_length(
     if secs.is_finite() && secs <= MAX_RUN.as_secs_f64() {
         return Ok(());
     }
+    // A speed as typed (`1x`, `0.5x`), in scientific notation only below a thousandth;
+    // the pass in days, as the limit is.
+    let shown = if speed >= 1e-3 {
+        let fixed = format!("{speed:.3}");
+        fixed
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    } else {
+        format!("{speed:.1e}")
+    };
+    let days = secs / 86_400.0;
+    let pass = if days.is_finite() {
+        format!("{days:.0} days")
+    } else {
+        "for ever".to_string()
+    };
     Err(ConfigError::invalid(
         flag,
         format!(
-            "at {speed:e}x the trace's {:.3} s would take {secs:.3e} s, more than a run may \
-             last (30 days)",
+            "at {shown}x the trace's {:.3} s would take {pass}, more than a run may last (30 \
+             days): give a higher {flag}, or cut the trace",
             shape.span_secs()
         ),
     ))

@@ -32,11 +32,13 @@ pub enum FdLimit {
 pub enum FdLimitError {
     /// Even the hard limit is too low.
     #[error(
-        "-c {clients}{over} needs about {needed} open files, but this process may open at most \
-         {hard} (the hard limit, `ulimit -Hn`): lower -c, or raise the hard limit (as root, or \
-         LimitNOFILE= for a service)"
+        "{flag} {clients}{over} needs about {needed} open files, but this process may open at \
+         most {hard} (the hard limit, `ulimit -Hn`): lower {flag}, or raise the hard limit (as \
+         root, or LimitNOFILE= for a service)"
     )]
     HardLimit {
+        /// The flag that set the connections: `-c`, or a replay's `--connections`.
+        flag: &'static str,
         /// `-c`.
         clients: usize,
         /// ` over N nodes` against a cluster, else empty.
@@ -48,10 +50,12 @@ pub enum FdLimitError {
     },
     /// The system refused to raise the soft limit.
     #[error(
-        "-c {clients} needs about {needed} open files; raising the soft limit from {soft} \
+        "{flag} {clients} needs about {needed} open files; raising the soft limit from {soft} \
          (`ulimit -n`) failed: {cause}"
     )]
     Raise {
+        /// The flag that set the connections.
+        flag: &'static str,
         /// `-c`.
         clients: usize,
         /// Descriptors the run needs.
@@ -74,8 +78,14 @@ pub fn needed(clients: usize, nodes: usize, threads: usize) -> u64 {
 }
 
 /// Makes room for [`needed`] descriptors: raises the soft limit to the hard limit when
-/// it is below, and errs (naming `-c` and the limit) when the hard limit is below too.
-pub fn ensure_for(clients: usize, nodes: usize, threads: usize) -> Result<FdLimit, FdLimitError> {
+/// it is below, and errs (naming `flag`, the one that set the connections, and the limit)
+/// when the hard limit is below too.
+pub fn ensure_for(
+    flag: &'static str,
+    clients: usize,
+    nodes: usize,
+    threads: usize,
+) -> Result<FdLimit, FdLimitError> {
     let needed = needed(clients, nodes, threads);
     let limit = getrlimit(Resource::Nofile);
     // `None` is unlimited.
@@ -86,6 +96,7 @@ pub fn ensure_for(clients: usize, nodes: usize, threads: usize) -> Result<FdLimi
     }
     if needed > hard {
         return Err(FdLimitError::HardLimit {
+            flag,
             clients,
             over: if nodes > 1 {
                 format!(" over {nodes} nodes")
@@ -104,6 +115,7 @@ pub fn ensure_for(clients: usize, nodes: usize, threads: usize) -> Result<FdLimi
         maximum: limit.maximum,
     };
     setrlimit(Resource::Nofile, raised).map_err(|e| FdLimitError::Raise {
+        flag,
         clients,
         needed,
         soft,
@@ -130,7 +142,7 @@ mod tests {
     #[test]
     fn a_small_run_leaves_the_limit_alone() {
         let before = getrlimit(Resource::Nofile);
-        assert_eq!(ensure_for(1, 1, 1).unwrap(), FdLimit::Enough);
+        assert_eq!(ensure_for("-c", 1, 1, 1).unwrap(), FdLimit::Enough);
         let after = getrlimit(Resource::Nofile);
         assert_eq!(
             (before.current, before.maximum),
@@ -139,16 +151,24 @@ mod tests {
     }
 
     #[test]
-    fn more_than_the_hard_limit_is_an_error_naming_dash_c_and_the_limit() {
+    fn more_than_the_hard_limit_is_an_error_naming_the_flag_and_the_limit() {
         let hard = getrlimit(Resource::Nofile).maximum;
         let Some(hard) = hard.filter(|&h| h < u64::MAX / 2) else {
             return; // unlimited: nothing is too many
         };
         let clients = usize::try_from(hard).unwrap();
-        let e = ensure_for(clients, 1, 1).unwrap_err().to_string();
+        let e = ensure_for("-c", clients, 1, 1).unwrap_err().to_string();
         assert!(e.contains(&format!("-c {clients}")), "{e}");
         assert!(e.contains(&format!("at most {hard}")), "{e}");
-        let e = ensure_for(clients, 3, 1).unwrap_err().to_string();
+        let e = ensure_for("--connections", clients, 1, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("--connections {clients}")) && e.contains("lower --connections"),
+            "{e}"
+        );
+        assert!(!e.contains("-c "), "{e}");
+        let e = ensure_for("-c", clients, 3, 1).unwrap_err().to_string();
         assert!(e.contains("over 3 nodes"), "{e}");
     }
 }

@@ -39,6 +39,21 @@ pub use latency::{
     Confidence, Latency, Percentile, Reported, ResponseWindows, decode_histogram, encode_histogram,
 };
 
+/// What a file that does not parse as JSON is, for a user who gave the wrong file: where
+/// it stops being JSON and what to give instead, not the parser's own wording.
+pub fn not_json(e: &serde_json::Error) -> String {
+    let what = match e.classify() {
+        serde_json::error::Category::Eof => "ends before its JSON does",
+        _ => "is not JSON",
+    };
+    format!(
+        "{what} (at line {}, column {}): give a report tailrate wrote with --json, or a \
+         sweep's sweep.json",
+        e.line(),
+        e.column()
+    )
+}
+
 /// Version of the JSON layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 

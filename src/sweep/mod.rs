@@ -22,7 +22,7 @@ mod replot;
 pub mod search;
 
 pub use coarse::{BEYOND, SATURATION_PROBES};
-pub use replot::replot;
+pub use replot::{InputError as PlotInputError, replot};
 
 use std::io::Write;
 use std::path::PathBuf;

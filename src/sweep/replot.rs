@@ -2,6 +2,7 @@
 //! a run's report gets its response-time heatmap.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
@@ -11,13 +12,48 @@ use crate::export::plot;
 use crate::export::sweep_lines::{self, Line};
 use crate::report::sweep as model;
 
+/// A file `plot` cannot read: the user's to fix (exit 2), as every input error is.
+#[derive(Debug, thiserror::Error)]
+#[error("reading {}: {why}", .path.display())]
+pub struct InputError {
+    /// The file, or the folder given.
+    pub path: PathBuf,
+    /// Why.
+    pub why: String,
+}
+
+/// The file to read for `input`: itself, or the `sweep.json` in it when it is a folder
+/// (a sweep's `--out`), as `tailrate report` reads one.
+fn input_file(input: &Path) -> Result<PathBuf, InputError> {
+    if !input.is_dir() {
+        return Ok(input.to_path_buf());
+    }
+    let inside = input.join(super::JSON_FILE);
+    if inside.is_file() {
+        Ok(inside)
+    } else {
+        Err(InputError {
+            path: input.to_path_buf(),
+            why: format!(
+                "a folder with no {}: give a sweep's folder, its sweep.json, or a run's --json \
+                 report",
+                super::JSON_FILE
+            ),
+        })
+    }
+}
+
 /// Re-renders the plots of one saved sweep, or overlays several, into `--out`; or draws
-/// one run report's heatmap.
+/// one run report's heatmap. Every input is read before `--out` is made, so a wrong input
+/// leaves no empty folder behind.
 pub fn replot(args: &PlotConfig, out: &mut dyn Write) -> Result<()> {
     let mut inputs = Vec::with_capacity(args.inputs.len());
-    for path in &args.inputs {
-        let bytes =
-            crate::input::read(path).with_context(|| format!("reading {}", path.display()))?;
+    for given in &args.inputs {
+        let path = &input_file(given)?;
+        let bytes = crate::input::read(path).map_err(|e| InputError {
+            path: path.clone(),
+            why: e.to_string(),
+        })?;
         if is_run_report(&bytes) {
             if args.inputs.len() > 1 {
                 return Err(crate::report::compare::ComparisonError::NotAReport(format!(
@@ -54,8 +90,10 @@ pub fn replot(args: &PlotConfig, out: &mut dyn Write) -> Result<()> {
     write_charts(args, &charts, out)
 }
 
-/// Writes `charts` into `--out`, naming each file on `out`.
+/// Writes `charts` into `--out` (made now, when missing), naming each file on `out`.
 fn write_charts(args: &PlotConfig, charts: &[plot::Chart], out: &mut dyn Write) -> Result<()> {
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating --out {}", args.out.display()))?;
     for chart in charts {
         let path = args.out.join(&chart.file_name);
         write_out(&path, chart.svg.as_bytes())?;

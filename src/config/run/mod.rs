@@ -163,16 +163,21 @@ impl RunConfig {
             repeat: args.repeat.repeat,
             idle: args.benchmark.idle,
             cluster: args.connection.cluster,
-            slos: args
-                .objectives
-                .slo
-                .iter()
-                .map(|s| super::slo::parse_slo(s))
-                .collect::<Result<_, _>>()?,
+            slos: super::slo::parse_slos(&args.objectives.slo)?,
             prefill: args.workload.prefill,
             replay: None,
             cap_pacing: args.contrast.pacing.cap_pacing,
         })
+    }
+
+    /// The flag that set the connections, for a message about them: `-c`, or a replay's
+    /// `--connections`.
+    pub fn connections_flag(&self) -> &'static str {
+        if self.replay.is_some() {
+            "--connections"
+        } else {
+            "-c"
+        }
     }
 
     /// True in open loop.

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 pub use rates::{MAX_STEPS, Rates, parse_rates};
 pub use replay::ReplaySweep;
 
-use super::slo::{Slo, parse_slo};
+use super::slo::{Slo, parse_slos};
 use super::{ConfigError, RunConfig};
 use crate::cli::{RunArgs, SweepArgs, SweepOrder};
 use crate::drive::{Mode, Stop};
@@ -86,11 +86,7 @@ fn plan(args: &SweepArgs, replay: Option<&ReplaySweep>) -> Result<SweepPlan, Con
         Some(replay) => replay.rates(args.speeds.as_deref().unwrap_or_default())?,
         None => parse_rates(args.rates.as_deref().unwrap_or_default())?,
     };
-    let slos = args
-        .slo
-        .iter()
-        .map(|s| parse_slo(s))
-        .collect::<Result<Vec<_>, _>>()?;
+    let slos = parse_slos(&args.slo)?;
     if !(args.resolution.is_finite() && args.resolution > 0.0 && args.resolution <= 0.5) {
         return Err(ConfigError::invalid(
             "--resolution",
@@ -241,6 +237,32 @@ pub fn check_out_dir(dir: &Path) -> Result<(), ConfigError> {
     std::fs::write(&probe, b"")
         .map_err(|e| fail(format!("cannot write in the directory ({e})")))?;
     let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Checks that the folder `dir`, not there yet, can be made: the nearest folder above it
+/// that exists is a writable folder. Nothing is created.
+pub fn check_out_parent(dir: &Path) -> Result<(), ConfigError> {
+    let fail = |why: String| ConfigError::invalid("--out", format!("{}: {why}", dir.display()));
+    let above = dir
+        .ancestors()
+        .skip(1)
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
+        .find(|p| p.exists())
+        .unwrap_or(Path::new("."));
+    let meta = std::fs::metadata(above).map_err(|e| fail(format!("{}: {e}", above.display())))?;
+    if !meta.is_dir() {
+        return Err(fail(format!("{} is not a directory", above.display())));
+    }
+    if meta.permissions().readonly() {
+        return Err(fail(format!("{} is read-only", above.display())));
+    }
     Ok(())
 }
 

@@ -105,6 +105,18 @@ pub fn parse_rates(text: &str) -> Result<Rates, ConfigError> {
             .map(|i| start + i as f64 * step)
             .collect::<Vec<_>>()
     } else {
+        // `5k-20k` reads as a range to a person and as one bad number to the parser.
+        if let Some((start, end)) = text.split_once('-').filter(|(s, _)| !s.trim().is_empty()) {
+            return Err(ConfigError::invalid(
+                FLAG,
+                format!(
+                    "'{text}' is not a range here: write {0}..{1}:STEP (e.g. {0}..{1}:{0}), \
+                     or list the rates as {0},{1}",
+                    start.trim(),
+                    end.trim()
+                ),
+            ));
+        }
         let values = text.split(',').map(value).collect::<Result<Vec<_>, _>>()?;
         if values.windows(2).any(|w| w[1] <= w[0]) {
             return Err(ConfigError::invalid(

@@ -69,6 +69,11 @@ fn bad_rates_are_refused_naming_the_flag() {
     assert!(err("20k..10k:1k").contains("reversed"));
     assert!(err("10k..20k:0").contains("zero"));
     assert!(err("1..1M:1").contains("at most"));
+    assert!(
+        err("5k-20k").contains("write 5k..20k:STEP"),
+        "{}",
+        err("5k-20k")
+    );
 }
 
 fn sweep_args(extra: &[&str]) -> Result<SweepPlan, ConfigError> {

@@ -1,8 +1,9 @@
 //! The open loop's answer, first under the test's name: the response time from each
 //! request's intended send at the headline percentiles with their 95% intervals, the
 //! service time and the generator's lag beside it, the rates sent and answered (each
-//! named), whether the run is valid and what held it back. redis-benchmark's blocks
-//! and tailrate's detail follow it; a closed loop keeps redis-benchmark's layout alone.
+//! named), whether the run is valid and what held it back, and the `--slo` objectives'
+//! verdicts. redis-benchmark's blocks and tailrate's detail follow it; a closed loop
+//! keeps redis-benchmark's layout, with only its objectives (if asked for) above it.
 
 use std::io::{self, Write};
 
@@ -51,6 +52,9 @@ pub(super) fn lines(out: &mut dyn Write, test: &TestReport, precision: usize) ->
     super::bottleneck_line(out, test)?;
     if let Some(why) = &test.stopped_early {
         writeln!(out, "  stopped early: {}", printable(why))?;
+    }
+    if let Some(slo) = &test.slo {
+        crate::export::objective_text::lines(out, slo)?;
     }
     writeln!(out)
 }

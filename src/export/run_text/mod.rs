@@ -124,6 +124,12 @@ fn full(
         replay::lines(out, replay)?;
     }
     answer::lines(out, test, precision)?;
+    // A closed loop has no answer block: its objectives still come first, so a verdict
+    // asked for is read before redis-benchmark's blocks.
+    if let Some(slo) = test.slo.as_ref().filter(|_| !open) {
+        crate::export::objective_text::lines(out, slo)?;
+        writeln!(out)?;
+    }
     redis_benchmark::header(out, report, test, precision)?;
     redis_benchmark::distributions(out, test)?;
     redis_benchmark::summary(out, test, precision)?;
@@ -158,9 +164,6 @@ fn full(
     } else if !test.valid {
         // A closed loop prints redis-benchmark's sections; a failed check joins them.
         sections::check_lines(out, test)?;
-    }
-    if let Some(slo) = &test.slo {
-        crate::export::objective_text::lines(out, slo)?;
     }
     sections::nodes(out, test, precision)?;
     sections::workers(out, report, test, precision)?;

@@ -51,7 +51,12 @@ pub(super) fn header(
             )?;
         }
     }
-    writeln!(out, "  {} bytes payload", s.data_size)?;
+    // A replay sends the trace's own values: -d had no part in them.
+    if s.replay.is_some() {
+        writeln!(out, "  payload as recorded in the trace")?;
+    } else {
+        writeln!(out, "  {} bytes payload", s.data_size)?;
+    }
     writeln!(out, "  keep alive: {}", u8::from(s.keepalive))?;
     if let Some(save) = &report.header.server.save {
         writeln!(out, "  host configuration \"save\": {save}")?;

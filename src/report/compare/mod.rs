@@ -265,7 +265,7 @@ pub struct Options {
 #[derive(Debug, thiserror::Error)]
 pub enum ComparisonError {
     /// Not JSON.
-    #[error("not JSON: {0}")]
+    #[error("{}", crate::report::not_json(.0))]
     NotJson(serde_json::Error),
     /// JSON, but no report of tailrate's that compare reads.
     #[error("{0}")]

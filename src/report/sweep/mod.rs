@@ -333,7 +333,7 @@ impl<'de> Deserialize<'de> for Limit {
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
     /// Not JSON at all.
-    #[error("not JSON: {0}")]
+    #[error("{}", crate::report::not_json(.0))]
     NotJson(serde_json::Error),
     /// A sweep of another layout version.
     #[error("sweep schema_version {found}; this tailrate reads {SWEEP_SCHEMA_VERSION}")]
