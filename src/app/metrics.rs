@@ -7,8 +7,8 @@
 //! The HTTP side is hyper's HTTP/1.1 server on a tokio runtime of its own, on a thread
 //! apart from the generator's, so a slow scraper never delays a send. A client must not be
 //! able to keep the page from the scraper, nor the process from exiting: each connection
-//! gets one answer and is closed, a request head must come within [`HEAD_TIMEOUT`] and the
-//! whole exchange within [`REQUEST_DEADLINE`], at most [`MAX_CONNECTIONS`] are served at
+//! gets one answer and is closed, a request head must come within `HEAD_TIMEOUT` and the
+//! whole exchange within `REQUEST_DEADLINE`, at most `MAX_CONNECTIONS` are served at
 //! once (a new one past that pushes out the oldest that has not sent a request yet, so
 //! idle or trickling clients cannot fill the slots), and at exit the connections are
 //! dropped, not waited for.

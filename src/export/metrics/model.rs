@@ -22,7 +22,7 @@ const DECADE: [u64; 20] = [
 const DECADES: usize = 7;
 
 /// The histograms' bucket bounds (`le`), in nanoseconds: 10 µs to 100 s, twenty a decade
-/// ([`DECADE`]). A value over the last counts in `+Inf` alone.
+/// (`DECADE`). A value over the last counts in `+Inf` alone.
 ///
 /// Twenty a decade because `histogram_quantile` interpolates linearly within a bucket: the
 /// quantile it reads lies inside the bucket, so at most one bucket's width (12.5%) from
