@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::harness::{RedisServer, run_tailrate_with_timeout, stderr_of};
+use super::harness::{
+    RedisServer, run_tailrate_with_timeout, run_with_timeout, skip, stderr_of, tailrate_bin,
+};
 use super::shard::{finish, spawn_shard, start_in_a_moment};
 
 /// A change to a report's JSON.
@@ -277,14 +279,12 @@ fn histograms_no_run_writes_and_logs_of_1970_or_no_length_are_refused_at_once() 
     assert_refused(&merge, &[bad_log_s, "lasts 0 s"]);
 }
 
-#[test]
-fn a_page_of_impossible_figures_is_refused_naming_the_field() {
-    let dir = tempfile::tempdir().unwrap();
+/// A real open-loop run of 2 s at 1,000/s, its report saved in `dir`.
+fn open_loop_run(dir: &Path) -> PathBuf {
     let server = RedisServer::start();
-    let run = dir.path().join("run.json");
-    let run_s = run.to_str().unwrap();
+    let run = dir.join("run.json");
     let port = server.port().to_string();
-    let rate = [
+    let args = [
         "-p",
         &port,
         "-t",
@@ -293,12 +293,45 @@ fn a_page_of_impossible_figures_is_refused_naming_the_field() {
         "1000",
         "--duration",
         "2s",
+        "-q",
+        "--json",
+        run.to_str().unwrap(),
     ];
-    let out = run_tailrate_with_timeout(
-        &[&rate[..], &["-q", "--json", run_s]].concat(),
-        Duration::from_secs(60),
-    );
+    let out = run_tailrate_with_timeout(&args, Duration::from_secs(60));
     assert!(run.exists(), "{}", stderr_of(&out));
+    run
+}
+
+/// Runs tailrate with `args` under `/usr/bin/time`: its output, its peak resident set
+/// (KiB) and how long it took; `None` (skipped, said) without `/usr/bin/time`.
+fn measured(test: &str, args: &[&str]) -> Option<(std::process::Output, u64, Duration)> {
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        skip(
+            test,
+            "no /usr/bin/time to measure the peak resident set with",
+        );
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let peak = dir.path().join("peak");
+    let mut cmd = std::process::Command::new(time);
+    cmd.args(["-f", "%M", "-o", peak.to_str().unwrap()])
+        .arg(tailrate_bin())
+        .args(args);
+    let started = Instant::now();
+    let out = run_with_timeout(cmd, Duration::from_secs(300));
+    let took = started.elapsed();
+    let text = std::fs::read_to_string(&peak).unwrap();
+    let kib = text.trim().lines().last().unwrap().parse().unwrap();
+    Some((out, kib, took))
+}
+
+#[test]
+fn a_page_of_impossible_figures_is_refused_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = open_loop_run(dir.path());
+    let run_s = run.to_str().unwrap();
     let html = dir.path().join("page.html");
     let html_s = html.to_str().unwrap();
     // The report as written renders.
@@ -329,5 +362,80 @@ fn a_page_of_impossible_figures_is_refused_naming_the_field() {
     for (edit, field) in &cases {
         edit_json(&run, &bad, edit);
         assert_refused(&report, &[bad_s, field]);
+    }
+}
+
+/// Writes `run` to `to` with the list at `pointer` made `count` copies of its first item,
+/// the last changed by `last`; written as text, so the test holds one item, not the list.
+fn long_list(run: &Path, to: &Path, pointer: &str, count: usize, last: impl Fn(&mut Value)) {
+    use std::io::Write;
+    let mut v: Value = serde_json::from_slice(&std::fs::read(run).unwrap()).unwrap();
+    let list = v.pointer_mut(pointer).unwrap();
+    let mut item = list[0].clone();
+    *list = Value::String("LIST".into());
+    let text = serde_json::to_string(&v).unwrap();
+    let (head, tail) = text.split_once("\"LIST\"").unwrap();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(to).unwrap());
+    write!(out, "{head}[").unwrap();
+    let one = serde_json::to_string(&item).unwrap();
+    for _ in 1..count {
+        write!(out, "{one},").unwrap();
+    }
+    last(&mut item);
+    write!(out, "{}]{tail}", serde_json::to_string(&item).unwrap()).unwrap();
+    out.flush().unwrap();
+}
+
+/// A report of 20,000 response windows (a run keeps 240) took 2.5 GB and 92 s before
+/// its refusal, and one of a million intervals as much again: each list is walked as it is
+/// read, never built as a tree, and refused at its first item past what a run writes (or
+/// at the first impossible figure). The bounds hold for a debug build on a busy machine.
+#[test]
+fn a_report_of_20000_windows_or_a_million_intervals_is_refused_in_little_memory() {
+    const TEST: &str =
+        "a_report_of_20000_windows_or_a_million_intervals_is_refused_in_little_memory";
+    let dir = tempfile::tempdir().unwrap();
+    let run = open_loop_run(dir.path());
+    let html = dir.path().join("page.html");
+    let html_s = html.to_str().unwrap();
+    let windows = dir.path().join("windows.json");
+    long_list(
+        &run,
+        &windows,
+        "/tests/0/response_windows/windows",
+        20_000,
+        |_| {},
+    );
+    let intervals = dir.path().join("intervals.json");
+    long_list(&run, &intervals, "/tests/0/intervals", 1_000_000, |last| {
+        last["completed"] = u64::MAX.into();
+    });
+    for (file, needle) in [
+        (
+            &windows,
+            "tests[0].response_windows.windows holds over 240 windows",
+        ),
+        (
+            &intervals,
+            "tests[0].intervals[999999].completed is 18446744073709551615",
+        ),
+    ] {
+        let size = std::fs::metadata(file).unwrap().len() >> 20;
+        let file_s = file.to_str().unwrap();
+        let Some((out, kib, took)) = measured(TEST, &["report", file_s, "--html", html_s]) else {
+            return;
+        };
+        let err = stderr_of(&out);
+        assert!(!err.contains("panicked"), "{file_s} panicked:\n{err}");
+        assert_eq!(out.status.code(), Some(2), "{file_s}:\n{err}");
+        assert!(
+            err.contains(needle),
+            "{file_s} ({size} MiB): no {needle:?} in:\n{err}"
+        );
+        assert!(
+            kib < 300 << 10 && took < Duration::from_secs(60),
+            "{file_s} ({size} MiB) was refused after {took:?} at a peak of {} MiB",
+            kib >> 10
+        );
     }
 }
