@@ -78,6 +78,17 @@ fn an_open_loop_run_reports_four_metrics_and_balances_its_books() {
     );
     assert_eq!(report["settings"]["arrival"], "poisson");
     assert!(report["seed"].as_u64().is_some());
+    // What the seeded draw offered, against the target: the schedule's own count over
+    // the measured window, in the JSON and in the answer block.
+    let offered = test["offered_rate_per_sec"].as_f64().unwrap();
+    let measured = test["measured_secs"].as_f64().unwrap();
+    assert!(
+        (offered - intended as f64 / measured).abs() < 1e-6 * offered,
+        "offered {offered} against {intended} in {measured} s"
+    );
+    let excess = (offered / 2000.0 - 1.0) * 100.0;
+    let line = format!("  offered {offered:.1}/s by the schedule ({excess:+.2}% ");
+    assert!(stdout.contains(&line), "{line:?} not in\n{stdout}");
 }
 
 #[test]

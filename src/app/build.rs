@@ -73,6 +73,11 @@ impl TestReport {
             name: name.to_string(),
             target_rate_per_sec: config.plan.own_rate_per_sec(),
             achieved_rate_per_sec: outcome.achieved_rate_per_sec,
+            offered_rate_per_sec: config
+                .plan
+                .own_rate_per_sec()
+                .filter(|_| measured_secs > 0.0)
+                .map(|_| counts.intended as f64 / measured_secs),
             throughput_per_sec: outcome.throughput_per_sec,
             sent_bytes: outcome.record.sent_bytes,
             received_bytes: outcome.record.received_bytes,

@@ -29,6 +29,7 @@ pub(crate) fn run(rate: f64, p99_ns: u64, ci: Option<Ci95>, achieved: f64) -> Me
         name: "GET".into(),
         target_rate_per_sec: Some(rate),
         achieved_rate_per_sec: rate * achieved,
+        offered_rate_per_sec: Some(rate),
         throughput_per_sec: rate * achieved,
         sent_bytes: 0,
         received_bytes: 0,

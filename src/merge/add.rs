@@ -204,6 +204,7 @@ fn merge_test(parts: &[&TestReport], which: &Shards, logs: Option<TestLogs<'_>>)
         name: first.name.clone(),
         target_rate_per_sec: parts.iter().map(|p| p.target_rate_per_sec).sum(),
         achieved_rate_per_sec: sum(|t| t.achieved_rate_per_sec),
+        offered_rate_per_sec: parts.iter().map(|p| p.offered_rate_per_sec).sum(),
         throughput_per_sec: sum(|t| t.throughput_per_sec),
         sent_bytes: parts.iter().map(|p| p.sent_bytes).sum(),
         received_bytes: parts.iter().map(|p| p.received_bytes).sum(),

@@ -143,6 +143,11 @@ pub struct TestReport {
     pub target_rate_per_sec: Option<f64>,
     /// Requests written per second over the measured window.
     pub achieved_rate_per_sec: f64,
+    /// Open loop: requests the schedule planned per second over the measured window. A
+    /// Poisson draw offers more or less than the target by chance; the generator is judged
+    /// against this, and the target against it says what the draw itself gave.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_rate_per_sec: Option<f64>,
     /// Successful replies per second over the measured window.
     pub throughput_per_sec: f64,
     /// Bytes written to the server (RESP, for TLS the plaintext) by the writes that carried

@@ -43,6 +43,10 @@ pub fn implausible(test: &TestReport) -> Option<String> {
             test.target_rate_per_sec.unwrap_or(0.0),
         ),
         ("achieved_rate_per_sec", test.achieved_rate_per_sec),
+        (
+            "offered_rate_per_sec",
+            test.offered_rate_per_sec.unwrap_or(0.0),
+        ),
         ("throughput_per_sec", test.throughput_per_sec),
         ("sent_bytes_per_sec", test.sent_bytes_per_sec),
         ("received_bytes_per_sec", test.received_bytes_per_sec),

@@ -34,9 +34,12 @@ pub(super) fn lines(out: &mut dyn Write, test: &TestReport, precision: usize) ->
     )?;
     writeln!(
         out,
-        "  rates: {:.1} requests/s sent (achieved, against {target:.1} planned), {:.1} replies/s (throughput)",
+        "  rates: {:.1} requests/s sent (achieved, against the {target:.1}/s target), {:.1} replies/s (throughput)",
         test.achieved_rate_per_sec, test.throughput_per_sec
     )?;
+    if let Some(offered) = test.offered_rate_per_sec {
+        writeln!(out, "  {}", offered_text(offered, target))?;
+    }
     if test.valid {
         writeln!(
             out,
@@ -57,6 +60,22 @@ pub(super) fn lines(out: &mut dyn Write, test: &TestReport, precision: usize) ->
         crate::export::objective_text::lines(out, slo)?;
     }
     writeln!(out)
+}
+
+/// What the schedule's own draw offered against the target: a Poisson schedule's count
+/// over the window is itself random, so runs at one rate and seed all send the same
+/// number, off the target by the draw's chance. The direction is the sign alone, so the
+/// line's words are the same whichever way a draw falls.
+pub(crate) fn offered_text(offered: f64, target: f64) -> String {
+    let excess = if target > 0.0 {
+        (offered / target - 1.0) * 100.0
+    } else {
+        0.0
+    };
+    format!(
+        "offered {offered:.1}/s by the schedule ({excess:+.2}% against the {target:.1}/s target: \
+         the arrival draw's own chance, not the generator's)"
+    )
 }
 
 /// One headline percentile as the answer shows it.
@@ -115,4 +134,25 @@ fn headline(latency: Option<&Latency>, precision: usize) -> String {
         })
         .collect::<Vec<_>>()
         .join("   ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_offered_rate_reads_as_the_draws_signed_excess_in_the_same_words_either_way() {
+        assert_eq!(
+            offered_text(72_733.0, 72_624.0),
+            "offered 72733.0/s by the schedule (+0.15% against the 72624.0/s target: the \
+             arrival draw's own chance, not the generator's)"
+        );
+        assert_eq!(
+            offered_text(990.0, 1000.0),
+            "offered 990.0/s by the schedule (-1.00% against the 1000.0/s target: the arrival \
+             draw's own chance, not the generator's)"
+        );
+        // A draw exactly on the target reads +0.00%, never -0.00%.
+        assert!(offered_text(1000.0, 1000.0).contains("(+0.00% against"));
+    }
 }
