@@ -644,7 +644,7 @@ mod timing {
             let fit = crate::harness::check(m, "poisson_fit");
             let detail = fit["detail"].as_str().unwrap();
             assert!(
-                detail.starts_with("the shards' sends together: index-of-dispersion test")
+                detail.starts_with("the shards' arrivals together: index-of-dispersion test")
                     && detail.contains(&format!("({} windows,", cm.len())),
                 "{fit}"
             );

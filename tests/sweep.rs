@@ -1231,7 +1231,7 @@ fn a_sweep_with_no_complete_step_plots_a_note_not_empty_axes() {
 #[test]
 fn rates_of_the_closed_loop_maximum_go_on_past_the_highest_until_a_step_saturates() {
     // A server slowed to 1 ms a command: a closed loop of 4 connections keeps about
-    // 900/s, and 30% to 60% of that saturates nothing, so the sweep adds 90% and then,
+    // 900/s, and 30% to 60% of that mostly saturates nothing, so the sweep adds 90% and then,
     // unless that saturated, 135%, where the replies fall short of the schedule.
     let server = RedisServer::builder()
         .arg("--enable-debug-command", "yes")
@@ -1259,8 +1259,6 @@ fn rates_of_the_closed_loop_maximum_go_on_past_the_highest_until_a_step_saturate
         .iter()
         .map(|r| r.as_f64().unwrap())
         .collect();
-    assert!(planned.len() >= 3, "{planned:?}\n{out}");
-    assert_eq!(planned[2], (planned[1] * 1.5).round(), "{planned:?}");
     let saturated = report["steps"].as_array().unwrap().iter().any(|s| {
         let short = |key: &str| {
             s[key].as_f64().unwrap() < 0.95 * s["target_rate_per_sec"].as_f64().unwrap()
@@ -1269,10 +1267,16 @@ fn rates_of_the_closed_loop_maximum_go_on_past_the_highest_until_a_step_saturate
         short("achieved_rate_per_sec") || most("short_runs") || most("backlog_runs")
     });
     assert!(saturated, "no step saturated after the added ones:\n{out}");
-    assert!(
-        out.contains("no step saturated the server: adding"),
-        "{out}"
-    );
+    // 60% of the closed loop's maximum on 4 connections of a 1 ms command queues Poisson
+    // bursts, and a run of 500 ms at it ends with a backlog on some draws: then that step
+    // saturated and, rightly, none is added. Otherwise the steps go on at 1.5x the last.
+    let added = out.contains("no step saturated the server: adding");
+    if planned.len() == 2 {
+        assert!(!added, "{out}");
+    } else {
+        assert!(added, "{out}");
+        assert_eq!(planned[2], (planned[1] * 1.5).round(), "{planned:?}");
+    }
     assert!(
         report["slo"].is_null() || report["slo"]["landmarks"]["saturation_per_sec"].is_number(),
         "{}",

@@ -228,7 +228,7 @@ pub struct SweepArgs {
     /// Most time the sweep spends measuring, warm-ups and pauses included: `4m`, `90s`;
     /// when it ends the sweep gives its best estimate and what more time would buy
     /// [range: 1s to 24h].
-    #[arg(long, value_parser = duration_in(Duration::from_secs(1), Duration::from_secs(24 * 3600), false, "a day at most"), value_name = "DURATION")]
+    #[arg(long, value_parser = duration_in(Duration::from_secs(1), Duration::from_secs(24 * 3600), false, "a day at most"), allow_hyphen_values = true, value_name = "DURATION")]
     pub budget: Option<Duration>,
     /// Resolution of the SLO search, as a fraction of the rate [range: above 0 to 0.5].
     #[arg(

@@ -59,9 +59,10 @@ pub fn idle_open(out: &mut dyn Write, clients: usize) -> io::Result<()> {
 }
 
 /// Why a test ends its run as failed when its server could not be reached at its end:
-/// every time after the outage measured the reconnects; `None` when it could.
+/// every time after the outage measured the reconnects ([`TestReport::lost_server`]);
+/// `None` when it could.
 pub fn server_lost(test: &TestReport) -> Option<String> {
-    let outage = test.outages.iter().find(|o| o.until_end)?;
+    let outage = test.lost_server()?;
     Some(printable(&format!(
         "the server of {} could not be reached at the end of the test: an outage of {}",
         test.name,

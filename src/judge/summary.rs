@@ -43,10 +43,7 @@ pub fn summarize(runs: &[Measurement]) -> Vec<StepSummary> {
 /// when a rate kept it, or no open-loop rate was swept.
 pub fn lost_server(runs: &[Measurement]) -> Option<String> {
     let groups = by_rate(runs);
-    let lost = |g: &[&Measurement]| {
-        g.iter()
-            .any(|m| m.report.outages.iter().any(|o| o.until_end))
-    };
+    let lost = |g: &[&Measurement]| g.iter().any(|m| m.report.lost_server().is_some());
     (!groups.is_empty() && groups.iter().all(|(_, g)| lost(g))).then(|| {
         format!(
             "every rate swept ({}) lost its server: it could not be reached at the end of a run at each",

@@ -263,6 +263,16 @@ impl TestReport {
         Some((c.cause, c.share))
     }
 
+    /// The outage that lasted to the test's end with no reply in its last interval: the
+    /// server was lost, and every time after the outage measured the reconnects. A test
+    /// whose last interval still got replies kept a server (a cluster's killed master is
+    /// unreachable to the end while its promoted replica answers in its place).
+    pub fn lost_server(&self) -> Option<&OutageReport> {
+        let outage = self.outages.iter().find(|o| o.until_end)?;
+        let answered = self.intervals.last().is_some_and(|i| i.completed > 0);
+        (!answered).then_some(outage)
+    }
+
     /// The response-time summary (the latency of the test).
     pub fn response(&self) -> Option<&Latency> {
         self.latency.get(crate::record::Metric::Response.name())

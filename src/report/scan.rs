@@ -65,7 +65,7 @@ pub fn beyond_any_run(bytes: &[u8]) -> Result<(), String> {
     .and_then(|()| de.end());
     match (found, walked) {
         (Some(why), _) => Err(why),
-        (None, Err(e)) => Err(format!("not JSON: {e}")),
+        (None, Err(e)) => Err(super::not_json(&e)),
         (None, Ok(())) => Ok(()),
     }
 }
@@ -210,7 +210,7 @@ mod tests {
         let v = serde_json::json!({"other": {"windows": vec![0; 300]}});
         assert_eq!(beyond_any_run(&serde_json::to_vec(&v).unwrap()), Ok(()));
         let e = beyond_any_run(b"{\"tests\": [1,").unwrap_err();
-        assert!(e.starts_with("not JSON"), "{e}");
+        assert!(e.starts_with("is not JSON"), "{e}");
     }
 
     #[test]
