@@ -277,33 +277,15 @@ impl Sweeper<'_> {
         Ok(())
     }
 
-    /// Runs one measurement (after the settle pause), records it and writes every file.
-    fn measure(
-        &mut self,
+    /// The run's configuration: the sweep's base with this run's connections, mode (an
+    /// open loop at `rate`, a rate-capped or a plain closed loop) and, in the open loop,
+    /// its own seed (returned too, to record).
+    fn run_config(
+        &self,
         kind: Kind,
         rate: Option<f64>,
         connections: usize,
-        repeat: usize,
-    ) -> Result<Measurement, Halt> {
-        self.check_budget(kind)?;
-        let wall = Instant::now();
-        self.spending.first_run.get_or_insert(wall);
-        if self.measured_once {
-            let far_below =
-                matches!((self.last_rate, rate), (Some(last), Some(r)) if last >= FAR_BELOW * r);
-            self.settle(if far_below {
-                self.plan.settle.max(LONG_SETTLE)
-            } else {
-                self.plan.settle
-            })?;
-        }
-        if kind.is_open_loop() {
-            self.last_rate = rate;
-        }
-        if self.cancel.is_cancelled() {
-            return Err(Halt::Interrupted);
-        }
-        self.measured_once = true;
+    ) -> (crate::config::RunConfig, Option<u64>) {
         let mut config = self.base.clone();
         config.plan.connections = connections;
         config.plan.threads = self.sweep.threads.min(connections).max(1);
@@ -336,6 +318,37 @@ impl Sweeper<'_> {
         if let (Some(replay), Some(r)) = (&self.sweep.replay, rate) {
             replay.step(&mut config, r, self.sweep.plan.duration);
         }
+        (config, seed)
+    }
+
+    /// Runs one measurement (after the settle pause), records it and writes every file.
+    fn measure(
+        &mut self,
+        kind: Kind,
+        rate: Option<f64>,
+        connections: usize,
+        repeat: usize,
+    ) -> Result<Measurement, Halt> {
+        self.check_budget(kind)?;
+        let wall = Instant::now();
+        self.spending.first_run.get_or_insert(wall);
+        if self.measured_once {
+            let far_below =
+                matches!((self.last_rate, rate), (Some(last), Some(r)) if last >= FAR_BELOW * r);
+            self.settle(if far_below {
+                self.plan.settle.max(LONG_SETTLE)
+            } else {
+                self.plan.settle
+            })?;
+        }
+        if kind.is_open_loop() {
+            self.last_rate = rate;
+        }
+        if self.cancel.is_cancelled() {
+            return Err(Halt::Interrupted);
+        }
+        self.measured_once = true;
+        let (config, seed) = self.run_config(kind, rate, connections);
         let hlog_name = hlog_name(kind, rate, connections, repeat);
         let hlog_path = self.out.join(&hlog_name);
         let comment = format!(
