@@ -210,7 +210,7 @@ mod tests {
         let v = serde_json::json!({"other": {"windows": vec![0; 300]}});
         assert_eq!(beyond_any_run(&serde_json::to_vec(&v).unwrap()), Ok(()));
         let e = beyond_any_run(b"{\"tests\": [1,").unwrap_err();
-        assert!(e.starts_with("is not JSON"), "{e}");
+        assert!(e.starts_with("ends before its JSON does"), "{e}");
     }
 
     #[test]
