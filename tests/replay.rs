@@ -3,7 +3,8 @@
 //! capture's command counts (INFO commandstats) and bursts (the replaying server's own
 //! MONITOR); a CLIENT PAUSE during a replay lands in the response tail and not in the
 //! service time; a trace of a gigabyte replays in bounded memory; bad lines are named;
-//! and a sweep over speeds gives a capacity in multiples of the recorded traffic.
+//! a sweep over speeds gives a capacity in multiples of the recorded traffic; and the
+//! connection flags a replay does not take are refused whenever they are typed.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -613,6 +614,69 @@ fn a_bad_line_is_named_or_skipped_when_asked() {
     let report = read_json(&json);
     assert_eq!(report["settings"]["replay"]["bad_lines"], 1);
     assert_eq!(server.commandstats().get("get"), Some(&2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `-c`, `--dbnum` and `--cluster` are refused by a replay (and a sweep of one) whenever
+/// they are typed, with their default values too: `-c 50` once went through silently
+/// because 50 is `-c`'s default. The refusal names the flag (and `--connections` for
+/// `-c`), exits 2, and sends nothing.
+#[test]
+fn a_replay_refuses_c_even_at_its_default_and_names_connections() {
+    let dir = temp_dir("refuse-c");
+    let trace = dir.join("four-clients.jsonl");
+    let lines: String = (0..200)
+        .map(|i| {
+            format!(
+                "{{\"time\": {:.6}, \"client\": \"c{}\", \"args\": [\"GET\", \"k\"]}}\n",
+                f64::from(i) / 1000.0,
+                i % 4
+            )
+        })
+        .collect();
+    std::fs::write(&trace, lines).unwrap();
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let path = trace.to_str().unwrap();
+    let replay = ["replay", path, "-p", &port, "-q"];
+    let sweep = [
+        "sweep", "--replay", path, "--speeds", "1", "-p", &port, "-q",
+    ];
+    for (command, extra, flag) in [
+        (&replay[..], &["-c", "50"][..], "-c"),
+        (&replay[..], &["-c", "7"][..], "-c"),
+        (&replay[..], &["--dbnum", "0"][..], "--dbnum"),
+        (&replay[..], &["--cluster"][..], "--cluster"),
+        (&sweep[..], &["-c", "50"][..], "-c"),
+    ] {
+        let argv: Vec<&str> = command.iter().chain(extra).copied().collect();
+        let out = run_tailrate(&argv);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
+        assert!(err.contains(flag), "{argv:?} names {flag}: {err}");
+        if flag == "-c" {
+            assert!(err.contains("--connections"), "{argv:?}: {err}");
+        }
+    }
+    assert!(
+        !server.commandstats().contains_key("get"),
+        "a refused replay sent nothing"
+    );
+    // The replay's own count of connections is taken.
+    let json = dir.join("folded.json");
+    let out = run_tailrate(&[
+        "replay",
+        path,
+        "-p",
+        &port,
+        "--connections",
+        "3",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_success(&out);
+    assert_eq!(read_json(&json)["settings"]["clients"], 3);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

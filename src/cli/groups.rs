@@ -87,6 +87,11 @@ pub struct EndpointArgs {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Connection")]
 pub struct ConnectionArgs {
+    /// Which of `-c`, `--dbnum` and `--cluster` were typed rather than left at their
+    /// defaults (no flag of its own). First: clap's derive takes each flag's value out of
+    /// the matches as it reads the field, and this reads where theirs came from.
+    #[command(flatten)]
+    pub typed: super::typed::TypedConnection,
     /// Number of parallel connections; the open-file limit is raised to the hard limit when
     /// they need it [range: 1 to 100000].
     #[arg(

@@ -18,12 +18,14 @@ pub mod man;
 mod metrics;
 mod replay;
 mod test_names;
+mod typed;
 mod workload;
 
 pub use compare::CompareArgs;
 pub use man::{MAN_PAGES, ManArgs};
 pub use metrics::MetricsArgs;
 pub use replay::{ReplayArgs, TraceArgs};
+pub use typed::TypedConnection;
 
 pub use groups::{
     BenchmarkArgs, CapPacingArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs,

@@ -305,3 +305,44 @@ fn the_help_gives_the_defaults_of_length_warmup_and_count() {
         assert!(entry.contains(default), "{flag}: {entry}");
     }
 }
+
+/// A connection flag typed with its default value is told from one left out: replay
+/// refuses `-c 50` though 50 is `-c`'s default.
+#[test]
+fn a_connection_flag_typed_at_its_default_is_known_as_typed() {
+    let typed = |argv: &[&str]| match Args::try_parse_from(argv).unwrap().subcommand {
+        Some(Command::Replay(a)) => a.connection.typed,
+        Some(Command::Sweep(a)) => a.connection.typed,
+        _ => Args::try_parse_from(argv).unwrap().run.connection.typed,
+    };
+    let none = TypedConnection::default();
+    assert_eq!(typed(&["tailrate", "replay", "t.monitor"]), none);
+    assert_eq!(
+        typed(&["tailrate", "replay", "t.monitor", "-c", "50"]),
+        TypedConnection {
+            clients: true,
+            ..none
+        }
+    );
+    assert_eq!(
+        typed(&[
+            "tailrate",
+            "replay",
+            "t.monitor",
+            "--dbnum",
+            "0",
+            "--cluster"
+        ]),
+        TypedConnection {
+            dbnum: true,
+            cluster: true,
+            ..none
+        }
+    );
+    assert_eq!(
+        typed(&["tailrate", "sweep", "--rates", "1k", "-c", "50"]).clients,
+        true
+    );
+    assert_eq!(typed(&["tailrate", "-c", "50"]).clients, true);
+    assert_eq!(typed(&["tailrate", "-n", "10"]), none);
+}

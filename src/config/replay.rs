@@ -12,36 +12,39 @@ use super::trace_plan::TracePlan;
 use crate::cli::{ConnectionArgs, ReplayArgs, RunArgs};
 use crate::drive::{ArrivalProcess, MAX_RATE_PER_THREAD, Stop};
 
-/// `-c`'s default: a replay refuses any other value (its connections are the trace's).
-const DEFAULT_CLIENTS: usize = 50;
-
 /// What a replay (or a sweep of one) cannot take: `-c` and `--dbnum` (its connections and
-/// databases are the trace's), `--cluster` (a client's commands would be split by key), `--loop` without a length.
+/// databases are the trace's), `--cluster` (a client's commands would be split by key),
+/// each refused when typed at all, its default value included; and `--loop` without a
+/// length.
 pub(super) fn refuse_for_replay(
     connection: &ConnectionArgs,
     repeat_trace: bool,
     duration: Option<Duration>,
 ) -> Result<(), ConfigError> {
-    if connection.clients != DEFAULT_CLIENTS {
-        return Err(ConfigError::invalid(
+    let typed = connection.typed;
+    let refused = if typed.clients {
+        Some((
             "-c",
             "a replay opens one connection per recorded client: fold them onto fewer with \
              --connections N",
-        ));
-    }
-    if connection.dbnum != 0 {
-        return Err(ConfigError::invalid(
+        ))
+    } else if typed.dbnum {
+        Some((
             "--dbnum",
             "a replay runs each command in the database it was recorded in (a SELECT goes \
              first where needed): replay against a server whose databases hold the data",
-        ));
-    }
-    if connection.cluster {
-        return Err(ConfigError::invalid(
+        ))
+    } else if typed.cluster {
+        Some((
             "--cluster",
             "a replay sends each client's commands in order on one connection, which a \
              cluster would split by key: replay against one node (or a proxy in front)",
-        ));
+        ))
+    } else {
+        None
+    };
+    if let Some((flag, why)) = refused {
+        return Err(ConfigError::invalid(flag, why));
     }
     if repeat_trace && duration.is_none() {
         return Err(ConfigError::invalid(

@@ -18,12 +18,13 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
+use super::arrivals::Arrivals;
 use super::batch;
 use super::dispatch::Dispatch;
 use super::outcome::{ConnectionEvents, Interval, Outage, SendCounts};
 use super::plan::{Mode, Plan};
 use super::route::Cluster;
-use super::schedule::{Schedule, SpinMeter};
+use super::schedule::SpinMeter;
 use super::shared::Shared;
 use super::topology::Topology;
 use super::window::{IntervalClock, Latest, SendTimes};
@@ -159,11 +160,10 @@ pub(crate) struct Ctx {
     pub sampler: RefCell<Sampler>,
     /// By command index: whether its replies count as hits and misses (the test's reads).
     pub counts_hits: Vec<bool>,
-    /// Open loop: this thread's schedule (taken by the scheduler's hand-out).
-    pub schedule: RefCell<Option<Schedule>>,
-    /// Replay: this thread's part of the trace, in place of `schedule`.
-    pub trace: RefCell<Option<super::trace::TraceSchedule>>,
-    /// Open loop: when the schedule's next request is due; `None` once it has ended.
+    /// Open loop: where this thread's requests come from, a rate's schedule or a
+    /// replay's part of the trace (taken by the scheduler's hand-out).
+    pub arrivals: RefCell<Option<Arrivals>>,
+    /// Open loop: when the source's next request is due; `None` once it has ended.
     pub next_due: Cell<Option<Instant>>,
     /// Hand-off of requests to connections (open loop, or any loop against a cluster).
     pub dispatch: RefCell<Dispatch>,

@@ -21,6 +21,7 @@
 //! `inflight`, `schedule`, `request`, `window`), which never import it; the tasks that
 //! use it (`conn` with its `feed` and `reply`, `scheduler`, `thread`) sit above it.
 
+mod arrivals;
 mod batch;
 mod cancel;
 pub mod cap;

@@ -1,16 +1,17 @@
-//! The open-loop scheduler of one thread: turns the schedule's due offsets into requests
-//! with computed intended times and offers them to the dispatcher, one batch per
-//! wake-up. Intended times come from the schedule only (`start + offset`); the one clock
-//! read per wake-up is each request's handled time.
+//! The open-loop scheduler of one thread: turns its arrival source's due offsets (a
+//! rate's schedule or a replayed trace, `arrivals.rs`) into requests with computed
+//! intended times and offers them to the dispatcher, one batch per wake-up. Intended
+//! times come from the source only (`start + offset`); the one clock read per wake-up is
+//! each request's handled time.
 
 use std::hint::cold_path;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use super::arrivals::{Arrival, Due};
 use super::ctx::Ctx;
 use super::request::{Request, since};
 use super::schedule::{Pacing, wait_until};
-use super::trace::Next;
 use crate::record::nanos;
 
 /// Most requests one [`hand_out`] takes from the schedule. A thread that has fallen
@@ -19,25 +20,23 @@ use crate::record::nanos;
 /// seen after each, instead of after the whole arrears.
 const MOST_PER_HAND_OUT: usize = 1024;
 
-/// How soon a replay's thread asks again for the trace's next chunk when the reader has
-/// not sent it yet.
-const TRACE_POLL: Duration = Duration::from_millis(1);
-
-/// Hands every request of the schedule that is due by `now` to a connection (or the
-/// backlog), as one batch taken at `now`: each one's lag is `now - intended`, and its
-/// latency still counts from `intended`. The scheduler calls it when it wakes; so does a
-/// connection that has just read the clock for a reply, so that on a busy thread due
-/// requests are taken between any two tasks rather than only when the scheduler's turn
-/// comes round (which, with many connections ready, can be tens of microseconds).
+/// Hands every request of the thread's arrival source that is due by `now` to a
+/// connection (or the backlog), as one batch taken at `now`: each one's lag is
+/// `now - intended`, and its latency still counts from `intended`. The scheduler calls it
+/// when it wakes; so does a connection that has just read the clock for a reply, so that
+/// on a busy thread due requests are taken between any two tasks rather than only when
+/// the scheduler's turn comes round (which, with many connections ready, can be tens of
+/// microseconds).
+///
+/// One loop for every source (`arrivals.rs`): a process's request goes to the
+/// connection in turn (against a cluster, of its key's node); a replayed command to its
+/// recorded client's connection, with the bytes it was recorded with.
 ///
 /// Takes at most [`MOST_PER_HAND_OUT`] requests; returns false when it left due ones
 /// behind (the caller yields before the next slice).
 pub(crate) fn hand_out(ctx: &Ctx, now: Instant) -> bool {
-    if ctx.trace.borrow().is_some() {
-        return hand_out_traced(ctx, now);
-    }
-    let mut schedule = ctx.schedule.borrow_mut();
-    let (Some(schedule), Some(end)) = (schedule.as_mut(), ctx.end) else {
+    let mut arrivals = ctx.arrivals.borrow_mut();
+    let (Some(arrivals), Some(end)) = (arrivals.as_mut(), ctx.end) else {
         return true;
     };
     if ctx.shared.cancel.is_cancelled() {
@@ -51,36 +50,49 @@ pub(crate) fn hand_out(ctx: &Ctx, now: Instant) -> bool {
     let mut handled = 0;
     let caught_up = 'out: {
         for _ in 0..MOST_PER_HAND_OUT {
-            let intended = ctx.start + schedule.peek();
-            if intended >= end {
-                ctx.next_due.set(None);
-                break 'out true;
-            }
-            if intended > now {
-                ctx.next_due.set(Some(intended));
-                break 'out true;
-            }
-            schedule.advance();
+            let intended = match arrivals.due(ctx.start) {
+                Due::At(intended) if intended < end && intended <= now => intended,
+                due => {
+                    ctx.next_due.set(due.wake_at(now, end));
+                    break 'out true;
+                }
+            };
+            let Some(arrival) = arrivals.take(&ctx.test, &mut sampler) else {
+                break;
+            };
             let measured = intended >= ctx.measure_from;
-            let command = ctx.test.pick(&mut sampler);
+            let command = arrival.command();
             if measured {
                 rec.commands[command].intended += 1;
                 handled += 1;
+            } else {
+                cold_path();
             }
             let mut request = Request::new(intended, now, command as u16, measured);
-            let node = match &ctx.cluster {
-                Some(cluster) => {
-                    request.key = ctx.test.draw_key(&mut sampler);
-                    cluster.node_for(&ctx.test, command, request.key)
+            match arrival {
+                Arrival::Picked(_) => {
+                    let node = match &ctx.cluster {
+                        Some(cluster) => {
+                            request.key = ctx.test.draw_key(&mut sampler);
+                            cluster.node_for(&ctx.test, command, request.key)
+                        }
+                        None => 0,
+                    };
+                    dispatch.offer(request, node, &mut rec);
                 }
-                None => 0,
-            };
-            dispatch.offer(request, node, &mut rec);
+                Arrival::Traced(item, bytes) => {
+                    request.traced_len = item.len;
+                    let slot = item.slot as usize;
+                    if dispatch.offer_to(slot, request, &mut rec) {
+                        dispatch.slots[slot].traced.push(bytes, item.db);
+                    }
+                }
+            }
         }
         // Cut short: what comes next may be due already.
-        let next = ctx.start + schedule.peek();
-        ctx.next_due.set((next < end).then_some(next));
-        next >= end || next > now
+        let next = arrivals.due(ctx.start).wake_at(now, end);
+        ctx.next_due.set(next);
+        next.is_none_or(|next| next > now)
     };
     count_handled(ctx, now, handled);
     caught_up
@@ -102,74 +114,6 @@ fn count_handled(ctx: &Ctx, now: Instant, handled: u32) {
     if let Some(count) = counts.counts.get_mut(window) {
         *count += handled;
     }
-}
-
-/// [`hand_out`] of a replay: each recorded command due by `now` goes to its own
-/// connection (its recorded client's), as its own command of the test, with the bytes
-/// it was recorded with.
-fn hand_out_traced(ctx: &Ctx, now: Instant) -> bool {
-    let mut trace = ctx.trace.borrow_mut();
-    let (Some(trace), Some(end)) = (trace.as_mut(), ctx.end) else {
-        return true;
-    };
-    if ctx.shared.cancel.is_cancelled() {
-        ctx.next_due.set(None);
-        return true;
-    }
-    let mut dispatch = ctx.dispatch.borrow_mut();
-    let mut rec = ctx.rec.borrow_mut();
-    let mut handled = 0;
-    let caught_up = 'out: {
-        for _ in 0..MOST_PER_HAND_OUT {
-            let offset_ns = match trace.peek() {
-                Next::At(offset_ns) => offset_ns,
-                Next::NotYet => {
-                    ctx.next_due
-                        .set(Some(now + TRACE_POLL).filter(|&again| again < end));
-                    break 'out true;
-                }
-                Next::Ended => {
-                    ctx.next_due.set(None);
-                    break 'out true;
-                }
-            };
-            let intended = ctx.start + Duration::from_nanos(offset_ns);
-            if intended >= end {
-                ctx.next_due.set(None);
-                break 'out true;
-            }
-            if intended > now {
-                ctx.next_due.set(Some(intended));
-                break 'out true;
-            }
-            let Some((item, bytes)) = trace.take() else {
-                break;
-            };
-            let measured = intended >= ctx.measure_from;
-            let command = usize::from(item.command);
-            if measured {
-                rec.commands[command].intended += 1;
-                handled += 1;
-            } else {
-                cold_path();
-            }
-            let mut request = Request::new(intended, now, item.command, measured);
-            request.traced_len = item.len;
-            let slot = item.slot as usize;
-            if dispatch.offer_to(slot, request, &mut rec) {
-                dispatch.slots[slot].traced.push(bytes, item.db);
-            }
-        }
-        let next = match trace.peek() {
-            Next::At(offset) => Some(ctx.start + Duration::from_nanos(offset)),
-            Next::NotYet => Some(now + TRACE_POLL),
-            Next::Ended => None,
-        };
-        ctx.next_due.set(next.filter(|&next| next < end));
-        next.is_none_or(|next| next >= end || next > now)
-    };
-    count_handled(ctx, now, handled);
-    caught_up
 }
 
 /// Whether a request is due by `now` (a connection's check after each read: one compare).

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 use super::BATCH;
+use super::arrivals::Arrivals;
 use super::conn;
 use super::ctx::{Ctx, Dial, ThreadPlan};
 use super::dispatch::Dispatch;
@@ -20,10 +21,9 @@ use super::outcome::{DriveError, Interval, SendCounts, ThreadCpu, ThreadOutcome}
 use super::plan::{Mode, Stop};
 use super::refresh::refresh_loop;
 use super::route::Cluster;
-use super::schedule::{Schedule, SpinMeter};
+use super::schedule::SpinMeter;
 use super::scheduler::scheduler_loop;
 use super::shared::Shared;
-use super::trace::Next;
 use super::window::{IntervalClock, Latest, SendTimes};
 use crate::net::Connection;
 use crate::record::Recorder;
@@ -189,20 +189,9 @@ fn new_ctx(
         _ => None,
     };
     let mut plan = plan;
-    let mut trace = plan.trace.take().and_then(|feed| feed.take(plan.index));
-    let (schedule, mut next_due) = schedule_for(&plan, start, end);
-    if let (Some(trace), Some(end)) = (trace.as_mut(), end) {
-        // A replay's first command, or a first look at the start when the reader has not
-        // sent this thread's first chunk yet.
-        next_due = match trace.peek() {
-            Next::At(offset) => Some(start + Duration::from_nanos(offset)),
-            Next::NotYet => Some(start),
-            Next::Ended => None,
-        }
-        .filter(|&first| first < end);
-    }
+    let (arrivals, next_due) = Arrivals::for_thread(&mut plan, start, end);
     // A replayed command waits for its own connection, as a closed loop's does.
-    let keep_pending = !is_open || trace.is_some();
+    let keep_pending = !is_open || arrivals.as_ref().is_some_and(Arrivals::is_trace);
     let nodes = cluster.as_ref().map_or(1, Cluster::len);
     let intervals = interval_clock(&plan, &shared, measure_from, end);
     let offer_first_send = (!is_open).then(|| shared.clone());
@@ -217,8 +206,7 @@ fn new_ctx(
             max_backlog,
             keep_pending,
         )),
-        schedule: RefCell::new(schedule.filter(|_| trace.is_none())),
-        trace: RefCell::new(trace),
+        arrivals: RefCell::new(arrivals),
         next_due: Cell::new(next_due),
         cluster,
         wake: (0..n_connections).map(|_| Rc::new(Notify::new())).collect(),
@@ -246,41 +234,6 @@ fn new_ctx(
         measure_from,
         end,
     }
-}
-
-/// An open loop's schedule of this thread, and when its first request is due (`None`
-/// when it is due at or after `end`); neither for a closed loop or an open loop with no
-/// end.
-fn schedule_for(
-    plan: &ThreadPlan,
-    start: Instant,
-    end: Option<Instant>,
-) -> (Option<Schedule>, Option<Instant>) {
-    let shard = plan.run.shard;
-    let schedule = match plan.run.mode {
-        Mode::Open {
-            rate_per_sec,
-            arrival,
-            ..
-        } if end.is_some() => {
-            // The rate is the whole plan's; this thread's schedule is cut from the whole
-            // plan's, as stream `shard.stream(index)` of `count * threads`.
-            let streams = shard.count.max(1) as usize * plan.threads();
-            Some(Schedule::new(
-                arrival,
-                rate_per_sec,
-                shard.stream(plan.index),
-                streams,
-                plan.seed,
-            ))
-        }
-        _ => None,
-    };
-    let next_due = match (&schedule, end) {
-        (Some(s), Some(end)) => Some(start + s.peek()).filter(|&first| first < end),
-        _ => None,
-    };
-    (schedule, next_due)
 }
 
 /// The thread's interval clock. The measured window starts at the end of warm-up in open
