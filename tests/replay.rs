@@ -653,7 +653,10 @@ fn a_replay_refuses_c_even_at_its_default_and_names_connections() {
         let out = run_tailrate(&argv);
         let err = stderr_of(&out);
         assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
-        assert!(err.contains(flag), "{argv:?} names {flag}: {err}");
+        assert!(
+            err.contains(&format!("for {flag}: ")),
+            "{argv:?} names {flag}: {err}"
+        );
         if flag == "-c" {
             assert!(err.contains("--connections"), "{argv:?}: {err}");
         }

@@ -10,7 +10,6 @@
 
 use std::time::{Duration, Instant};
 
-use super::ctx::ThreadPlan;
 use super::plan::Mode;
 use super::schedule::Schedule;
 use super::trace::{Next, TraceSchedule, Traced};
@@ -74,19 +73,19 @@ impl Arrival<'_> {
 }
 
 impl Arrivals {
-    /// The source of thread `plan` for a run from `start` to `end`, with when its first
-    /// request is due; neither for a closed loop or a run with no end.
-    pub(crate) fn for_thread(
-        plan: &mut ThreadPlan,
-        start: Instant,
-        end: Option<Instant>,
-    ) -> (Option<Arrivals>, Option<Instant>) {
-        let Some(end) = end else {
-            return (None, None);
-        };
-        let trace = plan.trace.take().and_then(|feed| feed.take(plan.index));
-        let mut arrivals = match (trace, &plan.run.mode) {
-            (Some(trace), _) => Arrivals::Trace(trace),
+    /// A thread's source: its part of a trace when the run replays one, else an open
+    /// loop's process, as stream `stream` of the whole plan's `streams` (see
+    /// `Shard::stream`) seeded by `seed`; `None` for a closed loop.
+    pub(crate) fn new(
+        trace: Option<TraceSchedule>,
+        mode: &Mode,
+        stream: usize,
+        streams: usize,
+        seed: u64,
+    ) -> Option<Arrivals> {
+        match (trace, mode) {
+            (Some(trace), _) => Some(Arrivals::Trace(trace)),
+            // The rate is the whole plan's; this thread's schedule is cut from it.
             (
                 None,
                 Mode::Open {
@@ -94,27 +93,25 @@ impl Arrivals {
                     arrival,
                     ..
                 },
-            ) => {
-                // The rate is the whole plan's; this thread's schedule is cut from the
-                // whole plan's, as stream `shard.stream(index)` of `count * threads`.
-                let shard = plan.run.shard;
-                let streams = shard.count.max(1) as usize * plan.threads();
-                Arrivals::Process(Schedule::new(
-                    *arrival,
-                    *rate_per_sec,
-                    shard.stream(plan.index),
-                    streams,
-                    plan.seed,
-                ))
-            }
-            (None, Mode::Closed { .. }) => return (None, None),
-        };
-        // A trace whose first chunk has not come yet is looked at again at the start.
-        let first = match arrivals.due(start) {
-            Due::NotYet => Some(start),
+            ) => Some(Arrivals::Process(Schedule::new(
+                *arrival,
+                *rate_per_sec,
+                stream,
+                streams,
+                seed,
+            ))),
+            (None, Mode::Closed { .. }) => None,
+        }
+    }
+
+    /// When the first request of a run from `start` to `end` is due; `None` when none is
+    /// before `end`. A trace whose first chunk has not come yet is looked at again at the
+    /// start.
+    pub(crate) fn first_due(&mut self, start: Instant, end: Instant) -> Option<Instant> {
+        match self.due(start) {
+            Due::NotYet => Some(start).filter(|&t| t < end),
             due => due.wake_at(start, end),
-        };
-        (Some(arrivals), first.filter(|&t| t < end))
+        }
     }
 
     /// Whether its requests go to connections of their own (a trace's clients) rather
@@ -149,5 +146,75 @@ impl Arrivals {
                 .take()
                 .map(|(item, bytes)| Arrival::Traced(item, bytes)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::drive::schedule::ArrivalProcess;
+    use crate::drive::trace::TraceFeed;
+
+    fn open(rate_per_sec: f64) -> Mode {
+        Mode::Open {
+            rate_per_sec,
+            arrival: ArrivalProcess::Constant,
+            pacing: crate::drive::Pacing::Sleep,
+            max_inflight: 1,
+            max_backlog: 1,
+        }
+    }
+
+    #[test]
+    fn a_process_is_due_at_the_start_plus_its_schedules_offsets() {
+        let start = Instant::now();
+        let end = start + Duration::from_secs(1);
+        let mut arrivals = Arrivals::new(None, &open(1000.0), 0, 1, 7).unwrap();
+        assert!(!arrivals.is_trace());
+        assert_eq!(arrivals.first_due(start, end), Some(start));
+        let Arrivals::Process(schedule) = &mut arrivals else {
+            unreachable!()
+        };
+        schedule.advance();
+        assert_eq!(
+            arrivals.due(start),
+            Due::At(start + Duration::from_millis(1))
+        );
+        // Due at or after the end: nothing to wake for.
+        assert_eq!(arrivals.first_due(start, start), None);
+        let closed = Mode::Closed {
+            pipeline: 1,
+            rate_cap: None,
+            workers: None,
+        };
+        assert!(Arrivals::new(None, &closed, 0, 1, 7).is_none());
+    }
+
+    #[test]
+    fn a_trace_is_due_at_its_offsets_looked_at_again_while_its_reader_is_behind() {
+        let (feed, mut sender) = TraceFeed::channel(1);
+        // A trace wins over the mode's process.
+        let mut arrivals = Arrivals::new(feed.take(0), &open(1.0), 0, 1, 7).unwrap();
+        assert!(arrivals.is_trace());
+        let start = Instant::now();
+        let end = start + Duration::from_secs(1);
+        // Nothing sent yet: looked at at the start, then a poll later.
+        assert_eq!(arrivals.first_due(start, end), Some(start));
+        assert_eq!(arrivals.due(start), Due::NotYet);
+        assert_eq!(Due::NotYet.wake_at(start, end), Some(start + TRACE_POLL));
+        sender.push(0, 5_000, 0, |b| b.push(b'x')).unwrap();
+        sender.finish().unwrap();
+        assert_eq!(
+            arrivals.due(start),
+            Due::At(start + Duration::from_nanos(5_000))
+        );
+        let Arrivals::Trace(trace) = &mut arrivals else {
+            unreachable!()
+        };
+        let (item, bytes) = trace.take().unwrap();
+        assert_eq!((item.offset_ns, bytes), (5_000, &b"x"[..]));
+        assert_eq!(arrivals.due(start), Due::Ended);
+        assert_eq!(Due::Ended.wake_at(start, end), None);
     }
 }

@@ -124,7 +124,7 @@ pub(crate) fn due(ctx: &Ctx, now: Instant) -> bool {
 
 /// The open-loop scheduler of one thread: waits for the next intended time (as
 /// `pacing` says), hands out every due request in one batch, and wakes the connections
-/// that got work. Intended times come from the schedule only.
+/// that got work. Intended times come from the arrival source only.
 pub(crate) async fn scheduler_loop(ctx: Rc<Ctx>, pacing: Pacing) {
     let mut wakes = Vec::with_capacity(ctx.wake.len());
     while let Some(next) = ctx.next_due.get() {

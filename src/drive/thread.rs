@@ -189,7 +189,23 @@ fn new_ctx(
         _ => None,
     };
     let mut plan = plan;
-    let (arrivals, next_due) = Arrivals::for_thread(&mut plan, start, end);
+    let trace = plan.trace.take().and_then(|feed| feed.take(plan.index));
+    let shard = plan.run.shard;
+    let streams = shard.count.max(1) as usize * plan.threads();
+    // An open loop's source, for a run with an end.
+    let mut arrivals = end.and_then(|_| {
+        Arrivals::new(
+            trace,
+            &plan.run.mode,
+            shard.stream(plan.index),
+            streams,
+            plan.seed,
+        )
+    });
+    let next_due = arrivals
+        .as_mut()
+        .zip(end)
+        .and_then(|(arrivals, end)| arrivals.first_due(start, end));
     // A replayed command waits for its own connection, as a closed loop's does.
     let keep_pending = !is_open || arrivals.as_ref().is_some_and(Arrivals::is_trace);
     let nodes = cluster.as_ref().map_or(1, Cluster::len);
