@@ -639,9 +639,7 @@ fn a_replay_refuses_c_even_at_its_default_and_names_connections() {
     let port = server.port().to_string();
     let path = trace.to_str().unwrap();
     let replay = ["replay", path, "-p", &port, "-q"];
-    let sweep = [
-        "sweep", "--replay", path, "--speeds", "1", "-p", &port, "-q",
-    ];
+    let sweep = ["sweep", "--replay", path, "--speeds", "1", "-p", &port];
     for (command, extra, flag) in [
         (&replay[..], &["-c", "50"][..], "-c"),
         (&replay[..], &["-c", "7"][..], "-c"),
