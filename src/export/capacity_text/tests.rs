@@ -78,6 +78,7 @@ fn the_estimate_leads_with_its_interval_and_the_rate_held_on_fresh_runs_follows(
         rates: 11,
         runs: 96,
         with_disturbed: Some(RateBound::At(58_000.0)),
+        all_disturbed: false,
     };
     let disturbed = Disturbed {
         runs: 6,
@@ -106,6 +107,38 @@ fn the_estimate_leads_with_its_interval_and_the_rate_held_on_fresh_runs_follows(
         ),
         "{s}"
     );
+    // Every run the host's: the estimate stays, said to be the host's weather.
+    let all = ObjectiveEstimate {
+        with_disturbed: None,
+        all_disturbed: true,
+        ..estimates[0].clone()
+    };
+    let every = Disturbed {
+        runs: 102,
+        of: 102,
+        most_wait_share: 0.7,
+    };
+    let s = summary(
+        "p99<=1ms",
+        &f,
+        true,
+        &Landmarks::default(),
+        (102, 204.0),
+        Estimated {
+            slos: &slos,
+            estimates: std::slice::from_ref(&all),
+            disturbed: Some(&every),
+        },
+    );
+    assert!(
+        s.starts_with("capacity 67k req/s (90%: 64k to 77k) at p99<=1ms"),
+        "{s}"
+    );
+    assert!(
+        s.contains("the host carried the tail of every one of the 102 runs (the server or the generator waited for a CPU up to 70% of a run): the estimate is the host's weather"),
+        "{s}"
+    );
+    assert!(!s.contains("left out of the estimate"), "{s}");
     // Open ends are said with the rate they lie beyond.
     let open = ObjectiveEstimate {
         crossing: RateBound::Above(250_000.0),
