@@ -349,7 +349,10 @@ fn landmark_text(l: &Landmarks) -> Vec<String> {
     let closed = l
         .closed_loop_max_per_sec
         .map(|c| format!("the closed loop's {} req/s", short_rate(c)));
-    let beside: Vec<String> = plateau.into_iter().chain(closed).collect();
+    let core = l
+        .server_near_core_per_sec
+        .map(|r| format!("the server near a core from {} req/s", short_rate(r)));
+    let beside: Vec<String> = plateau.into_iter().chain(closed).chain(core).collect();
     let beside = if beside.is_empty() {
         String::new()
     } else {
@@ -359,6 +362,12 @@ fn landmark_text(l: &Landmarks) -> Vec<String> {
         Some(s) => parts.push(format!("saturation at {} req/s{beside}", rate(s))),
         None if !beside.is_empty() => parts.push(format!("no saturation{beside}")),
         None => {}
+    }
+    if let Some(g) = l.generator_limit_per_sec {
+        parts.push(format!(
+            "the generator fell behind from {} req/s (its own limit, not the server's)",
+            rate(g)
+        ));
     }
     parts
 }

@@ -181,3 +181,29 @@ fn a_generator_that_falls_behind_is_named_and_lower_rates_are_not_advised() {
     assert!(s.contains("limited by the generator"), "{s}");
     assert!(!s.contains("--rates"), "{s}");
 }
+
+#[test]
+fn saturation_is_said_with_the_servers_maximum_its_core_and_the_generators_own_limit() {
+    let l = Landmarks {
+        saturation_per_sec: Some(250_884.0),
+        open_loop_max: Some(crate::report::sweep::OpenLoopMax {
+            replies_per_sec: 205_000.0,
+            at_offered_per_sec: 251_000.0,
+            reached: true,
+        }),
+        closed_loop_max_per_sec: Some(145_207.0),
+        server_near_core_per_sec: Some(191_464.0),
+        generator_limit_per_sec: Some(370_000.0),
+        ..Landmarks::default()
+    };
+    let parts = landmark_text(&l);
+    assert_eq!(
+        parts,
+        [
+            "saturation at 250884 req/s (the server's open-loop maximum 205k replies/s at 251k req/s offered; the closed loop's 145k req/s; the server near a core from 191k req/s)",
+            "the generator fell behind from 370000 req/s (its own limit, not the server's)",
+        ],
+    );
+    // Without a floor there is no knee to speak of, nor a claim the tail stayed there.
+    assert!(!parts.iter().any(|p| p.contains("knee")), "{parts:?}");
+}
