@@ -79,10 +79,21 @@ pub fn compare(
     }
     let family_rows = compared.iter().map(Matched::bounded_rows).sum::<usize>();
     let row_confidence = mover::row_confidence(confidence::CONFIDENCE, family_rows);
-    let groups: Vec<Group> = compared
+    let mut groups: Vec<Group> = compared
         .into_iter()
-        .map(|m| m.compared(row_confidence, options.fail_if_slower))
+        .map(|m| m.compared(row_confidence, options.fail_if_slower, options.margin))
         .collect();
+    // One report against itself: every interval is its own mirror, and no verdict of a
+    // difference means anything.
+    if let Some(why) = &options.same_file {
+        for row in groups.iter_mut().flat_map(|g| g.rows.iter_mut()) {
+            row.verdict = Verdict::SameFile;
+            row.slower_than_allowed = false;
+        }
+        notes.push(format!(
+            "A and B are one report ({why}): nothing is compared; run the test twice to see how far two runs of it differ"
+        ));
+    }
     for (side, done) in ["A", "B"].into_iter().zip(recomputed) {
         if done {
             notes.push(format!(
@@ -107,6 +118,8 @@ pub fn compare(
         a: a_side,
         b: b_side,
         fail_if_slower_pct: options.fail_if_slower.map(|f| f * 100.0),
+        margin_pct: Some(options.margin * 100.0),
+        same_file: options.same_file.clone(),
         live: None,
         capacity: None,
         groups,
@@ -137,7 +150,7 @@ impl Matched {
     }
 
     /// The group with its rows, each side's interval taken at `row_confidence`.
-    fn compared(self, row_confidence: f64, fail_if_slower: Option<f64>) -> Group {
+    fn compared(self, row_confidence: f64, fail_if_slower: Option<f64>, margin: f64) -> Group {
         let Matched {
             mut group,
             a: (xa, ha),
@@ -151,7 +164,7 @@ impl Matched {
             latency: &xb,
             histogram: &hb,
         };
-        group.rows = compare_latency(a, b, row_confidence, fail_if_slower);
+        group.rows = compare_latency(a, b, row_confidence, fail_if_slower, margin);
         group
     }
 }
@@ -411,12 +424,16 @@ impl Measured<'_> {
 
 /// Every percentile of `a` against `b` (both with 95% intervals), each difference's
 /// interval made from the sides' intervals at `row_confidence`; `fail_if_slower` is the
-/// share of A's value a difference's lower end must exceed to count against B.
+/// share of A's value a difference's lower end must exceed to count against B, `margin`
+/// the share of A's value the whole interval must lie within to read equivalent (the
+/// interval-inclusion form of two one-sided tests: each row's interval is two-sided at
+/// `row_confidence`, so each one-sided test rejects at half its error or less).
 pub fn compare_latency(
     a: Measured<'_>,
     b: Measured<'_>,
     row_confidence: f64,
     fail_if_slower: Option<f64>,
+    margin: f64,
 ) -> Vec<Row> {
     // Only the histogram's layout matters here (its buckets), not its range.
     let layout = Histogram::<u64>::new(SIGNIFICANT_DIGITS);
@@ -438,7 +455,7 @@ pub fn compare_latency(
             let interval = sides.map_or((None, None), |(a_row, b_row)| {
                 mover::difference_interval(a_ns as f64, widened(a_row), b_ns as f64, widened(b_row))
             });
-            let verdict = Verdict::of(interval);
+            let verdict = Verdict::of(interval, margin * a_ns as f64);
             let pct = |ns: f64| (a_ns > 0).then(|| ns / a_ns as f64 * 100.0);
             let slower_than_allowed = match (fail_if_slower, interval.0) {
                 (Some(share), Some(low)) => low > share * a_ns as f64,
