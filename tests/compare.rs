@@ -480,9 +480,9 @@ fn the_table_and_the_json_keep_their_shape() {
         [
             Verdict::BSlower,
             Verdict::BFaster,
-            Verdict::NoDifference,
-            Verdict::NoDifference,
-            Verdict::NoDifference,
+            Verdict::Equivalent,
+            Verdict::Equivalent,
+            Verdict::Equivalent,
             Verdict::CannotTell
         ]
     );
@@ -724,14 +724,12 @@ fn sweeps_match_by_kind_and_rate_pooled_repeats_by_number_and_neither_mixes_with
         metrics.contains(&"service") && metrics.contains(&"lag"),
         "{metrics:?}"
     );
-    // A file against itself: every difference is exactly zero.
+    // A file against itself: every difference is exactly zero, and reads `same file`.
+    assert!(stdout.contains("same file"), "{stdout}");
     for g in c["groups"].as_array().unwrap() {
         for r in g["rows"].as_array().unwrap() {
             assert_eq!(r["difference_ns"], 0, "{r}");
-            assert!(
-                r["verdict"] == "no_difference" || r["verdict"] == "cannot_tell",
-                "{r}"
-            );
+            assert_eq!(r["verdict"], "same_file", "{r}");
         }
     }
 

@@ -207,16 +207,11 @@ fn reason(c: &StepCheck, slo: &Slo, clusters: Clusters) -> String {
         100.0 * e.limit
     );
     let windows = clusters == Clusters::Windows;
-    let first_look = if windows {
-        exceedance::WINDOW_LOOKS[0].visits
-    } else {
-        exceedance::FIRST_LOOK
-    };
-    if c.verdict == Verdict::Uncertain && e.visits < first_look {
+    if c.verdict == Verdict::Uncertain && !windows && e.visits < exceedance::FIRST_LOOK {
         text.push_str(&format!(
-            ", {} of the {first_look} {} a decision needs",
+            ", {} of the {} runs a decision needs",
             e.visits,
-            if windows { "windows" } else { "runs" }
+            exceedance::FIRST_LOOK
         ));
     } else if c.verdict == Verdict::Uncertain
         && !windows

@@ -63,14 +63,20 @@ fn a_single_run_is_decided_on_its_share_over_the_bound_with_its_windows_as_clust
     assert_eq!(v.verdict, Some(Fail), "{v:?}");
     assert!(!v.met);
     assert!(v.checks[0].measured_ns.is_some_and(|m| m > MS), "{v:?}");
-    // Three windows are too few clusters to decide on, however calm.
+    // Three windows are too few to measure their spread: the replies' own (binomial)
+    // bounds decide, a pass on 1,500 calm replies, a fail on all over, and nothing on
+    // 300 replies, too few to show a p99 under its bound.
     let short = windowed_run(1000.0, 500, &[0; 3]);
-    let v = judge(&short.report, &slos);
+    assert_eq!(judge(&short.report, &slos).verdict, Some(Pass));
+    let over = windowed_run(1000.0, 500, &[500; 3]);
+    assert_eq!(judge(&over.report, &slos).verdict, Some(Fail));
+    let few = windowed_run(1000.0, 100, &[0; 3]);
+    let v = judge(&few.report, &slos);
     assert_eq!(v.verdict, Some(Uncertain), "{v:?}");
     assert!(
         v.why
             .as_deref()
-            .is_some_and(|w| w.contains("3 of the 4 windows")),
+            .is_some_and(|w| w.contains("replies with none over")),
         "{v:?}"
     );
     // A run without windows (an older file) is not decided.

@@ -7,7 +7,10 @@
 //! and the same inversion into a percentile interval, so a single run, a repeat and a step
 //! cannot answer one question by two rules.
 
-use super::{Decision, FAIL_ALPHA, LOOKS, Look, Pooled, Rule, Window, decide, pool_with, verdict};
+use super::{
+    Decision, FAIL_ALPHA, LOOKS, Look, Pooled, Rule, Window, decide, levels, lower_clopper_pearson,
+    pool_with, upper_clopper_pearson, verdict,
+};
 
 /// What the exceedance test counts as its clusters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +59,7 @@ impl Clusters {
 
 /// The decision on E <= `limit` over `visits` (one list of windows per run), counting
 /// `clusters` as the clusters: [`decide`] for runs; for windows, every window counts and
-/// the decision is taken once, from the 4th window with replies.
+/// the decision is taken once ([`pool_windows`]).
 pub fn decide_by(
     clusters: Clusters,
     visits: &[Vec<Window>],
@@ -65,13 +68,23 @@ pub fn decide_by(
     match clusters {
         Clusters::Runs => decide(visits, limit),
         Clusters::Windows => {
-            let windows = clusters.regroup(visits, |w| w.replies > 0);
-            let pooled = pool_with(&windows, &WINDOW_RULE);
-            let decision = match pooled {
-                Some(p) if p.visits >= WINDOW_LOOKS[0].visits => verdict(&p, limit, true),
-                _ => Decision::Undecided,
-            };
+            let pooled = pool_windows(&clusters.regroup(visits, |w| w.replies > 0));
+            let decision = pooled.map_or(Decision::Undecided, |p| verdict(&p, limit, true));
             (decision, pooled)
         }
     }
+}
+
+/// The pooled estimate over `windows` (one window each), at the levels of
+/// [`WINDOW_RULE`]. With fewer windows than its look (a run under 200 ms), whose spread
+/// cannot be measured, the bounds are the Clopper-Pearson bounds of the pooled counts
+/// alone, the replies taken as independent: all such a run has to say.
+pub(super) fn pool_windows(windows: &[Vec<Window>]) -> Option<Pooled> {
+    let mut pooled = pool_with(windows, &WINDOW_RULE)?;
+    if pooled.visits < WINDOW_LOOKS[0].visits {
+        let (pass, fail) = levels(&WINDOW_RULE, WINDOW_LOOKS[0].visits);
+        pooled.low = lower_clopper_pearson(pooled.over, pooled.replies, fail);
+        pooled.high = upper_clopper_pearson(pooled.over, pooled.replies, pass);
+    }
+    Some(pooled)
 }

@@ -2,8 +2,8 @@
 //! brackets: both over the visits the decision rests on, so that an interval, a percentile
 //! and a verdict at the same visits agree.
 
-use super::clusters::{Clusters, WINDOW_RULE};
-use super::{Decision, RULE, Rule, Window, at_last_look, pool_with};
+use super::clusters::{Clusters, pool_windows};
+use super::{Decision, Pooled, RULE, Window, at_last_look, pool};
 use crate::stats::confidence::Batch;
 
 /// The interval of the Q-quantile over visits of coarse batches (each visit a list of
@@ -28,18 +28,22 @@ pub fn quantile_interval_by(
         Clusters::Runs => invert(
             at_last_look(visits, &RULE, |v| v.iter().any(|b| !b.is_empty())),
             quantile,
-            &RULE,
+            pool,
         ),
         Clusters::Windows => invert(
             &clusters.regroup(visits, |b| !b.is_empty()),
             quantile,
-            &WINDOW_RULE,
+            pool_windows,
         ),
     }
 }
 
-/// The interval over `visits` as given, at the levels of `rule`.
-fn invert(visits: &[Vec<Batch>], quantile: f64, rule: &Rule) -> Option<(u64, Option<u64>)> {
+/// The interval over `visits` as given, each value's bounds from `pooled`.
+fn invert(
+    visits: &[Vec<Batch>],
+    quantile: f64,
+    pooled: fn(&[Vec<Window>]) -> Option<Pooled>,
+) -> Option<(u64, Option<u64>)> {
     let limit = 1.0 - quantile;
     let mut values: Vec<u64> = visits.iter().flatten().flat_map(Batch::values).collect();
     if values.is_empty() {
@@ -61,7 +65,7 @@ fn invert(visits: &[Vec<Batch>], quantile: f64, rule: &Rule) -> Option<(u64, Opt
             _ => fraction > limit,
         };
         possible
-            && pool_with(&windows, rule).is_some_and(|p| match wanted {
+            && pooled(&windows).is_some_and(|p| match wanted {
                 Decision::Holds => p.high <= limit,
                 _ => p.low > limit,
             })
