@@ -11,7 +11,7 @@ use serde_json::Value;
 use tailrate::judge::compare;
 use tailrate::report::Latency;
 use tailrate::report::compare::{
-    Comparison, ComparisonError, Entry, Metrics, Options, Side, Verdict,
+    Comparison, ComparisonError, DEFAULT_MARGIN, Entry, Metrics, Options, Side, Verdict,
 };
 use tailrate::stats::confidence::{self, Ci95};
 use tailrate::stats::mover::difference_interval;
@@ -52,6 +52,21 @@ fn flat(value: u64, spread: u64) -> Latency {
     latency([(value, value - spread, Some(value + spread)); 6])
 }
 
+/// Asserts that `row`'s interval holds zero and that its verdict is what the margin makes
+/// of it: equivalent when the interval lies inside 5% of A's value, else cannot tell.
+fn assert_by_margin(row: &compare::Row) {
+    let [low, high] = row.difference_ci95_ns.unwrap().map(Option::unwrap);
+    assert!(low <= 0 && high >= 0, "{row:?}");
+    let margin = DEFAULT_MARGIN * row.a_ns as f64;
+    let inside = -margin < low as f64 && (high as f64) < margin;
+    let want = if inside {
+        Verdict::Equivalent
+    } else {
+        Verdict::CannotTell
+    };
+    assert_eq!(row.verdict, want, "{row:?}");
+}
+
 /// `a` against `b` row by row with the intervals as given: [`compare::compare_latency`]
 /// at 95% per row (where it reads no histogram).
 fn rows_at_95(a: &Latency, b: &Latency, fail_if_slower: Option<f64>) -> Vec<compare::Row> {
@@ -60,7 +75,13 @@ fn rows_at_95(a: &Latency, b: &Latency, fail_if_slower: Option<f64>) -> Vec<comp
         latency,
         histogram: &none,
     };
-    compare::compare_latency(side(a), side(b), confidence::CONFIDENCE, fail_if_slower)
+    compare::compare_latency(
+        side(a),
+        side(b),
+        confidence::CONFIDENCE,
+        fail_if_slower,
+        DEFAULT_MARGIN,
+    )
 }
 
 /// A measured latency of `n` samples whose quantile `q` is `quantile(q)` ns, each placed
@@ -105,6 +126,8 @@ fn options(fail_if_slower: Option<f64>) -> Options {
     Options {
         metrics: Metrics::One("response".into()),
         fail_if_slower,
+        margin: DEFAULT_MARGIN,
+        same_file: None,
     }
 }
 
@@ -136,21 +159,34 @@ fn the_mover_interval_combines_each_sides_own_ends() {
 }
 
 #[test]
-fn verdicts_follow_where_the_interval_lies() {
-    assert_eq!(Verdict::of((Some(1.0), Some(5.0))), Verdict::BSlower);
-    assert_eq!(Verdict::of((Some(-5.0), Some(-1.0))), Verdict::BFaster);
-    assert_eq!(Verdict::of((Some(-1.0), Some(5.0))), Verdict::NoDifference);
-    assert_eq!(Verdict::of((Some(0.0), Some(5.0))), Verdict::NoDifference);
-    assert_eq!(Verdict::of((None, None)), Verdict::CannotTell);
-    // Half-open: one known end decides when it excludes zero, never "no difference".
-    assert_eq!(Verdict::of((Some(1.0), None)), Verdict::BSlower);
-    assert_eq!(Verdict::of((Some(-1.0), None)), Verdict::CannotTell);
-    assert_eq!(Verdict::of((None, Some(-1.0))), Verdict::BFaster);
-    assert_eq!(Verdict::of((None, Some(1.0))), Verdict::CannotTell);
+fn verdicts_follow_where_the_interval_lies_against_the_margin() {
+    // A margin of 10 (ns) either side of zero.
+    let m = 10.0;
+    assert_eq!(Verdict::of((Some(1.0), Some(5.0)), m), Verdict::BSlower);
+    assert_eq!(Verdict::of((Some(-5.0), Some(-1.0)), m), Verdict::BFaster);
+    // Inside the margin on both sides: equivalent (both one-sided tests reject).
+    assert_eq!(Verdict::of((Some(-1.0), Some(5.0)), m), Verdict::Equivalent);
+    assert_eq!(Verdict::of((Some(0.0), Some(5.0)), m), Verdict::Equivalent);
+    // Zero inside, but the interval reaches the margin or past it: cannot tell, never
+    // "no difference" (`+318% [-260%, +369%]` was once read so).
+    assert_eq!(
+        Verdict::of((Some(-1.0), Some(10.0)), m),
+        Verdict::CannotTell
+    );
+    assert_eq!(
+        Verdict::of((Some(-260.0), Some(369.0)), m),
+        Verdict::CannotTell
+    );
+    assert_eq!(Verdict::of((None, None), m), Verdict::CannotTell);
+    // Half-open: one known end decides when it excludes zero, never equivalence.
+    assert_eq!(Verdict::of((Some(1.0), None), m), Verdict::BSlower);
+    assert_eq!(Verdict::of((Some(-1.0), None), m), Verdict::CannotTell);
+    assert_eq!(Verdict::of((None, Some(-1.0)), m), Verdict::BFaster);
+    assert_eq!(Verdict::of((None, Some(1.0)), m), Verdict::CannotTell);
 }
 
 #[test]
-fn a_clear_gap_is_b_slower_or_faster_and_overlap_is_no_difference() {
+fn a_clear_gap_is_b_slower_or_faster_and_a_narrow_overlap_is_equivalent() {
     let a = flat(1_000_000, 10_000);
     let rows = rows_at_95(&a, &flat(1_200_000, 10_000), None);
     assert_eq!(rows.len(), 6);
@@ -174,7 +210,19 @@ fn a_clear_gap_is_b_slower_or_faster_and_overlap_is_no_difference() {
 
     let rows = rows_at_95(&a, &flat(1_005_000, 10_000), None);
     assert!(
-        rows.iter().all(|r| r.verdict == Verdict::NoDifference),
+        rows.iter().all(|r| r.verdict == Verdict::Equivalent),
+        "{rows:?}"
+    );
+    // The same rows against a margin under their intervals' reach cannot tell.
+    let none = tailrate::record::new_histogram();
+    let side = |latency| compare::Measured {
+        latency,
+        histogram: &none,
+    };
+    let b = flat(1_005_000, 10_000);
+    let rows = compare::compare_latency(side(&a), side(&b), confidence::CONFIDENCE, None, 0.001);
+    assert!(
+        rows.iter().all(|r| r.verdict == Verdict::CannotTell),
         "{rows:?}"
     );
 }
@@ -257,7 +305,13 @@ fn the_95_percent_is_the_comparisons_shared_by_its_rows() {
     });
     let (ha, hb) = (a.histogram().unwrap(), b.histogram().unwrap());
     let measured = |latency, histogram| compare::Measured { latency, histogram };
-    let alone = compare::compare_latency(measured(&a, &ha), measured(&b, &hb), 0.95, None);
+    let alone = compare::compare_latency(
+        measured(&a, &ha),
+        measured(&b, &hb),
+        0.95,
+        None,
+        DEFAULT_MARGIN,
+    );
     assert_eq!(alone[0].verdict, Verdict::BSlower, "{:?}", alone[0]);
     let c = compare_entries(&[entry("GET", a.clone())], &[entry("GET", b.clone())], None);
     assert_eq!(c.family_rows, 5);
@@ -267,7 +321,7 @@ fn the_95_percent_is_the_comparisons_shared_by_its_rows() {
         c.row_confidence
     );
     let row = &c.groups[0].rows[0];
-    assert_eq!(row.verdict, Verdict::NoDifference, "{row:?}");
+    assert_by_margin(row);
     let width = |r: &compare::Row| {
         let [l, h] = r.difference_ci95_ns.unwrap().map(Option::unwrap);
         h - l
@@ -277,6 +331,8 @@ fn the_95_percent_is_the_comparisons_shared_by_its_rows() {
     let one = Options {
         metrics: Metrics::One("response".into()),
         fail_if_slower: None,
+        margin: DEFAULT_MARGIN,
+        same_file: None,
     };
     let mut single_a = a.clone();
     let mut single_b = b.clone();
@@ -319,7 +375,7 @@ fn entries_match_by_name_in_order_and_the_rest_is_listed() {
     let second = &c.groups[2].rows[0];
     assert_eq!(second.a_ns, second.b_ns);
     assert!(second.a_ns > c.groups[1].rows[0].a_ns * 3 / 2, "{second:?}");
-    assert_eq!(second.verdict, Verdict::NoDifference);
+    assert_by_margin(second);
     assert_eq!(c.only_in_a, ["LPUSH"]);
     assert_eq!(c.only_in_b, ["INCR"]);
 }
@@ -336,6 +392,8 @@ fn nothing_in_common_is_an_error_that_says_what_each_side_has() {
     let wrong_metric = Options {
         metrics: Metrics::One("queue_wait".into()),
         fail_if_slower: None,
+        margin: DEFAULT_MARGIN,
+        same_file: None,
     };
     let e = compare::compare((side("a"), &a), (side("b"), &a), &wrong_metric)
         .unwrap_err()
@@ -360,7 +418,7 @@ fn a_report_without_intervals_gets_binomial_ones_from_its_histogram() {
     assert_eq!(row.percentile, "p99");
     let expected = confidence::estimate(&h, &[], 0.99).unwrap().ci95;
     assert_eq!(row.a_ci95_ns, expected);
-    assert_eq!(row.verdict, Verdict::NoDifference);
+    assert_by_margin(row);
     assert!(
         c.groups[0].a_intervals.starts_with("recomputed"),
         "{:?}",
@@ -422,9 +480,9 @@ fn the_table_and_the_json_keep_their_shape() {
         [
             Verdict::BSlower,
             Verdict::BFaster,
-            Verdict::NoDifference,
-            Verdict::NoDifference,
-            Verdict::NoDifference,
+            Verdict::Equivalent,
+            Verdict::Equivalent,
+            Verdict::Equivalent,
             Verdict::CannotTell
         ]
     );
@@ -666,14 +724,12 @@ fn sweeps_match_by_kind_and_rate_pooled_repeats_by_number_and_neither_mixes_with
         metrics.contains(&"service") && metrics.contains(&"lag"),
         "{metrics:?}"
     );
-    // A file against itself: every difference is exactly zero.
+    // A file against itself: every difference is exactly zero, and reads `same file`.
+    assert!(stdout.contains("same file"), "{stdout}");
     for g in c["groups"].as_array().unwrap() {
         for r in g["rows"].as_array().unwrap() {
             assert_eq!(r["difference_ns"], 0, "{r}");
-            assert!(
-                r["verdict"] == "no_difference" || r["verdict"] == "cannot_tell",
-                "{r}"
-            );
+            assert_eq!(r["verdict"], "same_file", "{r}");
         }
     }
 

@@ -40,6 +40,7 @@ mod stall;
 mod sweep;
 mod tls;
 mod tune;
+mod verdicts;
 mod workers;
 mod workload;
 

@@ -156,6 +156,8 @@ fn read_report(bytes: &[u8]) -> bool {
     let options = Options {
         metrics: Metrics::All,
         fail_if_slower: Some(0.05),
+        margin: tailrate::report::compare::DEFAULT_MARGIN,
+        same_file: None,
     };
     let _ = compare::compare(
         (report.side("A".into()), &entries),

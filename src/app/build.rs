@@ -319,6 +319,7 @@ fn choose(
             .iter()
             .filter_map(|&p| ChosenPercentile::of(&h, batches, p))
             .collect();
+        crate::report::chosen::make_monotone(&mut l.chosen);
     }
 }
 

@@ -80,6 +80,9 @@ pub struct CompareArgs {
         allow_hyphen_values = true
     )]
     pub fail_if_slower: Option<String>,
+    /// Read B as equivalent to A only where the whole interval of B-A lies within PCT of A's value (default 5%).
+    #[arg(help_heading = "Compare", long = "margin", value_name = "PCT")]
+    pub margin: Option<String>,
     /// `--json FILE` writes the comparison, `-` prints it instead of the table.
     #[command(flatten)]
     pub json: JsonArgs,
@@ -117,12 +120,13 @@ pub struct CompareArgs {
 
 /// The flags of `compare` that do not need `--live`: its own, the reports, and the two
 /// outputs of a comparison; `password` too, as REDISCLI_AUTH in the environment sets it.
-const WITHOUT_LIVE: [&str; 9] = [
+const WITHOUT_LIVE: [&str; 10] = [
     "reports",
     "live",
     "metric",
     "all_metrics",
     "fail_if_slower",
+    "margin",
     "json",
     "html",
     "precision",

@@ -80,6 +80,8 @@ pub fn run(
             None => Metrics::All,
         },
         fail_if_slower: config.fail_if_slower,
+        margin: config.margin,
+        same_file: None,
     };
     let (comparison, status) = match &config.source {
         Source::Files { a, b } => (Some(compare_files(a, b, &options)?), Status::Completed),
@@ -119,8 +121,21 @@ pub fn run(
 
 /// Reads both files and compares them.
 fn compare_files(a: &Path, b: &Path, options: &Options) -> Result<Comparison> {
-    let ra = load("A", a)?;
-    let rb = load("B", b)?;
+    let (ra, bytes_a) = load("A", a)?;
+    let (rb, bytes_b) = load("B", b)?;
+    let same_path = matches!(
+        (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+        (Ok(x), Ok(y)) if x == y
+    );
+    let mut options = options.clone();
+    options.same_file = if same_path {
+        Some("the same path".into())
+    } else if bytes_a == bytes_b {
+        Some("files of the same bytes".into())
+    } else {
+        None
+    };
+    let options = &options;
     let files = |source| InputError::Files {
         a: a.to_path_buf(),
         b: b.to_path_buf(),
@@ -146,18 +161,19 @@ fn compare_files(a: &Path, b: &Path, options: &Options) -> Result<Comparison> {
     Ok(comparison)
 }
 
-/// One report file, parsed.
-fn load(side: &'static str, path: &Path) -> Result<Report, InputError> {
+/// One report file, parsed, and its bytes.
+fn load(side: &'static str, path: &Path) -> Result<(Report, Vec<u8>), InputError> {
     let bytes = crate::input::read(path).map_err(|source| InputError::Read {
         side,
         path: path.to_path_buf(),
         source,
     })?;
-    compare::parse(&bytes).map_err(|source| InputError::Parse {
+    let report = compare::parse(&bytes).map_err(|source| InputError::Parse {
         side,
         path: path.to_path_buf(),
         source,
-    })
+    })?;
+    Ok((report, bytes))
 }
 
 /// The table on standard output, the JSON where `--json` says (`-`: in its place), and

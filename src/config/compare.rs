@@ -28,6 +28,8 @@ pub struct CompareConfig {
     pub metric: Option<&'static str>,
     /// `--fail-if-slower` as a fraction (0.05 for `5%`).
     pub fail_if_slower: Option<f64>,
+    /// `--margin` as a fraction (0.05 for `5%`, the default).
+    pub margin: f64,
     /// `--json FILE` (`-`: standard output, in place of the table).
     pub json: Option<PathBuf>,
     /// `--html FILE`: the comparison's page.
@@ -82,8 +84,12 @@ impl CompareConfig {
         let fail_if_slower = args
             .fail_if_slower
             .as_deref()
-            .map(parse_percent)
+            .map(|t| parse_percent("--fail-if-slower", t))
             .transpose()?;
+        let margin = match args.margin.as_deref() {
+            Some(t) => parse_percent("--margin", t)?,
+            None => crate::report::compare::DEFAULT_MARGIN,
+        };
         let json = args.json.json.clone();
         if let Some(path) = &json {
             output::check(path).map_err(|why| ConfigError::Output {
@@ -121,6 +127,7 @@ impl CompareConfig {
             source,
             metric,
             fail_if_slower,
+            margin,
             json,
             html,
             precision,
@@ -129,17 +136,16 @@ impl CompareConfig {
 }
 
 /// `5%` or `5`: a percentage, as a fraction.
-fn parse_percent(text: &str) -> Result<f64, ConfigError> {
-    const FLAG: &str = "--fail-if-slower";
+fn parse_percent(flag: &'static str, text: &str) -> Result<f64, ConfigError> {
     let number = text.trim().strip_suffix('%').unwrap_or(text.trim()).trim();
     match number.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v / 100.0),
         Ok(_) => Err(ConfigError::invalid(
-            FLAG,
+            flag,
             format!("{text:?}: give a percentage of A's value, 0% or more (5%)"),
         )),
         Err(_) => Err(ConfigError::invalid(
-            FLAG,
+            flag,
             format!("{text:?} is not a percentage: give one like 5% or 2.5%"),
         )),
     }
@@ -245,11 +251,13 @@ mod tests {
 
     #[test]
     fn a_percentage_reads_with_or_without_its_sign_and_refuses_the_rest() {
-        assert_eq!(parse_percent("5%").unwrap(), 0.05);
-        assert_eq!(parse_percent(" 2.5 ").unwrap(), 0.025);
-        assert_eq!(parse_percent("0%").unwrap(), 0.0);
+        assert_eq!(parse_percent("--fail-if-slower", "5%").unwrap(), 0.05);
+        assert_eq!(parse_percent("--fail-if-slower", " 2.5 ").unwrap(), 0.025);
+        assert_eq!(parse_percent("--fail-if-slower", "0%").unwrap(), 0.0);
         for bad in ["-1%", "five", "", "inf%", "5%%"] {
-            let e = parse_percent(bad).unwrap_err().to_string();
+            let e = parse_percent("--fail-if-slower", bad)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("--fail-if-slower"), "{bad}: {e}");
         }
     }

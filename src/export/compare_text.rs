@@ -39,13 +39,25 @@ pub fn write(out: &mut dyn Write, comparison: &Comparison, precision: usize) -> 
         c.family_rows,
         trim_float((c.row_confidence * 1e5).floor() / 1e3)
     )?;
+    if c.count(Verdict::Equivalent) > 0 {
+        writeln!(
+            out,
+            "equivalent within {}%: the whole interval of B-A lies inside that share of A's \
+             value either side of zero (two one-sided tests; --margin sets the share)",
+            trim_float(
+                c.margin_pct
+                    .unwrap_or(100.0 * crate::report::compare::DEFAULT_MARGIN)
+            )
+        )?;
+    }
     if c.count(Verdict::CannotTell) > 0 {
         writeln!(
             out,
-            "cannot tell: the interval of B-A is open at the end that would decide (a \
-             side's interval has no upper end: fewer than 10 samples beyond the percentile, \
-             or batches so unlike each other that it reaches past the largest sample); \
-             measure longer, at a higher rate, or on a quieter host"
+            "cannot tell: the interval of B-A holds zero but reaches past the margin, or is \
+             open at the end that would decide (a side's interval has no upper end: fewer \
+             than 10 samples beyond the percentile, or batches so unlike each other that it \
+             reaches past the largest sample); measure longer, at a higher rate, or on a \
+             quieter host"
         )?;
     }
     if let Some(pct) = c.fail_if_slower_pct {
@@ -173,13 +185,27 @@ pub(crate) fn capacity_line(cap: &crate::report::compare::CapacityComparison) ->
     )
 }
 
-/// `B slower at 1, faster at 0, no difference at 5, cannot tell at 1 of 7 percentiles`.
+/// `B slower at 1, faster at 0, equivalent within 5% at 4, cannot tell at 2 of 7
+/// percentiles`, or `same file: A and B are one report (the same path)`.
 pub(crate) fn tally(c: &Comparison) -> String {
+    if let Some(why) = &c.same_file {
+        return format!("same file: A and B are one report ({why}), nothing compared");
+    }
+    let older = c.count(Verdict::NoDifference);
     format!(
-        "B slower at {}, faster at {}, no difference at {}, cannot tell at {} of {} percentiles",
+        "B slower at {}, faster at {}, equivalent within {}% at {}, {}cannot tell at {} of {} percentiles",
         c.count(Verdict::BSlower),
         c.count(Verdict::BFaster),
-        c.count(Verdict::NoDifference),
+        trim_float(
+            c.margin_pct
+                .unwrap_or(100.0 * crate::report::compare::DEFAULT_MARGIN)
+        ),
+        c.count(Verdict::Equivalent),
+        if older > 0 {
+            format!("no difference (an older file's word) at {older}, ")
+        } else {
+            String::new()
+        },
         c.count(Verdict::CannotTell),
         c.rows().count(),
     )

@@ -20,7 +20,20 @@ fn clause(check: &SloCheck) -> String {
             format!("95% interval [{}, {high}] ms", ms(c.low()))
         },
     );
-    format!("{} {verdict} ({} ms, {interval})", check.slo, ms(value))
+    let share = check.exceedance.map_or_else(String::new, |e| {
+        format!(
+            ", {:.2}% over the bound [{:.2}%, {:.2}%] against {:.2}% allowed",
+            100.0 * e.fraction,
+            100.0 * e.low,
+            100.0 * e.high,
+            100.0 * e.limit
+        )
+    });
+    format!(
+        "{} {verdict} ({} ms, {interval}{share})",
+        check.slo,
+        ms(value)
+    )
 }
 
 /// Every objective's clause, joined: for the exit message.
@@ -48,8 +61,9 @@ pub fn quiet_clause(slo: &SloVerdict) -> String {
 pub fn lines(out: &mut dyn Write, slo: &SloVerdict) -> io::Result<()> {
     writeln!(
         out,
-        "  objectives (--slo, on the response time: pass when the percentile's 95% interval \
-         lies under the bound, fail when above it, uncertain when it holds the bound):"
+        "  objectives (--slo, on the response time, by the rule of a sweep's step: pass when \
+         the share of replies over the bound is shown under the share the percentile allows, \
+         the run's 50 ms windows as clusters; fail when shown over it; uncertain otherwise):"
     )?;
     for check in &slo.checks {
         writeln!(out, "    {}", clause(check))?;
@@ -60,6 +74,13 @@ pub fn lines(out: &mut dyn Write, slo: &SloVerdict) -> io::Result<()> {
             "    the run did not carry its rate (requests unsent or a short schedule): a pass \
              there is no pass"
         )?;
+    }
+    if let Some(why) = slo
+        .why
+        .as_ref()
+        .filter(|_| slo.verdict != Some(Verdict::Pass))
+    {
+        writeln!(out, "    why: {why}")?;
     }
     if slo.verdict == Some(Verdict::Uncertain) {
         writeln!(
@@ -84,6 +105,7 @@ mod tests {
             ci95_ns: Some(Ci95(380_000, high)),
             met: true,
             verdict: Some(verdict),
+            exceedance: None,
         }
     }
 
@@ -101,6 +123,7 @@ mod tests {
             met: true,
             valid: true,
             verdict: Some(Verdict::Pass),
+            why: None,
             checks: vec![check(Verdict::Pass, Some(450_000))],
         };
         assert_eq!(quiet_clause(&slo), " (objectives: p99<=1ms pass)");

@@ -75,7 +75,7 @@ pub fn steps_table(report: &SweepReport) -> Option<StepsTable> {
     let caption = format!(
         "by rate ({}; ms, interval of the pooled test, runs as clusters):",
         if runs > 1 {
-            "each rate's valid runs pooled"
+            "at each rate the runs its verdict counts pooled"
         } else {
             "one run each"
         }
@@ -160,6 +160,13 @@ pub fn write_steps(out: &mut dyn std::io::Write, report: &SweepReport) -> std::i
             })
             .collect();
         writeln!(out, "  {}", cells.join("  ").trim_end())?;
+    }
+    // The runs a step's figures and verdict leave out, by why.
+    for step in &report.steps {
+        let left = crate::judge::counted::left_out_text(&step.left_out);
+        if !left.is_empty() {
+            writeln!(out, "  at {:.0} req/s: {left}", step.target_rate_per_sec)?;
+        }
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ pub mod capacities;
 pub mod capacity;
 pub mod checks;
 pub mod compare;
+pub mod counted;
 pub mod estimate;
 pub mod events;
 #[cfg(test)]

@@ -16,8 +16,9 @@ use crate::report::sweep::{Measurement, StepSummary, SweepReport};
 use crate::report::verdict::{STEADY_STATE, Verdict as CheckVerdict};
 use crate::report::{Latency, Percentile, TestReport};
 use crate::stats::confidence::{self, Batch, Ci95};
+use crate::stats::exceedance::Clusters;
 use crate::stats::median::median_f64;
-use crate::stats::pooled;
+use crate::stats::pooled::{self, PooledPercentile};
 
 /// The steps by rate of `report`: the saved ones, or for a file written before they
 /// were, its runs summarised (without verdicts).
@@ -69,20 +70,25 @@ pub fn by_rate(runs: &[Measurement]) -> Vec<(f64, Vec<&Measurement>)> {
     groups
 }
 
+/// One rate's figures, pooled over exactly the runs its verdict pools
+/// ([`super::counted::counted`]), and the runs left out by why.
 fn summarize_rate(rate: f64, group: &[&Measurement]) -> StepSummary {
-    let valid: Vec<&Measurement> = group.iter().filter(|m| m.report.valid).copied().collect();
-    let runs = if valid.is_empty() { group } else { &valid };
+    let (visits, left_out) = super::counted::counted(group);
+    let runs = &visits;
     let mut response = BTreeMap::new();
     let latencies: Vec<&Latency> = runs.iter().filter_map(|m| m.report.response()).collect();
     let hists: Vec<_> = latencies.iter().filter_map(|l| l.histogram()).collect();
     let windows = windows_of(runs.iter().map(|m| &m.report));
     if !hists.is_empty() {
         for p in Percentile::ALL {
-            if let Some(s) = crate::stats::pooled::percentile(&hists, &windows, p.quantile()) {
+            if let Some(s) =
+                crate::stats::pooled::percentile(&hists, &windows, p.quantile(), Clusters::Runs)
+            {
                 response.insert(p.key().to_string(), s);
             }
         }
     }
+    monotone_pooled(&mut response);
     let achieved: Vec<f64> = group
         .iter()
         .map(|m| m.report.achieved_rate_per_sec)
@@ -92,6 +98,8 @@ fn summarize_rate(rate: f64, group: &[&Measurement]) -> StepSummary {
         runs: group.len(),
         achieved_rate_per_sec: median_f64(&achieved),
         response,
+        pooled_runs: visits.len(),
+        left_out,
         bottleneck: most_common(
             group
                 .iter()
@@ -129,6 +137,24 @@ pub fn percentile_of(latency: &Latency, percentile: f64) -> Option<(u64, Option<
     let h = latency.histogram().filter(|h| !h.is_empty())?;
     let e = confidence::estimate(&h, &[], q)?;
     Some((e.value_ns, Some(e.ci95)))
+}
+
+/// The pooled percentiles of `response` (by key) with their intervals made monotone in
+/// the percentile ([`confidence::monotone`]).
+fn monotone_pooled(response: &mut BTreeMap<String, PooledPercentile>) {
+    let keys: Vec<&str> = Percentile::ALL
+        .iter()
+        .map(|p| p.key())
+        .filter(|k| response.contains_key(*k))
+        .collect();
+    let mut cis: Vec<Option<Ci95>> = keys.iter().map(|k| response[*k].ci95_ns).collect();
+    let values: Vec<u64> = keys.iter().map(|k| response[*k].value_ns).collect();
+    confidence::monotone(&mut cis, &values);
+    for (k, ci) in keys.iter().zip(cis) {
+        if let Some(p) = response.get_mut(*k) {
+            p.ci95_ns = ci;
+        }
+    }
 }
 
 /// Each run's response windows (an empty slice for a run that kept none).
@@ -180,10 +206,17 @@ pub fn repeats(runs: &[&TestReport]) -> Option<RepeatSummary> {
             .filter_map(|&p| {
                 Some(RepeatedPercentile {
                     percentile: p.key().to_string(),
-                    pooled: pooled::percentile(&hists, of_metric, p.quantile())?,
+                    pooled: pooled::percentile(&hists, of_metric, p.quantile(), Clusters::Runs)?,
                 })
             })
             .collect();
+        let mut rows: Vec<RepeatedPercentile> = rows;
+        let mut cis: Vec<Option<Ci95>> = rows.iter().map(|r| r.pooled.ci95_ns).collect();
+        let values: Vec<u64> = rows.iter().map(|r| r.pooled.value_ns).collect();
+        confidence::monotone(&mut cis, &values);
+        for (row, ci) in rows.iter_mut().zip(cis) {
+            row.pooled.ci95_ns = ci;
+        }
         metrics.insert(metric.clone(), rows);
     }
     Some(RepeatSummary {

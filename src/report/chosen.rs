@@ -56,6 +56,19 @@ impl ChosenPercentile {
     }
 }
 
+/// `chosen`'s intervals made monotone in the percentile ([`confidence::monotone`]),
+/// whatever order they were typed in.
+pub fn make_monotone(chosen: &mut [ChosenPercentile]) {
+    let mut order: Vec<usize> = (0..chosen.len()).collect();
+    order.sort_by(|&a, &b| chosen[a].percentile.total_cmp(&chosen[b].percentile));
+    let mut cis: Vec<Option<Ci95>> = order.iter().map(|&i| chosen[i].ci95_ns).collect();
+    let values: Vec<u64> = order.iter().map(|&i| chosen[i].value_ns).collect();
+    confidence::monotone(&mut cis, &values);
+    for (i, ci) in order.into_iter().zip(cis) {
+        chosen[i].ci95_ns = ci;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

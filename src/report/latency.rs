@@ -188,7 +188,19 @@ impl Latency {
             design_effect,
             freedom,
         });
+        latency.monotone_intervals();
         latency
+    }
+
+    /// The intervals of the fixed percentiles made monotone in the percentile
+    /// ([`confidence::monotone`]).
+    fn monotone_intervals(&mut self) {
+        let mut cis = Percentile::ALL.map(|p| self.ci95(p));
+        let values = Percentile::ALL.map(|p| self.at(p));
+        confidence::monotone(&mut cis, &values);
+        for (p, ci) in Percentile::ALL.into_iter().zip(cis) {
+            *self.ci95_mut(p) = ci;
+        }
     }
 
     /// `h`, the histograms of `parts` added, summarised with each percentile's interval
@@ -225,6 +237,7 @@ impl Latency {
             let interval = latency.interval_at(h, p, confidence::CONFIDENCE);
             *latency.ci95_mut(p) = interval;
         }
+        latency.monotone_intervals();
         latency
     }
 

@@ -14,7 +14,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::confidence::{Batch, Ci95};
-use super::exceedance::{self, Decision, Pooled, Window};
+use super::exceedance::{self, Clusters, Decision, Pooled, Window};
 
 /// One percentile over the runs at one rate, pooled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,11 +35,13 @@ pub struct PooledPercentile {
 }
 
 /// The `quantile` over runs whose histograms are `hists` and whose response windows are
-/// `visits` (one slice per run; empty when a run kept none); `None` without a reply.
+/// `visits` (one slice per run; empty when a run kept none), its interval counting
+/// `clusters` as the clusters; `None` without a reply.
 pub fn percentile(
     hists: &[Histogram<u64>],
     visits: &[&[Batch]],
     quantile: f64,
+    clusters: Clusters,
 ) -> Option<PooledPercentile> {
     let mut total: Option<Histogram<u64>> = None;
     for h in hists {
@@ -56,7 +58,7 @@ pub fn percentile(
     let value_ns = total.value_at_quantile(quantile);
     let ci95_ns = if visits.iter().all(|v| !v.is_empty()) && !visits.is_empty() {
         let owned: Vec<Vec<Batch>> = visits.iter().map(|v| v.to_vec()).collect();
-        exceedance::quantile_interval(&owned, quantile)
+        exceedance::quantile_interval_by(clusters, &owned, quantile)
             .map(|(low, high)| Ci95(low.min(value_ns), high.map(|h| h.max(value_ns))))
     } else {
         None
@@ -111,10 +113,15 @@ pub fn run_counts(visits: &[&[Batch]], bound_ns: u64) -> Vec<super::capacity::Ru
         .collect()
 }
 
-/// The decision on `pQ <= bound_ns` over `visits` (`quantile` = Q), with the pooled
-/// exceedance it rests on.
-pub fn objective(visits: &[&[Batch]], quantile: f64, bound_ns: u64) -> (Decision, Option<Pooled>) {
-    exceedance::decide(&windows_over(visits, bound_ns), 1.0 - quantile)
+/// The decision on `pQ <= bound_ns` over `visits` (`quantile` = Q), counting `clusters`
+/// as the clusters, with the pooled exceedance it rests on.
+pub fn objective(
+    visits: &[&[Batch]],
+    quantile: f64,
+    bound_ns: u64,
+    clusters: Clusters,
+) -> (Decision, Option<Pooled>) {
+    exceedance::decide_by(clusters, &windows_over(visits, bound_ns), 1.0 - quantile)
 }
 
 #[cfg(test)]

@@ -129,7 +129,11 @@ impl Sweeper<'_> {
         if group.is_empty() {
             return (Verdict::Uncertain, 0, 0, false);
         }
-        let v = crate::judge::slo::judge_step(&group, &self.plan.slos);
+        let v = crate::judge::slo::judge_step(
+            &group,
+            &self.plan.slos,
+            crate::stats::exceedance::Clusters::Runs,
+        );
         (
             v.verdict,
             group.len() - v.invalid_runs,
@@ -141,7 +145,11 @@ impl Sweeper<'_> {
     /// Prints the verdict at `rate` over the runs `keep` keeps.
     fn say_verdict(&mut self, rate: f64, keep: impl Fn(&Measurement) -> bool) -> Result<(), Halt> {
         let group = self.runs_at(rate, keep);
-        let v = crate::judge::slo::judge_step(&group, &self.plan.slos);
+        let v = crate::judge::slo::judge_step(
+            &group,
+            &self.plan.slos,
+            crate::stats::exceedance::Clusters::Runs,
+        );
         let runs = group.len();
         self.say(&Line::RateVerdict {
             rate_per_sec: rate,

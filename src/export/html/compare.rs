@@ -52,7 +52,7 @@ fn answer(c: &Comparison) -> String {
     for (verdict, label) in [
         (Verdict::BSlower, "B slower"),
         (Verdict::BFaster, "B faster"),
-        (Verdict::NoDifference, "no difference"),
+        (Verdict::Equivalent, "equivalent"),
         (Verdict::CannotTell, "cannot tell"),
     ] {
         html.push_str(&format!(

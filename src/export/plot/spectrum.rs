@@ -219,6 +219,8 @@ mod tests {
             response,
             bottleneck: None,
             short_runs: 0,
+            pooled_runs: 1,
+            left_out: Vec::new(),
             backlog_runs: 0,
             slo: None,
         };

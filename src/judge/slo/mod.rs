@@ -26,55 +26,16 @@
 
 mod step;
 
-pub(crate) use step::only_pessimistic;
-pub use step::{PESSIMISTIC, StepRun, judge_step};
+pub(crate) use super::counted::only_pessimistic;
+pub use super::counted::{PESSIMISTIC, SEND_TOLERANCE, Sends, decided_on, sends};
+pub use step::{StepRun, judge_step};
 
-use super::saturation::{SATURATION_FRACTION, achieved_fraction};
 use super::summary;
 use crate::config::slo::Slo;
 use crate::report::TestReport;
 use crate::report::sweep::steps::{StepSummary, StepVerdict};
 use crate::report::sweep::{Measurement, SloCheck, SloVerdict, Verdict};
-use crate::stats::confidence::Ci95;
-
-/// Largest shortfall of the achieved rate against the planned rate for a step to be valid.
-pub const SEND_TOLERANCE: f64 = super::checks::RATE_TOLERANCE;
-
-/// Whether a run carried its rate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sends {
-    /// Within [`SEND_TOLERANCE`] of the schedule, nothing unsent.
-    Kept,
-    /// Short of the schedule by more than the tolerance, yet above
-    /// [`SATURATION_FRACTION`] and nothing unsent (a generator stall on a busy host).
-    Short,
-    /// Under [`SATURATION_FRACTION`] of the schedule, requests never sent, or no reply.
-    Overloaded,
-}
-
-/// How `report` kept its schedule.
-pub fn sends(report: &TestReport) -> Sends {
-    let c = &report.counts;
-    let achieved = achieved_fraction(report);
-    if c.completed == 0 || c.not_sent > 0 || achieved < SATURATION_FRACTION {
-        Sends::Overloaded
-    } else if achieved < 1.0 - SEND_TOLERANCE {
-        Sends::Short
-    } else {
-        Sends::Kept
-    }
-}
-
-/// The verdict of an objective with bound `bound_ns` on a percentile with interval
-/// `ci`: pass when its upper end is at most the bound, fail when its lower end is above
-/// it, uncertain otherwise (and without an interval).
-pub fn verdict(ci: Option<Ci95>, bound_ns: u64) -> Verdict {
-    match ci {
-        Some(c) if c.high().is_some_and(|h| h <= bound_ns) => Verdict::Pass,
-        Some(c) if c.low() > bound_ns => Verdict::Fail,
-        _ => Verdict::Uncertain,
-    }
-}
+use crate::stats::exceedance::Clusters;
 
 /// Every objective together: fail if one fails, pass if all pass, uncertain otherwise.
 pub fn all_of(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
@@ -95,44 +56,39 @@ pub fn all_of(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
     }
 }
 
-/// `verdict` of runs whose sends were `sends`: fail when every run was overloaded; at
-/// best uncertain when any run was overloaded or short.
-pub fn with_sends(verdict: Verdict, sends: &[Sends]) -> Verdict {
-    if !sends.is_empty() && sends.iter().all(|s| *s == Sends::Overloaded) {
-        Verdict::Fail
-    } else if verdict == Verdict::Pass && sends.iter().any(|s| *s != Sends::Kept) {
-        Verdict::Uncertain
-    } else {
-        verdict
-    }
-}
-
 /// Judges one run against `slos`: `met` when every objective's measured value holds and
 /// the run was valid (the achieved rate within [`SEND_TOLERANCE`] of the schedule,
-/// nothing unsent); its `verdict` from its own intervals by the rule of the module doc.
+/// nothing unsent); its `verdict` by the rule of a step (the module doc), its response
+/// windows the clusters ([`Clusters::Windows`]), and each objective's interval that test's
+/// inversion, so that a verdict and the interval shown beside it agree.
 pub fn judge(report: &TestReport, slos: &[Slo]) -> SloVerdict {
-    let kept = sends(report);
-    let valid = kept == Sends::Kept;
+    let valid = sends(report) == Sends::Kept;
+    let step = judge_step(&[report], slos, Clusters::Windows);
     let response = report.response();
     let checks: Vec<SloCheck> = slos
         .iter()
         .map(|slo| {
-            let at = response.and_then(|l| summary::percentile_of(l, slo.percentile));
-            let ci95_ns = at.and_then(|a| a.1);
+            let own = step.checks.iter().find(|c| c.slo == slo.text);
+            let measured_ns = own.map(|c| c.summary.value_ns).or_else(|| {
+                response
+                    .and_then(|l| summary::percentile_of(l, slo.percentile))
+                    .map(|a| a.0)
+            });
             SloCheck {
                 slo: slo.text.clone(),
-                measured_ns: at.map(|a| a.0),
-                ci95_ns,
-                met: at.is_some_and(|a| a.0 <= slo.bound_ns),
-                verdict: Some(verdict(ci95_ns, slo.bound_ns)),
+                measured_ns,
+                ci95_ns: own.and_then(|c| c.summary.ci95_ns),
+                met: measured_ns.is_some_and(|m| m <= slo.bound_ns),
+                verdict: Some(own.map_or(Verdict::Uncertain, |c| c.verdict)),
+                exceedance: own.and_then(|c| c.exceedance),
             }
         })
         .collect();
-    let own = all_of(checks.iter().filter_map(|c| c.verdict));
     SloVerdict {
         met: valid && checks.iter().all(|c| c.met),
         valid,
-        verdict: Some(with_sends(own, &[kept])),
+        verdict: Some(step.verdict),
+        why: Some(step.why),
         checks,
     }
 }
@@ -145,25 +101,9 @@ pub fn judge_steps(runs: &[Measurement], slos: &[Slo]) -> Vec<StepSummary> {
     }
     let groups = summary::by_rate(runs);
     for (summary, (_, group)) in summaries.iter_mut().zip(groups) {
-        summary.slo = Some(judge_step(&decided_on(&group), slos));
+        summary.slo = Some(judge_step(&decided_on(&group), slos, Clusters::Runs));
     }
     summaries
-}
-
-/// The runs of one rate its verdict rests on: its confirmation's fresh runs alone when
-/// it has any (the search kept the rates whose runs happened to be calm, so pooling them
-/// back in would undo what the confirmation is for), else all of them.
-pub fn decided_on<'a>(group: &[&'a Measurement]) -> Vec<&'a Measurement> {
-    let fresh: Vec<&Measurement> = group
-        .iter()
-        .copied()
-        .filter(|m| m.kind == crate::report::sweep::Kind::Confirm)
-        .collect();
-    if fresh.is_empty() {
-        group.to_vec()
-    } else {
-        fresh
-    }
 }
 
 /// `runs` (the repeats of one open-loop test) pooled and judged against `slos` by the
@@ -174,7 +114,7 @@ pub fn judge_repeats(runs: &[&TestReport], slos: &[Slo]) -> Option<StepVerdict> 
     if slos.is_empty() {
         return None;
     }
-    Some(judge_step(runs, slos))
+    Some(judge_step(runs, slos, Clusters::Runs))
 }
 
 #[cfg(test)]

@@ -1,15 +1,17 @@
-//! One step's verdict: every run at one rate, the visits among them pooled (see the
-//! module doc of [`super`] for the rule), each objective decided on its pooled share over
-//! the bound, and why in one clause.
+//! The one verdict on objectives: every run at one rate (a sweep's step, `--repeat`'s
+//! repeats, or a single run), the visits among them pooled (see the module doc of
+//! [`super`] for the rule), each objective decided on its pooled share over the bound with
+//! the runs or the windows as clusters, and why in one clause.
 
-use super::{Sends, all_of, sends};
+use super::all_of;
 use crate::config::slo::Slo;
+use crate::judge::counted::{Sends, left_out_why, sends};
 use crate::judge::saturation::SATURATION_FRACTION;
 use crate::judge::summary::windows_of;
 use crate::report::TestReport;
 use crate::report::sweep::steps::{Exceedance, StepCheck, StepVerdict};
 use crate::report::sweep::{Measurement, SloVerdict, Verdict};
-use crate::stats::exceedance::{self, Decision};
+use crate::stats::exceedance::{self, Clusters, Decision};
 use crate::stats::pooled;
 
 /// A run as a step's verdict reads it: its report, and its own verdict against the
@@ -41,16 +43,17 @@ impl StepRun for TestReport {
     }
 }
 
-/// One step's verdict from all its runs (see the module doc).
-pub fn judge_step<R: StepRun>(group: &[&R], slos: &[Slo]) -> StepVerdict {
+/// The verdict of all the runs of one step, one `--repeat` or one run (see the module
+/// doc), counting `clusters` as the clusters: [`Clusters::Runs`] for a step and repeats,
+/// [`Clusters::Windows`] for a single run.
+pub fn judge_step<R: StepRun>(group: &[&R], slos: &[Slo], clusters: Clusters) -> StepVerdict {
     let sends: Vec<Sends> = group.iter().map(|m| sends(m.report())).collect();
     // The visits: runs that kept their schedule and whose failed checks, if any, can only
-    // have made their response times higher than the server's (see [`PESSIMISTIC`]).
+    // have made their response times higher than the server's (see [`crate::judge::counted::PESSIMISTIC`]).
     let visits: Vec<&TestReport> = group
         .iter()
-        .zip(&sends)
-        .filter(|(m, s)| **s == Sends::Kept && only_pessimistic(m.report()))
-        .map(|(m, _)| m.report())
+        .map(|m| m.report())
+        .filter(|r| left_out_why(r).is_none())
         .collect();
     let invalid = group.len() - visits.len();
     let lagging = visits.iter().filter(|r| generator_behind(r)).count();
@@ -58,15 +61,11 @@ pub fn judge_step<R: StepRun>(group: &[&R], slos: &[Slo]) -> StepVerdict {
     // out too, and that limits nothing of the generator's.
     let behind = group
         .iter()
-        .zip(&sends)
-        .filter(|(m, s)| {
-            let visit = **s == Sends::Kept && only_pessimistic(m.report());
-            !visit && !server_named(m.report())
-        })
+        .filter(|m| left_out_why(m.report()).is_some() && !server_named(m.report()))
         .count();
     let checks: Vec<StepCheck> = slos
         .iter()
-        .filter_map(|slo| step_check(&visits, slo))
+        .filter_map(|slo| step_check(&visits, slo, clusters))
         .collect();
     let measured = if checks.len() == slos.len() && !visits.is_empty() {
         all_of(checks.iter().map(|c| c.verdict))
@@ -108,7 +107,7 @@ pub fn judge_step<R: StepRun>(group: &[&R], slos: &[Slo]) -> StepVerdict {
         checks
             .iter()
             .zip(slos)
-            .map(|(c, slo)| reason(c, slo))
+            .map(|(c, slo)| reason(c, slo, clusters))
             .collect::<Vec<_>>()
             .join("; ")
     };
@@ -124,30 +123,6 @@ pub fn judge_step<R: StepRun>(group: &[&R], slos: &[Slo]) -> StepVerdict {
         checks,
         why,
     }
-}
-
-/// The checks whose failure can only have made a run's response times higher than the
-/// server gave: the generator's lag and CPU (response time counts from the intended
-/// send, so its lateness is added, never taken away), its sends' shape (late sends
-/// bunch up, a burstier load), a backlog that grew, and requests left unanswered (each
-/// counted at its age when given up: the 2 s wait after the end or `--timeout`, over
-/// any bound a sweep decides unless `--timeout` is set under it). A run failing any
-/// other check (errors, counts that do not add up) is not a visit.
-pub const PESSIMISTIC: [&str; 5] = [
-    "schedule_lag",
-    "generator_cpu",
-    "poisson_fit",
-    crate::report::verdict::STEADY_STATE,
-    "unanswered",
-];
-
-/// Whether every check `report` failed is one of [`PESSIMISTIC`].
-pub(crate) fn only_pessimistic(report: &TestReport) -> bool {
-    report
-        .checks
-        .iter()
-        .filter(|c| c.verdict == crate::report::verdict::Verdict::Fail)
-        .all(|c| PESSIMISTIC.contains(&c.name.as_str()))
 }
 
 /// Whether `report`'s generator fell behind: its lag or CPU check failed, and its tail
@@ -174,16 +149,16 @@ fn server_named(report: &TestReport) -> bool {
 
 /// One objective over `visits`: the pooled percentile with its interval, and the decision
 /// on the pooled exceedance (see [`crate::stats::pooled`]).
-fn step_check(visits: &[&TestReport], slo: &Slo) -> Option<StepCheck> {
+fn step_check(visits: &[&TestReport], slo: &Slo, clusters: Clusters) -> Option<StepCheck> {
     let quantile = slo.percentile / 100.0;
     let hists: Vec<_> = visits
         .iter()
         .filter_map(|r| r.response()?.histogram())
         .collect();
     let windows = windows_of(visits.iter().copied());
-    let summary = pooled::percentile(&hists, &windows, quantile)?;
+    let summary = pooled::percentile(&hists, &windows, quantile, clusters)?;
     let (decision, exceedance) = if windows.iter().all(|w| !w.is_empty()) {
-        pooled::objective(&windows, quantile, slo.bound_ns)
+        pooled::objective(&windows, quantile, slo.bound_ns, clusters)
     } else {
         (Decision::Undecided, None)
     };
@@ -201,13 +176,16 @@ fn step_check(visits: &[&TestReport], slo: &Slo) -> Option<StepCheck> {
 
 /// One objective's verdict in a clause: the share of replies over the bound with its
 /// bounds, against the share the objective allows, and the pooled percentile.
-fn reason(c: &StepCheck, slo: &Slo) -> String {
+fn reason(c: &StepCheck, slo: &Slo, clusters: Clusters) -> String {
     let ms = |ns: u64| format!("{:.3}", ns as f64 / 1e6);
+    let runs = match c.summary.runs {
+        1 => "in one run".to_string(),
+        n => format!("over {n} runs"),
+    };
     let value = format!(
-        "{} {} ms over {} runs{}",
+        "{} {} ms {runs}{}",
         slo.percentile_label(),
         ms(c.summary.value_ns),
-        c.summary.runs,
         c.summary
             .ci95_ns
             .map_or_else(String::new, |i| format!(" {}", i.show(ms)))
@@ -228,13 +206,15 @@ fn reason(c: &StepCheck, slo: &Slo) -> String {
         100.0 * e.high,
         100.0 * e.limit
     );
-    if c.verdict == Verdict::Uncertain && e.visits < exceedance::FIRST_LOOK {
+    let windows = clusters == Clusters::Windows;
+    if c.verdict == Verdict::Uncertain && !windows && e.visits < exceedance::FIRST_LOOK {
         text.push_str(&format!(
             ", {} of the {} runs a decision needs",
             e.visits,
             exceedance::FIRST_LOOK
         ));
     } else if c.verdict == Verdict::Uncertain
+        && !windows
         && e.high <= e.limit
         && e.visits < exceedance::FIRST_PASS_LOOK
     {

@@ -35,10 +35,19 @@ pub enum Verdict {
     BSlower,
     /// The whole interval is below zero.
     BFaster,
-    /// The interval holds zero.
+    /// The whole interval lies inside the margin (`--margin`, a share of A's value) on
+    /// both sides of zero: the two one-sided tests of equivalence (TOST) both reject.
+    Equivalent,
+    /// Written by older versions: the interval held zero. Never given now: an interval
+    /// that holds zero is [`Verdict::Equivalent`] inside the margin, else
+    /// [`Verdict::CannotTell`].
     NoDifference,
-    /// A side's interval is unbounded above, so the difference's is too.
+    /// The interval holds zero and reaches past the margin, or is open at the end that
+    /// would decide: the data cannot tell.
     CannotTell,
+    /// A and B are one report (the same file, or files of the same bytes): nothing was
+    /// compared.
+    SameFile,
 }
 
 impl Verdict {
@@ -47,18 +56,22 @@ impl Verdict {
         match self {
             Verdict::BSlower => "B slower",
             Verdict::BFaster => "B faster",
+            Verdict::Equivalent => "equivalent",
             Verdict::NoDifference => "no difference",
             Verdict::CannotTell => "cannot tell",
+            Verdict::SameFile => "same file",
         }
     }
 
     /// The verdict of a difference's interval `(lower, upper)` in nanoseconds, an end
-    /// `None` where it is open.
-    pub fn of(interval: (Option<f64>, Option<f64>)) -> Self {
+    /// `None` where it is open, against an equivalence margin of `margin_ns` either side
+    /// of zero: slower or faster when the interval excludes zero, equivalent when it lies
+    /// strictly inside the margin, cannot tell otherwise.
+    pub fn of(interval: (Option<f64>, Option<f64>), margin_ns: f64) -> Self {
         match interval {
             (Some(low), _) if low > 0.0 => Verdict::BSlower,
             (_, Some(high)) if high < 0.0 => Verdict::BFaster,
-            (Some(_), Some(_)) => Verdict::NoDifference,
+            (Some(low), Some(high)) if -margin_ns < low && high < margin_ns => Verdict::Equivalent,
             _ => Verdict::CannotTell,
         }
     }
@@ -192,6 +205,12 @@ pub struct Comparison {
     pub b: Side,
     /// `--fail-if-slower`, in percent.
     pub fail_if_slower_pct: Option<f64>,
+    /// The equivalence margin, percent of A's value (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin_pct: Option<f64>,
+    /// Why A and B are one report, when they are (every row then reads `same_file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_file: Option<String>,
     /// The live duet, when the sides were measured by it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub live: Option<Duet>,
@@ -259,7 +278,15 @@ pub struct Options {
     pub metrics: Metrics,
     /// `--fail-if-slower`, as a fraction (0.05 for 5%).
     pub fail_if_slower: Option<f64>,
+    /// `--margin`, as a fraction of A's value: how near B must be shown to be to read
+    /// equivalent ([`DEFAULT_MARGIN`] unless set).
+    pub margin: f64,
+    /// Why A and B are one report (`the same path`, `the same bytes`), when they are.
+    pub same_file: Option<String>,
 }
+
+/// The equivalence margin without `--margin`: 5% of A's value.
+pub const DEFAULT_MARGIN: f64 = 0.05;
 
 /// Why a comparison cannot be made; all of them are the user's to fix.
 #[derive(Debug, thiserror::Error)]

@@ -55,9 +55,14 @@ pub struct SloCheck {
     pub ci95_ns: Option<Ci95>,
     /// Whether the measured value holds.
     pub met: bool,
-    /// This objective alone, from the interval (absent in older files).
+    /// This objective alone, by the pooled exceedance test over the run's windows
+    /// (absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
+    /// The share of replies over the bound the verdict rests on (absent in older files
+    /// and without response windows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exceedance: Option<steps::Exceedance>,
 }
 
 /// Whether a run met every objective, and why.
@@ -67,9 +72,13 @@ pub struct SloVerdict {
     pub met: bool,
     /// The achieved rate was within tolerance and nothing went unsent.
     pub valid: bool,
-    /// This run alone, from its own intervals (absent in older files).
+    /// This run alone, by the rule of a step with its windows as clusters (absent in older
+    /// files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
+    /// Why, in one clause, as a step says it (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
     /// Each objective.
     pub checks: Vec<SloCheck>,
 }

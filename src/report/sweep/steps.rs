@@ -108,6 +108,15 @@ impl StepVerdict {
     }
 }
 
+/// Runs at one rate that neither its figures nor its verdict pool, for one reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOut {
+    /// Why, in a few words: `short of the schedule by over 1%`, `failed accounting`.
+    pub why: String,
+    /// How many runs.
+    pub runs: usize,
+}
+
 /// Every open-loop run at one target rate, summarised.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {
@@ -117,8 +126,15 @@ pub struct StepSummary {
     pub runs: usize,
     /// The median of the runs' achieved rates (requests sent per second).
     pub achieved_rate_per_sec: f64,
-    /// Response time at each reported percentile, by key (`p99_9`).
+    /// Response time at each reported percentile, by key (`p99_9`), pooled over exactly
+    /// the runs the verdict pools (`judge::counted`).
     pub response: BTreeMap<String, PooledPercentile>,
+    /// Runs those figures and the verdict pool.
+    #[serde(default)]
+    pub pooled_runs: usize,
+    /// The runs left out of them, counted by why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
     /// The bottleneck most of the runs named (the earliest run's among a tie).
     pub bottleneck: Option<Bottleneck>,
     /// Runs that sent or got replies at under the saturation fraction of their schedule

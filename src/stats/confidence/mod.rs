@@ -22,8 +22,10 @@
 //! number that looks exact.
 
 mod batch;
+mod monotone;
 
 pub use batch::{BATCH, Batch, BatchSeries};
+pub use monotone::monotone;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,8 @@
 //! brackets: both over the visits the decision rests on, so that an interval, a percentile
 //! and a verdict at the same visits agree.
 
-use super::{Decision, RULE, Window, at_last_look, pool};
+use super::clusters::{Clusters, pool_windows};
+use super::{Decision, Pooled, RULE, Window, at_last_look, pool};
 use crate::stats::confidence::Batch;
 
 /// The interval of the Q-quantile over visits of coarse batches (each visit a list of
@@ -13,7 +14,36 @@ use crate::stats::confidence::Batch;
 /// broken), or 0. Shown at any number of visits, at the levels of the look they reach;
 /// `None` without a reply.
 pub fn quantile_interval(visits: &[Vec<Batch>], quantile: f64) -> Option<(u64, Option<u64>)> {
-    let visits = at_last_look(visits, &RULE, |v| v.iter().any(|b| !b.is_empty()));
+    quantile_interval_by(Clusters::Runs, visits, quantile)
+}
+
+/// [`quantile_interval`] with `clusters` as the clusters: the inversion of
+/// [`super::clusters::decide_by`]'s test over the same clusters.
+pub fn quantile_interval_by(
+    clusters: Clusters,
+    visits: &[Vec<Batch>],
+    quantile: f64,
+) -> Option<(u64, Option<u64>)> {
+    match clusters {
+        Clusters::Runs => invert(
+            at_last_look(visits, &RULE, |v| v.iter().any(|b| !b.is_empty())),
+            quantile,
+            pool,
+        ),
+        Clusters::Windows => invert(
+            &clusters.regroup(visits, |b| !b.is_empty()),
+            quantile,
+            pool_windows,
+        ),
+    }
+}
+
+/// The interval over `visits` as given, each value's bounds from `pooled`.
+fn invert(
+    visits: &[Vec<Batch>],
+    quantile: f64,
+    pooled: fn(&[Vec<Window>]) -> Option<Pooled>,
+) -> Option<(u64, Option<u64>)> {
     let limit = 1.0 - quantile;
     let mut values: Vec<u64> = visits.iter().flatten().flat_map(Batch::values).collect();
     if values.is_empty() {
@@ -35,7 +65,7 @@ pub fn quantile_interval(visits: &[Vec<Batch>], quantile: f64) -> Option<(u64, O
             _ => fraction > limit,
         };
         possible
-            && pool(&windows).is_some_and(|p| match wanted {
+            && pooled(&windows).is_some_and(|p| match wanted {
                 Decision::Holds => p.high <= limit,
                 _ => p.low > limit,
             })

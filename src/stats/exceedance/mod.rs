@@ -35,9 +35,11 @@
 
 use statrs::distribution::{Beta, Binomial, ContinuousCDF, DiscreteCDF, StudentsT};
 
+mod clusters;
 mod interval;
 
-pub use interval::{pooled_quantile, quantile_interval};
+pub use clusters::{Clusters, WINDOW_LOOKS, WINDOW_RULE, decide_by};
+pub use interval::{pooled_quantile, quantile_interval, quantile_interval_by};
 
 #[cfg(test)]
 mod calibration;

@@ -19,7 +19,6 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use crate::record::SIGNIFICANT_DIGITS;
 use crate::report::compare::{
     COMPARE_SCHEMA_VERSION, Comparison, ComparisonError, Entry, Group, Metrics, Options, Side,
     Verdict,
@@ -27,6 +26,10 @@ use crate::report::compare::{
 use crate::report::{Latency, Percentile};
 use crate::stats::confidence::{self, Ci95};
 use crate::stats::mover;
+
+mod rows;
+
+pub use rows::{Measured, compare_latency};
 
 /// The rows [`compare_latency`] makes, and the reading of a side from a file:
 /// re-exported so that a caller names a comparison's steps (read the sides, compare
@@ -79,10 +82,21 @@ pub fn compare(
     }
     let family_rows = compared.iter().map(Matched::bounded_rows).sum::<usize>();
     let row_confidence = mover::row_confidence(confidence::CONFIDENCE, family_rows);
-    let groups: Vec<Group> = compared
+    let mut groups: Vec<Group> = compared
         .into_iter()
-        .map(|m| m.compared(row_confidence, options.fail_if_slower))
+        .map(|m| m.compared(row_confidence, options.fail_if_slower, options.margin))
         .collect();
+    // One report against itself: every interval is its own mirror, and no verdict of a
+    // difference means anything.
+    if let Some(why) = &options.same_file {
+        for row in groups.iter_mut().flat_map(|g| g.rows.iter_mut()) {
+            row.verdict = Verdict::SameFile;
+            row.slower_than_allowed = false;
+        }
+        notes.push(format!(
+            "A and B are one report ({why}): nothing is compared; run the test twice to see how far two runs of it differ"
+        ));
+    }
     for (side, done) in ["A", "B"].into_iter().zip(recomputed) {
         if done {
             notes.push(format!(
@@ -107,6 +121,8 @@ pub fn compare(
         a: a_side,
         b: b_side,
         fail_if_slower_pct: options.fail_if_slower.map(|f| f * 100.0),
+        margin_pct: Some(options.margin * 100.0),
+        same_file: options.same_file.clone(),
         live: None,
         capacity: None,
         groups,
@@ -137,7 +153,7 @@ impl Matched {
     }
 
     /// The group with its rows, each side's interval taken at `row_confidence`.
-    fn compared(self, row_confidence: f64, fail_if_slower: Option<f64>) -> Group {
+    fn compared(self, row_confidence: f64, fail_if_slower: Option<f64>, margin: f64) -> Group {
         let Matched {
             mut group,
             a: (xa, ha),
@@ -151,7 +167,7 @@ impl Matched {
             latency: &xb,
             histogram: &hb,
         };
-        group.rows = compare_latency(a, b, row_confidence, fail_if_slower);
+        group.rows = compare_latency(a, b, row_confidence, fail_if_slower, margin);
         group
     }
 }
@@ -385,87 +401,4 @@ fn histogram(
             side,
             what: what.to_string(),
         })
-}
-
-/// One side of one metric as [`compare_latency`] reads it: its report's values and 95%
-/// intervals, and its histogram to take intervals at other confidences from.
-#[derive(Clone, Copy)]
-pub struct Measured<'a> {
-    /// The values, the 95% intervals, and the design effects they rest on.
-    pub latency: &'a Latency,
-    /// `latency`'s histogram, decoded.
-    pub histogram: &'a Histogram<u64>,
-}
-
-impl Measured<'_> {
-    /// The interval of `p` at `confidence`: the report's own at 95%, else taken from the
-    /// histogram and the report's design effect.
-    fn interval(&self, p: Percentile, confidence: f64) -> Option<Ci95> {
-        let reported = self.latency.ci95(p)?;
-        if (confidence - confidence::CONFIDENCE).abs() < 1e-12 {
-            return Some(reported);
-        }
-        self.latency.interval_at(self.histogram, p, confidence)
-    }
-}
-
-/// Every percentile of `a` against `b` (both with 95% intervals), each difference's
-/// interval made from the sides' intervals at `row_confidence`; `fail_if_slower` is the
-/// share of A's value a difference's lower end must exceed to count against B.
-pub fn compare_latency(
-    a: Measured<'_>,
-    b: Measured<'_>,
-    row_confidence: f64,
-    fail_if_slower: Option<f64>,
-) -> Vec<Row> {
-    // Only the histogram's layout matters here (its buckets), not its range.
-    let layout = Histogram::<u64>::new(SIGNIFICANT_DIGITS);
-    let widened = |ci: Ci95| -> (f64, Option<f64>) {
-        let low = match &layout {
-            Ok(h) => h.lowest_equivalent(ci.low()),
-            Err(_) => ci.low(),
-        };
-        (low as f64, ci.high().map(|h| h as f64))
-    };
-    Percentile::ALL
-        .into_iter()
-        .filter_map(|p| {
-            let (a_ns, b_ns) = (a.latency.at(p), b.latency.at(p));
-            let (a_ci, b_ci) = (a.latency.ci95(p)?, b.latency.ci95(p)?);
-            let sides = a
-                .interval(p, row_confidence)
-                .zip(b.interval(p, row_confidence));
-            let interval = sides.map_or((None, None), |(a_row, b_row)| {
-                mover::difference_interval(a_ns as f64, widened(a_row), b_ns as f64, widened(b_row))
-            });
-            let verdict = Verdict::of(interval);
-            let pct = |ns: f64| (a_ns > 0).then(|| ns / a_ns as f64 * 100.0);
-            let slower_than_allowed = match (fail_if_slower, interval.0) {
-                (Some(share), Some(low)) => low > share * a_ns as f64,
-                _ => false,
-            };
-            let known = interval.0.is_some() || interval.1.is_some();
-            Some(Row {
-                percentile: p.key().to_string(),
-                a_ns,
-                a_ci95_ns: a_ci,
-                a_beyond: a.latency.beyond(p),
-                b_ns,
-                b_ci95_ns: b_ci,
-                b_beyond: b.latency.beyond(p),
-                difference_ns: b_ns as i64 - a_ns as i64,
-                difference_pct: pct(b_ns as f64 - a_ns as f64),
-                difference_ci95_ns: known.then(|| {
-                    [
-                        interval.0.map(|l| l.floor() as i64),
-                        interval.1.map(|h| h.ceil() as i64),
-                    ]
-                }),
-                difference_ci95_pct: (known && a_ns > 0)
-                    .then(|| [interval.0.and_then(pct), interval.1.and_then(pct)]),
-                verdict,
-                slower_than_allowed,
-            })
-        })
-        .collect()
 }
