@@ -6,7 +6,7 @@
 //! - [`sweep`], [`tune`]: the commands of many runs: rate sweeps with the SLO capacity
 //!   search, and the search for the best `--workers` setting.
 //! - [`merge`]: `tailrate merge`, the shards of one plan added into one report.
-//! - [`html_report`]: `tailrate report`, the HTML page of saved results.
+//! - [`reread`]: `tailrate report`, saved results shown again (their text, their page).
 //! - [`app`]: orchestration: probe the server, measure each test, export.
 //! - [`progress`]: the live status line.
 //! - [`export`]: every printed or written form: text, CSV, JSON, `.hlog`, the sweep,
@@ -36,7 +36,6 @@ pub mod config;
 pub mod drive;
 pub mod export;
 pub mod host;
-pub mod html_report;
 pub mod input;
 pub mod judge;
 pub mod merge;
@@ -45,6 +44,7 @@ pub mod output;
 pub mod progress;
 pub mod record;
 pub mod report;
+pub mod reread;
 pub mod resp;
 pub mod stats;
 pub mod sweep;

@@ -91,7 +91,7 @@ fn main() -> ExitCode {
         Command::Compare(compare) => tailrate::compare::run(compare, command_line, &cancel, io),
         Command::Merge(merge) => tailrate::merge::run(merge, io.stdout).map(|()| Status::Completed),
         Command::Report(report) => {
-            tailrate::html_report::run(report, io.stdout).map(|()| Status::Completed)
+            tailrate::reread::run(report, io.stdout, io.stderr).map(|()| Status::Completed)
         }
         Command::Completions(shell) => {
             clap_complete::generate(*shell, &mut Args::command(), "tailrate", io.stdout);
@@ -272,7 +272,8 @@ fn is_bad_input(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.is::<tailrate::compare::InputError>()
             || c.is::<tailrate::merge::MergeError>()
-            || c.is::<tailrate::html_report::InputError>()
+            || c.is::<tailrate::reread::InputError>()
+            || c.is::<tailrate::export::text::NoSuchForm>()
             || c.is::<tailrate::sweep::PlotInputError>()
             || c.is::<tailrate::report::sweep::ParseError>()
             || c.is::<tailrate::report::compare::ComparisonError>()

@@ -32,6 +32,7 @@ mod plots;
 mod proxy;
 mod reliability;
 mod replay;
+mod report;
 mod server_view;
 mod shard;
 mod signals;

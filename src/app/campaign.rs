@@ -36,8 +36,8 @@ pub(crate) trait Campaign {
     fn run_all(&mut self) -> Result<(), Halt>;
     /// Marks the report: every phase ran (`complete`), or Ctrl+C ended it (`interrupted`).
     fn mark_end(&mut self, complete: bool, interrupted: bool);
-    /// Writes the report.
-    fn save_report(&self) -> Result<()>;
+    /// Hands the report to its outputs, which write it.
+    fn save_report(&mut self) -> Result<()>;
     /// Prints the closing summary.
     fn print_summary(&mut self) -> Result<()>;
     /// Whether `--strict` was given and a run of the campaign failed a self-check.

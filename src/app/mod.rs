@@ -28,11 +28,8 @@ pub use probe::server_facts;
 
 use crate::config::RunConfig;
 use crate::drive::Cancel;
-use crate::export::Exporter;
-use crate::export::csv::Csv;
 use crate::export::outputs::Outputs;
 use crate::export::run_lines;
-use crate::export::run_text::Text;
 use crate::net::Connection;
 use crate::net::cluster::ClusterMap;
 use crate::report::{Header, RunReport, ServerFacts, Settings};
@@ -201,13 +198,7 @@ pub fn run(
         repeats: Vec::new(),
         merge: None,
     };
-    let mut outputs = Outputs::new(
-        stdout,
-        config.output.json.clone(),
-        config.output.hdr_log.clone(),
-    )
-    .with_html(config.output.html.clone());
-    let exporters = stdout_exporters(config, &outputs);
+    let mut outputs = Outputs::new(stdout, &config.destinations());
     let started = SystemTime::now();
     let run_start = Instant::now();
     let hlog = outputs.open_hdr_log(started, &hlog_comment(config))?;
@@ -221,28 +212,11 @@ pub fn run(
         hlog,
         run_start,
         report,
-        exporters,
         outputs,
     };
     let status = session.run_tests()?;
     session.finish()?;
     Ok(status)
-}
-
-/// The forms of the report on standard output: the CSV or the text, unless an output
-/// given `-` has it.
-fn stdout_exporters(config: &RunConfig, outputs: &Outputs<'_>) -> Vec<Box<dyn Exporter>> {
-    let mut exporters: Vec<Box<dyn Exporter>> = Vec::new();
-    if !outputs.shows_text() {
-    } else if config.output.csv {
-        exporters.push(Box::new(Csv::default()));
-    } else {
-        exporters.push(Box::new(Text {
-            quiet: config.output.quiet,
-            precision: config.output.precision,
-        }));
-    }
-    exporters
 }
 
 /// The first line of the `--hdr-log`: the tool, the seed, and the shard's place in its

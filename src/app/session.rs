@@ -6,12 +6,11 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::{Status, contrast_loops, measure, metrics};
 use crate::config::RunConfig;
 use crate::drive::Cancel;
-use crate::export::Exporter;
 use crate::export::hlog::HlogWriter;
 use crate::export::outputs::Outputs;
 use crate::export::run_lines;
@@ -33,8 +32,6 @@ pub(super) struct Session<'c, 'a> {
     /// When the run began: the log counts each test's intervals from it.
     pub(super) run_start: Instant,
     pub(super) report: RunReport,
-    /// The forms of the report on standard output.
-    pub(super) exporters: Vec<Box<dyn Exporter>>,
     pub(super) outputs: Outputs<'a>,
 }
 
@@ -165,13 +162,7 @@ impl Session<'_, '_> {
             &self.report,
             &self.report.tests[self.report.tests.len() - 1],
         );
-        for exporter in self.exporters.iter_mut() {
-            exporter
-                .test_done(self.outputs.text(), report, test)
-                .context("writing results")?;
-        }
-        self.outputs.save_json_so_far(report)?;
-        self.outputs.text().flush().ok();
+        self.outputs.test_done(report, test)?;
         Ok(stopped_early)
     }
 
@@ -213,15 +204,9 @@ impl Session<'_, '_> {
     /// The run's end (or interruption): the closing sections, the whole `--json`, and
     /// the `--html` page.
     pub(super) fn finish(&mut self) -> Result<()> {
-        for exporter in self.exporters.iter_mut() {
-            exporter
-                .run_done(self.outputs.text(), &self.report)
-                .context("writing results")?;
-        }
-        self.outputs.save_json(&self.report)?;
-        let report = &self.report;
         self.outputs
-            .save_html(|| Ok(crate::export::html::run(report)))
+            .end(crate::export::report::Report::Run(&self.report))?;
+        Ok(())
     }
 }
 

@@ -92,7 +92,7 @@ pub enum Command {
     Tune(Box<TuneArgs>),
     /// Add the reports of a plan's shards (JSON, and their .hlog files) into one, exactly: histograms and counts added, every percentile and interval derived again.
     Merge(MergeArgs),
-    /// Write one self-contained HTML page from saved results: a run's or a merge's JSON, a comparison's JSON, or a sweep (its folder or sweep.json).
+    /// Show saved results again: the text the command printed (-q, --csv), or with --html its self-contained page; a run's or a merge's JSON, a comparison's JSON, or a sweep (its folder or sweep.json).
     Report(ReportArgs),
     /// Print a shell completion script: `source <(tailrate completions bash)`.
     Completions {
@@ -355,6 +355,8 @@ pub struct MergeArgs {
 /// `tailrate report`: see docs/html.md.
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_help = "Examples:
+  tailrate report run.json                          # the text the run printed
+  tailrate report run.json -q                       # one line per test (--csv: CSV)
   tailrate report run.json --html run.html          # a run's --json, or a merge's merged.json
   tailrate report sweep-out/ --html sweep.html      # a sweep's folder, or its sweep.json
   tailrate report compare.json --html compare.html  # compare --json
@@ -365,9 +367,18 @@ pub struct ReportArgs {
     /// JSON (`compare --json`), or a sweep's folder or its sweep.json.
     #[arg(value_name = "INPUT")]
     pub input: PathBuf,
-    /// Where the page goes (a regular file).
-    #[arg(long, value_name = "FILE", required = true)]
-    pub html: PathBuf,
+    /// Also write the report's page to this file (a regular file).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Quiet: one line per test of a run or a merge.
+    #[arg(short = 'q', conflicts_with = "csv")]
+    pub quiet: bool,
+    /// The report as CSV: a run's or a merge's rows, a sweep's sweep.csv.
+    #[arg(long)]
+    pub csv: bool,
+    /// `--precision`.
+    #[command(flatten)]
+    pub precision: PrecisionArgs,
 }
 
 impl TuneArgs {

@@ -14,7 +14,7 @@ mod live;
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::app::{Io, Status};
 use crate::config::compare::{CompareConfig, Source};
@@ -100,8 +100,10 @@ pub fn run(
     let Some(comparison) = comparison else {
         return Ok(status);
     };
-    let outputs = Outputs::new(stdout, config.json.clone(), None).with_html(config.html.clone());
-    export(config, &comparison, &command_line, outputs)?;
+    Outputs::new(stdout, &config.destinations()).end(crate::export::report::Report::Compare {
+        comparison: &comparison,
+        command_line: Some(&command_line),
+    })?;
     if status != Status::Completed {
         return Ok(status);
     }
@@ -174,22 +176,4 @@ fn load(side: &'static str, path: &Path) -> Result<(Report, Vec<u8>), InputError
         source,
     })?;
     Ok((report, bytes))
-}
-
-/// The table on standard output, the JSON where `--json` says (`-`: in its place), and
-/// the page where `--html` says, with the command line that made the comparison.
-fn export(
-    config: &CompareConfig,
-    comparison: &Comparison,
-    command_line: &[String],
-    mut outputs: Outputs<'_>,
-) -> Result<()> {
-    if outputs.shows_text() {
-        let stdout = outputs.text();
-        crate::export::compare_text::write(stdout, comparison, config.precision)
-            .context("writing results")?;
-        stdout.flush().ok();
-    }
-    outputs.save_json(comparison)?;
-    outputs.save_html(|| Ok(crate::export::html::compare(comparison, Some(command_line))))
 }

@@ -12,6 +12,7 @@ pub mod compare;
 mod endpoint;
 mod error;
 pub mod metrics;
+pub mod outputs;
 pub mod redact;
 pub mod replay;
 mod run;
@@ -29,6 +30,7 @@ use std::path::{Path, PathBuf};
 pub use compare::CompareConfig;
 pub use error::ConfigError;
 pub use metrics::MetricsConfig;
+pub use outputs::{Destinations, TextForm};
 pub use run::{Output, RunConfig};
 pub use sweep::SweepConfig;
 pub use tune::TuneConfig;
@@ -61,8 +63,12 @@ impl MergeConfig {
 pub struct ReportConfig {
     /// A saved run, merge or comparison JSON, or a sweep's folder or sweep.json.
     pub input: PathBuf,
-    /// Where the page goes.
-    pub html: PathBuf,
+    /// Where the page goes, if asked for.
+    pub html: Option<PathBuf>,
+    /// The text's form (`-q`, `--csv`).
+    pub text: TextForm,
+    /// Decimal places of milliseconds in the text.
+    pub precision: usize,
 }
 
 /// What the command line asks for, checked.
@@ -80,7 +86,7 @@ pub enum Command {
     Compare(Box<CompareConfig>),
     /// Add shards' reports (`tailrate merge`).
     Merge(MergeConfig),
-    /// Write a saved report's HTML page (`tailrate report`).
+    /// Show a saved report again: its text, or its HTML page (`tailrate report`).
     Report(ReportConfig),
     /// Print a shell completion script.
     Completions(clap_complete::Shell),
@@ -191,10 +197,21 @@ impl Command {
                 })
             }
             Some(cli::Command::Report(report)) => {
-                check_html(&report.html)?;
+                if let Some(html) = &report.html {
+                    check_html(html)?;
+                }
+                let precision = report.precision.precision.unwrap_or(3);
+                if precision > 9 {
+                    return Err(ConfigError::invalid(
+                        "--precision",
+                        "at most 9 decimal places (nanoseconds)",
+                    ));
+                }
                 Command::Report(ReportConfig {
                     input: report.input.clone(),
                     html: report.html.clone(),
+                    text: outputs::text_form(report.quiet, report.csv),
+                    precision,
                 })
             }
             Some(cli::Command::Completions { shell }) => Command::Completions(*shell),

@@ -1,9 +1,10 @@
 //! Every printed or written form of a report: the run's text (redis-benchmark's formats
 //! and tailrate's sections), CSV, JSON, HdrHistogram logs, the sweep, tune and compare
 //! tables, the lines a command writes to standard error, and the SVG plots. Conversions
-//! from nanoseconds to display units happen only here. [`outputs::Outputs`] decides where
-//! a command's outputs go and which of them has standard output; the runners only hand
-//! their models over.
+//! from nanoseconds to display units happen only here. What can be reported is one enum,
+//! [`report::Report`]; each form renders from it ([`text`], [`json`], [`html`],
+//! [`out_dir`]), and [`outputs::Outputs`] hands it to every destination and decides which
+//! of them has standard output: the runners only hand their reports over.
 
 use std::io::{self, Write};
 
@@ -19,14 +20,17 @@ pub mod html;
 pub mod json;
 pub mod metrics;
 pub mod objective_text;
+pub mod out_dir;
 pub mod outputs;
 pub mod plot;
 pub mod repeats_text;
+pub mod report;
 pub mod run_lines;
 pub mod run_text;
 pub mod sweep_csv;
 pub mod sweep_lines;
 pub mod sweep_text;
+pub mod text;
 pub mod tune_text;
 
 /// Something that shows results as they come: once per test, and once at the end.

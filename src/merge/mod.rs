@@ -23,7 +23,7 @@ mod plan;
 
 use std::io::Write;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use self::input::{inputs, pair};
 
@@ -33,11 +33,8 @@ pub use hlog::{ShardLog, read_log};
 pub use input::ShardInput;
 
 use crate::config::MergeConfig;
-
-/// The merged files' names in `--out`: config refuses an `--out` that holds an input
-/// by these names.
-const JSON_FILE: &str = MergeConfig::JSON_FILE;
-const HLOG_FILE: &str = MergeConfig::HLOG_FILE;
+use crate::export::outputs::Outputs;
+use crate::export::report::Report;
 
 /// Runs `tailrate merge`: reads, checks, adds, writes; on `stdout`, each merged test's
 /// `-q` line and one line that says where it went.
@@ -45,33 +42,15 @@ pub fn run(config: &MergeConfig, stdout: &mut dyn Write) -> Result<()> {
     let (reports, logs) = inputs(&config.inputs)?;
     let shards = pair(reports, logs)?;
     let (merged, log_text) = merge_reports(&shards, config.partial)?;
-    std::fs::create_dir_all(&config.out)
-        .with_context(|| format!("creating --out {}", config.out.display()))?;
-    let json = serde_json::to_vec_pretty(&merged).context("encoding the merged report")?;
-    crate::output::write_file(&config.out.join(JSON_FILE), &json)
-        .context("writing the merged report")?;
-    let mut wrote = vec![JSON_FILE];
-    if let Some(text) = log_text {
-        crate::output::write_file(&config.out.join(HLOG_FILE), &text)
-            .context("writing the merged log")?;
-        wrote.push(HLOG_FILE);
-    }
-    if let Some(path) = &config.html {
-        let page = crate::export::html::run(&merged);
-        crate::output::write_file(path, page.as_bytes())
-            .with_context(|| format!("writing --html {}", path.display()))?;
-    }
+    let mut outputs = Outputs::new(stdout, &config.destinations());
     // The merged result as a run's `-q` line per test, then where it went.
-    let mut quiet = crate::export::run_text::Text {
-        quiet: true,
-        precision: 3,
-    };
-    for test in &merged.tests {
-        crate::export::Exporter::test_done(&mut quiet, stdout, &merged, test)?;
-    }
+    let wrote = outputs.end(Report::Merged {
+        report: &merged,
+        log: log_text.as_deref(),
+    })?;
     let summary = merged.merge.as_ref();
     writeln!(
-        stdout,
+        outputs.text(),
         "merged {} of {} shards{} into {}: {}{}",
         summary.map_or(0, |m| m.parts.len()),
         summary.map_or(0, |m| m.shards),

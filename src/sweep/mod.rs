@@ -24,29 +24,27 @@ pub mod search;
 pub use coarse::{BEYOND, SATURATION_PROBES};
 pub use replot::{InputError as PlotInputError, replot};
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::config::sweep::{Rates, SweepPlan};
 use crate::config::{RunConfig, SweepConfig};
 use crate::drive::{Cancel, Mode, RateCap};
-use crate::export::hlog::HlogWriter;
+use crate::export::outputs::Outputs;
 use crate::export::plot;
+use crate::export::report::Report;
 use crate::export::sweep_lines::{self, Line};
-use crate::output;
 use crate::report::sweep::{self as model, Kind, Measurement, PlanRecord, SweepReport};
 use crate::report::{Header, Settings};
+use std::io::Write;
 
 /// File name of the sweep JSON inside `--out`.
-pub const JSON_FILE: &str = "sweep.json";
+pub const JSON_FILE: &str = SweepConfig::JSON_FILE;
 /// File name of the sweep CSV inside `--out`.
-pub const CSV_FILE: &str = "sweep.csv";
-/// One row per step and objective, with the share over the bound that decided it.
-pub const STEPS_CSV_FILE: &str = "steps.csv";
+pub const CSV_FILE: &str = SweepConfig::CSV_FILE;
 /// A rate this many times the last open-loop rate, or more, gets [`LONG_SETTLE`]: the
 /// backlog and the host's caches of a saturated run still show in the next one's first
 /// second.
@@ -127,7 +125,7 @@ pub fn run(
         report,
         started: Instant::now(),
         cancel,
-        stdout,
+        outputs: Outputs::new(stdout, &sweep.destinations()),
         stderr,
         stderr_is_terminal,
         metrics,
@@ -176,27 +174,10 @@ impl Campaign for Sweeper<'_> {
         crate::judge::summary::lost_server(&self.report.runs)
     }
 
-    /// Writes sweep.json, then the CSV, the plots drawn from the JSON bytes just written, and
-    /// the `--html` page with those plots.
-    fn save_report(&self) -> Result<()> {
-        let bytes =
-            serde_json::to_vec_pretty(&self.report).context("encoding the sweep as JSON")?;
-        write_out(&self.out.join(JSON_FILE), &bytes)?;
-        let csv = crate::export::sweep_csv::csv(&self.report);
-        write_out(&self.out.join(CSV_FILE), csv.trim_end().as_bytes())?;
-        let steps = crate::export::sweep_csv::steps_csv(&self.report);
-        write_out(&self.out.join(STEPS_CSV_FILE), steps.trim_end().as_bytes())?;
-        // Drawn from the parsed bytes, exactly as `tailrate plot` will read them back.
-        let saved = model::parse(&bytes)?;
-        let charts = plot::render_sweep(&saved, None)?;
-        for chart in &charts {
-            write_out(&self.out.join(&chart.file_name), chart.svg.as_bytes())?;
-        }
-        if let Some(path) = &self.sweep.html {
-            let page = crate::export::html::sweep(&saved, &charts);
-            output::write_file(path, page.as_bytes())
-                .with_context(|| format!("writing --html {}", path.display()))?;
-        }
+    /// Hands the sweep so far to the outputs: sweep.json, the CSVs and the plots in
+    /// `--out`, the `--html` page.
+    fn save_report(&mut self) -> Result<()> {
+        self.outputs.save(Report::Sweep(&self.report))?;
         Ok(())
     }
 
@@ -229,15 +210,6 @@ impl Campaign for Sweeper<'_> {
     }
 }
 
-/// Writes one file of `--out` (`bytes` and a final newline) through [`output::write_file`]:
-/// atomically, unless the name there is a device or a FIFO.
-pub(crate) fn write_out(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    let mut whole = Vec::with_capacity(bytes.len() + 1);
-    whole.extend_from_slice(bytes);
-    whole.push(b'\n');
-    output::write_file(path, &whole).context("writing into --out")
-}
-
 struct Sweeper<'a> {
     plan: SweepPlan,
     sweep: &'a SweepConfig,
@@ -247,7 +219,8 @@ struct Sweeper<'a> {
     report: SweepReport,
     started: Instant,
     cancel: &'a Cancel,
-    stdout: &'a mut dyn Write,
+    /// Its lines on standard output, and every file.
+    outputs: Outputs<'a>,
     stderr: &'a mut dyn Write,
     stderr_is_terminal: bool,
     /// The live Prometheus page, if served: each run's series carry its step and rate.
@@ -268,12 +241,12 @@ struct Sweeper<'a> {
 impl Sweeper<'_> {
     /// Hands `line` to the sweep's line exporter, onto standard output.
     fn say(&mut self, line: &Line<'_>) -> std::io::Result<()> {
-        sweep_lines::write(&mut *self.stdout, line)
+        sweep_lines::write(self.outputs.text(), line)
     }
 
     /// The steps by rate, as a table.
     fn print_steps(&mut self) -> Result<(), Halt> {
-        crate::export::sweep_text::write_steps(&mut *self.stdout, &self.report)?;
+        crate::export::sweep_text::write_steps(self.outputs.text(), &self.report)?;
         Ok(())
     }
 
@@ -350,7 +323,6 @@ impl Sweeper<'_> {
         self.measured_once = true;
         let (config, seed) = self.run_config(kind, rate, connections);
         let hlog_name = hlog_name(kind, rate, connections, repeat);
-        let hlog_path = self.out.join(&hlog_name);
         let comment = format!(
             "tailrate {} seed {} {} {}",
             env!("CARGO_PKG_VERSION"),
@@ -358,8 +330,9 @@ impl Sweeper<'_> {
             kind.name(),
             self.report.test
         );
-        let mut hlog = HlogWriter::create(&hlog_path, SystemTime::now(), &comment)
-            .with_context(|| format!("creating {} in --out", hlog_path.display()))?;
+        let mut hlog = self
+            .outputs
+            .create_out_log(&hlog_name, SystemTime::now(), &comment)?;
         let started_secs = self.started.elapsed().as_secs_f64();
         let live = self.metrics.map(|metrics| {
             let step = hlog_name.trim_end_matches(".hlog").to_string();

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::write_out;
 use crate::config::PlotConfig;
+use crate::export::outputs::Outputs;
 use crate::export::plot;
+use crate::export::report::Report;
 use crate::export::sweep_lines::{self, Line};
 use crate::report::sweep as model;
 
@@ -90,14 +91,13 @@ pub fn replot(args: &PlotConfig, out: &mut dyn Write) -> Result<()> {
     write_charts(args, &charts, out)
 }
 
-/// Writes `charts` into `--out` (made now, when missing), naming each file on `out`.
+/// Hands `charts` to the outputs, which write them into `--out` (made now, when missing),
+/// and names each file written on `out`.
 fn write_charts(args: &PlotConfig, charts: &[plot::Chart], out: &mut dyn Write) -> Result<()> {
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating --out {}", args.out.display()))?;
-    for chart in charts {
-        let path = args.out.join(&chart.file_name);
-        write_out(&path, chart.svg.as_bytes())?;
-        sweep_lines::write(out, &Line::WroteFile(&path))?;
+    let mut sink = std::io::sink();
+    let names = Outputs::new(&mut sink, &args.destinations()).save(Report::Charts(charts))?;
+    for name in names {
+        sweep_lines::write(out, &Line::WroteFile(&args.out.join(name)))?;
     }
     Ok(())
 }

@@ -30,6 +30,7 @@ use crate::app::{self, Campaign, Halt, Io, Status};
 use crate::config::{RunConfig, TuneConfig};
 use crate::drive::{Cancel, Mode, Workers};
 use crate::export::outputs::Outputs;
+use crate::export::report::Report;
 use crate::export::tune_text::{self, delay_arg};
 use crate::report::tune::{Best, Phase, TUNE_SCHEMA_VERSION, Trial, TuneReport};
 use crate::report::{Header, TestReport};
@@ -82,7 +83,7 @@ pub fn run(
     );
     let mut tuner = Tuner {
         any_invalid: false,
-        outputs: RefCell::new(Outputs::new(stdout, tune.json.clone(), None)),
+        outputs: RefCell::new(Outputs::new(stdout, &tune.destinations())),
         space: Space::new(config.plan.connections, tune.max_workers),
         max_trials: tune.max_trials,
         confirm_runs: tune.confirm_runs,
@@ -175,8 +176,9 @@ impl Campaign for Tuner<'_> {
         self.base.strict && self.any_invalid
     }
 
-    fn save_report(&self) -> Result<()> {
-        self.outputs.borrow_mut().save_json(&self.report)
+    fn save_report(&mut self) -> Result<()> {
+        self.outputs.get_mut().save(Report::Tune(&self.report))?;
+        Ok(())
     }
 
     fn print_summary(&mut self) -> Result<()> {

@@ -34,7 +34,7 @@ use read::Crate;
 /// ARCHITECTURE.md draws the same order; change both together.
 const FLOORS: &[&[&str]] = &[
     &["main"],
-    &["app", "sweep", "tune", "compare", "merge", "html_report"],
+    &["app", "sweep", "tune", "compare", "merge", "reread"],
     &["export"],
     &["judge", "host"],
     &["report"],
@@ -172,5 +172,72 @@ fn the_check_finds_a_planted_arrow_back_up_and_a_planted_circle() {
     assert!(
         strays.contains(&"src/gadget.rs: module gadget stands on no floor".to_string()),
         "{strays:?}"
+    );
+}
+
+/// The calls that write a file, or make a folder for one.
+const WRITES: &[&str] = &[
+    "write_file(",
+    "fs::write(",
+    "File::create(",
+    "HlogWriter::create(",
+    "create_dir_all(",
+    "OpenOptions::new(",
+];
+
+/// Files that may write one: `output.rs` (how a file is replaced), `export/` (the
+/// outputs and the interval log's writer), `config/` (a folder checked to take files
+/// before anything runs) and `cli/man.rs` (`tailrate man --out`, pages of the help, no
+/// report).
+fn may_write(file: &str) -> bool {
+    file == "src/output.rs"
+        || file.starts_with("src/export/")
+        || file.starts_with("src/config/")
+        || file == "src/cli/man.rs"
+}
+
+/// `file:line: code` of every call in `sources` that writes a file outside the files that
+/// may; test code (a `tests.rs`, and from the first `#[cfg(test)]` on) and comments left
+/// out.
+fn writes_outside_the_outputs(sources: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    let checked = sources
+        .iter()
+        .filter(|(f, _)| !may_write(f) && !f.ends_with("/tests.rs"));
+    for (file, text) in checked {
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            let line = line.trim();
+            if !line.starts_with("//") && WRITES.iter().any(|w| line.contains(w)) {
+                found.push(format!("{file}:{}: {line}", n + 1));
+            }
+        }
+    }
+    found
+}
+
+/// No runner (run, sweep, tune, compare, merge, plot, `tailrate report`) encodes or writes
+/// a file itself: each hands its report to `export::outputs::Outputs`.
+#[test]
+fn no_runner_writes_a_file_itself_and_a_planted_write_is_found() {
+    let found = writes_outside_the_outputs(&sources());
+    assert!(
+        found.is_empty(),
+        "written outside export/:\n{}",
+        found.join("\n")
+    );
+    let planted = [
+        (
+            "src/sweep/mod.rs".to_string(),
+            "fn f() {\n    // output::write_file(p, b) in a comment\n    crate::output::write_file(p, b)?;\n}\n#[cfg(test)]\nmod tests { fn g() { std::fs::write(p, b); } }".to_string(),
+        ),
+        (
+            "src/export/outputs.rs".to_string(),
+            "fn f() { output::write_file(p, b)?; }".to_string(),
+        ),
+    ];
+    assert_eq!(
+        writes_outside_the_outputs(&planted),
+        ["src/sweep/mod.rs:3: crate::output::write_file(p, b)?;"]
     );
 }

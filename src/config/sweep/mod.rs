@@ -153,6 +153,13 @@ pub struct SweepConfig {
 }
 
 impl SweepConfig {
+    /// The sweep's JSON in `--out`.
+    pub const JSON_FILE: &str = "sweep.json";
+    /// The sweep's CSV in `--out`.
+    pub const CSV_FILE: &str = "sweep.csv";
+    /// One row per step and objective, with the share over the bound that decided it.
+    pub const STEPS_CSV_FILE: &str = "steps.csv";
+
     /// Checks `args`, creates `--out`, and builds the base run.
     pub fn from_args(args: &SweepArgs) -> Result<Self, ConfigError> {
         let replay = match &args.replay {

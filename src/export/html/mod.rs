@@ -24,6 +24,21 @@ pub use sweep::render as sweep;
 
 use crate::report::sweep::SweepReport;
 
+use super::report::Report;
+
+/// The page of `report`, or `None` for a report with no page (a search, charts).
+pub fn render(report: Report<'_>) -> anyhow::Result<Option<String>> {
+    Ok(match report {
+        Report::Run(run) | Report::Merged { report: run, .. } => Some(self::run(run)),
+        Report::Sweep(sweep) => Some(sweep_with_plots(sweep)?),
+        Report::Compare {
+            comparison,
+            command_line,
+        } => Some(self::compare(comparison, command_line)),
+        Report::Tune(_) | Report::Charts(_) => None,
+    })
+}
+
 /// A sweep's page with the plots drawn for it now ([`crate::export::plot::render_sweep`]),
 /// for callers that do not hold them already.
 pub fn sweep_with_plots(report: &SweepReport) -> Result<String, crate::export::plot::PlotError> {

@@ -1,9 +1,11 @@
-//! `tailrate report INPUT --html FILE`: one HTML page from results saved earlier. The
+//! `tailrate report INPUT`: results saved earlier, shown again: the text the command
+//! printed (`-q` and `--csv` as a run takes them), and with `--html FILE` the page. The
 //! input is told apart by its fields: a comparison (`groups`), a sweep (`runs`; a sweep's
-//! folder means its `sweep.json`), or a run or a merge (`tests`). Reading and rendering
+//! folder means its `sweep.json`), or a run or a merge (`tests`). Reading and showing
 //! are the same as the commands' own: `report::compare::parse` and
-//! `report::sweep::parse` read, [`crate::export::html`] renders (a sweep's plots drawn
-//! again, as `tailrate plot` draws them).
+//! `report::sweep::parse` read, and the report is handed to the same
+//! [`crate::export::outputs::Outputs`] a command ends with (a sweep's plots drawn again
+//! for its page, as `tailrate plot` draws them).
 //!
 //! An input that cannot be read or is not one of those, or that holds a number no run
 //! writes (`report::scan`), is the user's to fix: an [`InputError`] naming the file
@@ -12,14 +14,17 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::config::ReportConfig;
-use crate::export::html;
+use crate::export::outputs::Outputs;
+use crate::export::report::Report as Reported;
+use crate::report::RunReport;
 use crate::report::compare::{COMPARE_SCHEMA_VERSION, Comparison, Report};
 use crate::report::scan::{self, TopKeys};
+use crate::report::sweep::SweepReport;
 
-/// A saved report that cannot be made into a page: the user's to fix (exit 2).
+/// A saved report that cannot be read back: the user's to fix (exit 2).
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
     /// The file cannot be read.
@@ -40,21 +45,46 @@ pub enum InputError {
     },
 }
 
-/// Reads `config.input`, renders its page into `config.html`, and says so on `out`.
-pub fn run(config: &ReportConfig, out: &mut dyn Write) -> Result<()> {
+/// Reads `config.input` and hands it to the outputs: its text on `out`, its page to
+/// `--html` when given (and says so on standard error, beside the text).
+pub fn run(config: &ReportConfig, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
     let path = input_file(&config.input);
     let bytes = crate::input::read(&path).map_err(|source| InputError::Read {
         path: path.clone(),
         source,
     })?;
-    let page = render(&bytes).map_err(|why| InputError::Parse {
+    let saved = read(&bytes).map_err(|why| InputError::Parse {
         path: path.clone(),
         why,
     })?;
-    crate::output::write_file(&config.html, page.as_bytes())
-        .with_context(|| format!("writing --html {}", config.html.display()))?;
-    writeln!(out, "wrote {}", config.html.display())?;
+    let report = match &saved {
+        Saved::Run(run) if run.merge.is_some() => Reported::Merged {
+            report: run,
+            log: None,
+        },
+        Saved::Run(run) => Reported::Run(run),
+        Saved::Sweep(sweep) => Reported::Sweep(sweep),
+        Saved::Compare(comparison) => Reported::Compare {
+            comparison,
+            command_line: None,
+        },
+    };
+    Outputs::new(out, &config.destinations()).end(report)?;
+    if let Some(html) = &config.html {
+        writeln!(err, "wrote {}", html.display())?;
+    }
     Ok(())
+}
+
+/// A saved report, read.
+#[derive(Debug)]
+enum Saved {
+    /// A run's or a merge's.
+    Run(Box<RunReport>),
+    /// A sweep's.
+    Sweep(Box<SweepReport>),
+    /// A comparison's.
+    Compare(Box<Comparison>),
 }
 
 /// The file to read: `input`, or the `sweep.json` in it when it is a sweep's folder.
@@ -66,20 +96,20 @@ fn input_file(input: &Path) -> PathBuf {
     }
 }
 
-/// The page of the report in `bytes`, or what is wrong with it.
-fn render(bytes: &[u8]) -> Result<String, String> {
+/// The report in `bytes`, or what is wrong with it.
+fn read(bytes: &[u8]) -> Result<Saved, String> {
     // A number or a list no run writes is refused here, as the file is walked and before
     // anything of it is built, so a page neither sums nor divides by it, and a list of
     // millions costs no memory.
     scan::beyond_any_run(bytes)?;
     let keys = TopKeys::of(bytes).map_err(|e| crate::report::not_json(&e))?;
     if keys.groups.is_some() && keys.method.is_some() {
-        return comparison(bytes, &keys).map(|c| html::compare(&c, None));
+        return comparison(bytes, &keys).map(|c| Saved::Compare(Box::new(c)));
     }
     if keys.runs.is_none() && keys.tests.is_none() {
         return Err(if keys.trials.is_some() {
-            "a tune report (tailrate tune --json), which has no page: give a run's, a merge's, \
-             a sweep's or a comparison's"
+            "a tune report (tailrate tune --json), which is not read back: give a run's, a \
+             merge's, a sweep's or a comparison's"
                 .into()
         } else {
             "not a report of tailrate's: it has no `tests` (a run's or a merge's --json), no \
@@ -88,8 +118,8 @@ fn render(bytes: &[u8]) -> Result<String, String> {
         });
     }
     match crate::report::compare::parse(bytes).map_err(|e| e.to_string())? {
-        Report::Run(run) => Ok(html::run(&run)),
-        Report::Sweep(sweep) => html::sweep_with_plots(&sweep).map_err(|e| e.to_string()),
+        Report::Run(run) => Ok(Saved::Run(run)),
+        Report::Sweep(sweep) => Ok(Saved::Sweep(sweep)),
     }
 }
 
@@ -115,15 +145,15 @@ mod tests {
 
     #[test]
     fn what_is_not_a_report_is_named_by_the_field_it_lacks() {
-        let e = render(b"{\"schema_version\": 1}").unwrap_err();
+        let e = read(b"{\"schema_version\": 1}").unwrap_err();
         assert!(e.contains("`tests`") && e.contains("`groups`"), "{e}");
-        let e = render(b"{\"trials\": []}").unwrap_err();
+        let e = read(b"{\"trials\": []}").unwrap_err();
         assert!(e.contains("tune report"), "{e}");
-        let e = render(b"not json").unwrap_err();
+        let e = read(b"not json").unwrap_err();
         assert!(e.starts_with("is not JSON (at line"), "{e}");
-        let e = render(b"{\"schema_version\": 2, \"groups\": [], \"method\": \"m\"}").unwrap_err();
+        let e = read(b"{\"schema_version\": 2, \"groups\": [], \"method\": \"m\"}").unwrap_err();
         assert!(e.contains("missing field"), "{e}");
-        let e = render(b"{\"tests\": [{\"measured_secs\": 1e308}]}").unwrap_err();
+        let e = read(b"{\"tests\": [{\"measured_secs\": 1e308}]}").unwrap_err();
         assert!(
             e.starts_with("tests[0].measured_secs is 1e308: no run"),
             "{e}"
