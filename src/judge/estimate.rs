@@ -38,12 +38,19 @@ pub fn estimates(
     let disturbed = waits.iter().flatten().count();
     let mut found: Vec<ObjectiveEstimate> = slos
         .iter()
-        .filter_map(|slo| {
-            let mut e = objective(&calm, slo, seed)?;
-            if disturbed > 0 {
-                e.with_disturbed = objective(&counted, slo, seed).map(|all| all.crossing);
+        .filter_map(|slo| match objective(&calm, slo, seed) {
+            Some(mut e) => {
+                if disturbed > 0 {
+                    e.with_disturbed = objective(&counted, slo, seed).map(|all| all.crossing);
+                }
+                Some(e)
             }
-            Some(e)
+            // Weather ate every run: the estimate from them all, said to be the host's,
+            // rather than no answer.
+            None => objective(&counted, slo, seed).map(|e| ObjectiveEstimate {
+                all_disturbed: true,
+                ..e
+            }),
         })
         .collect();
     if let Some(binding) = found
@@ -102,6 +109,7 @@ fn objective(runs: &[&Measurement], slo: &Slo, seed: u64) -> Option<ObjectiveEst
         rates: e.rates,
         runs: e.runs,
         with_disturbed: None,
+        all_disturbed: false,
     })
 }
 
@@ -171,5 +179,29 @@ mod tests {
         assert!((4000.0..5000.0).contains(&calm), "{found:?}");
         let with = found[0].with_disturbed.unwrap().key();
         assert!(with < calm, "{found:?}");
+        assert!(!found[0].all_disturbed);
+    }
+
+    #[test]
+    fn when_the_host_disturbed_every_run_the_estimate_is_theirs_and_says_so() {
+        let mut runs = sweep_runs();
+        for m in &mut runs {
+            m.report.host = Some(HostReport {
+                generator: Some(TaskWaits {
+                    run_queue_wait_share: 0.3,
+                    ..TaskWaits::default()
+                }),
+                ..HostReport::default()
+            });
+        }
+        let (found, disturbed) = estimates(&runs, &[slo_p99_1ms()], 7);
+        let d = disturbed.unwrap();
+        assert_eq!((d.runs, d.of), (48, 48));
+        let e = &found[0];
+        assert!(
+            e.all_disturbed && e.binding && e.with_disturbed.is_none(),
+            "{e:?}"
+        );
+        assert!((4000.0..5000.0).contains(&e.crossing.key()), "{e:?}");
     }
 }

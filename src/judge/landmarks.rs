@@ -3,12 +3,20 @@
 //! rate whose pooled percentile's interval lies wholly above the floor's), saturation
 //! (where most runs stopped keeping the schedule, [`super::saturation`]), and beside it the
 //! server's open-loop maximum (the replies-per-second plateau) and the closed-loop maximum
-//! of the same sweep. The statistics are [`crate::stats::landmarks`]'; the runs counted
-//! are those the capacity's estimate counts, less those the host disturbed.
+//! of the same sweep, the rate where the server's CPU came near a core, and the
+//! generator's own limit. The statistics are [`crate::stats::landmarks`]'; the runs
+//! counted are those the capacity's estimate counts, less those the host disturbed.
 
 use crate::config::slo::Slo;
 use crate::report::sweep::{Floor, Landmarks, Measurement, OpenLoopMax, StepSummary};
 use crate::stats::landmarks::{self, RateReplies, RateTail};
+use crate::stats::median::median_f64;
+
+/// A single-threaded server's CPU, as a share of one core, from which it is said to be
+/// near a core: past it, requests queue for the one thread more than they are served
+/// (a server at 79-86% of a core showed the first queueing tail on a two-core machine;
+/// 97-99% came with replies falling behind the offered rate).
+pub const NEAR_A_CORE: f64 = 0.9;
 
 /// The landmarks of a sweep's `runs` and judged `steps` for the first of `slos`; the
 /// intervals from resamples drawn from `seed`.
@@ -71,6 +79,17 @@ pub fn landmarks(
         .filter(|m| !m.kind.is_open_loop() && m.target_rate_per_sec.is_none())
         .map(|m| m.report.throughput_per_sec)
         .reduce(f64::max);
+    let server_near_core_per_sec = distinct_rates(&open).into_iter().find(|&rate| {
+        let cpu: Vec<f64> = at(&open, rate)
+            .filter_map(|m| m.report.server.as_ref()?.cpu_utilisation)
+            .filter(|c| c.is_finite())
+            .collect();
+        !cpu.is_empty() && median_f64(&cpu) >= NEAR_A_CORE
+    });
+    let generator_limit_per_sec = steps
+        .iter()
+        .find(|s| s.slo.as_ref().is_some_and(|v| v.generator_limited))
+        .map(|s| s.target_rate_per_sec);
     Landmarks {
         floor,
         knee_per_sec: found.knee_per_sec,
@@ -80,6 +99,8 @@ pub fn landmarks(
             .map(|s| s.target_rate_per_sec),
         open_loop_max,
         closed_loop_max_per_sec,
+        server_near_core_per_sec,
+        generator_limit_per_sec,
     }
 }
 
@@ -118,6 +139,11 @@ mod tests {
                 let mut m = windowed_run(1000.0 * f64::from(k), 10_000, &[over; 4]);
                 // Replies follow the offered rate up to 5k/s, then stay there.
                 m.report.throughput_per_sec = (1000.0 * f64::from(k)).min(5000.0);
+                // The server's CPU grows with the rate: a fifth of a core per 1k/s.
+                m.report.server = Some(crate::report::server::ServerView {
+                    cpu_utilisation: Some(0.2 * f64::from(k)),
+                    ..Default::default()
+                });
                 runs.push(m);
             }
         }
@@ -140,5 +166,15 @@ mod tests {
         assert_eq!(plateau.replies_per_sec, 5000.0);
         assert!(plateau.reached, "{plateau:?}");
         assert_eq!(l.closed_loop_max_per_sec, Some(4200.0));
+        // 0.8 of a core at 4k/s, a whole one at 5k/s.
+        assert_eq!(l.server_near_core_per_sec, Some(5000.0));
+        assert_eq!(l.generator_limit_per_sec, None);
+        // A step the generator limited is its own limit, named apart.
+        let mut steps = steps;
+        for s in steps.iter_mut().filter(|s| s.target_rate_per_sec >= 6000.0) {
+            s.slo.as_mut().unwrap().generator_limited = true;
+        }
+        let l = landmarks(&steps, &runs, &[slo_p99_1ms()], 3);
+        assert_eq!(l.generator_limit_per_sec, Some(6000.0));
     }
 }

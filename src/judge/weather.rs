@@ -1,35 +1,52 @@
-//! Runs whose tail the host carried: the server or the generator waited for a CPU for a
-//! material share of the run, so what the run measured is the machine's weather, not
-//! the server's capacity. The capacity's estimate counts them apart. The rule reads the
-//! report's host section (run-queue waits over the run); a finer per-run attribution of
-//! the tail can replace [`host_carried`] without its callers changing.
+//! Runs whose tail the host carried: the server or the generator was runnable and
+//! waiting for a CPU when the slow replies were, so what the run measured is the
+//! machine's weather, not the server's capacity. The capacity's estimate counts them
+//! apart. The rule reads the run's tail attribution (`judge::tail`, the same one the
+//! bottleneck reads); a run whose tail was not placed in time (no batches) falls back
+//! to the share of the run its threads waited for a CPU.
 
 use crate::report::TestReport;
+use crate::report::tail::Cause;
 
-/// A run whose server or generator threads waited for a CPU this share of the run or
-/// more was disturbed by the host: ten times what a quiet two-core machine shows (about
-/// 1%), and a tenth of a run in which the tail can gather.
+/// A run whose tail was not placed in time, and whose server or generator threads
+/// waited for a CPU this share of the run or more, was disturbed by the host: ten times
+/// what a quiet two-core machine shows (about 1%), and a tenth of a run in which the
+/// tail can gather.
 pub const DISTURBED_SHARE: f64 = super::host::WAIT_SHARE;
 
 /// The share of `report`'s run the server's or the generator's threads waited for a CPU
-/// (the larger), when it is [`DISTURBED_SHARE`] or more; `None` for a run the host left
-/// alone or whose waits were not measured.
+/// (the larger; 0 when not measured), when the host carried the run's tail; `None` for
+/// a run the host left alone. A run whose tail sits at the floor, or whose slow replies
+/// the server's stalls, its queueing or the generator carried, is not the host's
+/// however long its threads waited: the waits did not set what it reports.
 pub fn host_carried(report: &TestReport) -> Option<f64> {
+    let most = wait_share(report);
+    match report.tail.as_ref().filter(|t| t.localised) {
+        Some(tail) => {
+            let carried = tail.carried_by()?;
+            (carried.cause == Cause::Host).then_some(most.unwrap_or(0.0))
+        }
+        None => most.filter(|&share| share >= DISTURBED_SHARE),
+    }
+}
+
+/// The larger share of the run the server's or the generator's threads waited for a
+/// CPU; `None` when neither was measured.
+fn wait_share(report: &TestReport) -> Option<f64> {
     let host = report.host.as_ref()?;
-    let waits = [host.server, host.generator];
-    let most = waits
-        .iter()
+    [host.server.as_ref(), host.generator.as_ref()]
+        .into_iter()
         .flatten()
         .map(|w| w.run_queue_wait_share)
         .filter(|s| s.is_finite())
-        .reduce(f64::max)?;
-    (most >= DISTURBED_SHARE).then_some(most)
+        .reduce(f64::max)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::host::{HostReport, TaskWaits};
+    use crate::report::tail::{TailCause, TailCauses};
 
     fn with_waits(server: f64, generator: f64) -> TestReport {
         let mut m = crate::judge::fixtures::run(1000.0, 100_000, None, 1.0);
@@ -45,8 +62,28 @@ mod tests {
         m.report
     }
 
+    /// A tail over 1 ms at `level_ns` against a 0.1 ms floor, placed in time, carried by
+    /// `cause` (90%) and the server (10%).
+    fn tail(cause: Cause, level_ns: u64) -> TailCauses {
+        let part = |cause, replies| TailCause {
+            cause,
+            replies,
+            share: replies as f64 / 100.0,
+        };
+        TailCauses {
+            over_ns: 1_000_000,
+            bound: "p99".into(),
+            replies: 100,
+            level_ns,
+            floor_ns: 100_000,
+            causes: vec![part(cause, 90), part(Cause::Server, 10)],
+            localised: true,
+            ..TailCauses::default()
+        }
+    }
+
     #[test]
-    fn a_run_whose_server_or_generator_waited_a_tenth_of_it_for_a_cpu_is_the_hosts() {
+    fn without_a_placed_tail_a_run_whose_threads_waited_a_tenth_of_it_is_the_hosts() {
         assert_eq!(host_carried(&with_waits(0.01, 0.02)), None);
         assert_eq!(host_carried(&with_waits(0.45, 0.01)), Some(0.45));
         assert_eq!(host_carried(&with_waits(0.0, 0.2)), Some(0.2));
@@ -54,5 +91,21 @@ mod tests {
         let mut quiet = with_waits(0.0, 0.0);
         quiet.host = None;
         assert_eq!(host_carried(&quiet), None);
+    }
+
+    #[test]
+    fn with_a_placed_tail_the_run_is_the_hosts_exactly_when_the_host_carried_it() {
+        // Short waits, but in the batches of the slow replies: the host's.
+        let mut run = with_waits(0.03, 0.01);
+        run.tail = Some(tail(Cause::Host, 5_000_000));
+        assert_eq!(host_carried(&run), Some(0.03));
+        // Long waits, but the server's stalls carried the tail: the server's.
+        let mut run = with_waits(0.4, 0.01);
+        run.tail = Some(tail(Cause::ServerStall, 5_000_000));
+        assert_eq!(host_carried(&run), None);
+        // Long waits, but the tail sits at the floor: nothing it reports moved.
+        let mut run = with_waits(0.4, 0.01);
+        run.tail = Some(tail(Cause::Host, 500_000));
+        assert_eq!(host_carried(&run), None);
     }
 }

@@ -170,12 +170,18 @@ fn held(f: &Finding, confirmed: bool, slos: &[Slo]) -> String {
 
 /// `the host disturbed 6 of 96 runs (waits for a CPU up to 45% of a run), left out of the
 /// estimate; with them 58k req/s`.
+/// When every run was the host's, the estimate above is theirs and the sentence says so.
 fn disturbed_text(estimated: &Estimated<'_>) -> Option<String> {
     let d = estimated.disturbed?;
-    let with = estimated
-        .estimates
-        .iter()
-        .find(|e| e.binding)
+    let binding = estimated.estimates.iter().find(|e| e.binding);
+    if binding.is_some_and(|e| e.all_disturbed) {
+        return Some(format!(
+            "the host carried the tail of every one of the {} runs (the server or the generator waited for a CPU up to {:.0}% of a run): the estimate is the host's weather more than the server's capacity; a quieter host, or the server and tailrate on cores of their own, would measure the server",
+            d.of,
+            100.0 * d.most_wait_share
+        ));
+    }
+    let with = binding
         .and_then(|e| e.with_disturbed)
         .map_or_else(String::new, |b| {
             format!("; with them {} req/s", bound_text(b))
@@ -326,10 +332,12 @@ fn landmark_text(l: &Landmarks) -> Vec<String> {
             rate(floor.rate_per_sec)
         ));
     }
-    parts.push(match l.knee_per_sec {
-        Some(k) => format!("knee at {} req/s", rate(k)),
-        None => "no knee: the tail stayed at the floor".to_string(),
-    });
+    // Without a floor (every low-rate run the host's) there is nothing to leave.
+    match (l.knee_per_sec, &l.floor) {
+        (Some(k), _) => parts.push(format!("knee at {} req/s", rate(k))),
+        (None, Some(_)) => parts.push("no knee: the tail stayed at the floor".to_string()),
+        (None, None) => {}
+    }
     let plateau = l.open_loop_max.map(|p| {
         format!(
             "the server's open-loop maximum {}{} replies/s at {} req/s offered",
@@ -341,7 +349,10 @@ fn landmark_text(l: &Landmarks) -> Vec<String> {
     let closed = l
         .closed_loop_max_per_sec
         .map(|c| format!("the closed loop's {} req/s", short_rate(c)));
-    let beside: Vec<String> = plateau.into_iter().chain(closed).collect();
+    let core = l
+        .server_near_core_per_sec
+        .map(|r| format!("the server near a core from {} req/s", short_rate(r)));
+    let beside: Vec<String> = plateau.into_iter().chain(closed).chain(core).collect();
     let beside = if beside.is_empty() {
         String::new()
     } else {
@@ -351,6 +362,12 @@ fn landmark_text(l: &Landmarks) -> Vec<String> {
         Some(s) => parts.push(format!("saturation at {} req/s{beside}", rate(s))),
         None if !beside.is_empty() => parts.push(format!("no saturation{beside}")),
         None => {}
+    }
+    if let Some(g) = l.generator_limit_per_sec {
+        parts.push(format!(
+            "the generator fell behind from {} req/s (its own limit, not the server's)",
+            rate(g)
+        ));
     }
     parts
 }

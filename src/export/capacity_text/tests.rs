@@ -78,6 +78,7 @@ fn the_estimate_leads_with_its_interval_and_the_rate_held_on_fresh_runs_follows(
         rates: 11,
         runs: 96,
         with_disturbed: Some(RateBound::At(58_000.0)),
+        all_disturbed: false,
     };
     let disturbed = Disturbed {
         runs: 6,
@@ -106,6 +107,38 @@ fn the_estimate_leads_with_its_interval_and_the_rate_held_on_fresh_runs_follows(
         ),
         "{s}"
     );
+    // Every run the host's: the estimate stays, said to be the host's weather.
+    let all = ObjectiveEstimate {
+        with_disturbed: None,
+        all_disturbed: true,
+        ..estimates[0].clone()
+    };
+    let every = Disturbed {
+        runs: 102,
+        of: 102,
+        most_wait_share: 0.7,
+    };
+    let s = summary(
+        "p99<=1ms",
+        &f,
+        true,
+        &Landmarks::default(),
+        (102, 204.0),
+        Estimated {
+            slos: &slos,
+            estimates: std::slice::from_ref(&all),
+            disturbed: Some(&every),
+        },
+    );
+    assert!(
+        s.starts_with("capacity 67k req/s (90%: 64k to 77k) at p99<=1ms"),
+        "{s}"
+    );
+    assert!(
+        s.contains("the host carried the tail of every one of the 102 runs (the server or the generator waited for a CPU up to 70% of a run): the estimate is the host's weather"),
+        "{s}"
+    );
+    assert!(!s.contains("left out of the estimate"), "{s}");
     // Open ends are said with the rate they lie beyond.
     let open = ObjectiveEstimate {
         crossing: RateBound::Above(250_000.0),
@@ -147,4 +180,30 @@ fn a_generator_that_falls_behind_is_named_and_lower_rates_are_not_advised() {
     let s = said(&[point(1000.0, Pass), lagging]);
     assert!(s.contains("limited by the generator"), "{s}");
     assert!(!s.contains("--rates"), "{s}");
+}
+
+#[test]
+fn saturation_is_said_with_the_servers_maximum_its_core_and_the_generators_own_limit() {
+    let l = Landmarks {
+        saturation_per_sec: Some(250_884.0),
+        open_loop_max: Some(crate::report::sweep::OpenLoopMax {
+            replies_per_sec: 205_000.0,
+            at_offered_per_sec: 251_000.0,
+            reached: true,
+        }),
+        closed_loop_max_per_sec: Some(145_207.0),
+        server_near_core_per_sec: Some(191_464.0),
+        generator_limit_per_sec: Some(370_000.0),
+        ..Landmarks::default()
+    };
+    let parts = landmark_text(&l);
+    assert_eq!(
+        parts,
+        [
+            "saturation at 250884 req/s (the server's open-loop maximum 205k replies/s at 251k req/s offered; the closed loop's 145k req/s; the server near a core from 191k req/s)",
+            "the generator fell behind from 370000 req/s (its own limit, not the server's)",
+        ],
+    );
+    // Without a floor there is no knee to speak of, nor a claim the tail stayed there.
+    assert!(!parts.iter().any(|p| p.contains("knee")), "{parts:?}");
 }

@@ -55,6 +55,10 @@ pub struct ObjectiveEstimate {
     /// out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub with_disturbed: Option<RateBound>,
+    /// Whether the host disturbed every run that could be fitted, so that the estimate
+    /// is theirs: the host's weather more than the server's capacity.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_disturbed: bool,
 }
 
 /// The runs left out of the estimate because the host, not the server, carried their

@@ -428,6 +428,15 @@ pub struct Landmarks {
     /// loop pipelines on its connections and can carry more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closed_loop_max_per_sec: Option<f64>,
+    /// The lowest offered rate at which the server's CPU, the median over its runs,
+    /// came near a core (`judge::landmarks::NEAR_A_CORE`): where queueing in a
+    /// single-threaded server takes over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_near_core_per_sec: Option<f64>,
+    /// The lowest rate whose step the generator limited (most runs fell behind their
+    /// schedule): the generator's own limit, not the server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator_limit_per_sec: Option<f64>,
 }
 
 /// The server's open-loop maximum: the highest median of replies per second over the
