@@ -15,6 +15,7 @@ mod confidence;
 mod deploy;
 mod docs;
 mod errors;
+mod help;
 mod host;
 mod hostile_files;
 mod html;

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::WorkloadArgs;
+// The output groups live in output.rs; replay.rs takes them from here with the others.
+pub(super) use super::output::{HtmlArgs, JsonArgs, PrecisionArgs, ProgressArgs, RunOutputArgs};
 use crate::drive::plan::{
     MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_RUN, MAX_SHARDS, MAX_THREADS, MAX_TIMEOUT,
     MIN_TIME,
@@ -49,11 +51,6 @@ default_from_clap!(
     RepeatArgs,
     ObjectiveArgs,
     ChecksArgs,
-    RunOutputArgs,
-    PrecisionArgs,
-    JsonArgs,
-    HtmlArgs,
-    ProgressArgs,
     ScaleOutArgs,
 );
 
@@ -92,8 +89,9 @@ pub struct ConnectionArgs {
     /// the matches as it reads the field, and this reads where theirs came from.
     #[command(flatten)]
     pub typed: super::typed::TypedConnection,
-    /// Number of parallel connections; the open-file limit is raised to the hard limit when
-    /// they need it [range: 1 to 100000].
+    /// Number of parallel connections [range: 1 to 100000].
+    ///
+    /// The open-file limit is raised to the hard limit when they need it.
     #[arg(
         short = 'c',
         default_value_t = 50,
@@ -112,9 +110,11 @@ pub struct ConnectionArgs {
         allow_negative_numbers = true
     )]
     pub threads: usize,
-    /// Password for Redis AUTH. Given here (or in a -u URI) it shows in the process list
-    /// for the whole run, and a warning says so; REDISCLI_AUTH in the environment or
-    /// --askpass keeps it out.
+    /// Password for Redis AUTH; REDISCLI_AUTH in the environment or --askpass keeps it
+    /// out of the process list.
+    ///
+    /// Given here (or in a -u URI) it shows in the process list for the whole run, and
+    /// a warning says so.
     #[arg(
         short = 'a',
         value_name = "PASSWORD",
@@ -122,8 +122,10 @@ pub struct ConnectionArgs {
         hide_env_values = true
     )]
     pub password: Option<String>,
-    /// Ask for the password instead of -a or REDISCLI_AUTH: typed at the terminal without
-    /// echo, or the first line of standard input when it is not a terminal.
+    /// Ask for the password instead of -a or REDISCLI_AUTH.
+    ///
+    /// Typed at the terminal without echo, or the first line of standard input when it
+    /// is not a terminal.
     #[arg(long)]
     pub askpass: bool,
     /// ACL user for `AUTH user pass`; needs a password.
@@ -147,32 +149,44 @@ pub struct ConnectionArgs {
     /// Give up connecting after this long (Ctrl+C ends the wait at once) [range: 1ms to 1h].
     #[arg(long = "connect-timeout", value_parser = duration_in(MIN_TIME, MAX_TIMEOUT, false, "an hour"), allow_hyphen_values = true, default_value = "5s", value_name = "DURATION")]
     pub connect_timeout: Duration,
-    /// Closed loop: end the run when the server (against a cluster, a master whose slots
-    /// no other node took over) stays unreachable this long; the open loop waits out
-    /// any outage [default: the --connect-timeout] [range: 1ms to 30days].
+    /// Closed loop: end the run when the server stays unreachable this long [default:
+    /// the --connect-timeout] [range: 1ms to 30days].
+    ///
+    /// Against a cluster, the server is a master whose slots no other node took over.
+    /// The open loop waits out any outage.
     #[arg(long = "lost-server-wait", value_parser = duration_in(MIN_TIME, MAX_RUN, false, "a month"), allow_hyphen_values = true, value_name = "DURATION")]
     pub lost_server_wait: Option<Duration>,
-    /// Connect over TLS (a rediss:// URI implies it); the server's certificate is verified against --cacert or the system's roots.
+    /// Connect over TLS (a rediss:// URI implies it).
+    ///
+    /// The server's certificate is verified against --cacert or the system's roots.
     #[arg(long)]
     pub tls: bool,
     /// TLS: trust the CA certificates in this PEM file instead of the system's roots.
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
-    /// TLS: client certificate (PEM, intermediates after it) for servers that ask for one (mutual TLS); needs --key.
+    /// TLS: client certificate (PEM) for mutual TLS; needs --key.
+    ///
+    /// Intermediate certificates follow it in the file; for servers that ask for a
+    /// client's certificate.
     #[arg(long, value_name = "FILE")]
     pub cert: Option<PathBuf>,
     /// TLS: private key (PEM: PKCS#8, RSA or EC) of --cert.
     #[arg(long, value_name = "FILE")]
     pub key: Option<PathBuf>,
-    /// TLS: server name to send (SNI) and to check the certificate against [default: the host].
+    /// TLS: server name to send (SNI) and to check the certificate against [default:
+    /// the host].
     #[arg(long, value_name = "NAME")]
     pub sni: Option<String>,
-    /// TLS: do not verify the server's certificate; for tests only: the traffic is encrypted, but anyone in the path can pose as the server.
+    /// TLS: do not verify the server's certificate (for tests only).
+    ///
+    /// The traffic is encrypted, but anyone in the path can pose as the server.
     #[arg(long)]
     pub insecure: bool,
-    /// Route requests over a Redis Cluster by key slot, following MOVED and ASK; each of
-    /// the -c clients opens a connection to every master. Detected from the first node
-    /// when not given; given, a node not in cluster mode is an error.
+    /// Route requests over a Redis Cluster by key slot [default: detected from the
+    /// first node].
+    ///
+    /// Follows MOVED and ASK; each of the -c clients opens a connection to every
+    /// master. Given, a node not in cluster mode is an error.
     #[arg(long)]
     pub cluster: bool,
 }
@@ -221,7 +235,12 @@ pub struct BenchmarkArgs {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Workers (many clients over few connections)")]
 pub struct WorkersArgs {
-    /// Closed loop: this many logical clients, each with one request in flight, dealt evenly over the -c connections; each connection batches its workers' requests (automatic pipelining) [default: none, one client per connection] [range: 1 to 1000000].
+    /// Closed loop: this many logical clients over the -c connections [default: none,
+    /// one client per connection] [range: 1 to 1000000].
+    ///
+    /// Each worker has one request in flight; they are dealt evenly over the
+    /// connections, and each connection batches its workers' requests (automatic
+    /// pipelining).
     // Ranges are config/workers.rs's, with their reasons; this parser reads the number
     // as every other count flag does (spaces trimmed, `10k`).
     #[arg(long, value_name = "W", value_parser = count_in::<usize>(0, u64::MAX, "the largest count"), allow_negative_numbers = true)]
@@ -234,7 +253,10 @@ pub struct WorkersArgs {
         allow_negative_numbers = true
     )]
     pub pipeline_size: Option<usize>,
-    /// With --workers: ...or once the oldest has waited this long, or when every worker of the connection waits: `50us`, `1ms`, `0` [default: 0] [range: 0 to 1h].
+    /// With --workers: ...or once the oldest has waited this long: `50us`, `1ms`, `0`
+    /// [default: 0] [range: 0 to 1h].
+    ///
+    /// A connection also writes when every one of its workers waits.
     #[arg(long = "pipeline-delay", value_parser = duration_in(Duration::ZERO, MAX_TIMEOUT, true, "an hour"), allow_hyphen_values = true, value_name = "DURATION")]
     pub pipeline_delay: Option<Duration>,
 }
@@ -243,9 +265,11 @@ pub struct WorkersArgs {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Open loop")]
 pub struct RateArgs {
-    /// Open loop: send this many requests per second in total (`50000`, `50k`, `1.5M`); one
-    /// thread plans at most 5M a second, so a higher rate needs --threads (and -c) to match
-    /// [range: above 0 to 5000000000].
+    /// Open loop: send this many requests per second in total: `50000`, `50k`, `1.5M`
+    /// [default: none, a closed loop] [range: above 0 to 5000000000].
+    ///
+    /// One thread plans at most 5M a second, so a higher rate needs --threads (and -c)
+    /// to match.
     #[arg(long, value_parser = rate_up_to(MAX_RATE_PER_THREAD * MAX_THREADS as f64, "5M per second on each of at most 1000 threads"), allow_hyphen_values = true, value_name = "RATE")]
     pub rate: Option<f64>,
 }
@@ -284,10 +308,12 @@ pub struct OpenLoopArgs {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Open loop")]
 pub struct ContrastArgs {
-    /// After each open-loop test, run it again as a rate-capped closed loop at --rate (what
-    /// memtier's --rate-limiting and valkey-benchmark's --rps report) and as a plain
-    /// closed loop on the same connections (what redis-benchmark reports), and print the
-    /// three side by side.
+    /// After each open-loop test, run it again as a rate-capped and as a plain closed
+    /// loop, and print the three side by side.
+    ///
+    /// The rate-capped closed loop at --rate is what memtier's --rate-limiting and
+    /// valkey-benchmark's --rps report; the plain closed loop on the same connections,
+    /// what redis-benchmark reports.
     #[arg(long)]
     pub contrast: bool,
     /// How the rate-capped closed loop holds its rate.
@@ -299,9 +325,11 @@ pub struct ContrastArgs {
 /// holds its rate.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CapPacingArgs {
-    /// How the rate-capped closed loop holds its rate: `connection`, each connection at
-    /// R/c in ticks of up to 50 a second that all fall together (memtier's
-    /// --rate-limiting), or `shared`, one limiter for all, sends spread evenly.
+    /// How the rate-capped closed loop holds its rate.
+    ///
+    /// `connection`: each connection at R/c in ticks of up to 50 a second that all fall
+    /// together (memtier's --rate-limiting); `shared`: one limiter for all, sends
+    /// spread evenly.
     #[arg(long = "cap-pacing", value_enum, default_value_t = CapPacing::Connection, value_name = "HOW")]
     pub cap_pacing: CapPacing,
 }
@@ -321,9 +349,11 @@ pub struct DurationArgs {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Repeats and checks")]
 pub struct RepeatArgs {
-    /// Run each test this many times, and summarise each percentile over the repeats pooled,
-    /// with the interval of the pooled test (in a sweep: runs of each coarse step; the search
-    /// adds runs where a rate is undecided) [range: 1 to 1000].
+    /// Run each test this many times; each percentile is of the repeats pooled [range:
+    /// 1 to 1000].
+    ///
+    /// Each percentile comes with the interval of the pooled test. In a sweep: runs of
+    /// each coarse step; the search adds runs where a rate is undecided.
     #[arg(long, default_value_t = 1, value_parser = count_in::<u32>(1, 1000, "every repeat's report is kept"), value_name = "N", allow_negative_numbers = true)]
     pub repeat: u32,
 }
@@ -356,110 +386,38 @@ pub struct ChecksArgs {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Repeats and checks")]
 pub struct ObjectiveArgs {
-    /// Objective on each test's response time, repeatable: `p99<=1ms`. Judged on the
-    /// percentile's 95% interval: pass when it lies under the bound, fail (exit 1) when
-    /// above, undecided otherwise (exit 1 with --strict).
+    /// Objective on each test's response time, repeatable: `p99<=1ms`; a failed one
+    /// exits 1.
+    ///
+    /// Judged on the percentile's 95% interval: pass when it lies under the bound, fail
+    /// (exit 1) when above, undecided otherwise (exit 1 with --strict).
     #[arg(long, value_name = "SLO")]
     pub slo: Vec<String>,
-}
-
-/// The outputs only a single run writes: the quiet, CSV and interval-log forms.
-#[derive(Debug, Clone, clap::Args)]
-#[command(next_help_heading = "Output")]
-pub struct RunOutputArgs {
-    /// Quiet: one line per test.
-    #[arg(short = 'q')]
-    pub quiet: bool,
-    /// Output in CSV.
-    #[arg(long)]
-    pub csv: bool,
-    /// Write an HdrHistogram interval log (.hlog) to this file; `-` prints it on standard
-    /// output as the run goes, instead of the text or CSV report.
-    #[arg(long = "hdr-log", value_name = "FILE")]
-    pub hdr_log: Option<PathBuf>,
-    /// The percentiles to report, in percent: `50,99,99.9,99.99` (memtier's
-    /// --print-percentiles), each with its 95% interval [default: 50,90,95,99,99.9,99.99].
-    #[arg(long, value_name = "LIST", value_parser = crate::units::parse_percentiles)]
-    pub percentiles: Option<crate::units::PercentileList>,
-}
-
-/// `--precision` of printed latencies (a single run and `compare`).
-#[derive(Debug, Clone, clap::Args)]
-#[command(next_help_heading = "Output")]
-pub struct PrecisionArgs {
-    /// Decimal places of latencies in the output, as redis-benchmark's [default: 3] [range: 0
-    /// to 9].
-    #[arg(
-        long,
-        value_name = "DIGITS",
-        value_parser = count_in::<usize>(0, 9, "nanoseconds are the finest latency measured"),
-        allow_negative_numbers = true
-    )]
-    pub precision: Option<usize>,
-}
-
-/// `--json` (a single run, `tune` and `compare`; a sweep writes into `--out`).
-#[derive(Debug, Clone, clap::Args)]
-#[command(next_help_heading = "Output")]
-pub struct JsonArgs {
-    /// Write the whole report as JSON to this file, rewritten after every test; `-` prints
-    /// it on standard output when the run ends, instead of the text or CSV report.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-}
-
-/// `--html` (a single run, `sweep`, `compare` and `merge`).
-#[derive(Debug, Clone, clap::Args)]
-#[command(next_help_heading = "Output")]
-pub struct HtmlArgs {
-    /// Write the report as one self-contained HTML page to this file (a regular file:
-    /// inline style and plots, nothing loaded from anywhere), written when the command
-    /// ends; `tailrate report` makes one later from saved results.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-}
-
-/// The live progress line and the server's own counters.
-#[derive(Debug, Clone, clap::Args)]
-#[command(next_help_heading = "Output")]
-pub struct ProgressArgs {
-    /// Show no live progress line.
-    #[arg(long = "no-progress")]
-    pub no_progress: bool,
-    /// Do not read the server's own counters (INFO commandstats, INFO cpu, LATENCY
-    /// HISTOGRAM) before and after each test, nor open the connection they are read on.
-    #[arg(long = "no-server-stats")]
-    pub no_server_stats: bool,
-    /// Set the server's latency monitor (`latency-monitor-threshold`) to MS for each test
-    /// and back after it, so that its own stalls over MS (fork, aof-fsync,
-    /// expire-cycle...) are placed on the test's timeline beside its slow log [range: 1
-    /// to 10000]
-    #[arg(long = "latency-monitor", value_name = "MS", value_parser = count_in::<u64>(1, 10_000, "a stall the monitor would miss is ten seconds long"), allow_negative_numbers = true)]
-    pub latency_monitor: Option<u64>,
-    /// Do not measure the host beside each test (the generator's and the server's waits
-    /// for a CPU, steal, CPU pressure, an idle thread's hiccups; see docs/host.md).
-    #[arg(long = "no-host-stats")]
-    pub no_host_stats: bool,
 }
 
 /// Shards of one plan (a single run only; see docs/scale-out.md).
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Scale out")]
 pub struct ScaleOutArgs {
-    /// Run shard I of K of the plan (from 0): an open loop's arrivals at --rate are split
-    /// into K streams, -c and -n into K shares; `tailrate merge` adds the shards' reports.
-    /// Without it, the index and count come from the environment: JOB_COMPLETION_INDEX
-    /// with --shards (a Kubernetes Indexed Job), or SLURM_PROCID and SLURM_NTASKS (srun).
+    /// Run shard I of K of the plan (from 0) [default: from JOB_COMPLETION_INDEX or
+    /// SLURM_PROCID, else none].
+    ///
+    /// An open loop's arrivals at --rate are split into K streams, -c and -n into K
+    /// shares; `tailrate merge` adds the shards' reports. Without it, the index and
+    /// count come from the environment: JOB_COMPLETION_INDEX with --shards (a
+    /// Kubernetes Indexed Job), or SLURM_PROCID and SLURM_NTASKS (srun).
     #[arg(long, value_name = "I/K", allow_hyphen_values = true)]
     pub shard: Option<String>,
     /// Shards of the plan when the index comes from JOB_COMPLETION_INDEX (or, under srun,
     /// to check SLURM_NTASKS) [range: 1 to 10000].
     #[arg(long, value_name = "K", value_parser = count_in::<u32>(1, MAX_SHARDS as u64, "each shard's share of the plan must be worth a process"), allow_negative_numbers = true)]
     pub shards: Option<u32>,
-    /// Start the test's schedule at this wall-clock instant: RFC 3339
-    /// (`2026-12-02T06:00:00Z`), Unix seconds (`1796191200`), or `+30s` for the next whole
-    /// 30 s of the clock, so shards started within a few seconds of each other agree; a
-    /// shard ready more than 1 s after it refuses to run.
+    /// Start the test's schedule at this instant: `2026-12-02T06:00:00Z`, Unix seconds,
+    /// or `+30s` [default: when ready].
+    ///
+    /// RFC 3339, Unix seconds (`1796191200`), or `+30s` for the next whole 30 s of the
+    /// clock, so shards started within a few seconds of each other agree; a shard ready
+    /// more than 1 s after it refuses to run.
     #[arg(long = "start-at", value_name = "TIME", allow_hyphen_values = true)]
     pub start_at: Option<String>,
 }

@@ -11,6 +11,12 @@ use clap_mangen::Man;
 
 /// `tailrate man`: the pages are rendered here.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  tailrate man | man -l -
+  tailrate man sweep | man -l -
+  tailrate man --out /usr/local/share/man/man1
+
+Guide: docs/install.md")]
 pub struct ManArgs {
     /// The subcommand whose page to print (tailrate-sweep(1), ...); tailrate(1) without.
     #[arg(value_name = "SUBCOMMAND", value_parser = MAN_PAGES)]

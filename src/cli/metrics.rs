@@ -11,10 +11,13 @@ use crate::units::duration_in;
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Live metrics")]
 pub struct MetricsArgs {
-    /// Serve Prometheus metrics on http://ADDR:PORT/metrics while tailrate runs: requests
-    /// by outcome, target and achieved rate, in flight, backlog, latency histograms per
-    /// command and metric, the self-checks. A loopback address unless --metrics-listen-any;
-    /// a port alone (9464) or localhost:9464 means 127.0.0.1:9464.
+    /// Serve Prometheus metrics on http://ADDR:PORT/metrics while tailrate runs; a port
+    /// alone means 127.0.0.1:PORT.
+    ///
+    /// Requests by outcome, target and achieved rate, in flight, backlog, latency
+    /// histograms per command and metric, the self-checks. A loopback address unless
+    /// --metrics-listen-any; a port alone (9464) or localhost:9464 means
+    /// 127.0.0.1:9464.
     #[arg(long = "metrics-listen", value_name = "ADDR:PORT", value_parser = parse_listen)]
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// Let --metrics-listen take an address other hosts can reach (the page names the

@@ -9,14 +9,16 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::drive::plan::{MAX_CONNECTIONS, MAX_RUN, MAX_TIMEOUT, MIN_TIME};
+use crate::drive::plan::{MAX_RUN, MAX_TIMEOUT, MIN_TIME};
 use crate::units::{count_in, duration_in};
 
 mod compare;
 mod groups;
 pub mod man;
 mod metrics;
+mod output;
 mod replay;
+mod sweep;
 mod test_names;
 mod typed;
 mod workload;
@@ -26,19 +28,22 @@ pub use man::{MAN_PAGES, ManArgs};
 pub use metrics::MetricsArgs;
 pub use replay::{ReplayArgs, TraceArgs};
 pub use typed::TypedConnection;
+pub use sweep::{SweepArgs, SweepOrder};
 
 pub use groups::{
     BenchmarkArgs, CapPacingArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs,
-    EndpointArgs, HtmlArgs, JsonArgs, KeepaliveArgs, ObjectiveArgs, OpenLoopArgs, PrecisionArgs,
-    ProgressArgs, RateArgs, RepeatArgs, RunOutputArgs, ScaleOutArgs, WorkersArgs,
+    EndpointArgs, KeepaliveArgs, ObjectiveArgs, OpenLoopArgs, RateArgs, RepeatArgs, ScaleOutArgs,
+    WorkersArgs,
 };
+pub use output::{HtmlArgs, JsonArgs, PrecisionArgs, ProgressArgs, RunOutputArgs};
 pub use workload::WorkloadArgs;
 
-/// A load generator and latency profiler for Redis-protocol servers.
+/// A load generator and latency profiler for Redis-protocol servers: without --rate, a
+/// closed loop that takes redis-benchmark's flags; with --rate, an open loop that times
+/// each request from its intended send (no coordinated omission).
 ///
-/// Without --rate it is a closed-loop benchmark that takes redis-benchmark's flags and
-/// prints its formats. With --rate it sends at a fixed rate and times each request from
-/// its intended send time (no coordinated omission).
+/// `tailrate --help` lists every flag with its default and range; `tailrate help` and
+/// `tailrate help SUBCOMMAND` add the long explanations, as `tailrate man` does.
 #[derive(Debug, Parser)]
 #[command(
     name = "tailrate",
@@ -46,11 +51,11 @@ pub use workload::WorkloadArgs;
     disable_help_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    after_help = "Examples:\n  tailrate -t set,get -n 100000 -q\n  tailrate --rate 50k --duration 30s -t get\n  tailrate -n 1000 -r 100 SET k:__rand_int__ v"
+    after_help = "Examples:\n  tailrate -t set,get -n 100000 -q\n  tailrate --rate 50k --duration 30s -t get\n  tailrate -n 1000 -r 100 SET k:__rand_int__ v\n\nEach flag's long explanation: `tailrate help` (`tailrate help sweep` a subcommand's), or `tailrate man`.\nGuide: docs/README.md"
 )]
 pub struct Args {
     /// Print help.
-    #[arg(long, action = clap::ArgAction::Help, global = true)]
+    #[arg(long, action = clap::ArgAction::HelpShort, global = true)]
     pub help: Option<bool>,
 
     /// Subcommands beyond a single run.
@@ -82,25 +87,47 @@ impl Args {
 pub enum Command {
     /// Open-loop steps over a range of rates; capacity at an SLO; SVG plots.
     Sweep(Box<SweepArgs>),
-    /// Replay recorded traffic (redis-cli MONITOR output, JSON lines, CSV) at its recorded timing, or --speed X of it, timing each command from when it was due.
+    /// Replay recorded traffic (MONITOR output, JSON lines, CSV) at its own timing.
+    ///
+    /// Recorded traffic: redis-cli MONITOR output, JSON lines or CSV, at its recorded timing
+    /// or --speed X of it, each command timed from when it was due.
     Replay(Box<ReplayArgs>),
-    /// Re-render the plots of saved sweeps (one file, or several overlaid), or a run report's heatmap.
+    /// Re-render the plots of saved sweeps (several overlaid), or a run's heatmap.
+    ///
+    /// One sweep's JSON (or folder), several overlaid, or a run report's heatmap.
     Plot(PlotArgs),
-    /// Compare two reports (A.json B.json), or two servers measured in turns (--live), percentile by percentile with 95% intervals.
+    /// Compare two reports (A.json B.json), or two servers in turns (--live).
+    ///
+    /// Percentile by percentile, each difference with its 95% interval and a verdict.
     Compare(Box<CompareArgs>),
-    /// Search --workers, --pipeline-size and --pipeline-delay for the highest closed-loop throughput on -c connections, in trials of --duration [default: 1s].
+    /// Search --workers, --pipeline-size and --pipeline-delay for the most throughput.
+    ///
+    /// The highest closed-loop throughput on -c connections, in trials of --duration
+    /// [default: 1s].
     Tune(Box<TuneArgs>),
-    /// Add the reports of a plan's shards (JSON, and their .hlog files) into one, exactly: histograms and counts added, every percentile and interval derived again.
+    /// Add the reports of a plan's shards (JSON and .hlog files) into one, exactly.
+    ///
+    /// Histograms and counts are added, every percentile and interval derived again.
     Merge(MergeArgs),
-    /// Show saved results again: the text the command printed (-q, --csv), or with --html its self-contained page; a run's or a merge's JSON, a comparison's JSON, or a sweep (its folder or sweep.json).
+    /// Show saved results again: the text the command printed, or its HTML page.
+    ///
+    /// The text (-q, --csv) or with --html a self-contained page, from a run's or a
+    /// merge's JSON, a comparison's JSON, or a sweep (its folder or sweep.json).
     Report(ReportArgs),
     /// Print a shell completion script: `source <(tailrate completions bash)`.
+    #[command(after_help = "Examples:
+  tailrate completions bash > ~/.local/share/bash-completion/completions/tailrate
+  source <(tailrate completions zsh)
+
+Guide: docs/install.md")]
     Completions {
         /// The shell to complete in.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff): `tailrate man | man -l -`; `tailrate man sweep` a subcommand's.
+    /// Print the man page (roff): `tailrate man | man -l -`.
+    ///
+    /// `tailrate man sweep` prints a subcommand's; `--out DIR` writes every page.
     Man(ManArgs),
 }
 
@@ -144,8 +171,8 @@ pub struct TuneArgs {
     )]
     pub max_workers: usize,
     /// The most a setting's p99 response time may be: a setting over it is not chosen,
-    /// however fast (more workers queue more). Without it the fastest wins [range: 1us to
-    /// 1h].
+    /// however fast (more workers queue more) [default: none, the fastest wins] [range: 1us
+    /// to 1h].
     #[arg(long = "max-p99", value_parser = duration_in(Duration::from_micros(1), MAX_TIMEOUT, false, "an hour"), allow_hyphen_values = true, value_name = "DURATION")]
     pub max_p99: Option<Duration>,
     /// Where the server is.
@@ -169,139 +196,6 @@ pub struct TuneArgs {
     /// Progress line and server counters.
     #[command(flatten)]
     pub progress: ProgressArgs,
-}
-
-/// `tailrate sweep`: see docs/sweep.md.
-///
-/// Steps are open loops at the rates of `--rates`: `--rate`, `-n`, `-P`, `--workers`,
-/// `-l`, `-I`, `--json` and `--hdr-log` are not its (it writes into `--out`).
-#[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:
-  tailrate sweep -p 6379 -t get --rates 10k..100k:10k --out sweep-out
-  tailrate sweep -p 6379 -t get --rates 5k,10k,20k,40k --slo 'p99<=1ms' --out sweep-out
-  tailrate sweep -p 6379 -t set --rates 10%..100%:10% --out sweep-out   # of the closed-loop maximum
-  tailrate sweep --replay capture.monitor --speeds 0.5..4:0.5 --slo 'p99<=1ms' -p 6379
-
-Guide: docs/sweep.md")]
-pub struct SweepArgs {
-    /// Rates to step through: `10k..200k:10k`, `5k,10k,20k`, or `10%..120%:10%` of a measured closed-loop maximum.
-    #[arg(
-        long,
-        value_name = "RATES",
-        allow_hyphen_values = true,
-        required_unless_present = "speeds"
-    )]
-    pub rates: Option<String>,
-    /// Step through speeds of a recorded trace instead of rates of a test (docs/replay.md).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "speeds",
-        help_heading = "Replay"
-    )]
-    pub replay: Option<PathBuf>,
-    /// With --replay: the speeds to step through, in multiples of the recorded pace:
-    /// `0.5..4:0.5`, `1,2,4`.
-    #[arg(
-        long,
-        value_name = "SPEEDS",
-        requires = "replay",
-        conflicts_with = "rates",
-        allow_hyphen_values = true,
-        help_heading = "Replay"
-    )]
-    pub speeds: Option<String>,
-    /// How the trace is read and sent (with --replay).
-    #[command(flatten)]
-    pub trace: TraceArgs,
-    /// Service-level objective, repeatable: `p99<=1ms`, `p99.9<=5ms`.
-    #[arg(long, value_name = "SLO")]
-    pub slo: Vec<String>,
-    /// Directory for the sweep JSON, CSV, .hlog files and SVG plots (a directory, so never
-    /// `-`).
-    #[arg(long, value_name = "DIR", default_value = "tailrate-out")]
-    pub out: PathBuf,
-    /// Pause between steps: `1s`, `200ms`, `0` [range: 0s to 1h].
-    #[arg(long, value_parser = duration_in(Duration::ZERO, MAX_TIMEOUT, true, "a pause between two steps"), allow_hyphen_values = true, default_value = "1s", value_name = "DURATION")]
-    pub settle: Duration,
-    /// Stop once response-time p99 exceeds this [range: 1us to 1h].
-    #[arg(long = "stop-at", value_parser = duration_in(Duration::from_micros(1), MAX_TIMEOUT, false, "latencies are recorded up to an hour"), allow_hyphen_values = true, value_name = "DURATION")]
-    pub stop_at: Option<Duration>,
-    /// Most time the sweep spends measuring, warm-ups and pauses included: `4m`, `90s`;
-    /// when it ends the sweep gives its best estimate and what more time would buy
-    /// [range: 1s to 24h].
-    #[arg(long, value_parser = duration_in(Duration::from_secs(1), Duration::from_secs(24 * 3600), false, "a day at most"), allow_hyphen_values = true, value_name = "DURATION")]
-    pub budget: Option<Duration>,
-    /// Resolution of the SLO search, as a fraction of the rate [range: above 0 to 0.5].
-    #[arg(
-        long,
-        default_value_t = 0.02,
-        value_name = "FRACTION",
-        allow_hyphen_values = true
-    )]
-    pub resolution: f64,
-    /// Closed-loop connection counts to run beside the open-loop steps: `1,10,50` [range: 1
-    /// to 100000].
-    #[arg(
-        long = "closed-loop-points",
-        value_delimiter = ',',
-        value_parser = count_in::<usize>(1, MAX_CONNECTIONS as u64, "each one is a socket"),
-        value_name = "CONNS",
-        allow_negative_numbers = true
-    )]
-    pub closed_loop_points: Vec<usize>,
-    /// Also run, at every step's rate, a closed loop held to that rate (what rate-limited closed-loop tools report).
-    #[arg(long = "rate-capped")]
-    pub rate_capped: bool,
-    /// How the --rate-capped loop holds its rate.
-    #[command(flatten)]
-    pub cap_pacing: CapPacingArgs,
-    /// Order of the coarse steps: by rate, or shuffled with --seed (so a drift of the host is
-    /// not read as a trend with load); results stay ordered by rate.
-    #[arg(long, value_enum, default_value_t = SweepOrder::Ascending, value_name = "ORDER")]
-    pub order: SweepOrder,
-    /// Where the server is.
-    #[command(flatten)]
-    pub endpoint: EndpointArgs,
-    /// How each step connects.
-    #[command(flatten)]
-    pub connection: ConnectionArgs,
-    /// `-k`.
-    #[command(flatten)]
-    pub keepalive: KeepaliveArgs,
-    /// What each step sends.
-    #[command(flatten)]
-    pub workload: WorkloadArgs,
-    /// How each step sends.
-    #[command(flatten)]
-    pub open_loop: OpenLoopArgs,
-    /// Each step's length [default: 5s].
-    #[command(flatten)]
-    pub duration: DurationArgs,
-    /// Runs of each step.
-    #[command(flatten)]
-    pub repeat: RepeatArgs,
-    /// Warm-up, timeouts, seed, strictness.
-    #[command(flatten)]
-    pub checks: ChecksArgs,
-    /// Progress line and server counters.
-    #[command(flatten)]
-    pub progress: ProgressArgs,
-    /// Live Prometheus metrics of every step.
-    #[command(flatten)]
-    pub metrics: MetricsArgs,
-    /// `--html FILE`: the sweep's page, rewritten with its other files.
-    #[command(flatten)]
-    pub html: HtmlArgs,
-}
-
-/// `tailrate sweep --order`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SweepOrder {
-    /// Increasing rate; the steps end at the first past saturation.
-    Ascending,
-    /// A random permutation drawn from --seed; rates above one past saturation are skipped.
-    Shuffle,
 }
 
 /// `tailrate plot`: re-render plots from saved sweep JSON files, or a run's heatmap.
@@ -393,26 +287,6 @@ impl TuneArgs {
             checks: self.checks.clone(),
             json: self.json.clone(),
             progress: self.progress.clone(),
-            ..RunArgs::default()
-        }
-    }
-}
-
-impl SweepArgs {
-    /// The run every step starts from: the groups `sweep` takes, the others at their
-    /// defaults.
-    pub fn run_args(&self) -> RunArgs {
-        RunArgs {
-            endpoint: self.endpoint.clone(),
-            connection: self.connection.clone(),
-            keepalive: self.keepalive.clone(),
-            workload: self.workload.clone(),
-            open_loop: self.open_loop.clone(),
-            duration: self.duration.clone(),
-            repeat: self.repeat.clone(),
-            checks: self.checks.clone(),
-            progress: self.progress.clone(),
-            metrics: self.metrics.clone(),
             ..RunArgs::default()
         }
     }

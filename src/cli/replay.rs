@@ -37,12 +37,13 @@ pub struct ReplayArgs {
     /// How the trace is read and sent.
     #[command(flatten)]
     pub trace: TraceArgs,
-    /// Replay at this many times the recorded pace: 2 sends in half the time [range: above
-    /// 0 to 1000000].
+    /// Replay at this many times the recorded pace: 2 sends in half the time [default: 1,
+    /// the recorded pace] [range: above 0 to 1000000].
     #[arg(long, value_name = "X", help_heading = "Replay", value_parser = speed, allow_hyphen_values = true, conflicts_with = "replay_rate")]
     pub speed: Option<f64>,
     /// Replay at this mean rate instead, keeping the shape of the bursts (the speed that
-    /// makes the recorded mean this rate) [range: above 0 to 5000000000].
+    /// makes the recorded mean this rate) [default: none, --speed] [range: above 0 to
+    /// 5000000000].
     #[arg(long = "rate", id = "replay_rate", help_heading = "Replay", value_name = "RATE", value_parser = rate_up_to(MAX_RATE_PER_THREAD * 1000.0, "5M per second on each of at most 1000 threads"), allow_hyphen_values = true)]
     pub rate: Option<f64>,
 
@@ -110,7 +111,8 @@ pub struct TraceArgs {
     /// Start the trace again when it ends, until --duration.
     #[arg(long = "loop")]
     pub repeat_trace: bool,
-    /// Replay at most this many commands of the trace [range: 1 to 18446744073709551615].
+    /// Replay at most this many commands of the trace [default: all] [range: 1 to
+    /// 18446744073709551615].
     #[arg(long, value_name = "N", value_parser = count_in::<u64>(1, u64::MAX, "the largest count"), allow_negative_numbers = true)]
     pub limit: Option<u64>,
     /// Count lines that do not parse and go on, instead of refusing the trace at the first.

@@ -222,9 +222,11 @@ fn bash_completion_offers_test_names_for_t_and_any_list_is_still_taken() {
 }
 
 /// `line` split as a shell would, for the help's examples: words, single quotes kept
-/// together, a `#` comment dropped.
+/// together, a `#` comment, a pipe and a redirection dropped.
 fn shell_words(line: &str) -> Vec<String> {
     let line = line.split(" # ").next().unwrap_or(line);
+    let line = line.split(" | ").next().unwrap_or(line);
+    let line = line.split(" > ").next().unwrap_or(line);
     let (mut words, mut word, mut quoted) = (Vec::new(), String::new(), false);
     for c in line.trim().chars() {
         match c {
@@ -251,7 +253,7 @@ fn every_commands_help_has_examples_that_parse() {
     let mut commands = vec![main.clone()];
     commands.extend(
         main.get_subcommands()
-            .filter(|c| !["completions", "man", "help"].contains(&c.get_name()))
+            .filter(|c| c.get_name() != "help")
             .cloned(),
     );
     for command in commands {
@@ -342,4 +344,73 @@ fn a_connection_flag_typed_at_its_default_is_known_as_typed() {
     assert!(typed(&["tailrate", "sweep", "--rates", "1k", "-c", "50"]).clients);
     assert!(typed(&["tailrate", "-c", "50"]).clients);
     assert_eq!(typed(&["tailrate", "-n", "10"]), none);
+}
+
+/// Value names whose flag is off until given (a file to write, a server to reach, a
+/// text to send): their absence is the default, and the help says what they do instead.
+const OFF_UNTIL_GIVEN: [&str; 24] = [
+    "RATES",
+    "SPEEDS",
+    "COMMANDS",
+    "ENDPOINT",
+    "FILE",
+    "DIR",
+    "SOCKET",
+    "URI",
+    "PASSWORD",
+    "USER",
+    "NAME",
+    "SLO",
+    "SCRIPT",
+    "COMMAND",
+    "TEXT",
+    "ADDR:PORT",
+    "HOST:PORT",
+    "TIME",
+    "I/K",
+    "K",
+    "MIN-MAX",
+    "LIST",
+    "SET:GET",
+    "PCT",
+];
+
+/// Every flag that takes a value either has a default clap prints, says its default in
+/// its help (`[default: ...]`), or is off until given; a subcommand's flags included.
+#[test]
+fn every_flag_with_a_value_says_its_default() {
+    fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+        for arg in command.get_arguments() {
+            let takes_value = arg.get_num_args().is_some_and(|n| n.takes_values())
+                && !arg.is_positional()
+                && !arg.is_required_set();
+            if !takes_value || !arg.get_default_values().is_empty() {
+                continue;
+            }
+            let help = arg
+                .get_long_help()
+                .or(arg.get_help())
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            let names: Vec<String> = arg
+                .get_value_names()
+                .map(|v| v.iter().map(|s| s.to_string()).collect())
+                .unwrap_or_default();
+            let off = names.iter().any(|n| OFF_UNTIL_GIVEN.contains(&n.as_str()));
+            if !help.contains("[default:") && !help.contains("(default:") && !off {
+                missing.push(format!("{path} --{}", arg.get_id()));
+            }
+        }
+        for sub in command.get_subcommands() {
+            walk(sub, &format!("{path} {}", sub.get_name()), missing);
+        }
+    }
+    let mut command = Args::command();
+    command.build();
+    let mut missing = Vec::new();
+    walk(&command, "tailrate", &mut missing);
+    assert!(
+        missing.is_empty(),
+        "no default in the help of: {missing:#?}"
+    );
 }

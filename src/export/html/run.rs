@@ -8,7 +8,7 @@ use super::markup::{
     Cell, badge, esc, facts, fields, inline_svg, pre, pre_wrapped, section, table,
 };
 use super::page;
-use crate::export::run_text::{self, headline_values};
+use crate::export::run_text::{self, headline_values, offered_text};
 use crate::export::{ms, plot};
 use crate::report::verdict::Verdict;
 use crate::report::{Latency, Percentile, RunReport, TestReport};
@@ -187,12 +187,20 @@ fn answer(test: &TestReport) -> String {
             esc(&p99("service")),
             esc(&p99("lag"))
         ));
+        let target = test.target_rate_per_sec.unwrap_or(0.0);
         html.push_str(&format!(
-            "<p>Rates: {:.1} requests/s sent (against {:.1} planned), {:.1} replies/s.</p>",
-            test.achieved_rate_per_sec,
-            test.target_rate_per_sec.unwrap_or(0.0),
-            test.throughput_per_sec
+            "<p>Rates: {:.1} requests/s sent (achieved, against the {target:.1}/s target), \
+             {:.1} replies/s (throughput).</p>",
+            test.achieved_rate_per_sec, test.throughput_per_sec
         ));
+        // The schedule's own draw, in the text report's words, so the page and the text
+        // say the same of a run whose achieved rate is off its target.
+        if let Some(offered) = test.offered_rate_per_sec {
+            html.push_str(&format!(
+                "<p>{}.</p>",
+                esc(&upper_first(&offered_text(offered, target)))
+            ));
+        }
     }
     html.push_str(&if test.valid {
         format!("<p>{} no self-check failed.</p>", badge("valid"))
@@ -211,6 +219,14 @@ fn answer(test: &TestReport) -> String {
     }
     html.push_str("</div>");
     html
+}
+
+/// `text` with its first letter a capital: a line of the text report opening a paragraph.
+fn upper_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// Each percentile of each metric with its interval, and the replies beyond it.

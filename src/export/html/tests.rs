@@ -107,3 +107,20 @@ fn a_merged_run_lists_its_shards() {
     assert!(html.contains("1 of 2 shards merged"), "{html}");
     assert!(html.contains("shard-0.json"));
 }
+
+#[test]
+fn a_run_page_says_what_the_schedule_offered_as_the_text_report_does() {
+    let mut run = report(&["tailrate", "--rate", "1000"], "ERR");
+    run.tests[0].target_rate_per_sec = Some(1000.0);
+    run.tests[0].offered_rate_per_sec = Some(990.0);
+    let html = super::run(&run);
+    // The text report's line, capitalised and escaped (its apostrophe too).
+    let offered = crate::export::run_text::offered_text(990.0, 1000.0);
+    let line = super::markup::esc(&format!("O{}.", &offered[1..]));
+    assert!(html.contains(&line), "no offered line in the page: {html}");
+    assert!(html.contains("against the 1000.0/s target"), "{html}");
+    assert!(
+        !html.contains("planned"),
+        "the page still says planned: {html}"
+    );
+}

@@ -18,7 +18,7 @@ mod replay;
 mod sections;
 mod tables;
 
-pub(crate) use answer::headline_values;
+pub(crate) use answer::{headline_values, offered_text};
 pub(crate) use tables::interval_text;
 
 /// Prints redis-benchmark's full report (or its `-q` line) per test.
