@@ -87,9 +87,13 @@ fn slo_of_a_single_run_far_under_its_bound_passes_and_far_over_fails() {
     assert_eq!(code, Some(1));
 }
 
+/// One list of percentile intervals, `(low, high)` in ns in increasing percentile, with
+/// where in the report it was found.
+type Intervals = (String, Vec<(u64, Option<u64>)>);
+
 /// The percentile intervals found in `v` (a report of any kind), each list in increasing
 /// percentile, with where it was found.
-fn interval_lists(v: &Value, at: &str, out: &mut Vec<(String, Vec<(u64, Option<u64>)>)>) {
+fn interval_lists(v: &Value, at: &str, out: &mut Vec<Intervals>) {
     const FIXED: [&str; 6] = ["p50", "p90", "p95", "p99", "p99_9", "p99_99"];
     let pair = |ci: &Value| -> Option<(u64, Option<u64>)> {
         Some((ci.get(0)?.as_u64()?, ci.get(1).and_then(Value::as_u64)))

@@ -27,8 +27,8 @@ pub use compare::CompareArgs;
 pub use man::{MAN_PAGES, ManArgs};
 pub use metrics::MetricsArgs;
 pub use replay::{ReplayArgs, TraceArgs};
-pub use typed::TypedConnection;
 pub use sweep::{SweepArgs, SweepOrder};
+pub use typed::TypedConnection;
 
 pub use groups::{
     BenchmarkArgs, CapPacingArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs,

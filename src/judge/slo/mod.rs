@@ -21,7 +21,7 @@
 //! server. A failure is not: a step that fails mostly on runs whose generator fell
 //! behind, or whose runs mostly do not count, is uncertain and marked as limited by the
 //! generator, not judged as the server's. A step whose every run could not carry its
-//! rate (under [`SATURATION_FRACTION`] of the schedule, requests unsent, or no reply)
+//! rate (under [`crate::judge::saturation::SATURATION_FRACTION`] of the schedule, requests unsent, or no reply)
 //! fails.
 
 mod step;

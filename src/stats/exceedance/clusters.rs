@@ -59,7 +59,7 @@ impl Clusters {
 
 /// The decision on E <= `limit` over `visits` (one list of windows per run), counting
 /// `clusters` as the clusters: [`decide`] for runs; for windows, every window counts and
-/// the decision is taken once ([`pool_windows`]).
+/// the decision is taken once (`pool_windows`).
 pub fn decide_by(
     clusters: Clusters,
     visits: &[Vec<Window>],
