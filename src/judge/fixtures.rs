@@ -7,7 +7,7 @@ use crate::config::slo::Slo;
 use crate::judge::capacity::Point;
 use crate::judge::slo::judge;
 use crate::report::sweep::{Kind, Measurement, Verdict};
-use crate::report::{Counts, Latency, TestReport};
+use crate::report::Latency;
 use crate::stats::confidence::Ci95;
 
 /// A millisecond in nanoseconds.
@@ -20,55 +20,7 @@ pub(crate) fn slo_p99_1ms() -> Slo {
 /// A run at `rate` whose response p99 is `p99_ns` with interval `ci`, achieving the
 /// fraction `achieved` of its schedule.
 pub(crate) fn run(rate: f64, p99_ns: u64, ci: Option<Ci95>, achieved: f64) -> Measurement {
-    let mut h = crate::record::new_histogram();
-    h.record(p99_ns).unwrap();
-    let mut latency = Latency::without_intervals(&h);
-    latency.p99_ns = p99_ns;
-    latency.p99_ci95_ns = ci;
-    let report = TestReport {
-        name: "GET".into(),
-        target_rate_per_sec: Some(rate),
-        achieved_rate_per_sec: rate * achieved,
-        offered_rate_per_sec: Some(rate),
-        throughput_per_sec: rate * achieved,
-        sent_bytes: 0,
-        received_bytes: 0,
-        sent_bytes_per_sec: 0.0,
-        received_bytes_per_sec: 0.0,
-        measured_secs: 1.0,
-        started_at_unix_secs: 0.0,
-        counts: Counts {
-            intended: rate as u64,
-            sent: rate as u64,
-            completed: rate as u64,
-            ..Counts::default()
-        },
-        latency: [("response".to_string(), latency)].into_iter().collect(),
-        commands: Vec::new(),
-        checks: Vec::new(),
-        valid: true,
-        stopped_early: None,
-        generator_cpu: Vec::new(),
-        intervals: Vec::new(),
-        nodes: Vec::new(),
-        batches: None,
-        reconnects: 0,
-        outages: Vec::new(),
-        outages_left_out: 0,
-        layout_changes: Vec::new(),
-        layout_changes_left_out: 0,
-        layout_reads: 0,
-        excluded_from_latency: 0,
-        server: None,
-        bottleneck: None,
-        tail: None,
-        slo: None,
-        repeat: None,
-        start_skew_ns: None,
-        arrivals: None,
-        response_windows: None,
-        host: None,
-    };
+    let report = crate::report::fixtures::test_report(rate, p99_ns, ci, achieved);
     let slo = Some(judge(&report, &[slo_p99_1ms()]));
     Measurement {
         kind: Kind::Step,

@@ -224,7 +224,7 @@ mod tests {
     use super::*;
 
     fn report() -> TestReport {
-        crate::judge::fixtures::run(1000.0, 800_000, None, 1.0).report
+        crate::report::fixtures::test_report(1000.0, 800_000, None, 1.0)
     }
 
     #[test]
