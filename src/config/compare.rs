@@ -11,6 +11,9 @@ use crate::cli::{CompareArgs, RunArgs};
 use crate::drive::Stop;
 use crate::output;
 
+/// The equivalence margin without `--margin`: 5% of A's value.
+pub const DEFAULT_MARGIN: f64 = 0.05;
+
 /// Rounds of `--live` when `--rounds` is not given: enough batches for the batch-means
 /// estimate to measure the spread between rounds (confidence's `MIN_GROUPS`).
 pub const DEFAULT_ROUNDS: usize = 10;
@@ -88,7 +91,7 @@ impl CompareConfig {
             .transpose()?;
         let margin = match args.margin.as_deref() {
             Some(t) => parse_percent("--margin", t)?,
-            None => crate::report::compare::DEFAULT_MARGIN,
+            None => DEFAULT_MARGIN,
         };
         let json = args.json.json.clone();
         if let Some(path) = &json {

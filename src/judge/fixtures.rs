@@ -6,8 +6,8 @@
 use crate::config::slo::Slo;
 use crate::judge::capacity::Point;
 use crate::judge::slo::judge;
-use crate::report::sweep::{Kind, Measurement, Verdict};
 use crate::report::Latency;
+use crate::report::sweep::{Kind, Measurement, Verdict};
 use crate::stats::confidence::Ci95;
 
 /// A millisecond in nanoseconds.

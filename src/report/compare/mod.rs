@@ -285,8 +285,8 @@ pub struct Options {
     pub same_file: Option<String>,
 }
 
-/// The equivalence margin without `--margin`: 5% of A's value.
-pub const DEFAULT_MARGIN: f64 = 0.05;
+/// The equivalence margin without `--margin` (config's, which plans it).
+pub use crate::config::compare::DEFAULT_MARGIN;
 
 /// Why a comparison cannot be made; all of them are the user's to fix.
 #[derive(Debug, thiserror::Error)]
