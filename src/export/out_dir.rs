@@ -3,6 +3,8 @@
 //! `tailrate plot` draws. Pure: each file's name and bytes; writing them is
 //! [`super::outputs::Outputs`]'s.
 
+use std::borrow::Cow;
+
 use anyhow::{Context, Result};
 
 use crate::config::{MergeConfig, SweepConfig};
@@ -12,15 +14,15 @@ use super::plot::{self, Chart};
 use super::report::Report;
 
 /// One file of `--out`.
-pub struct OutFile {
+pub struct OutFile<'a> {
     /// Its name inside `--out`.
     pub name: String,
-    /// Its bytes.
-    pub bytes: Vec<u8>,
+    /// Its bytes (borrowed when the report holds them: a merged log is not copied).
+    pub bytes: Cow<'a, [u8]>,
 }
 
 /// The files of `report` in `--out` (none for a run, a comparison or a search).
-pub fn render(report: Report<'_>) -> Result<Vec<OutFile>> {
+pub fn render(report: Report<'_>) -> Result<Vec<OutFile<'_>>> {
     Ok(match report {
         Report::Sweep(sweep) => self::sweep(sweep)?.0,
         Report::Merged { report, log } => {
@@ -28,11 +30,11 @@ pub fn render(report: Report<'_>) -> Result<Vec<OutFile>> {
             let json = serde_json::to_vec_pretty(report).context("encoding the merged report")?;
             let mut files = vec![OutFile {
                 name: MergeConfig::JSON_FILE.to_string(),
-                bytes: json,
+                bytes: Cow::Owned(json),
             }];
             files.extend(log.map(|log| OutFile {
                 name: MergeConfig::HLOG_FILE.to_string(),
-                bytes: log.to_vec(),
+                bytes: Cow::Borrowed(log),
             }));
             files
         }
@@ -44,7 +46,7 @@ pub fn render(report: Report<'_>) -> Result<Vec<OutFile>> {
 /// A sweep's files, and the sweep as read back from its `sweep.json`: the plots are
 /// drawn from the parsed bytes, exactly as `tailrate plot` reads them back, and the
 /// sweep's page is made from the same.
-pub fn sweep(report: &SweepReport) -> Result<(Vec<OutFile>, SweepReport)> {
+pub fn sweep(report: &SweepReport) -> Result<(Vec<OutFile<'static>>, SweepReport)> {
     let json = serde_json::to_vec_pretty(report).context("encoding the sweep as JSON")?;
     let saved = model::parse(&json)?;
     let csv = super::sweep_csv::csv(report);
@@ -63,15 +65,15 @@ pub fn sweep(report: &SweepReport) -> Result<(Vec<OutFile>, SweepReport)> {
 }
 
 /// A chart's file: its SVG and a final newline.
-fn chart_file(chart: &Chart) -> OutFile {
+fn chart_file(chart: &Chart) -> OutFile<'static> {
     line_ended(&chart.file_name, chart.svg.as_bytes().to_vec())
 }
 
 /// `bytes` with a final newline, as a file named `name`.
-fn line_ended(name: &str, mut bytes: Vec<u8>) -> OutFile {
+fn line_ended(name: &str, mut bytes: Vec<u8>) -> OutFile<'static> {
     bytes.push(b'\n');
     OutFile {
         name: name.to_string(),
-        bytes,
+        bytes: Cow::Owned(bytes),
     }
 }
