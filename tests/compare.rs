@@ -917,7 +917,13 @@ mod timing {
             assert!(matches!(code, Some(0 | 1)), "exit {code:?}: {stderr}");
             failed_threshold += usize::from(code == Some(1));
             let v = verdicts(&c);
-            assert_ne!(v[0].1, "cannot_tell", "seed {seed}: p50 unbounded: {v:?}");
+            // Bounded, not decided: an interval a little wider than the margin reads
+            // "cannot tell", and that is a right answer for two identical servers.
+            let p50 = &c["groups"][0]["rows"][0]["difference_ci95_ns"];
+            assert!(
+                p50[0].is_i64() && p50[1].is_i64(),
+                "seed {seed}: p50 unbounded ({p50}): {v:?}"
+            );
             let all = all_verdicts(&c);
             let claim = |verdict: &str| verdict == "b_slower" || verdict == "b_faster";
             decided += all.iter().filter(|(_, v)| v != "cannot_tell").count();

@@ -5,7 +5,10 @@
 //! `run.txt`, `compare.txt` and the sweep's folder are what the commands themselves
 //! printed and wrote when they made `run.json`, `compare.json` and `sweep/sweep.json`;
 //! `run.quiet.txt`, `run.csv` and the pages are what the exporters made of the same
-//! files before the outputs were one pipeline. A refactor keeps them equal.
+//! files before the outputs were one pipeline. A refactor keeps them equal; a change of
+//! wording remakes the files it changes (`compare.txt` and `compare.html` since compare
+//! reads an interval inside its margin as equivalent and an older file's verdict as
+//! that file's word).
 
 use std::path::{Path, PathBuf};
 

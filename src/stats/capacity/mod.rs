@@ -23,8 +23,10 @@
 //!    limit the crossing is above the highest rate; with the lowest point of the fit over
 //!    it, below the lowest.
 //! 4. The interval: the same fit on [`RESAMPLES`] cluster-bootstrap resamples of the runs
-//!    of each rate ([`super::bootstrap`]), the crossing's 5% and 95% points. An end may be
-//!    open (more than 5% of resamples put the crossing outside the measured rates).
+//!    of each rate ([`super::bootstrap`]), the crossing's 5% and 95% points, widened to
+//!    hold at least the two measured rates around the crossing (inside them only the
+//!    fitted line places it, and every resample shares that line). An end may be open
+//!    (more than 5% of resamples put the crossing outside the measured rates).
 //!
 //! On simulated sweeps with a known crossing (the tests beside this file; the table is in
 //! `bench/README.md`) the 90% interval holds it 92-96% of the time whether the rates have
@@ -189,9 +191,13 @@ pub fn estimate(rates: &[RateRuns], limit: f64, seed: u64) -> Option<CapacityEst
         crossings.iter().filter(|&&x| x == c).count() as f64 / crossings.len().max(1) as f64
     };
     let tail = (1.0 - LEVEL) / 2.0;
-    let interval = (
-        bootstrap::percentile(&crossings, tail).unwrap_or(point.crossing),
-        bootstrap::percentile(&crossings, 1.0 - tail).unwrap_or(point.crossing),
+    let interval = keep_bracket(
+        (
+            bootstrap::percentile(&crossings, tail).unwrap_or(point.crossing),
+            bootstrap::percentile(&crossings, 1.0 - tail).unwrap_or(point.crossing),
+        ),
+        point.crossing,
+        &xs,
     );
     let low_load = (point.bottom > 0).then(|| LowLoad {
         lowest_per_sec: xs[0],
@@ -214,6 +220,30 @@ pub fn estimate(rates: &[RateRuns], limit: f64, seed: u64) -> Option<CapacityEst
         rates: groups.len(),
         runs: groups.iter().map(|g| g.runs.len()).sum(),
     })
+}
+
+/// `interval` widened to hold the two measured rates around `crossing`. Between them the
+/// runs say only that the crossing lies there; where inside, the fitted line says, and
+/// every resample shares that line: runs that agree at both rates put every resample's
+/// crossing at nearly one rate, an interval a few requests wide around a guess.
+fn keep_bracket(
+    interval: (Crossing, Crossing),
+    crossing: Crossing,
+    xs: &[f64],
+) -> (Crossing, Crossing) {
+    let Crossing::At(rate) = crossing else {
+        return interval;
+    };
+    let below = xs.iter().copied().filter(|&x| x <= rate).reduce(f64::max);
+    let above = xs.iter().copied().filter(|&x| x >= rate).reduce(f64::min);
+    let (mut low, mut high) = interval;
+    if let Some(b) = below.filter(|&b| b < low.key()) {
+        low = Crossing::At(b);
+    }
+    if let Some(a) = above.filter(|&a| a > high.key()) {
+        high = Crossing::At(a);
+    }
+    (low, high)
 }
 
 /// The rates with a reply, by rate, a rate given twice pooled, runs without replies and

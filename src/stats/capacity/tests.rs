@@ -335,3 +335,28 @@ fn coverage_table() {
         }
     }
 }
+
+#[test]
+fn the_interval_holds_the_two_measured_rates_around_the_crossing() {
+    // Every run at 920/s well under 1% and every one at 946/s well over: the resamples
+    // agree on one line, and only the bracket says what the runs know.
+    let rates = [
+        rate(900.0, &[0.2, 0.2, 0.2, 0.2]),
+        rate(920.0, &[0.5, 0.5, 0.5, 0.5]),
+        rate(946.0, &[1.6, 1.6, 1.6, 1.6]),
+        rate(980.0, &[4.0, 4.0, 4.0, 4.0]),
+    ];
+    let e = estimate(&rates, 0.01, 7).unwrap();
+    let Crossing::At(c) = e.crossing else {
+        panic!("{e:?}")
+    };
+    assert!((920.0..946.0).contains(&c), "{e:?}");
+    assert!(
+        e.interval.0.key() <= 920.0 && e.interval.1.key() >= 946.0,
+        "{e:?}"
+    );
+    // Open crossings keep their open ends.
+    let under = [rate(900.0, &[0.1; 4]), rate(950.0, &[0.2; 4])];
+    let e = estimate(&under, 0.01, 7).unwrap();
+    assert_eq!(e.crossing, Crossing::AboveHighest);
+}
