@@ -29,7 +29,8 @@
 //!    (more than 5% of resamples put the crossing outside the measured rates).
 //!
 //! On simulated sweeps with a known crossing (the tests beside this file; the table is in
-//! `bench/README.md`) the 90% interval holds it 92-96% of the time whether the rates have
+//! `bench/README.md`, measured before the interval kept the bracket, which only widens
+//! it) the 90% interval holds it 92-96% of the time whether the rates have
 //! 4, 8 or 16 runs, and in weather of CV 0.3 or 0.6. When a rare large stall in a tenth of
 //! the runs carries half of E, it holds it 94% of the time with 16 runs at the rates around
 //! the crossing, 81% with 8 and 63% with 4: a rate whose few runs missed the stall looks

@@ -139,8 +139,9 @@ fn a_log_linear_tail_is_crossed_where_it_meets_the_limit() {
         .collect();
     let e = estimate(&exact, 0.01, 5).unwrap();
     assert!((e.crossing.rate().unwrap() - 50_000.0).abs() < 5.0, "{e:?}");
-    // One run per rate, none to borrow a spread from: the interval is the point.
-    assert_eq!(e.interval, (e.crossing, e.crossing));
+    // One run per rate, none to borrow a spread from: every resample gives the point,
+    // and the interval is the two measured rates around it.
+    assert_eq!(e.interval, (Crossing::At(40_000.0), Crossing::At(50_000.0)));
     // Given in any order, and a rate given twice pooled.
     let mut shuffled = exact.clone();
     shuffled.reverse();
@@ -303,10 +304,12 @@ const SWEEP: [(f64, usize); 9] = [
 ];
 
 #[test]
-fn the_interval_holds_a_known_crossing_about_nine_times_in_ten() {
+fn the_interval_holds_a_known_crossing_at_least_nine_times_in_ten() {
+    // At least: the interval keeps the two measured rates around the crossing, which the
+    // search narrowed to, so on this shape it holds the crossing nearly always.
     let covered = coverage(&SWEEP, 0.5, 0.0, 150);
     eprintln!("coverage {covered}");
-    assert!((0.84..=0.98).contains(&covered), "{covered}");
+    assert!((0.84..=1.0).contains(&covered), "{covered}");
 }
 
 /// The coverage table in `bench/README.md`:
