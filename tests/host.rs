@@ -149,7 +149,7 @@ mod timing {
                 Err(why) => eprintln!("the quiet baseline was not quiet: {why}"),
             }
         }
-        let Some((_dir, (quiet_json, _quiet), (shared_json, shared))) = pair else {
+        let Some((_dir, (quiet_json, quiet), (shared_json, shared))) = pair else {
             skip(
                 &this_test(),
                 "the quiet baseline was not quiet twice (a busy machine)",
@@ -161,9 +161,15 @@ mod timing {
         let (v, because) = verdict(&shared);
         assert_eq!(v, "host", "{because}\n{}", host(&shared));
         assert!(because.contains("the server waited"), "{because}");
+        // The busy loop's slices are the server's wait: a share a quiet run does not
+        // reach, and several times the quiet run's own. Per run it can be as short as
+        // 6 µs (a woken server preempts the loop at once when the scheduler lets it), so
+        // the wait per run is not asked to stand apart.
         let s = &host(&shared)["server"];
-        assert!(s["run_queue_wait_share"].as_f64().unwrap() >= 0.02, "{s}");
-        assert!(s["wait_per_run_us"].as_f64().unwrap() >= 8.0, "{s}");
+        let q = &host(&quiet)["server"];
+        let share = |v: &Value| v["run_queue_wait_share"].as_f64().unwrap_or(0.0);
+        assert!(share(s) >= 0.02, "{s}");
+        assert!(share(s) >= 3.0 * share(q), "busy {s}\nquiet {q}");
         let tail = &host(&shared)["tail"];
         assert!(
             tail["in_waiting_batches"].as_u64().unwrap() * 2

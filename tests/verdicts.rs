@@ -58,6 +58,15 @@ fn slo_of_a_single_run_far_under_its_bound_passes_and_far_over_fails() {
         );
         return;
     }
+    if test["slo"]["valid"] == false {
+        // A host busy enough to keep the generator short of its schedule leaves the run
+        // out of its own verdict (uncertain, rightly): nothing here to check.
+        skip(
+            &this_test(),
+            &format!("the run fell short of its schedule: {}", test["slo"]["why"]),
+        );
+        return;
+    }
     assert_eq!(test["slo"]["verdict"], "pass", "{}", test["slo"]);
     assert_eq!(code, Some(0));
     let check = &test["slo"]["checks"][0];

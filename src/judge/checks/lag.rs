@@ -13,9 +13,13 @@ use crate::stats::over::share_over;
 /// fraction of it, when the move is also over [`LAG_MOVE_NS`] (the `schedule_lag` check).
 pub const LAG_DISTORTION: f64 = 0.1;
 /// The most the generator's lateness may move a reported response-time percentile, ns,
-/// whatever its fraction: a move a quiet machine's runs of the same plan differ by more
-/// than (docs/verdicts.md states both and the tests that hold the check to them).
-pub const LAG_MOVE_NS: u64 = 50_000;
+/// whatever its fraction. A generator pinned to one core of a quiet virtual machine,
+/// beside its own collector and host meter, is preempted for tens of µs at a time, and
+/// that moved p99 and p99.9 by up to 0.26 ms in quiet runs at 20k-50k/s; sleep pacing's
+/// timer and a busy loop on the generator's core move them by 0.8 ms and more. The bound
+/// sits between the two, about twice the quiet runs' largest move (docs/verdicts.md has
+/// the runs).
+pub const LAG_MOVE_NS: u64 = 500_000;
 /// The response-time percentiles the schedule-lag check guards: those the report leads
 /// with (p99.99 and the max rest on a handful of requests, where one late wake-up is
 /// the percentile).
@@ -285,6 +289,28 @@ mod tests {
     }
 
     #[test]
+    fn a_quiet_machines_preemptions_pass_and_a_timers_millisecond_fails() {
+        // Quiet runs pinned to one core: 2% of sends late by 0.25 ms moves a p99 of 60 µs
+        // by about that much (over 10%, under the bound). Sleep pacing's timer: 2% late
+        // by 0.9 ms.
+        let quiet = open_record(
+            100_000,
+            |i| 20_000 + i % 40_000,
+            |i| if i % 50 == 0 { 250_000 } else { 500 },
+        );
+        let check = schedule_lag(&quiet, &[], Pacing::Hybrid, None);
+        assert_eq!(check.verdict, Verdict::Pass, "{}", check.detail);
+        assert!(check.detail.contains("p99 +2"), "{}", check.detail);
+        let timer = open_record(
+            100_000,
+            |i| 20_000 + i % 40_000,
+            |i| if i % 50 == 0 { 900_000 } else { 500 },
+        );
+        let check = schedule_lag(&timer, &[], Pacing::Sleep, None);
+        assert_eq!(check.verdict, Verdict::Fail, "{}", check.detail);
+    }
+
+    #[test]
     fn a_lag_that_moves_one_percentile_fails_and_names_it() {
         // Half a percent of requests 1 ms late: the p99.9 is that lateness, not the
         // server; the p99 is the server's.
@@ -366,8 +392,8 @@ mod tests {
             check.detail
         );
         let check = schedule_lag(&total, &[lenient], Pacing::Hybrid, None);
-        // p99 moves by 500 µs (over 10% and 50 µs), so the percentile fails; the
-        // objective's verdict does not change (1.5% over, 2% allowed).
+        // p99 moves by 500 µs, at the bound; the objective's verdict does not change
+        // (1.5% over, 2% allowed).
         assert!(
             !check.detail.contains("changed its verdict"),
             "{}",
