@@ -104,8 +104,7 @@ fn slo_of_a_single_run_far_under_its_bound_passes_and_far_over_fails() {
         return;
     }
     assert_eq!(
-        report["tests"][0]["slo"]["verdict"],
-        "fail",
+        report["tests"][0]["slo"]["verdict"], "fail",
         "{}",
         report["tests"][0]["slo"]
     );
