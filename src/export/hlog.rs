@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::V2DeflateSerializer;
 
+pub use super::hlog_encoder::sanitize;
 use super::hlog_encoder::{Encoder, MAX_VALUE_DIVISOR, MakeSeries, encode_line};
 
 /// The log format version HdrHistogram's Java writer puts in its header.
@@ -196,27 +197,6 @@ impl Drop for HlogWriter<'_> {
         // Lines handed in are written, even when the caller could not wait for them.
         let _ = self.drain();
     }
-}
-
-/// Tags may not hold commas or white space; keep letters, digits, `_`, `.`, `-`.
-pub fn sanitize(tag: &str) -> String {
-    let mut out: String = tag
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    while out.contains("__") {
-        out = out.replace("__", "_");
-    }
-    out.split('.')
-        .map(|part| part.trim_matches('_'))
-        .collect::<Vec<_>>()
-        .join(".")
 }
 
 #[cfg(test)]

@@ -21,8 +21,6 @@ use base64::Engine;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
-use super::hlog::sanitize;
-
 /// Values are nanoseconds; `Interval_Max` is divided by this, so it reads in milliseconds
 /// (the Java writer's default ratio, and what its processor divides by).
 pub const MAX_VALUE_DIVISOR: f64 = 1e6;
@@ -187,6 +185,27 @@ pub(super) fn encode_line(
     base64::engine::general_purpose::STANDARD.encode_string(&encoded, line);
     line.push('\n');
     Ok(())
+}
+
+/// Tags may not hold commas or white space; keep letters, digits, `_`, `.`, `-`.
+pub fn sanitize(tag: &str) -> String {
+    let mut out: String = tag
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while out.contains("__") {
+        out = out.replace("__", "_");
+    }
+    out.split('.')
+        .map(|part| part.trim_matches('_'))
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 #[cfg(test)]
