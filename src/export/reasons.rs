@@ -1,6 +1,7 @@
 //! The words of a verdict's reasons: why a step's (or a run's) verdict on its objectives
-//! is what it is, and why runs were left out of a step, said from the figures the models
-//! keep (`report::sweep::steps`). Every text says them through `Display`, and the JSON
+//! is what it is, why runs were left out of a step, and why two sweeps' capacities
+//! compare as they do, said from the figures the models keep (`report::sweep::steps`,
+//! `report::compare`). Every text says them through `Display`, and the JSON
 //! writes the same words in the reasons' place (their `Serialize` is here), so the JSON
 //! reads as it always has and a report read back says the same.
 
@@ -8,6 +9,7 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
+use crate::report::compare::CapacityWhy;
 use crate::report::sweep::Verdict;
 use crate::report::sweep::steps::{LeftOut, LeftOutWhy, ObjectiveWhy, StepWhy, Wanting};
 
@@ -125,6 +127,31 @@ impl Serialize for LeftOutWhy {
     }
 }
 
+impl fmt::Display for CapacityWhy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CapacityWhy::NotComparable { a, b } => write!(f, "A searched {a}, B {b}"),
+            CapacityWhy::BLower { b_failed, a_passed } => write!(
+                f,
+                "B failed at {b_failed:.0} req/s where A passed at {a_passed:.0} req/s"
+            ),
+            CapacityWhy::BHigher { b_passed, a_failed } => write!(
+                f,
+                "B passed at {b_passed:.0} req/s where A failed at {a_failed:.0} req/s"
+            ),
+            CapacityWhy::BandsMeet => f.write_str("the bands meet"),
+            CapacityWhy::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+/// The JSON writes why two capacities compare as they do as its words.
+impl Serialize for CapacityWhy {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// `left_out` in words: `2 runs left out: 1 short of the schedule by over 1%, 1 failed
 /// accounting`; empty when none was.
 pub fn left_out_text(left_out: &[LeftOut]) -> String {
@@ -229,6 +256,14 @@ mod tests {
         let back: StepWhy = serde_json::from_str(&json).unwrap();
         assert_eq!(back, StepWhy::Text(why.to_string()));
         assert_eq!(back.to_string(), why.to_string());
+        let cap = CapacityWhy::BLower {
+            b_failed: 4000.0,
+            a_passed: 4500.4,
+        };
+        assert_eq!(
+            serde_json::to_string(&cap).unwrap(),
+            "\"B failed at 4000 req/s where A passed at 4500 req/s\""
+        );
         let left = LeftOutWhy::NotCarried;
         let back: LeftOutWhy =
             serde_json::from_str(&serde_json::to_string(&left).unwrap()).unwrap();
