@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::drive::Interval;
 use crate::export::hlog::HlogWriter;
+use crate::export::hlog_encoder::Series;
 use crate::record::{CommandRecord, Histograms, Metric, Recorder, Timing};
 use crate::report::IntervalSummary;
 
@@ -15,7 +16,8 @@ use crate::report::IntervalSummary;
 /// together (the series HdrHistogram's tools read by default, written also when empty);
 /// then tagged, the test's, and each command's when it has several, leaving out a metric
 /// the run does not have or that is empty, and a plain closed loop's service time (its
-/// response time again: a request is sent when it is due).
+/// response time again: a request is sent when it is due). The histograms are made and
+/// encoded on the log's own thread, from a copy of the counts ([`HlogWriter::submit`]).
 pub(super) fn write_hlog(
     log: &mut HlogWriter,
     test: &str,
@@ -25,26 +27,35 @@ pub(super) fn write_hlog(
     length: Duration,
     record: &Recorder,
 ) -> std::io::Result<()> {
+    let (record, test, commands) = (record.clone(), test.to_string(), commands.to_vec());
+    log.submit(
+        start,
+        length,
+        Box::new(move || hlog_series(&test, &commands, timing, &record)),
+    )
+}
+
+/// The series [`write_hlog`] writes, in its order.
+fn hlog_series(test: &str, commands: &[String], timing: Timing, record: &Recorder) -> Series {
     let total = record.total();
-    log.write_untagged(start, length, &total.hist.response())?;
-    let mut write = |tag: &str, hist: &Histograms| {
+    let mut series: Series = vec![(None, total.hist.response())];
+    let mut add = |tag: &str, hist: &Histograms| {
         for metric in Metric::ALL {
             if metric == Metric::Service && !timing.service_apart() {
                 continue;
             }
             if let Some(h) = hist.of(metric, timing).filter(|h| !h.is_empty()) {
-                log.write(&format!("{tag}.{}", metric.name()), start, length, &h)?;
+                series.push((Some(format!("{tag}.{}", metric.name())), h));
             }
         }
-        std::io::Result::Ok(())
     };
-    write(test, &total.hist)?;
+    add(test, &total.hist);
     if record.commands.len() > 1 {
         for (rec, name) in record.commands.iter().zip(commands) {
-            write(&format!("{test}.{name}"), &rec.hist)?;
+            add(&format!("{test}.{name}"), &rec.hist);
         }
     }
-    Ok(())
+    series
 }
 
 pub(super) fn summary(start: Duration, length: Duration, record: &Recorder) -> IntervalSummary {

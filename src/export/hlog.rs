@@ -4,25 +4,22 @@
 //! comment, the format version, StartTime and BaseTime, the legend), then one line per
 //! interval and series. The untagged series, the one the tools read by default, is every
 //! command's response time together; the tagged series, `TEST.metric` and
-//! `TEST.COMMAND.metric`, sit beside it. Lines are appended as intervals end, so an
-//! interrupted run keeps its log.
+//! `TEST.COMMAND.metric`, sit beside it. Lines are appended as intervals end (a run's
+//! are encoded on a thread of their own, [`super::hlog_encoder`]), so an interrupted run
+//! keeps its log.
 
-use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use base64::Engine;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::V2DeflateSerializer;
+
+use super::hlog_encoder::{Encoder, MAX_VALUE_DIVISOR, MakeSeries, encode_line};
 
 /// The log format version HdrHistogram's Java writer puts in its header.
 pub const FORMAT_VERSION: &str = "1.3";
-
-/// Values are nanoseconds; `Interval_Max` is divided by this, so it reads in milliseconds
-/// (the Java writer's default ratio, and what its processor divides by).
-const MAX_VALUE_DIVISOR: f64 = 1e6;
 
 /// An open interval log.
 pub struct HlogWriter<'a> {
@@ -34,6 +31,9 @@ pub struct HlogWriter<'a> {
     encoded: Vec<u8>,
     /// One line of the log.
     line: String,
+    /// The thread that encodes the intervals handed to [`HlogWriter::submit`], started
+    /// with the first.
+    encoder: Option<Encoder>,
 }
 
 impl HlogWriter<'static> {
@@ -85,7 +85,58 @@ impl<'a> HlogWriter<'a> {
             serializer: V2DeflateSerializer::new(),
             encoded: Vec::new(),
             line: String::new(),
+            encoder: None,
         })
+    }
+
+    /// Hands the interval `start..start + length` to the encoder's thread, `make` making
+    /// its series there ([`super::hlog_encoder`] says why), and writes the lines of the
+    /// intervals it has finished.
+    pub fn submit(
+        &mut self,
+        start: Duration,
+        length: Duration,
+        make: MakeSeries,
+    ) -> io::Result<()> {
+        if self.encoder.is_none() {
+            let encoder = Encoder::spawn().map_err(|e| self.error(e))?;
+            self.encoder = Some(encoder);
+        }
+        let sent = self
+            .encoder
+            .as_mut()
+            .is_some_and(|encoder| encoder.submit(start, length, make));
+        if !sent {
+            return Err(self.error(io::Error::other("the log's encoder ended early")));
+        }
+        self.write_ready(false)
+    }
+
+    /// Waits for every interval handed to [`HlogWriter::submit`] and writes its lines:
+    /// the log is then complete and in order.
+    pub fn drain(&mut self) -> io::Result<()> {
+        self.write_ready(true)
+    }
+
+    /// Writes the encoded intervals that are ready (all of them, when `wait`).
+    fn write_ready(&mut self, wait: bool) -> io::Result<()> {
+        let mut wrote = false;
+        while let Some(lines) = self.encoder.as_mut().and_then(|e| e.next(wait)) {
+            let lines = lines.map_err(|e| self.error(io::Error::other(e)))?;
+            self.file
+                .write_all(lines.as_bytes())
+                .map_err(|e| self.error(e))?;
+            wrote = true;
+        }
+        if wrote {
+            self.file.flush().map_err(|e| self.error(e))?;
+        }
+        Ok(())
+    }
+
+    /// `e`, naming the log.
+    fn error(&self, e: io::Error) -> io::Error {
+        io::Error::new(e.kind(), format!("{}: {e}", self.name))
     }
 
     /// Appends one interval's histogram of the series `tag` (letters, digits, `.`, `-`
@@ -120,27 +171,30 @@ impl<'a> HlogWriter<'a> {
         length: Duration,
         histogram: &Histogram<u64>,
     ) -> io::Result<()> {
-        self.encoded.clear();
-        self.serializer
-            .serialize(histogram, &mut self.encoded)
-            .map_err(|e| io::Error::other(format!("{}: {e:?}", self.name)))?;
+        // Lines handed to the encoder come first: the log stays in order.
+        self.write_ready(true)?;
         self.line.clear();
-        if let Some(tag) = tag {
-            let _ = write!(self.line, "Tag={tag},");
-        }
-        let _ = write!(
-            self.line,
-            "{:.3},{:.3},{:.3},",
-            start.as_secs_f64(),
-            length.as_secs_f64(),
-            histogram.max() as f64 / MAX_VALUE_DIVISOR
-        );
-        base64::engine::general_purpose::STANDARD.encode_string(&self.encoded, &mut self.line);
-        self.line.push('\n');
+        encode_line(
+            &mut self.serializer,
+            &mut self.encoded,
+            &mut self.line,
+            tag,
+            start,
+            length,
+            histogram,
+        )
+        .map_err(|e| self.error(io::Error::other(e)))?;
         self.file
             .write_all(self.line.as_bytes())
             .and_then(|()| self.file.flush())
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.name)))
+    }
+}
+
+impl Drop for HlogWriter<'_> {
+    fn drop(&mut self) {
+        // Lines handed in are written, even when the caller could not wait for them.
+        let _ = self.drain();
     }
 }
 

@@ -16,6 +16,7 @@ pub mod contrast_text;
 pub mod csv;
 pub mod duet_lines;
 pub mod hlog;
+pub mod hlog_encoder;
 pub mod html;
 pub mod json;
 pub mod metrics;
