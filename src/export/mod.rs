@@ -24,6 +24,7 @@ pub mod objective_text;
 pub mod out_dir;
 pub mod outputs;
 pub mod plot;
+pub mod reasons;
 pub mod repeats_text;
 pub mod report;
 pub mod run_lines;

@@ -66,7 +66,7 @@ pub enum Line<'a> {
         /// `pass`, `fail` or `uncertain`.
         verdict: &'a str,
         /// Why, in words.
-        why: &'a str,
+        why: &'a crate::report::sweep::steps::StepWhy,
     },
     /// A plain closed loop at `connections`.
     ClosedLoop {

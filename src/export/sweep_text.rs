@@ -163,7 +163,7 @@ pub fn write_steps(out: &mut dyn std::io::Write, report: &SweepReport) -> std::i
     }
     // The runs a step's figures and verdict leave out, by why.
     for step in &report.steps {
-        let left = crate::judge::counted::left_out_text(&step.left_out);
+        let left = super::reasons::left_out_text(&step.left_out);
         if !left.is_empty() {
             writeln!(out, "  at {:.0} req/s: {left}", step.target_rate_per_sec)?;
         }

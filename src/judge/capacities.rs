@@ -3,7 +3,7 @@
 //! higher or lower only where the two bands do not meet; a single pass or fail on
 //! either side of the other's capacity says nothing a band does not.
 
-use crate::report::compare::CapacityComparison;
+use crate::report::compare::{CapacityComparison, CapacityWhy};
 use crate::report::sweep::SweepReport;
 
 /// `a`'s capacity against `b`'s; `None` unless both searched one (`--slo`).
@@ -24,32 +24,32 @@ pub fn compare(a: &SweepReport, b: &SweepReport) -> Option<CapacityComparison> {
         band(sa.capacity_per_sec, sa.capacity_band_per_sec),
         band(sb.capacity_per_sec, sb.capacity_band_per_sec),
     );
-    let rate = |r: f64| format!("{r:.0} req/s");
     let (verdict, why) = if text(a) != text(b) {
         (
             "not_comparable",
-            format!("A searched {}, B {}", text(a), text(b)),
+            CapacityWhy::NotComparable {
+                a: text(a),
+                b: text(b),
+            },
         )
     } else if bb.1.is_some_and(|top| top <= ba.0) {
         (
             "b_lower",
-            format!(
-                "B failed at {} where A passed at {}",
-                rate(bb.1.unwrap_or(0.0)),
-                rate(ba.0)
-            ),
+            CapacityWhy::BLower {
+                b_failed: bb.1.unwrap_or(0.0),
+                a_passed: ba.0,
+            },
         )
     } else if ba.1.is_some_and(|top| top <= bb.0) {
         (
             "b_higher",
-            format!(
-                "B passed at {} where A failed at {}",
-                rate(bb.0),
-                rate(ba.1.unwrap_or(0.0))
-            ),
+            CapacityWhy::BHigher {
+                b_passed: bb.0,
+                a_failed: ba.1.unwrap_or(0.0),
+            },
         )
     } else {
-        ("cannot_tell", "the bands meet".to_string())
+        ("cannot_tell", CapacityWhy::BandsMeet)
     };
     Some(CapacityComparison {
         objectives: text(a),

@@ -9,7 +9,7 @@
 
 use super::saturation::{SATURATION_FRACTION, achieved_fraction};
 use crate::report::TestReport;
-use crate::report::sweep::steps::LeftOut;
+use crate::report::sweep::steps::{LeftOut, LeftOutWhy};
 use crate::report::sweep::{Kind, Measurement};
 
 /// Largest shortfall of the achieved rate against the planned rate for a step to be valid.
@@ -70,17 +70,16 @@ fn failed_other(report: &TestReport) -> Option<&str> {
         .find(|name| !PESSIMISTIC.contains(name))
 }
 
-/// Why `report` is not a visit, in a few words; `None` when it is one.
-pub fn left_out_why(report: &TestReport) -> Option<String> {
+/// Why `report` is not a visit; `None` when it is one.
+pub fn left_out_why(report: &TestReport) -> Option<LeftOutWhy> {
     match sends(report) {
-        Sends::Overloaded => Some(
-            "did not carry the rate (under half the schedule, requests unsent or no reply)".into(),
-        ),
-        Sends::Short => Some(format!(
-            "short of the schedule by over {:.0}%",
-            100.0 * SEND_TOLERANCE
-        )),
-        Sends::Kept => failed_other(report).map(|name| format!("failed {name}")),
+        Sends::Overloaded => Some(LeftOutWhy::NotCarried),
+        Sends::Short => Some(LeftOutWhy::Short {
+            tolerance: SEND_TOLERANCE,
+        }),
+        Sends::Kept => failed_other(report).map(|name| LeftOutWhy::Failed {
+            check: name.to_string(),
+        }),
     }
 }
 
@@ -104,12 +103,12 @@ pub fn decided_on<'a>(group: &[&'a Measurement]) -> Vec<&'a Measurement> {
 pub fn counted<'a>(group: &[&'a Measurement]) -> (Vec<&'a Measurement>, Vec<LeftOut>) {
     let on = decided_on(group);
     let mut left_out: Vec<LeftOut> = Vec::new();
-    let mut leave = |why: String| match left_out.iter_mut().find(|l| l.why == why) {
+    let mut leave = |why: LeftOutWhy| match left_out.iter_mut().find(|l| l.why == why) {
         Some(l) => l.runs += 1,
         None => left_out.push(LeftOut { why, runs: 1 }),
     };
     for _ in on.len()..group.len() {
-        leave("measured before the confirmation's fresh runs".into());
+        leave(LeftOutWhy::BeforeConfirmation);
     }
     let mut visits = Vec::new();
     for m in on {
@@ -119,22 +118,4 @@ pub fn counted<'a>(group: &[&'a Measurement]) -> (Vec<&'a Measurement>, Vec<Left
         }
     }
     (visits, left_out)
-}
-
-/// `left_out` in words: `2 runs left out: 1 short of the schedule by over 1%, 1 failed
-/// accounting`; empty when none was.
-pub fn left_out_text(left_out: &[LeftOut]) -> String {
-    let total: usize = left_out.iter().map(|l| l.runs).sum();
-    if total == 0 {
-        return String::new();
-    }
-    let each: Vec<String> = left_out
-        .iter()
-        .map(|l| format!("{} {}", l.runs, l.why))
-        .collect();
-    format!(
-        "{total} run{} left out: {}",
-        if total == 1 { "" } else { "s" },
-        each.join(", ")
-    )
 }

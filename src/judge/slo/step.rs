@@ -1,7 +1,7 @@
 //! The one verdict on objectives: every run at one rate (a sweep's step, `--repeat`'s
 //! repeats, or a single run), the visits among them pooled (see the module doc of
 //! [`super`] for the rule), each objective decided on its pooled share over the bound with
-//! the runs or the windows as clusters, and why in one clause.
+//! the runs or the windows as clusters, and why (the figures; export says them).
 
 use super::all_of;
 use crate::config::slo::Slo;
@@ -9,7 +9,9 @@ use crate::judge::counted::{Sends, left_out_why, sends};
 use crate::judge::saturation::SATURATION_FRACTION;
 use crate::judge::summary::windows_of;
 use crate::report::TestReport;
-use crate::report::sweep::steps::{Exceedance, StepCheck, StepVerdict};
+use crate::report::sweep::steps::{
+    Exceedance, ObjectiveWhy, StepCheck, StepVerdict, StepWhy, Wanting,
+};
 use crate::report::sweep::{Measurement, SloVerdict, Verdict};
 use crate::stats::exceedance::{self, Clusters, Decision};
 use crate::stats::pooled;
@@ -86,30 +88,29 @@ pub fn judge_step<R: StepRun>(group: &[&R], slos: &[Slo], clusters: Clusters) ->
     };
     let short_runs = sends.iter().filter(|s| **s != Sends::Kept).count();
     let why = if verdict == Verdict::Fail && measured != Verdict::Fail {
-        format!(
-            "no run carried the rate ({} of {} under {:.0}% of the schedule or with requests unsent)",
-            short_runs,
-            group.len(),
-            100.0 * SATURATION_FRACTION
-        )
+        StepWhy::NoRunCarried {
+            short: short_runs,
+            runs: group.len(),
+            saturation: SATURATION_FRACTION,
+        }
     } else if generator_limited {
-        format!(
-            "limited by the generator: {} of {} runs fell behind their schedule or failed a self-check",
-            (behind + lagging).min(group.len()),
-            group.len()
-        )
+        StepWhy::GeneratorLimited {
+            behind: (behind + lagging).min(group.len()),
+            runs: group.len(),
+        }
     } else if visits.is_empty() {
-        format!(
-            "no run counted: {invalid} of {} did not keep their schedule or failed a check the server's numbers need",
-            group.len()
-        )
+        StepWhy::NoRunCounted {
+            invalid,
+            runs: group.len(),
+        }
     } else {
-        checks
-            .iter()
-            .zip(slos)
-            .map(|(c, slo)| reason(c, slo, clusters))
-            .collect::<Vec<_>>()
-            .join("; ")
+        StepWhy::Objectives(
+            checks
+                .iter()
+                .zip(slos)
+                .map(|(c, slo)| reason(c, slo, clusters))
+                .collect(),
+        )
     };
     StepVerdict {
         verdict,
@@ -174,60 +175,43 @@ fn step_check(visits: &[&TestReport], slo: &Slo, clusters: Clusters) -> Option<S
     })
 }
 
-/// One objective's verdict in a clause: the share of replies over the bound with its
-/// bounds, against the share the objective allows, and the pooled percentile.
-fn reason(c: &StepCheck, slo: &Slo, clusters: Clusters) -> String {
-    let ms = |ns: u64| format!("{:.3}", ns as f64 / 1e6);
-    let runs = match c.summary.runs {
-        1 => "in one run".to_string(),
-        n => format!("over {n} runs"),
-    };
-    let value = format!(
-        "{} {} ms {runs}{}",
-        slo.percentile_label(),
-        ms(c.summary.value_ns),
-        c.summary
-            .ci95_ns
-            .map_or_else(String::new, |i| format!(" {}", i.show(ms)))
-    );
-    let Some(e) = &c.exceedance else {
-        return format!("{value}; no response windows to decide on");
-    };
-    let relation = match c.verdict {
-        Verdict::Pass => "under",
-        Verdict::Fail => "over",
-        Verdict::Uncertain => "not yet decided against",
-    };
-    let mut text = format!(
-        "{:.2}% over {} ms [{:.2}%, {:.2}%] {relation} {:.2}% ({value})",
-        100.0 * e.fraction,
-        ms(slo.bound_ns),
-        100.0 * e.low,
-        100.0 * e.high,
-        100.0 * e.limit
-    );
+/// One objective's decision: the share of replies over the bound with its bounds,
+/// against the share the objective allows, the pooled percentile, and what an uncertain
+/// one still wants.
+fn reason(c: &StepCheck, slo: &Slo, clusters: Clusters) -> ObjectiveWhy {
     let windows = clusters == Clusters::Windows;
-    if c.verdict == Verdict::Uncertain && !windows && e.visits < exceedance::FIRST_LOOK {
-        text.push_str(&format!(
-            ", {} of the {} runs a decision needs",
-            e.visits,
-            exceedance::FIRST_LOOK
-        ));
-    } else if c.verdict == Verdict::Uncertain
-        && !windows
-        && e.high <= e.limit
-        && e.visits < exceedance::FIRST_PASS_LOOK
-    {
-        text.push_str(&format!(
-            ", {} of the {} runs a pass needs",
-            e.visits,
-            exceedance::FIRST_PASS_LOOK
-        ));
-    } else if c.verdict == Verdict::Uncertain && e.over == 0 {
-        text.push_str(&format!(
-            ", {} replies with none over the bound pass it",
-            exceedance::replies_needed(e.limit)
-        ));
+    let uncertain = c.verdict == Verdict::Uncertain;
+    let wanting = c.exceedance.as_ref().and_then(|e| {
+        if uncertain && !windows && e.visits < exceedance::FIRST_LOOK {
+            Some(Wanting::DecisionRuns {
+                have: e.visits,
+                need: exceedance::FIRST_LOOK,
+            })
+        } else if uncertain
+            && !windows
+            && e.high <= e.limit
+            && e.visits < exceedance::FIRST_PASS_LOOK
+        {
+            Some(Wanting::PassRuns {
+                have: e.visits,
+                need: exceedance::FIRST_PASS_LOOK,
+            })
+        } else if uncertain && e.over == 0 {
+            Some(Wanting::Replies {
+                need: exceedance::replies_needed(e.limit),
+            })
+        } else {
+            None
+        }
+    });
+    ObjectiveWhy {
+        percentile: slo.percentile_label(),
+        bound_ns: slo.bound_ns,
+        value_ns: c.summary.value_ns,
+        ci95_ns: c.summary.ci95_ns,
+        runs: c.summary.runs,
+        exceedance: c.exceedance,
+        verdict: c.verdict,
+        wanting,
     }
-    text
 }

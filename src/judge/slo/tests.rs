@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 use super::*;
 use crate::judge::fixtures::*;
+use crate::report::sweep::steps::{StepWhy, Wanting};
 use Verdict::{Fail, Pass, Uncertain};
 
 #[test]
@@ -74,9 +75,7 @@ fn a_single_run_is_decided_on_its_share_over_the_bound_with_its_windows_as_clust
     let v = judge(&few.report, &slos);
     assert_eq!(v.verdict, Some(Uncertain), "{v:?}");
     assert!(
-        v.why
-            .as_deref()
-            .is_some_and(|w| w.contains("replies with none over")),
+        matches!(wanting(v.why.as_ref()), Some(Wanting::Replies { .. })),
         "{v:?}"
     );
     // A run without windows (an older file) is not decided.
@@ -126,7 +125,12 @@ fn a_step_is_decided_on_the_share_over_the_bound_pooled_over_its_runs() {
     // On 8 runs its bound is under 1% already, but a pass waits for the 16th run.
     let v = judged(&runs(8, 10));
     assert_eq!(v.verdict, Uncertain, "{}", v.why);
-    assert!(v.why.contains("8 of the 16 runs a pass needs"), "{}", v.why);
+    assert_eq!(
+        wanting(Some(&v.why)),
+        Some(Wanting::PassRuns { have: 8, need: 16 }),
+        "{}",
+        v.why
+    );
     assert!(
         v.checks[0].summary.value_ns < MS,
         "{:?}",
@@ -138,7 +142,7 @@ fn a_step_is_decided_on_the_share_over_the_bound_pooled_over_its_runs() {
     let v = judged(&runs(2, 10));
     assert_eq!(v.verdict, Uncertain, "{}", v.why);
     assert!(
-        v.why.contains("of the 4 runs a decision needs"),
+        wanting(Some(&v.why)) == Some(Wanting::DecisionRuns { have: 2, need: 4 }),
         "{}",
         v.why
     );
@@ -168,7 +172,11 @@ fn a_step_is_decided_on_the_share_over_the_bound_pooled_over_its_runs() {
     // Runs whose counts are wrong are left out; most of them: not decided.
     let v = judged(&with(runs(8, 10), "error_replies", 5));
     assert!(v.generator_limited && v.verdict == Uncertain, "{}", v.why);
-    assert!(v.why.contains("limited by the generator"), "{}", v.why);
+    assert!(
+        matches!(v.why, StepWhy::GeneratorLimited { .. }),
+        "{}",
+        v.why
+    );
     // A lagging generator only added to what was measured: a pass stands...
     assert_eq!(
         judged(&with(runs(16, 10), "schedule_lag", 16)).verdict,
@@ -185,7 +193,18 @@ fn a_step_is_decided_on_the_share_over_the_bound_pooled_over_its_runs() {
     ];
     let v = judge_step(&dropped.iter().collect::<Vec<_>>(), &slos, Clusters::Runs);
     assert_eq!(v.verdict, Fail);
-    assert!(v.why.contains("no run carried the rate"), "{}", v.why);
+    assert!(
+        matches!(
+            v.why,
+            StepWhy::NoRunCarried {
+                short: 2,
+                runs: 2,
+                ..
+            }
+        ),
+        "{}",
+        v.why
+    );
 }
 
 /// `--repeat`'s objectives are a sweep step's verdict on the same runs, each run's own
@@ -243,11 +262,23 @@ fn a_step_whose_runs_lost_their_server_is_not_limited_by_the_generator() {
     let v = judge_step(&lost.iter().collect::<Vec<_>>(), &slos, Clusters::Runs);
     assert!(!v.generator_limited, "{}", v.why);
     assert_eq!(v.verdict, Uncertain, "{}", v.why);
-    assert!(v.why.starts_with("no run counted: 4 of 4"), "{}", v.why);
+    assert_eq!(
+        v.why,
+        StepWhy::NoRunCounted {
+            invalid: 4,
+            runs: 4
+        },
+        "{}",
+        v.why
+    );
     let behind: Vec<Measurement> = (0..4).map(|_| short(None)).collect();
     let v = judge_step(&behind.iter().collect::<Vec<_>>(), &slos, Clusters::Runs);
     assert!(v.generator_limited, "{}", v.why);
-    assert!(v.why.contains("limited by the generator"), "{}", v.why);
+    assert!(
+        matches!(v.why, StepWhy::GeneratorLimited { .. }),
+        "{}",
+        v.why
+    );
 }
 
 #[test]
@@ -275,4 +306,12 @@ fn a_sweep_fails_when_every_rate_lost_its_server_and_not_when_one_kept_it() {
     let one_kept = [lost(1000.0, true), lost(2000.0, false)];
     assert_eq!(lost_server(&one_kept), None);
     assert_eq!(lost_server(&[]), None);
+}
+
+/// What the first objective of `why` still wants, when it was decided on objectives.
+fn wanting(why: Option<&StepWhy>) -> Option<Wanting> {
+    match why? {
+        StepWhy::Objectives(each) => each.first()?.wanting,
+        _ => None,
+    }
 }

@@ -258,8 +258,45 @@ pub struct CapacityComparison {
     /// `b_higher`, `b_lower`, `cannot_tell` (the bands meet) or `not_comparable` (the
     /// sweeps searched other objectives).
     pub verdict: String,
-    /// Why, in a clause.
-    pub why: String,
+    /// Why: the rates that decided it (said by `export::reasons`; the JSON holds the
+    /// words).
+    pub why: CapacityWhy,
+}
+
+/// Why two sweeps' capacities compare as they do, with the figures that decided it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CapacityWhy {
+    /// The sweeps searched other objectives.
+    NotComparable {
+        /// A's objectives, as typed and joined.
+        a: String,
+        /// B's.
+        b: String,
+    },
+    /// B's band ends at or under A's capacity.
+    BLower {
+        /// The rate B failed at (its band's high end), requests per second.
+        b_failed: f64,
+        /// The rate A passed at (its band's low end).
+        a_passed: f64,
+    },
+    /// A's band ends at or under B's capacity.
+    BHigher {
+        /// The rate B passed at (its band's low end), requests per second.
+        b_passed: f64,
+        /// The rate A failed at (its band's high end).
+        a_failed: f64,
+    },
+    /// The two bands meet.
+    BandsMeet,
+    /// The words alone, as a comparison read back from JSON holds them.
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for CapacityWhy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(CapacityWhy::Text)
+    }
 }
 
 /// Which metrics to compare.

@@ -78,9 +78,9 @@ pub struct SloVerdict {
     /// files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
-    /// Why, in one clause, as a step says it (absent in older files).
+    /// Why, as a step's verdict has it (absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub why: Option<String>,
+    pub why: Option<steps::StepWhy>,
     /// Each objective.
     pub checks: Vec<SloCheck>,
 }

@@ -3,14 +3,18 @@
 //! step: each percentile of the runs' replies pooled, with the interval of the pooled
 //! test ([`crate::stats::pooled`]), and the step's verdict against the objectives. The
 //! models only: the summaries are computed in `judge::summary`, the verdicts in
-//! `judge::slo`.
+//! `judge::slo`. Why a verdict is what it is, and why a run was left out, are kept as
+//! what was decided and its figures; the words are export's (`export::reasons`): it says
+//! them in every text and writes them into the JSON in place of these values, so a report
+//! read back carries only the words ([`StepWhy::Text`], [`LeftOutWhy::Text`]).
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::Verdict;
 use crate::report::Bottleneck;
+use crate::stats::confidence::Ci95;
 pub use crate::stats::pooled::PooledPercentile;
 
 /// One objective at one step, over its runs.
@@ -81,8 +85,8 @@ pub struct StepVerdict {
     /// Most runs were left out: the generator, not the server, limited the step.
     #[serde(default)]
     pub generator_limited: bool,
-    /// Why, in one clause.
-    pub why: String,
+    /// Why: what decided the verdict, with its figures (said by `export::reasons`).
+    pub why: StepWhy,
 }
 
 impl StepVerdict {
@@ -109,10 +113,11 @@ impl StepVerdict {
 }
 
 /// Runs at one rate that neither its figures nor its verdict pool, for one reason.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LeftOut {
-    /// Why, in a few words: `short of the schedule by over 1%`, `failed accounting`.
-    pub why: String,
+    /// Why (said by `export::reasons`: `short of the schedule by over 1%`, `failed
+    /// accounting`).
+    pub why: LeftOutWhy,
     /// How many runs.
     pub runs: usize,
 }
@@ -147,4 +152,117 @@ pub struct StepSummary {
     pub backlog_runs: usize,
     /// The verdict against the objectives, with `--slo`.
     pub slo: Option<StepVerdict>,
+}
+
+/// Why a step's verdict is what it is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepWhy {
+    /// Every run fell under the saturation fraction of its schedule, left requests unsent
+    /// or got no reply, while what was measured did not fail.
+    NoRunCarried {
+        /// Runs that did not keep their schedule.
+        short: usize,
+        /// Runs at the step.
+        runs: usize,
+        /// The fraction of the schedule under which a run did not carry its rate.
+        saturation: f64,
+    },
+    /// Most runs fell behind their schedule or failed a self-check: the generator, not
+    /// the server, limited the step.
+    GeneratorLimited {
+        /// Runs behind (at most `runs`).
+        behind: usize,
+        /// Runs at the step.
+        runs: usize,
+    },
+    /// No run counted: every one was left out.
+    NoRunCounted {
+        /// Runs left out.
+        invalid: usize,
+        /// Runs at the step.
+        runs: usize,
+    },
+    /// Each objective decided on its pooled share over the bound, in the objectives' order.
+    Objectives(Vec<ObjectiveWhy>),
+    /// The words alone, as a report read back from JSON holds them.
+    Text(String),
+}
+
+/// One objective's decision at a step: the share over the bound against the share it
+/// allows, and the pooled percentile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectiveWhy {
+    /// The percentile as named: `p99`.
+    pub percentile: String,
+    /// The objective's bound, nanoseconds.
+    pub bound_ns: u64,
+    /// The pooled percentile, nanoseconds.
+    pub value_ns: u64,
+    /// Its interval.
+    pub ci95_ns: Option<Ci95>,
+    /// Runs pooled.
+    pub runs: usize,
+    /// The share over the bound and its decision's bounds; none without response windows.
+    pub exceedance: Option<Exceedance>,
+    /// The objective's verdict.
+    pub verdict: Verdict,
+    /// What an uncertain verdict still wants.
+    pub wanting: Option<Wanting>,
+}
+
+/// What an uncertain objective still wants before it can be decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wanting {
+    /// Fewer runs than the first look that may decide.
+    DecisionRuns {
+        /// Runs pooled.
+        have: usize,
+        /// Runs the first look needs.
+        need: usize,
+    },
+    /// Under the bound, but fewer runs than the first look that may pass.
+    PassRuns {
+        /// Runs pooled.
+        have: usize,
+        /// Runs the first passing look needs.
+        need: usize,
+    },
+    /// No reply over the bound, yet too few replies to pass.
+    Replies {
+        /// Replies a pass needs with none over the bound.
+        need: u64,
+    },
+}
+
+/// Why a run at a step was left out of its figures and its verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LeftOutWhy {
+    /// Measured before the confirmation's fresh runs at the rate.
+    BeforeConfirmation,
+    /// Under the saturation fraction of the schedule, requests unsent or no reply.
+    NotCarried,
+    /// Short of the schedule by more than the send tolerance.
+    Short {
+        /// The send tolerance, a fraction.
+        tolerance: f64,
+    },
+    /// Failed a self-check the server's numbers need.
+    Failed {
+        /// The check's name.
+        check: String,
+    },
+    /// The words alone, as a report read back from JSON holds them.
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for StepWhy {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(StepWhy::Text)
+    }
+}
+
+impl<'de> Deserialize<'de> for LeftOutWhy {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(LeftOutWhy::Text)
+    }
 }
