@@ -4,8 +4,8 @@
 //! comment, the format version, StartTime and BaseTime, the legend), then one line per
 //! interval and series. The untagged series, the one the tools read by default, is every
 //! command's response time together; the tagged series, `TEST.metric` and
-//! `TEST.COMMAND.metric`, sit beside it. Lines are appended as intervals end (a run's
-//! are encoded on a thread of their own, [`super::hlog_encoder`]), so an interrupted run
+//! `TEST.COMMAND.metric`, sit beside it. Lines are appended as intervals end (a test's
+//! are encoded at its end, [`super::hlog_encoder`]), so an interrupted run
 //! keeps its log.
 
 use std::fs::File;
@@ -32,9 +32,9 @@ pub struct HlogWriter<'a> {
     encoded: Vec<u8>,
     /// One line of the log.
     line: String,
-    /// The thread that encodes the intervals handed to [`HlogWriter::submit`], started
-    /// with the first.
-    encoder: Option<Encoder>,
+    /// The intervals kept by [`HlogWriter::submit`], to be written at
+    /// [`HlogWriter::drain`].
+    encoder: Encoder,
 }
 
 impl HlogWriter<'static> {
@@ -86,53 +86,39 @@ impl<'a> HlogWriter<'a> {
             serializer: V2DeflateSerializer::new(),
             encoded: Vec::new(),
             line: String::new(),
-            encoder: None,
+            encoder: Encoder::default(),
         })
     }
 
-    /// Hands the interval `start..start + length` to the encoder's thread, `make` making
-    /// its series there ([`super::hlog_encoder`] says why), and writes the lines of the
-    /// intervals it has finished.
+    /// Keeps the interval `start..start + length`, whose series `make` makes, to be
+    /// encoded and written at [`HlogWriter::drain`] ([`super::hlog_encoder`] says why).
     pub fn submit(
         &mut self,
         start: Duration,
         length: Duration,
         make: MakeSeries,
     ) -> io::Result<()> {
-        if self.encoder.is_none() {
-            let encoder = Encoder::spawn().map_err(|e| self.error(e))?;
-            self.encoder = Some(encoder);
+        match self.encoder.submit(start, length, make) {
+            Some(lines) => self.write_lines(lines),
+            None => Ok(()),
         }
-        let sent = self
-            .encoder
-            .as_mut()
-            .is_some_and(|encoder| encoder.submit(start, length, make));
-        if !sent {
-            return Err(self.error(io::Error::other("the log's encoder ended early")));
-        }
-        self.write_ready(false)
     }
 
-    /// Waits for every interval handed to [`HlogWriter::submit`] and writes its lines:
-    /// the log is then complete and in order.
+    /// Encodes and writes every interval kept by [`HlogWriter::submit`], in order.
     pub fn drain(&mut self) -> io::Result<()> {
-        self.write_ready(true)
-    }
-
-    /// Writes the encoded intervals that are ready (all of them, when `wait`).
-    fn write_ready(&mut self, wait: bool) -> io::Result<()> {
-        let mut wrote = false;
-        while let Some(lines) = self.encoder.as_mut().and_then(|e| e.next(wait)) {
-            let lines = lines.map_err(|e| self.error(io::Error::other(e)))?;
-            self.file
-                .write_all(lines.as_bytes())
-                .map_err(|e| self.error(e))?;
-            wrote = true;
-        }
-        if wrote {
-            self.file.flush().map_err(|e| self.error(e))?;
+        while let Some(lines) = self.encoder.next() {
+            self.write_lines(lines)?;
         }
         Ok(())
+    }
+
+    /// Writes one interval's encoded lines.
+    fn write_lines(&mut self, lines: Result<String, String>) -> io::Result<()> {
+        let lines = lines.map_err(|e| self.error(io::Error::other(e)))?;
+        self.file
+            .write_all(lines.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|e| self.error(e))
     }
 
     /// `e`, naming the log.
@@ -172,8 +158,8 @@ impl<'a> HlogWriter<'a> {
         length: Duration,
         histogram: &Histogram<u64>,
     ) -> io::Result<()> {
-        // Lines handed to the encoder come first: the log stays in order.
-        self.write_ready(true)?;
+        // Intervals kept for later come first: the log stays in order.
+        self.drain()?;
         self.line.clear();
         encode_line(
             &mut self.serializer,

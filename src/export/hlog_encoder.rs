@@ -1,20 +1,19 @@
-//! The `.hlog`'s encoder: a thread of its own that makes an interval's histograms and
-//! turns them into the log's lines (each compressed, in base64), so that the collector
-//! never holds a CPU for it. The collector shares the generator's core when the user pins
-//! the process (`taskset -c 1 tailrate ...`), and compressing an interval's series takes a
-//! millisecond or more: on the collector it delayed the sends queued behind it by as
-//! much, which the schedule-lag check rightly failed.
+//! The `.hlog`'s intervals, encoded when the generator no longer needs the CPU: a test's
+//! intervals wait here, as copies of their counts, and are made into histograms and
+//! compressed at the test's end. The collector shares the generator's core when the user
+//! pins the process (`taskset -c 1 tailrate ...`), and the generator spins between sends
+//! (hybrid pacing spins the last 2.5 ms before each, so it never sleeps at more than 400
+//! requests a second): whatever else runs on that core takes it from the sends. An
+//! interval's series take about a millisecond to compress, and done as each interval
+//! ended, on the collector or on a thread of the lowest class alike, they delayed the
+//! sends behind them by as much, which the schedule-lag check rightly failed.
 //!
-//! The thread runs at nice 10. Its wake-ups then seldom preempt the generator (the
-//! scheduler places a low-weight task's deadline far out), and it runs while the
-//! generator sleeps between sends, with a share that never lets it starve (about a tenth
-//! of a core against one busy thread). The collector hands it each interval and writes
-//! the lines that are ready; at a test's end it waits for the rest, so the log is
-//! complete and in order before the next test's lines.
+//! A test of more than [`MOST_WAITING`] intervals (a run over about four minutes) encodes
+//! its oldest as each new one comes, as every interval was before: a bounded queue, and
+//! the cost back on the core, but for a millisecond an interval of a second or more.
 
+use std::collections::VecDeque;
 use std::fmt::Write as _;
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use base64::Engine;
@@ -25,134 +24,72 @@ use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 /// (the Java writer's default ratio, and what its processor divides by).
 pub const MAX_VALUE_DIVISOR: f64 = 1e6;
 
-/// The nice value of the encoder's thread (see the module doc).
-const ENCODER_NICE: i32 = 10;
+/// The most intervals that wait for the test's end (see the module doc): an open loop
+/// has ten to a run, or one a second past ten seconds.
+pub const MOST_WAITING: usize = 256;
 
 /// One interval's series as the encoder takes them: each tag (`None` for the untagged
 /// series, the one HdrHistogram's tools read by default) and its histogram.
 pub type Series = Vec<(Option<String>, Histogram<u64>)>;
 
-/// What makes one interval's series, run on the encoder's thread (making a histogram
-/// from the recorded counts zeroes 270 KB, which is work the collector is spared too).
+/// What makes one interval's series, run when it is encoded (making a histogram from
+/// the recorded counts zeroes 270 KB, which waits too).
 pub type MakeSeries = Box<dyn FnOnce() -> Series + Send>;
 
+/// One interval to encode.
 struct Job {
     start: Duration,
     length: Duration,
     make: MakeSeries,
 }
 
-/// The running encoder: intervals go in, their lines come out in the same order.
+/// The intervals waiting, oldest first, and what encodes them.
+#[derive(Default)]
 pub(super) struct Encoder {
-    jobs: Option<Sender<Job>>,
-    lines: Receiver<Result<String, String>>,
-    handle: Option<JoinHandle<()>>,
-    /// Intervals handed in whose lines have not come out yet.
-    pending: usize,
+    waiting: VecDeque<Job>,
+    serializer: V2DeflateSerializer,
+    encoded: Vec<u8>,
 }
 
 impl Encoder {
-    /// Starts the thread.
-    pub(super) fn spawn() -> std::io::Result<Self> {
-        let (jobs, inbox) = mpsc::channel::<Job>();
-        let (outbox, lines) = mpsc::channel();
-        let handle = std::thread::Builder::new()
-            .name("tailrate-hlog".into())
-            .spawn(move || encode_all(&inbox, &outbox))?;
-        Ok(Encoder {
-            jobs: Some(jobs),
-            lines,
-            handle: Some(handle),
-            pending: 0,
-        })
-    }
-
-    /// Hands it the interval `start..start + length`, whose series `make` makes; `false`
-    /// when its thread has ended.
-    pub(super) fn submit(&mut self, start: Duration, length: Duration, make: MakeSeries) -> bool {
-        let sent = self.jobs.as_ref().is_some_and(|jobs| {
-            jobs.send(Job {
-                start,
-                length,
-                make,
-            })
-            .is_ok()
+    /// Keeps the interval `start..start + length`, whose series `make` makes, for later;
+    /// past [`MOST_WAITING`], gives the oldest one's lines now.
+    pub(super) fn submit(
+        &mut self,
+        start: Duration,
+        length: Duration,
+        make: MakeSeries,
+    ) -> Option<Result<String, String>> {
+        self.waiting.push_back(Job {
+            start,
+            length,
+            make,
         });
-        if sent {
-            self.pending += 1;
-        }
-        sent
+        (self.waiting.len() > MOST_WAITING)
+            .then(|| self.next())
+            .flatten()
     }
 
-    /// The lines of the next interval, in order: `None` when none is pending, or when
-    /// `wait` is false and the next is not ready. An error says why it could not be
-    /// encoded.
-    pub(super) fn next(&mut self, wait: bool) -> Option<Result<String, String>> {
-        if self.pending == 0 {
-            return None;
-        }
-        let ended = || Err("the log's encoder ended early".to_string());
-        let got = if wait {
-            self.lines.recv().ok()
-        } else {
-            match self.lines.try_recv() {
-                Ok(lines) => Some(lines),
-                Err(TryRecvError::Empty) => return None,
-                Err(TryRecvError::Disconnected) => None,
-            }
-        };
-        match got {
-            Some(lines) => {
-                self.pending -= 1;
-                Some(lines)
-            }
-            None => {
-                self.pending = 0;
-                Some(ended())
-            }
-        }
-    }
-}
-
-impl Drop for Encoder {
-    fn drop(&mut self) {
-        // Its inbox closed, the thread ends after the intervals it holds.
-        drop(self.jobs.take());
-        if let Some(handle) = self.handle.take() {
-            let _ = handle.join();
-        }
-    }
-}
-
-/// The encoder's thread: every interval in, its lines out, until the inbox closes.
-fn encode_all(inbox: &Receiver<Job>, outbox: &Sender<Result<String, String>>) {
-    let own = rustix::thread::gettid();
-    // A thread's nice value is its own on Linux; where it cannot be set, the encoder
-    // runs at the process's priority, as the collector did.
-    let _ = rustix::process::setpriority_process(Some(own), ENCODER_NICE);
-    let mut serializer = V2DeflateSerializer::new();
-    let mut encoded = Vec::new();
-    for job in inbox {
+    /// The lines of the oldest interval waiting, `None` when none waits; an error says
+    /// why it could not be encoded.
+    pub(super) fn next(&mut self) -> Option<Result<String, String>> {
+        let job = self.waiting.pop_front()?;
         let mut text = String::new();
-        let mut result = Ok(());
         for (tag, histogram) in (job.make)() {
             let tag = tag.as_deref().map(sanitize);
-            result = encode_line(
-                &mut serializer,
-                &mut encoded,
+            if let Err(e) = encode_line(
+                &mut self.serializer,
+                &mut self.encoded,
                 &mut text,
                 tag.as_deref(),
                 job.start,
                 job.length,
                 &histogram,
-            );
-            if result.is_err() {
-                break;
+            ) {
+                return Some(Err(e));
             }
         }
-        if outbox.send(result.map(|()| text)).is_err() {
-            return;
-        }
+        Some(Ok(text))
     }
 }
 
@@ -223,7 +160,7 @@ mod tests {
     }
 
     #[test]
-    fn intervals_encoded_on_the_thread_are_the_lines_written_directly_in_order() {
+    fn intervals_encoded_later_are_the_lines_written_directly_in_order() {
         let started = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         let second = Duration::from_secs(1);
         let mut direct = Vec::new();
@@ -257,6 +194,27 @@ mod tests {
             String::from_utf8(queued).unwrap(),
             String::from_utf8(direct).unwrap()
         );
+    }
+
+    #[test]
+    fn past_its_bound_the_queue_writes_its_oldest_interval_as_each_comes() {
+        let mut encoder = Encoder::default();
+        let second = Duration::from_secs(1);
+        let mut written = Vec::new();
+        for i in 0..MOST_WAITING as u64 + 3 {
+            let make: MakeSeries = Box::new(move || vec![(None, histogram(i + 1))]);
+            if let Some(lines) = encoder.submit(second * i as u32, second, make) {
+                written.push(lines.unwrap());
+            }
+        }
+        assert_eq!(written.len(), 3);
+        assert!(written[0].starts_with("0.000,1.000,"), "{}", written[0]);
+        assert!(written[2].starts_with("2.000,1.000,"), "{}", written[2]);
+        let mut rest = 0;
+        while encoder.next().is_some() {
+            rest += 1;
+        }
+        assert_eq!(rest, MOST_WAITING);
     }
 
     #[test]
