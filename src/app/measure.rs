@@ -120,16 +120,7 @@ pub fn measure(
     for (i, (start, length, record)) in rest.into_iter().enumerate() {
         emit(&mut merger, start, length, record, i + 1 == count);
     }
-    // The log's last intervals are encoded on its own thread; the test's lines are all
-    // written before its report is.
-    if let Some(log) = out.hlog.as_deref_mut()
-        && let Err(e) = log.drain()
-    {
-        out.hlog_error.get_or_insert(e);
-    }
-    if let Some(e) = out.hlog_error.take() {
-        return Err(e).context("writing --hdr-log");
-    }
+    out.finish_log().context("writing --hdr-log")?;
     let mut report = TestReport::build(
         &test.name,
         config,
@@ -173,6 +164,17 @@ struct IntervalOut<'a, 'h> {
 }
 
 impl IntervalOut<'_, '_> {
+    /// Writes the test's intervals the log kept for its end (the generator no longer
+    /// needs the CPU), and gives the log's first error.
+    fn finish_log(&mut self) -> std::io::Result<()> {
+        if let Some(log) = self.hlog.as_deref_mut()
+            && let Err(e) = log.drain()
+        {
+            self.hlog_error.get_or_insert(e);
+        }
+        self.hlog_error.take().map_or(Ok(()), Err)
+    }
+
     /// Writes the interval `start..start + length` of the window that began at `origin`.
     fn write(
         &mut self,
