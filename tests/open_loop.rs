@@ -846,13 +846,16 @@ fn contrast_without_a_rate_is_a_usage_error_naming_both_flags() {
 }
 
 /// A server that takes 1 ms a request cannot answer 1500/s on one connection: the backlog
-/// grows through the run, and the steady-state check says so; at 300/s it keeps up, and
-/// the check passes (both far from the capacity, whatever the machine's load). One request
-/// in flight keeps the backlog in tailrate's queue, so replies come one by one: a deep
-/// pipeline would have the server read hundreds of requests at once and answer them in a
-/// few clumps, and a loaded host left 6 of the 40 batches with replies (too few to judge).
+/// grows through the run, in tailrate's queue for the connection the server had not freed
+/// (queue wait, part of the on-time response), so the steady-state check names it the
+/// server's and passes: the open loop measured what clients offered that load would see.
+/// At 300/s it keeps up, and no backlog is named (both far from the capacity, whatever the
+/// machine's load). One request in flight keeps the backlog in tailrate's queue, so
+/// replies come one by one: a deep pipeline would have the server read hundreds of
+/// requests at once and answer them in a few clumps, and a loaded host left 6 of the 40
+/// batches with replies (too few to judge).
 #[test]
-fn the_steady_state_check_fails_a_growing_backlog_and_passes_a_server_that_keeps_up() {
+fn the_steady_state_check_passes_a_backlog_the_server_grew_and_says_whose_it_was() {
     let server = RedisServer::builder()
         .arg("--enable-debug-command", "yes")
         .start();
@@ -883,13 +886,15 @@ fn the_steady_state_check_fails_a_growing_backlog_and_passes_a_server_that_keeps
             .clone();
         (
             check["verdict"].as_str().unwrap().to_string(),
-            check["detail"].to_string(),
+            check["detail"].as_str().unwrap().to_string(),
         )
     };
     let (past, detail) = verdict("1500");
-    assert_eq!(past, "fail", "{detail}");
+    assert_eq!(past, "pass", "{detail}");
+    assert!(detail.starts_with("the server's backlog grew:"), "{detail}");
     let (within, detail) = verdict("300");
     assert_eq!(within, "pass", "{detail}");
+    assert!(!detail.contains("backlog"), "{detail}");
 }
 
 mod rate_cap {

@@ -279,6 +279,23 @@ fn without_bottleneck(line: &str) -> String {
         }
         _ => line.to_string(),
     };
+    // The steady-state check names whose backlog it saw, if it saw one, which follows the
+    // machine's load too: its figures keep their shape.
+    let line = &match (
+        line.find("steady_state: "),
+        line.find("batch median response"),
+        line.find("; on time"),
+    ) {
+        (Some(name), Some(from), Some(on)) if name < from && from < on => {
+            let end = line[on..].find(')').map_or(line.len(), |e| on + e + 1);
+            format!(
+                "{}steady_state: {} [whose]",
+                &line[..name],
+                &line[from..end]
+            )
+        }
+        _ => line.to_string(),
+    };
     const NAMES: [&str; 7] = [
         "outage",
         "generator",

@@ -57,6 +57,7 @@ impl TestReport {
                 total_batches
                     .get(&Metric::Response)
                     .map_or(&[][..], Vec::as_slice),
+                &batches.total_on_time(),
             ));
         }
         let commands = command_reports(outcome, command_names, reads, timing, batches);

@@ -43,9 +43,10 @@ pub fn sends(report: &TestReport) -> Sends {
 /// The checks whose failure can only have made a run's response times higher than the
 /// server gave: the generator's lag and CPU (response time counts from the intended
 /// send, so its lateness is added, never taken away), its sends' shape (late sends
-/// bunch up, a burstier load), a backlog that grew, and requests left unanswered (each
-/// counted at its age when given up: the 2 s wait after the end or `--timeout`, over
-/// any bound a sweep decides unless `--timeout` is set under it). A run failing any
+/// bunch up, a burstier load), its lateness growing or shrinking through the run (or a
+/// backlog no on-time response could give an owner), and requests left unanswered (each
+/// counted at its age when given up: the 2 s wait after the end or `--timeout`, over any
+/// bound a sweep decides unless `--timeout` is set under it). A run failing any
 /// other check (errors, counts that do not add up) is not a visit.
 pub const PESSIMISTIC: [&str; 5] = [
     "schedule_lag",

@@ -13,7 +13,6 @@ use super::saturation::fell_short;
 use crate::record::Metric;
 use crate::report::repeats::{RepeatSummary, RepeatedPercentile};
 use crate::report::sweep::{Measurement, StepSummary, SweepReport};
-use crate::report::verdict::{STEADY_STATE, Verdict as CheckVerdict};
 use crate::report::{Latency, Percentile, TestReport};
 use crate::stats::confidence::{self, Batch, Ci95};
 use crate::stats::exceedance::Clusters;
@@ -112,7 +111,7 @@ fn summarize_rate(rate: f64, group: &[&Measurement]) -> StepSummary {
                 m.report
                     .checks
                     .iter()
-                    .any(|c| c.name == STEADY_STATE && c.verdict == CheckVerdict::Fail)
+                    .any(super::checks::server_backlog_grew)
             })
             .count(),
         slo: None,

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 /// The server's share of one core at which a single-threaded server is saturated.
 pub const SERVER_CPU_SATURATION: f64 = 0.9;
-/// The name of the check that fails a run whose backlog grew (`judge::checks::steady`).
+/// The name of the check that fails a run whose generator fell behind its schedule, or
+/// caught up, through the run (`judge::checks::steady`).
 pub const STEADY_STATE: &str = "steady_state";
 /// One self-check's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@
 //! This file holds [`checks`], the open loop's list, with the two checks of the
 //! generator's own pace (`achieved_rate`, `generator_cpu`); the others each have a file:
 //! `lag` (the schedule lag), `arrivals` (the Poisson fit and the sends per window),
-//! `steady` (the steady state) and `counts` (accounting, error replies, the server's
+//! `steady` (the generator's pace through the run) and `counts` (accounting, error replies, the server's
 //! count). Their public items are re-exported here.
 
 mod arrivals;
@@ -20,7 +20,9 @@ pub use counts::{
     MOST_FAILED_FRACTION, STALLED_NS, accounting, error_replies, server_count, unanswered,
 };
 pub use lag::{LAG_DISTORTION, LAG_MOVE_NS, LAG_QUANTILES, Objective};
-pub use steady::{BACKLOG_GROWTH, STEADY_MIN_BATCHES, TREND_Z, steady_state};
+pub use steady::{
+    BACKLOG_GROWTH, GENERATOR_SHARE, STEADY_MIN_BATCHES, TREND_Z, server_backlog_grew, steady_state,
+};
 
 use crate::config::RunConfig;
 use crate::drive::{ArrivalProcess, Mode, Pacing, RunOutcome, ThreadCpu};

@@ -146,8 +146,9 @@ pub struct StepSummary {
     /// (`judge::saturation::fell_short`).
     #[serde(default)]
     pub short_runs: usize,
-    /// Runs whose response time grew through the window (their `steady_state` check
-    /// failed): a backlog, the server past its capacity.
+    /// Runs whose response time grew through the window with the server's backlog (their
+    /// `steady_state` check said so, `judge::checks::server_backlog_grew`): the server past
+    /// its capacity.
     #[serde(default)]
     pub backlog_runs: usize,
     /// The verdict against the objectives, with `--slo`.
