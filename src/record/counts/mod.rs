@@ -342,7 +342,7 @@ impl Counts {
             .map(|(i, n)| (value_for(i) + (width_at(i) - 1), n))
     }
 
-    /// The counts summed over each run of [`GROUP`] indices aligned to it, from the
+    /// The counts summed over each run of `GROUP` (16) indices aligned to it, from the
     /// second bucket on (each index of the first alone), with the highest value of the
     /// run's last index: the runs are the 1/64-octave buckets a batch keeps
     /// (`stats::confidence::Batch`), which read them in a sixteenth of the steps
