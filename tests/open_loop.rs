@@ -445,13 +445,16 @@ mod timing {
         }
         // With one request in flight per connection, only the (at most 8) requests written
         // to the connections once a stall has begun see it in their service time: 24 of
-        // 8000 is 0.3%, so the service-time p99 is a normal request's.
+        // 8000 is 0.3%, so the service-time p99 is a normal request's, where one that saw
+        // a stall would be most of its 200 ms. A normal request's is 0.1 ms on a quiet
+        // machine and was 11.8 ms on a loaded CI host, so the bound is a quarter of the
+        // stall: far above any host's weather, far below what a stall gives.
         let (service_p99, response_p99) = (
             ms(&open, "service", "p99_ns"),
             ms(&open, "response", "p99_ns"),
         );
         assert!(
-            service_p99 < 10.0 && response_p99 > 150.0,
+            service_p99 < stall_ms / 4.0 && response_p99 > 150.0,
             "service p99 {service_p99:.2} ms vs response p99 {response_p99:.1} ms"
         );
 

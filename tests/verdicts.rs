@@ -93,12 +93,22 @@ fn slo_of_a_single_run_far_under_its_bound_passes_and_far_over_fails() {
     ];
     let code = run_to(&server, &json, &args);
     let report = read_json(&json);
-    if report["tests"][0]["slo"]["valid"] == false {
+    let slo = &report["tests"][0]["slo"];
+    let generator_limited = slo["why"]
+        .as_str()
+        .is_some_and(|w| w.starts_with("limited by the generator"));
+    if slo["valid"] == false || (slo["verdict"] == "uncertain" && generator_limited) {
+        // A host busy enough to make the generator late, or fail one of its self-checks,
+        // leaves the failure possibly the generator's (uncertain, rightly).
+        let failed: Vec<&Value> = report["tests"][0]["checks"]
+            .as_array()
+            .map(|c| c.iter().filter(|c| c["verdict"] == "fail").collect())
+            .unwrap_or_default();
         skip(
             &this_test(),
             &format!(
-                "the failing run fell short of its schedule: {}",
-                report["tests"][0]["slo"]["why"]
+                "the failing run fell short of its schedule or failed a self-check: {}; {failed:?}",
+                slo["why"]
             ),
         );
         return;

@@ -85,6 +85,9 @@ pub fn measure(
                     record: Recorder,
                     last: bool| {
         batches.push(&record, timing);
+        // Pieces of the collector's work each end by handing back a shared core (see
+        // `drive::run`).
+        std::thread::yield_now();
         let origin = merger.origin;
         let summaries = &mut merger.summaries;
         let mut report_interval = |start: Duration, length: Duration, record: &Recorder| {
@@ -92,6 +95,7 @@ pub fn measure(
             summaries.push(summary(start, length, record));
         };
         grouper.push(start, length, &record, &mut report_interval);
+        std::thread::yield_now();
         if last {
             grouper.flush(&mut report_interval);
         }
@@ -105,6 +109,7 @@ pub fn measure(
                 backlog.set(iv.backlog);
             }
             let (whole, back) = merger.push(iv);
+            std::thread::yield_now();
             for (start, length, record) in whole {
                 emit(&mut merger, start, length, record, false);
             }

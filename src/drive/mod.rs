@@ -167,6 +167,11 @@ pub fn run(
         opened = gate.open_when_ready(plan.start_at, cancel);
         for item in rx.iter() {
             totals.add(&item.record);
+            // This thread may share a pinned generator's core, which spins between sends
+            // and so is always runnable: each piece of a batch's work ends by handing the
+            // core back, so a send waits for one piece (tens of µs), not for the whole
+            // batch's merge (0.6 ms at 50k/s).
+            std::thread::yield_now();
             if let Some(spare) = on_interval(item) {
                 // Two per thread: one being filled, one on its way here.
                 shared.give_back(spare, 2 * threads);

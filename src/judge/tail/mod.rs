@@ -21,8 +21,9 @@
 //!   off its CPU and not runnable through a batch of it, or its slow log or latency
 //!   monitor holds an event that long there. Otherwise the host's, when the server or
 //!   the generator waited for a CPU for half the stretch in waits longer than an idle
-//!   core's wake-up, the hypervisor stole as much, or an idle thread woke that late
-//!   (every thread of the machine stalled). Otherwise a long stretch is a stall too when
+//!   core's wake-up (the generator's when another task's: see `placed`), the
+//!   hypervisor stole as much, or an idle thread woke that late (every thread of the
+//!   machine stalled). Otherwise a long stretch is a stall too when
 //!   the server did not work through it (under [`BUSY_SHARE`] of it on a CPU: it ran and
 //!   answered nothing, as with paused clients), and its execution and queueing when it
 //!   did; a shorter one is its execution and queueing, or the network and kernel where

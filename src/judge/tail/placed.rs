@@ -3,6 +3,7 @@
 
 use super::{BUSY_SHARE, STEAL_TICK_US};
 use crate::judge::checks::WAKE_UP_US;
+use crate::judge::host::WAIT_SHARE;
 use crate::report::host::HostBatches;
 
 /// The batches a reply of `value_ns` received in batch `i` may have waited through: back
@@ -18,8 +19,11 @@ pub(super) fn span(i: usize, value_ns: u64) -> std::ops::Range<usize> {
 /// a wait for a CPU as long as half the reply's time in the batches it waited through,
 /// in waits longer than an idle core's wake-up. `server_side`: the server's waits count
 /// (a queue wait or a service time); the generator's always do (it reads the replies and
-/// keeps the schedule). Steal, and an idle thread as late (the whole machine stalled),
-/// count for long ones.
+/// keeps the schedule), when they are another task's: a pinned generator also hands its
+/// core to tailrate's own collector and host meter, tens of µs at a time, about 2% of
+/// every batch, so its waits count when they fill [`WAIT_SHARE`] of the stretch's
+/// batches or a typical one is half the reply. Steal, and an idle thread as late (the
+/// whole machine stalled), count for long ones.
 pub(super) fn host_part(
     h: &HostBatches,
     i: usize,
@@ -37,7 +41,10 @@ pub(super) fn host_part(
     if server_side && waited(&h.server_wait_us, &h.server_runs) {
         return Some("server");
     }
-    if waited(&h.generator_wait_us, &h.generator_runs) {
+    let span_us = range.len() as f64 * h.batch_ms * 1e3;
+    let (w, r) = (sum(&h.generator_wait_us), sum(&h.generator_runs));
+    let another_task = w as f64 >= WAIT_SHARE * span_us || w >= half_us * r.max(1);
+    if waited(&h.generator_wait_us, &h.generator_runs) && another_task {
         return Some("generator");
     }
     if sum(&h.steal_us) >= half_us.max(2 * STEAL_TICK_US) {

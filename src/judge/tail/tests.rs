@@ -203,6 +203,28 @@ fn a_server_waiting_for_its_core_through_the_slow_replies_is_the_host() {
 }
 
 #[test]
+fn a_generator_yielding_to_its_own_collector_is_not_the_host_and_one_a_busy_loop_holds_is() {
+    // A quiet pinned run: the generator waited 0.8 ms of every 50 ms batch, 40 µs a run
+    // (tailrate's own collector and host meter), and the replies over 0.25 ms were the
+    // server's service time. The waits were in every batch, the slow replies' too.
+    let planted_replies: Vec<_> = (0..40).map(|i| (i, Metric::Service, 300_000, 2)).collect();
+    let mut p = planted(40, 100, &planted_replies);
+    let mut h = host(40, &[]);
+    h.batches.generator_runs = vec![20; 40];
+    h.batches.generator_wait_us = vec![800; 40];
+    p.report.host = Some(h.clone());
+    let tail = attributed(&p, 250_000);
+    assert_ne!(tail.leading().unwrap().cause, Cause::Host, "{tail:#?}");
+    // A busy loop on the generator's core: 20 ms of each batch, 2 ms a run.
+    h.batches.generator_runs = vec![10; 40];
+    h.batches.generator_wait_us = vec![20_000; 40];
+    p.report.host = Some(h);
+    let tail = attributed(&p, 250_000);
+    assert_eq!(tail.leading().unwrap().cause, Cause::Host, "{tail:#?}");
+    assert_eq!(tail.host_parts[0].0, "generator");
+}
+
+#[test]
 fn lateness_the_generator_did_not_wait_for_is_the_generators() {
     let planted_replies: Vec<_> = (0..40).map(|i| (i, Metric::Lag, 3 * MS, 3)).collect();
     let mut p = planted(40, 100, &planted_replies);

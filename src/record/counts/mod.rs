@@ -52,6 +52,13 @@ const LEN: usize = {
     (buckets + 1) << HALF_MAGNITUDE
 };
 
+/// Indices [`Counts::iter_grouped`] sums together past the first bucket: a bucket holds
+/// 1024 sub-buckets per octave, a batch's 64, and the 16 that share a batch's bucket
+/// are consecutive and aligned (the test beside `Batch` checks every index).
+pub const GROUP: usize = 16;
+/// The first index [`Counts::iter_grouped`] groups: the second bucket's first.
+const FIRST_GROUPED: usize = 2 << HALF_MAGNITUDE;
+
 /// The window of counts is made and widened in steps of this many indices (512 bytes).
 const GRAIN: usize = 64;
 
@@ -330,6 +337,38 @@ impl Counts {
         let dense = range.map(|i| (i, self.counts[i - self.base]));
         let sparse = self.sparse.iter().map(|&(i, n)| (i as usize, n));
         dense
+            .chain(sparse)
+            .filter(|&(_, n)| n != 0)
+            .map(|(i, n)| (value_for(i) + (width_at(i) - 1), n))
+    }
+
+    /// The counts summed over each run of `GROUP` (16) indices aligned to it, from the
+    /// second bucket on (each index of the first alone), with the highest value of the
+    /// run's last index: the runs are the 1/64-octave buckets a batch keeps
+    /// (`stats::confidence::Batch`), which read them in a sixteenth of the steps
+    /// [`Counts::iter`] takes. The collector builds a batch of every metric every 50 ms on
+    /// a core it may share with a spinning generator: walking each index held that core
+    /// for a fifth of a millisecond at 50k/s.
+    pub fn iter_grouped(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let range = if self.is_empty() || self.counts.is_empty() {
+            0..0
+        } else {
+            self.lo..self.hi + 1
+        };
+        let exact = range.start..range.end.min(FIRST_GROUPED);
+        let exact = exact.map(|i| (i, self.counts[i - self.base]));
+        let grouped_from = range.start.max(FIRST_GROUPED);
+        let groups = (grouped_from / GROUP..range.end.div_ceil(GROUP)).map(move |g| {
+            let (from, to) = (
+                (g * GROUP).max(grouped_from),
+                ((g + 1) * GROUP).min(range.end),
+            );
+            let n = self.counts[from - self.base..to - self.base].iter().sum();
+            (g * GROUP + GROUP - 1, n)
+        });
+        let sparse = self.sparse.iter().map(|&(i, n)| (i as usize, n));
+        exact
+            .chain(groups)
             .chain(sparse)
             .filter(|&(_, n)| n != 0)
             .map(|(i, n)| (value_for(i) + (width_at(i) - 1), n))

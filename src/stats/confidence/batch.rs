@@ -222,7 +222,7 @@ impl BatchSeries {
                     series
                         .entry(metric)
                         .or_default()
-                        .push(Batch::of_buckets(counts.iter()));
+                        .push(Batch::of_buckets(counts.iter_grouped()));
                 }
             }
         }
@@ -234,7 +234,7 @@ impl BatchSeries {
                 series.push(
                     rec.hist
                         .on_time_counts()
-                        .map_or_else(Batch::default, |c| Batch::of_buckets(c.iter())),
+                        .map_or_else(Batch::default, |c| Batch::of_buckets(c.iter_grouped())),
                 );
             }
         }
@@ -242,7 +242,7 @@ impl BatchSeries {
             self.nodes.resize_with(record.nodes.len(), Vec::new);
         }
         for (series, node) in self.nodes.iter_mut().zip(&record.nodes) {
-            series.push(Batch::of_buckets(node.response.iter()));
+            series.push(Batch::of_buckets(node.response.iter_grouped()));
         }
     }
 
@@ -286,6 +286,37 @@ fn bucket_floor(bucket: u16) -> u64 {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_batch_of_the_grouped_counts_is_the_batch_of_every_count() {
+        use crate::record::Counts;
+        // Every index from 1 ns to past an hour, each with a count of its own, then a
+        // sparse few, then windows that start and end inside a group of 16.
+        let mut every = Counts::new();
+        let mut v = 1u64;
+        let mut n = 1;
+        while v < 4_000_000_000_000 {
+            every.record_n(v, n);
+            n = n % 7 + 1;
+            v += (v >> 11).max(1);
+        }
+        let mut sparse = Counts::new();
+        for v in [3, 2_047, 2_048, 70_001, 70_003, 9_999_999] {
+            sparse.record_n(v, 2);
+        }
+        let mut edges = Counts::new();
+        for v in [2_050u64, 2_058, 50_000, 50_031, 5_000_000] {
+            for k in 0..600 {
+                edges.record_n(v + k * 3, 1);
+            }
+        }
+        for counts in [every, sparse, edges, Counts::new()] {
+            assert_eq!(
+                Batch::of_buckets(counts.iter_grouped()),
+                Batch::of_buckets(counts.iter()),
+            );
+        }
+    }
 
     #[test]
     fn the_replies_over_a_bound_are_given_by_bucket_and_add_up_to_those_not_at_most() {
