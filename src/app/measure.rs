@@ -18,6 +18,7 @@ use crate::net::cluster::ClusterMap;
 use crate::progress::Progress;
 use crate::record::{Recorder, Timing};
 use crate::report::TestReport;
+use crate::workload::Test;
 
 /// Runs test `index` of `config` once and builds its report; also returns why it
 /// stopped early, if it did. Progress goes to `stderr` when it is a terminal; intervals
@@ -47,14 +48,7 @@ pub fn measure(
     // Intervals count from the measured window's start; the log counts from its own, at
     // `log_offset` before now.
     let called = Instant::now();
-    let command_names: Vec<String> = test.commands.iter().map(|c| c.name.clone()).collect();
-    // The server counts a mix's `get` and `get_2` as one `get`.
-    let server_names: Vec<String> = test
-        .commands
-        .iter()
-        .map(|c| c.server_name.clone())
-        .collect();
-    let reads: Vec<bool> = test.commands.iter().map(|c| c.counts_hits).collect();
+    let (command_names, server_names, reads) = names(test);
     // The live page's test, and each thread's backlog at its latest batch (their sum is
     // the backlog the page shows at each report interval).
     let live = live.map(|scope| {
@@ -85,9 +79,7 @@ pub fn measure(
                     record: Recorder,
                     last: bool| {
         batches.push(&record, timing);
-        // Pieces of the collector's work each end by handing back a shared core (see
-        // `drive::run`).
-        std::thread::yield_now();
+        drive::share_core();
         let origin = merger.origin;
         let summaries = &mut merger.summaries;
         let mut report_interval = |start: Duration, length: Duration, record: &Recorder| {
@@ -95,7 +87,7 @@ pub fn measure(
             summaries.push(summary(start, length, record));
         };
         grouper.push(start, length, &record, &mut report_interval);
-        std::thread::yield_now();
+        drive::share_core();
         if last {
             grouper.flush(&mut report_interval);
         }
@@ -109,7 +101,7 @@ pub fn measure(
                 backlog.set(iv.backlog);
             }
             let (whole, back) = merger.push(iv);
-            std::thread::yield_now();
+            drive::share_core();
             for (start, length, record) in whole {
                 emit(&mut merger, start, length, record, false);
             }
@@ -148,6 +140,17 @@ pub fn measure(
         metrics.end(index, &report);
     }
     Ok((report, outcome.stopped_early))
+}
+
+/// Each command's name, the name the server counts it under (a mix's `get` and `get_2`
+/// are one `get` there), and whether it counts hits.
+fn names(test: &Test) -> (Vec<String>, Vec<String>, Vec<bool>) {
+    let commands = &test.commands;
+    (
+        commands.iter().map(|c| c.name.clone()).collect(),
+        commands.iter().map(|c| c.server_name.clone()).collect(),
+        commands.iter().map(|c| c.counts_hits).collect(),
+    )
 }
 
 /// Where each of a test's report intervals goes beside its summary: the `.hlog` and the

@@ -223,9 +223,7 @@ impl Tasks {
                 self.generator.insert(tid, t);
             }
         }
-        // This thread may share a pinned generator's core: the reads come in pieces, each
-        // ending by handing the core back (see `drive::run`).
-        std::thread::yield_now();
+        crate::drive::share_core();
         if let Some(pid) = &self.server_pid {
             for &tid in &self.server_ids {
                 if let Some(t) = self
@@ -236,7 +234,7 @@ impl Tasks {
                 }
             }
         }
-        std::thread::yield_now();
+        crate::drive::share_core();
         if slow {
             self.steal_ticks = self
                 .reader
