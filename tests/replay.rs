@@ -218,6 +218,11 @@ fn steady_trace(path: &Path, rate: u64, secs: u64) {
 mod timing {
     use super::*;
 
+    /// The share of a run the generator's threads may wait for a CPU before its lag is
+    /// the host's: three times what a quiet machine shows (about 1%, most of it the
+    /// generator handing its core to tailrate's own collector).
+    const HOST_WAIT_SHARE: f64 = 0.03;
+
     #[test]
     fn a_captured_workload_replays_with_its_counts_and_bursts_at_1x_and_2x() {
         let dir = temp_dir("capture");
@@ -254,10 +259,25 @@ mod timing {
             }
             let lag_p99_ns = test["latency"]["lag"]["p99_ns"].as_f64().unwrap();
             eprintln!("replay at {speed}x: lag p99 {lag_p99_ns} ns");
-            if speed == "1" {
+            // A lag p99 over 1 ms at 1x while the generator's threads waited for a CPU
+            // is the host's weather (CI saw 2.9 ms on a loaded runner): the pacing is
+            // then not what this can check, and says so.
+            let waited = test["host"]["generator"]["run_queue_wait_share"]
+                .as_f64()
+                .unwrap_or(0.0);
+            if speed == "1" && lag_p99_ns >= 1e6 && waited >= HOST_WAIT_SHARE {
+                crate::harness::skip(
+                    &crate::harness::this_test(),
+                    &format!(
+                        "lag p99 at 1x {lag_p99_ns} ns while the generator waited {:.1}% of the run for a CPU",
+                        waited * 100.0
+                    ),
+                );
+            } else if speed == "1" {
                 assert!(
                     lag_p99_ns < 1e6,
-                    "lag p99 at 1x under 1 ms: {lag_p99_ns} ns"
+                    "lag p99 at 1x under 1 ms: {lag_p99_ns} ns (the generator waited {:.2}% of the run for a CPU)",
+                    waited * 100.0
                 );
             }
             let replayed = per_window(&times, 0.1 / factor);

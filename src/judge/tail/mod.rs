@@ -372,6 +372,10 @@ impl Context {
                     tally.place(i, part, Cause::Host, n);
                 } else if long && !hb.is_some_and(|h| worked(h, i, v)) {
                     tally.stalled(i, v, n);
+                } else if self.network && hb.is_some_and(|h| placed::contended(h, i, v)) {
+                    // "Neither end busy" does not hold where the server waited for its
+                    // core: another task held the core it answers from.
+                    tally.place(i, Some("server"), Cause::Host, n);
                 } else {
                     tally.add(self.server_side(), n);
                 }

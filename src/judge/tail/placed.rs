@@ -58,6 +58,19 @@ pub(super) fn host_part(
     (value_ns >= stall_ns && late >= half_us).then_some("machine")
 }
 
+/// Whether the server waited for a CPU through the stretch a reply of `value_ns`,
+/// received in batch `i`, waited: in waits longer than an idle core's wake-up on
+/// average, and for a tenth of the stretch at least. Less than [`host_part`] asks (half
+/// the stretch), for a tail the server's own execution cannot explain: a core another
+/// task keeps busy also delays the kernel's work for the server (its wake-ups, its
+/// packets) where the server's own wait does not show it.
+pub(super) fn contended(h: &HostBatches, i: usize, value_ns: u64) -> bool {
+    let range = span(i, value_ns);
+    let sum = |v: &[u64]| v.get(range.clone()).map_or(0, |s| s.iter().sum::<u64>());
+    let (w, r) = (sum(&h.server_wait_us), sum(&h.server_runs));
+    w > 0 && w >= value_ns / 10_000 && w as f64 >= WAKE_UP_US * r.max(1) as f64
+}
+
 /// Whether the server worked through the stretch a reply of `value_ns` received in
 /// batch `i` waited: on a CPU for [`BUSY_SHARE`] of the batches it may have waited
 /// through at least.
