@@ -275,7 +275,23 @@ mod timing {
         let capacity = slo["capacity_per_sec"]
             .as_f64()
             .unwrap_or_else(|| panic!("no capacity found: {slo}\n{stdout}"));
-        assert_eq!(slo["confirmed"], true, "{slo}");
+        // Fresh runs confirm the capacity unless the host's weather left them undecided
+        // at their last look (CI saw the searched 846/s undecided at 24 runs with the
+        // truth near 900/s): an honest "not confirmed", not a wrong one. A fresh *fail*
+        // under the truth would be wrong, so the searched rate must then be undecided.
+        let confirmed = slo["confirmed"] == true;
+        if !confirmed {
+            let searched = slo["searched_per_sec"].as_f64();
+            let undecided = slo["uncertain_per_sec"].as_array().unwrap();
+            assert!(
+                searched.is_some_and(|s| undecided.iter().any(|u| u.as_f64() == Some(s))),
+                "the searched rate {searched:?} failed its confirmation: {slo}"
+            );
+            super::super::harness::skip(
+                "capacity_truth: the confirmation's run",
+                &format!("fresh runs at {searched:?}/s were undecided at their last look"),
+            );
+        }
         let truth = format!(
             "simulated capacity {low:.0}..{high:.0}/s (service {:.1} and {:.1} us per command)",
             before.service_us(),
@@ -328,14 +344,16 @@ mod timing {
         );
         assert_verdicts_are_drawn(&report, dir.path());
 
-        // The re-measurement at the capacity passed, and a rate 20% above the truth
+        // The re-measurement at the capacity passed where it decided, and a rate 20% above the truth
         // failed wherever the sweep measured one.
-        let confirm = runs_of(&report, "confirm")
-            .into_iter()
-            .rev()
-            .find(|r| r["target_rate_per_sec"].as_f64() == Some(capacity))
-            .unwrap();
-        assert_eq!(confirm["slo"]["met"], true, "{}", confirm["slo"]);
+        if confirmed {
+            let confirm = runs_of(&report, "confirm")
+                .into_iter()
+                .rev()
+                .find(|r| r["target_rate_per_sec"].as_f64() == Some(capacity))
+                .unwrap();
+            assert_eq!(confirm["slo"]["met"], true, "{}", confirm["slo"]);
+        }
         let step = report["steps"]
             .as_array()
             .unwrap()
