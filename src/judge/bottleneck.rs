@@ -22,8 +22,10 @@ use crate::drive::ThreadCpu;
 use crate::report::TestReport;
 use crate::report::server::ServerView;
 use crate::report::tail::{Cause, TailCauses};
-use crate::report::verdict::{Bottleneck, Judgement, SERVER_CPU_SATURATION, Verdict};
+use crate::report::verdict::{Bottleneck, Judgement, Verdict};
 
+/// The server's share of one core at which a single-threaded server is saturated.
+pub const SERVER_CPU_SATURATION: f64 = 0.9;
 /// The share of the mean service time that the server's mean execution time must reach
 /// for the server's work to be what the client waits on.
 pub const EXECUTION_SHARE: f64 = 0.5;

@@ -4,8 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The server's share of one core at which a single-threaded server is saturated.
-pub const SERVER_CPU_SATURATION: f64 = 0.9;
 /// The name of the check that fails a run whose generator fell behind its schedule, or
 /// caught up, through the run (`judge::checks::steady`).
 pub const STEADY_STATE: &str = "steady_state";
@@ -126,11 +124,4 @@ pub struct Judgement {
     /// and its time executing commands over the test's span, where it reported them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_busy: Option<f64>,
-}
-
-impl Judgement {
-    /// The server was saturated (its own clock says it was busy nearly all the time).
-    pub fn server_saturated(&self) -> bool {
-        self.server_busy.is_some_and(|b| b >= SERVER_CPU_SATURATION)
-    }
 }
