@@ -1,4 +1,5 @@
-//! The median of a few plain numbers: tune's runs of one setting, a step's achieved rates.
+//! The median of a few plain numbers: tune's runs of one setting, a step's achieved rates,
+//! the runs at one rate a chart draws its line through.
 //! Latency percentiles over runs are pooled instead ([`super::pooled`]): a median of the
 //! runs' values would hide the run that stalled.
 

@@ -12,6 +12,7 @@ use super::{
 };
 use crate::judge::saturation::{SATURATION_FRACTION, achieved_fraction};
 use crate::report::sweep::{Kind, Measurement, SweepReport};
+use crate::stats::median::median_f64;
 
 /// The chart these steps draw on: linear rates on both axes.
 type RatesChart<'a, 'b> = XyChart<'a, 'b, Linear, Linear>;
@@ -122,19 +123,12 @@ fn medians(steps: &[(f64, &Measurement)], pick: fn(&Measurement) -> f64) -> Vec<
     rates
         .into_iter()
         .map(|rate| {
-            let mut v: Vec<f64> = steps
+            let v: Vec<f64> = steps
                 .iter()
                 .filter(|(r, _)| *r == rate)
                 .map(|(_, m)| pick(m))
                 .collect();
-            v.sort_by(f64::total_cmp);
-            let n = v.len();
-            let median = if n % 2 == 1 {
-                v[n / 2]
-            } else {
-                (v[n / 2 - 1] + v[n / 2]) / 2.0
-            };
-            (rate, median)
+            (rate, median_f64(&v))
         })
         .collect()
 }

@@ -6,6 +6,7 @@ use plotters::prelude::*;
 use super::axis::{F64Axis, XyChart};
 use super::{DrawResult, log_ms};
 use crate::report::sweep::{Measurement, SweepReport};
+use crate::stats::median::median_f64;
 
 /// Every open-loop run (coarse, search and re-measurement, every repeat) grouped by
 /// target rate, by increasing rate.
@@ -14,20 +15,22 @@ pub(super) fn rate_groups(report: &SweepReport) -> Vec<(f64, Vec<&Measurement>)>
 }
 
 /// The median of what `pick` reads from each run of `group` (the mean of the middle two
-/// for an even count), as log10 ms; `None` when no run has it.
+/// for an even count, rounded down to a nanosecond), as log10 ms; `None` when no run has
+/// it.
 pub(super) fn median_log_ms(
     group: &[&Measurement],
     pick: impl Fn(&Measurement) -> Option<u64>,
 ) -> Option<f64> {
-    let mut values: Vec<u64> = group.iter().filter_map(|m| pick(m)).collect();
-    values.sort_unstable();
-    let n = values.len();
-    let median = match n {
-        0 => return None,
-        n if n % 2 == 1 => values[n / 2],
-        n => ((u128::from(values[n / 2 - 1]) + u128::from(values[n / 2])) / 2) as u64,
-    };
-    log_ms(median)
+    // Nanoseconds under an hour are exact as f64, and so is the sum of two.
+    let values: Vec<f64> = group
+        .iter()
+        .filter_map(|m| pick(m))
+        .map(|v| v as f64)
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    log_ms(median_f64(&values) as u64)
 }
 
 /// A step's 95% interval as drawn: `(x, log10 ms of the low end, of the high end or
