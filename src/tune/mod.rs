@@ -182,9 +182,7 @@ impl Campaign for Tuner<'_> {
     }
 
     fn print_summary(&mut self) -> Result<()> {
-        let text = tune_text::summary(&self.report);
-        self.outputs.get_mut().text().write_all(text.as_bytes())?;
-        Ok(())
+        self.outputs.get_mut().print(Report::Tune(&self.report))
     }
 }
 
