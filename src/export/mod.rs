@@ -19,6 +19,7 @@ pub mod hlog;
 pub mod hlog_encoder;
 pub mod html;
 pub mod json;
+pub mod merge_lines;
 pub mod metrics;
 pub mod objective_text;
 pub mod out_dir;

@@ -37,7 +37,7 @@ use crate::export::outputs::Outputs;
 use crate::export::report::Report;
 
 /// Runs `tailrate merge`: reads, checks, adds, writes; on `stdout`, each merged test's
-/// `-q` line and one line that says where it went.
+/// `-q` line and one line that says where it went (`export::merge_lines`).
 pub fn run(config: &MergeConfig, stdout: &mut dyn Write) -> Result<()> {
     let (reports, logs) = inputs(&config.inputs)?;
     let shards = pair(reports, logs)?;
@@ -48,23 +48,6 @@ pub fn run(config: &MergeConfig, stdout: &mut dyn Write) -> Result<()> {
         report: &merged,
         log: log_text.as_deref(),
     })?;
-    let summary = merged.merge.as_ref();
-    writeln!(
-        outputs.text(),
-        "merged {} of {} shards{} into {}: {}{}",
-        summary.map_or(0, |m| m.parts.len()),
-        summary.map_or(0, |m| m.shards),
-        if summary.is_some_and(|m| m.partial) {
-            " (partial)"
-        } else {
-            ""
-        },
-        config.out.display(),
-        wrote.join(", "),
-        match merged.tests.iter().find(|t| !t.valid) {
-            Some(t) => format!("; INVALID: {}", t.why_invalid()),
-            None => String::new(),
-        }
-    )?;
+    crate::export::merge_lines::merged(outputs.text(), &merged, &config.out, &wrote)?;
     Ok(())
 }
