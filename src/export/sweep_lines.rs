@@ -4,7 +4,25 @@
 
 use std::io::{self, Write};
 
+use crate::config::sweep::Order;
 use crate::report::sweep::Measurement;
+
+/// A sweep's plan as said before it starts: its runs and their seconds, and what
+/// `--budget` keeps of them.
+pub struct Plan {
+    /// Open-loop steps (rates times `--repeat`).
+    pub steps: usize,
+    /// Runs the capacity search is expected to take (0 without objectives).
+    pub search: usize,
+    /// Closed-loop runs.
+    pub closed: usize,
+    /// Every run.
+    pub runs: usize,
+    /// Their expected seconds.
+    pub secs: f64,
+    /// `--budget` in seconds, and the runs it keeps when it is shorter than the plan.
+    pub budget: Option<(f64, Option<usize>)>,
+}
 
 /// Something a sweep has to say while it runs.
 pub enum Line<'a> {
@@ -37,13 +55,26 @@ pub enum Line<'a> {
         /// What it measured.
         measurement: &'a Measurement,
     },
-    /// The steps end early, and why.
+    /// The steps end early at `rate_per_sec`, and why.
     Stopping {
-        /// What the sweep does now.
-        what: String,
+        /// The order the rates are visited in.
+        order: Order,
+        /// Runs at each rate (`--repeat`).
+        repeat: usize,
+        /// The rate whose runs saturated the server.
+        rate_per_sec: f64,
         /// Why.
         why: &'a str,
     },
+    /// No step saturated the server: a rate `factor` times the highest is added.
+    Beyond {
+        /// The rate added.
+        rate_per_sec: f64,
+        /// Its multiple of the highest rate before it.
+        factor: f64,
+    },
+    /// What the sweep plans to run, before it starts.
+    Plan(&'a Plan),
     /// A search or re-measurement run: `label` names which.
     Search {
         /// `search` or `re-measure`.
@@ -79,8 +110,8 @@ pub enum Line<'a> {
     Said(&'a str),
     /// What an interrupted sweep had reached.
     Interrupted {
-        /// What was running.
-        during: &'a str,
+        /// The run it interrupted.
+        during: &'a Measurement,
         /// The JSON file holding its partial results.
         file: &'a str,
     },
@@ -95,6 +126,36 @@ pub enum Line<'a> {
         /// The output directory.
         out: &'a std::path::Path,
     },
+}
+
+/// `plan: 20 steps, the capacity search (about 64 runs) and 3 closed loops: about
+/// 87 runs, 218 s`, with what `--budget` keeps of it.
+fn plan_words(plan: &Plan) -> String {
+    let mut text = format!("plan: {} steps", plan.steps);
+    if plan.search > 0 {
+        text.push_str(&format!(
+            ", the capacity search (about {} runs)",
+            plan.search
+        ));
+    }
+    if plan.closed > 0 {
+        text.push_str(&format!(
+            " and {} closed loop{}",
+            plan.closed,
+            if plan.closed == 1 { "" } else { "s" }
+        ));
+    }
+    text.push_str(&format!(": about {} runs, {:.0} s", plan.runs, plan.secs));
+    match plan.budget {
+        Some((b, Some(kept))) => {
+            text.push_str(&format!(
+                "; --budget {b:.0} s keeps it to about {kept} runs"
+            ));
+        }
+        Some((b, None)) => text.push_str(&format!(", within --budget {b:.0} s")),
+        None => {}
+    }
+    text
 }
 
 /// Writes `line` and a newline to `out`.
@@ -129,7 +190,27 @@ pub fn write(out: &mut dyn Write, line: &Line<'_>) -> io::Result<()> {
             "  rate-capped closed loop at {rate_per_sec:.0} req/s: {}",
             measurement.describe()
         ),
-        Line::Stopping { what, why } => writeln!(out, "{what}: {why}"),
+        Line::Stopping {
+            order,
+            repeat,
+            rate_per_sec,
+            why,
+        } => {
+            let what = match (order, repeat) {
+                (Order::Ascending, 1) => "stopping the steps".to_string(),
+                (Order::Ascending, _) => "stopping the steps after this rate's runs".into(),
+                (Order::Shuffle, _) => format!("skipping the rates above {rate_per_sec:.0} req/s"),
+            };
+            writeln!(out, "{what}: {why}")
+        }
+        Line::Beyond {
+            rate_per_sec,
+            factor,
+        } => writeln!(
+            out,
+            "no step saturated the server: adding {rate_per_sec:.0} req/s ({factor}x the highest)"
+        ),
+        Line::Plan(plan) => writeln!(out, "{}", plan_words(plan)),
         Line::Search {
             label,
             rate_per_sec,
@@ -161,10 +242,17 @@ pub fn write(out: &mut dyn Write, line: &Line<'_>) -> io::Result<()> {
             measurement.describe()
         ),
         Line::Said(text) => writeln!(out, "{text}"),
-        Line::Interrupted { during, file } => writeln!(
-            out,
-            "interrupted during {during}; its partial results are in {file} under \"partial\""
-        ),
+        Line::Interrupted { during, file } => {
+            let kind = during.kind.name();
+            let run = match during.target_rate_per_sec {
+                Some(r) => format!("the {kind} run at {r:.0} req/s"),
+                None => format!("the {kind} run with {} connections", during.connections),
+            };
+            writeln!(
+                out,
+                "interrupted during {run}; its partial results are in {file} under \"partial\""
+            )
+        }
         Line::SoFar(summary) => writeln!(out, "so far, {summary}"),
         Line::WroteFile(path) => writeln!(out, "wrote {}", path.display()),
         Line::Wrote { files, out: dir } => {
@@ -197,6 +285,7 @@ fn run_label((run, of): (usize, usize)) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -205,5 +294,66 @@ mod tests {
         assert_eq!(run_label((1, 3)), ", run 2/3");
         assert_eq!(left(Some(142.6)), " [143 s of the budget left]");
         assert_eq!(left(None), "");
+    }
+
+    fn said(line: &Line<'_>) -> String {
+        let mut out = Vec::new();
+        write(&mut out, line).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn the_plan_says_its_runs_and_what_the_budget_keeps() {
+        let mut plan = Plan {
+            steps: 20,
+            search: 64,
+            closed: 3,
+            runs: 87,
+            secs: 218.4,
+            budget: None,
+        };
+        assert_eq!(
+            said(&Line::Plan(&plan)),
+            "plan: 20 steps, the capacity search (about 64 runs) and 3 closed loops: about \
+             87 runs, 218 s\n"
+        );
+        (plan.search, plan.closed, plan.budget) = (0, 1, Some((300.0, None)));
+        assert_eq!(
+            said(&Line::Plan(&plan)),
+            "plan: 20 steps and 1 closed loop: about 87 runs, 218 s, within --budget 300 s\n"
+        );
+        plan.budget = Some((60.0, Some(12)));
+        assert!(said(&Line::Plan(&plan)).ends_with("; --budget 60 s keeps it to about 12 runs\n"));
+    }
+
+    #[test]
+    fn stopping_says_what_the_order_does_with_the_rates_left() {
+        let stopping = |order, repeat| {
+            said(&Line::Stopping {
+                order,
+                repeat,
+                rate_per_sec: 3000.0,
+                why: "past saturation",
+            })
+        };
+        assert_eq!(
+            stopping(Order::Ascending, 1),
+            "stopping the steps: past saturation\n"
+        );
+        assert_eq!(
+            stopping(Order::Ascending, 3),
+            "stopping the steps after this rate's runs: past saturation\n"
+        );
+        assert_eq!(
+            stopping(Order::Shuffle, 1),
+            "skipping the rates above 3000 req/s: past saturation\n"
+        );
+        assert_eq!(
+            said(&Line::Beyond {
+                rate_per_sec: 4500.0,
+                factor: 1.5
+            }),
+            "no step saturated the server: adding 4500 req/s (1.5x the highest)\n"
+        );
     }
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::Sweeper;
 use crate::app::Halt;
 use crate::config::sweep::Rates;
-use crate::export::sweep_lines::Line;
+use crate::export::sweep_lines::{Line, Plan};
 use crate::report::sweep::Kind;
 use crate::stats::exceedance;
 
@@ -79,8 +79,8 @@ impl Sweeper<'_> {
         }
     }
 
-    /// `plan: 20 steps, the capacity search (about 64 runs) and 3 closed loops: about
-    /// 87 runs, 218 s`, with what `--budget` keeps of it.
+    /// Says the plan before the first run: its steps, search and closed loops, their runs
+    /// and seconds, and what `--budget` keeps of them.
     pub(super) fn say_plan(&mut self) -> Result<(), Halt> {
         let rates = match &self.plan.rates {
             Rates::Absolute(v) => v.len(),
@@ -98,30 +98,22 @@ impl Sweeper<'_> {
         let runs = steps + search + closed;
         let secs = self.run_secs() * (steps + search) as f64
             + closed as f64 * (self.plan.duration + self.plan.settle + OVERHEAD).as_secs_f64();
-        let mut text = format!("plan: {steps} steps");
-        if search > 0 {
-            text.push_str(&format!(", the capacity search (about {search} runs)"));
-        }
-        if closed > 0 {
-            text.push_str(&format!(
-                " and {closed} closed loop{}",
-                if closed == 1 { "" } else { "s" }
-            ));
-        }
-        text.push_str(&format!(": about {runs} runs, {secs:.0} s"));
-        if let Some(budget) = self.plan.budget {
+        let budget = self.plan.budget.map(|budget| {
             let b = budget.as_secs_f64();
-            if b < secs {
+            let kept = (b < secs).then(|| {
                 let fit = ((b - self.reserve_secs()) / self.run_secs()).max(0.0) as usize;
-                text.push_str(&format!(
-                    "; --budget {b:.0} s keeps it to about {} runs",
-                    fit + self.plan.closed_loop_points.len()
-                ));
-            } else {
-                text.push_str(&format!(", within --budget {b:.0} s"));
-            }
-        }
-        self.say(&Line::Said(&text))?;
+                fit + self.plan.closed_loop_points.len()
+            });
+            (b, kept)
+        });
+        self.say(&Line::Plan(&Plan {
+            steps,
+            search,
+            closed,
+            runs,
+            secs,
+            budget,
+        }))?;
         Ok(())
     }
 

@@ -71,12 +71,12 @@ impl Sweeper<'_> {
             ceiling = Some(rate);
             self.past_saturation = true;
             if visits[k + 1..].iter().any(|&(j, _)| rates[j] > rate) {
-                let what = match (self.plan.order, repeat) {
-                    (Order::Ascending, 1) => "stopping the steps".to_string(),
-                    (Order::Ascending, _) => "stopping the steps after this rate's runs".into(),
-                    (Order::Shuffle, _) => format!("skipping the rates above {rate:.0} req/s"),
-                };
-                self.say(&Line::Stopping { what, why: &why })?;
+                self.say(&Line::Stopping {
+                    order: self.plan.order,
+                    repeat,
+                    rate_per_sec: rate,
+                    why: &why,
+                })?;
                 self.report.stopped = Some(why);
                 self.save_now()?;
             }
@@ -101,10 +101,10 @@ impl Sweeper<'_> {
                 break;
             }
             top = (top * BEYOND).round();
-            let said = format!(
-                "no step saturated the server: adding {top:.0} req/s ({BEYOND}x the highest)"
-            );
-            self.say(&Line::Said(&said))?;
+            self.say(&Line::Beyond {
+                rate_per_sec: top,
+                factor: BEYOND,
+            })?;
             self.report.plan.rates_per_sec.push(top);
             self.coarse_steps(&[top])?;
         }

@@ -182,16 +182,12 @@ impl Campaign for Sweeper<'_> {
     }
 
     fn print_summary(&mut self) -> Result<()> {
-        if let Some(why) = &self
-            .report
-            .partial
-            .as_ref()
-            .map(|m| m.kind.describe(m.target_rate_per_sec, m.connections))
-        {
-            self.say(&Line::Interrupted {
-                during: why,
+        if let Some(partial) = &self.report.partial {
+            let line = Line::Interrupted {
+                during: partial,
                 file: JSON_FILE,
-            })?;
+            };
+            sweep_lines::write(self.outputs.text(), &line)?;
         }
         if let (true, Some(slo)) = (self.report.interrupted, &self.report.slo) {
             let summary = slo.summary.clone();

@@ -188,14 +188,6 @@ impl Kind {
         }
     }
 
-    /// "the step run at 20000 req/s", "the closed_loop run with 10 connections".
-    pub fn describe(self, rate: Option<f64>, connections: usize) -> String {
-        match rate {
-            Some(r) => format!("the {} run at {r:.0} req/s", self.name()),
-            None => format!("the {} run with {connections} connections", self.name()),
-        }
-    }
-
     /// Whether it is an open-loop step (coarse, search or confirmation).
     pub fn is_open_loop(self) -> bool {
         matches!(self, Kind::Step | Kind::Search | Kind::Confirm)
