@@ -239,7 +239,7 @@ impl Sweeper<'_> {
             summary = format!("{summary}; {ended}");
         }
         if let Some(speed) = &capacity_speed {
-            summary = format!("{summary}; {}", speed.text());
+            summary = format!("{summary}; {}", crate::export::capacity_text::speed(speed));
         }
         Some(SloResult {
             capacity_speed,

@@ -6,7 +6,9 @@
 use crate::config::slo::Slo;
 use crate::judge::capacity::{Finding, Landmarks};
 use crate::report::Bottleneck;
-use crate::report::sweep::{Disturbed, Exceedance, Limit, ObjectiveEstimate, RateBound};
+use crate::report::sweep::{
+    Disturbed, Exceedance, Limit, ObjectiveEstimate, RateBound, SpeedCapacity,
+};
 
 /// `(runs, seconds)` the open-loop runs measured.
 pub type Spent = (usize, f64);
@@ -54,6 +56,20 @@ pub fn summary(
     parts.extend(landmark_text(landmarks));
     parts.push(format!("{} runs, {:.0} s measured", spent.0, spent.1));
     parts.join("; ")
+}
+
+/// A sweep over a trace's speeds: `as a speed of the recorded traffic: 2.30x, band
+/// 2.10x..2.50x`.
+pub fn speed(s: &SpeedCapacity) -> String {
+    let x = |v: f64| format!("{v:.2}x");
+    let band = match s.band {
+        (low, Some(high)) => format!("band {}..{}", x(low), x(high)),
+        (low, None) => format!("band {}.. (open above)", x(low)),
+    };
+    match s.speed {
+        Some(speed) => format!("as a speed of the recorded traffic: {}, {band}", x(speed)),
+        None => format!("as a speed of the recorded traffic: none passed, {band}"),
+    }
 }
 
 fn rate(r: f64) -> String {

@@ -207,3 +207,17 @@ fn saturation_is_said_with_the_servers_maximum_its_core_and_the_generators_own_l
     // Without a floor there is no knee to speak of, nor a claim the tail stayed there.
     assert!(!parts.iter().any(|p| p.contains("knee")), "{parts:?}");
 }
+
+#[test]
+fn a_speed_capacity_is_said_in_multiples_of_the_recorded_pace() {
+    let held = SpeedCapacity::of(1000.0, Some(2300.0), (2300.0, Some(2500.0)));
+    assert_eq!(
+        speed(&held),
+        "as a speed of the recorded traffic: 2.30x, band 2.30x..2.50x"
+    );
+    let none = SpeedCapacity::of(1000.0, None, (0.0, None));
+    assert_eq!(
+        speed(&none),
+        "as a speed of the recorded traffic: none passed, band 0.00x.. (open above)"
+    );
+}

@@ -24,17 +24,4 @@ impl SpeedCapacity {
             band: (over(band.0), band.1.map(over)),
         }
     }
-
-    /// `as a speed of the recorded traffic: 2.3x, band 2.1x..2.5x`.
-    pub fn text(&self) -> String {
-        let x = |v: f64| format!("{v:.2}x");
-        let band = match self.band {
-            (low, Some(high)) => format!("band {}..{}", x(low), x(high)),
-            (low, None) => format!("band {}.. (open above)", x(low)),
-        };
-        match self.speed {
-            Some(speed) => format!("as a speed of the recorded traffic: {}, {band}", x(speed)),
-            None => format!("as a speed of the recorded traffic: none passed, {band}"),
-        }
-    }
 }
