@@ -158,6 +158,25 @@ fn plan_words(plan: &Plan) -> String {
     text
 }
 
+/// What the steps do when a rate's runs saturated the server: in ascending order the
+/// steps stop (after the rate's other runs); shuffled, the rates above it are skipped.
+fn stopping(order: Order, repeat: usize, rate_per_sec: f64) -> String {
+    match (order, repeat) {
+        (Order::Ascending, 1) => "stopping the steps".to_string(),
+        (Order::Ascending, _) => "stopping the steps after this rate's runs".into(),
+        (Order::Shuffle, _) => format!("skipping the rates above {rate_per_sec:.0} req/s"),
+    }
+}
+
+/// "the step run at 20000 req/s", "the closed_loop run with 10 connections".
+fn run_words(m: &Measurement) -> String {
+    let kind = m.kind.name();
+    match m.target_rate_per_sec {
+        Some(r) => format!("the {kind} run at {r:.0} req/s"),
+        None => format!("the {kind} run with {} connections", m.connections),
+    }
+}
+
 /// Writes `line` and a newline to `out`.
 pub fn write(out: &mut dyn Write, line: &Line<'_>) -> io::Result<()> {
     match line {
@@ -195,14 +214,7 @@ pub fn write(out: &mut dyn Write, line: &Line<'_>) -> io::Result<()> {
             repeat,
             rate_per_sec,
             why,
-        } => {
-            let what = match (order, repeat) {
-                (Order::Ascending, 1) => "stopping the steps".to_string(),
-                (Order::Ascending, _) => "stopping the steps after this rate's runs".into(),
-                (Order::Shuffle, _) => format!("skipping the rates above {rate_per_sec:.0} req/s"),
-            };
-            writeln!(out, "{what}: {why}")
-        }
+        } => writeln!(out, "{}: {why}", stopping(*order, *repeat, *rate_per_sec)),
         Line::Beyond {
             rate_per_sec,
             factor,
@@ -242,17 +254,11 @@ pub fn write(out: &mut dyn Write, line: &Line<'_>) -> io::Result<()> {
             measurement.describe()
         ),
         Line::Said(text) => writeln!(out, "{text}"),
-        Line::Interrupted { during, file } => {
-            let kind = during.kind.name();
-            let run = match during.target_rate_per_sec {
-                Some(r) => format!("the {kind} run at {r:.0} req/s"),
-                None => format!("the {kind} run with {} connections", during.connections),
-            };
-            writeln!(
-                out,
-                "interrupted during {run}; its partial results are in {file} under \"partial\""
-            )
-        }
+        Line::Interrupted { during, file } => writeln!(
+            out,
+            "interrupted during {}; its partial results are in {file} under \"partial\"",
+            run_words(during)
+        ),
         Line::SoFar(summary) => writeln!(out, "so far, {summary}"),
         Line::WroteFile(path) => writeln!(out, "wrote {}", path.display()),
         Line::Wrote { files, out: dir } => {
