@@ -15,7 +15,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// The most words the README may hold, code blocks and outputs included: what a reader
 /// gets through in about five minutes (at about 250 words a minute, slower in code).
-const README_MAX_WORDS: usize = 1400;
+const README_MAX_WORDS: usize = 1250;
 
 /// The repository's root, where the checked files live.
 fn root() -> PathBuf {
@@ -409,6 +409,8 @@ fn the_guide_has_the_pages_the_help_texts_link_to() {
         "tune.md",
         "scale-out.md",
         "install.md",
+        "outputs.md",
+        "html.md",
         "README.md",
     ] {
         let path = root().join("docs").join(page);
@@ -423,7 +425,7 @@ fn words(markdown: &str) -> usize {
 }
 
 #[test]
-fn the_readme_is_a_five_minute_read_of_at_most_1400_words() {
+fn the_readme_is_a_five_minute_read_of_at_most_1250_words() {
     let readme = fs::read_to_string(root().join("README.md")).unwrap();
     let count = words(&readme);
     assert!(
