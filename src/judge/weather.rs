@@ -5,7 +5,9 @@
 //! bottleneck reads); a run whose tail was not placed in time (no batches) falls back
 //! to the share of the run its threads waited for a CPU.
 
+use super::counted::left_out_why;
 use crate::report::TestReport;
+use crate::report::sweep::Measurement;
 use crate::report::tail::Cause;
 
 /// A run whose tail was not placed in time, and whose server or generator threads
@@ -27,6 +29,26 @@ pub fn host_carried(report: &TestReport) -> Option<f64> {
             (carried.cause == Cause::Host).then_some(most.unwrap_or(0.0))
         }
         None => most.filter(|&share| share >= DISTURBED_SHARE),
+    }
+}
+
+/// How many of the counted runs of `group` (every run at one rate) the host carried,
+/// while they are under half of them: the evidence the weather ate, which a sweep
+/// measures again before its next look, so that the estimate (which leaves them out) has
+/// the runs a quiet host would have given it. Where the host carried half the runs or
+/// more, that is the host under this load, not a passing shower: more runs would fare
+/// no better, and none are owed.
+pub fn weather_ate(group: &[&Measurement]) -> usize {
+    let counted: Vec<&TestReport> = group
+        .iter()
+        .map(|m| &m.report)
+        .filter(|r| left_out_why(r).is_none())
+        .collect();
+    let carried = counted.iter().filter(|r| host_carried(r).is_some()).count();
+    if carried * 2 < counted.len() {
+        carried
+    } else {
+        0
     }
 }
 
@@ -80,6 +102,34 @@ mod tests {
             localised: true,
             ..TailCauses::default()
         }
+    }
+
+    #[test]
+    fn runs_the_host_carried_are_owed_again_while_they_are_under_half_of_a_rates() {
+        let quiet = || crate::judge::fixtures::run(1000.0, 100_000, None, 1.0);
+        let stormy = || {
+            let mut m = quiet();
+            m.report = with_waits(0.03, 0.01);
+            m.report.tail = Some(tail(Cause::Host, 5_000_000));
+            m
+        };
+        let runs = |n_quiet: usize, n_stormy: usize| -> Vec<Measurement> {
+            (0..n_quiet)
+                .map(|_| quiet())
+                .chain((0..n_stormy).map(|_| stormy()))
+                .collect()
+        };
+        let ate = |runs: &[Measurement]| weather_ate(&runs.iter().collect::<Vec<_>>());
+        assert_eq!(ate(&runs(4, 0)), 0);
+        assert_eq!(ate(&runs(3, 1)), 1);
+        assert_eq!(ate(&runs(5, 2)), 2);
+        // Half or more: the host under this load, not weather.
+        assert_eq!(ate(&runs(2, 2)), 0);
+        assert_eq!(ate(&runs(0, 4)), 0);
+        // A run left out for another reason is not counted either way.
+        let mut short = runs(3, 1);
+        short[0] = crate::judge::fixtures::run(1000.0, 100_000, None, 0.5);
+        assert_eq!(ate(&short), 1);
     }
 
     #[test]
