@@ -48,7 +48,7 @@ pub enum InputError {
 /// Reads `config.input` and hands it to the outputs: its text on `out`, its page to
 /// `--html` when given (and says so on standard error, beside the text).
 pub fn run(config: &ReportConfig, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
-    let path = input_file(&config.input);
+    let path = input_file(&config.input)?;
     let bytes = crate::input::read(&path).map_err(|source| InputError::Read {
         path: path.clone(),
         source,
@@ -87,12 +87,24 @@ enum Saved {
     Compare(Box<Comparison>),
 }
 
-/// The file to read: `input`, or the `sweep.json` in it when it is a sweep's folder.
-fn input_file(input: &Path) -> PathBuf {
-    if input.is_dir() {
-        input.join(crate::sweep::JSON_FILE)
+/// The file to read: `input`, or the `sweep.json` in it when it is a folder; a folder
+/// without one is named as such, not as a missing file the user did not type.
+fn input_file(input: &Path) -> Result<PathBuf, InputError> {
+    if !input.is_dir() {
+        return Ok(input.to_path_buf());
+    }
+    let json = input.join(crate::sweep::JSON_FILE);
+    if json.exists() {
+        Ok(json)
     } else {
-        input.to_path_buf()
+        Err(InputError::Parse {
+            path: input.to_path_buf(),
+            why: format!(
+                "a folder without {}: give a sweep's folder (its --out), or a run's, a \
+                 merge's or a comparison's JSON file",
+                crate::sweep::JSON_FILE
+            ),
+        })
     }
 }
 

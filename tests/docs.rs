@@ -1,7 +1,7 @@
 //! The user-facing Markdown: every relative link in `README.md`, `ARCHITECTURE.md`,
 //! `bench/README.md` and `docs/*.md` resolves to a file, and its `#fragment` to a heading
-//! of that file as GitHub names it; the README stays a five-minute read (counted in
-//! words) that opens with the two scripts.
+//! of that file as GitHub names it. That the README stays a five-minute read opening with
+//! the two scripts is `readme`'s.
 //!
 //! The link extractor is hand-written, std only: it needs inline links and images,
 //! reference definitions, fenced blocks and code spans, and nothing else of Markdown, in
@@ -13,9 +13,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-/// The most words the README may hold, code blocks and outputs included: what a reader
-/// gets through in about five minutes (at about 250 words a minute, slower in code).
-const README_MAX_WORDS: usize = 1400;
+mod readme;
 
 /// The repository's root, where the checked files live.
 fn root() -> PathBuf {
@@ -363,30 +361,6 @@ fn broken_links(root: &Path, file: &Path) -> Vec<String> {
     problems
 }
 
-/// The first command of each fenced shell block, in order: its first line that is not
-/// blank or a comment, without a `$ ` prompt or a trailing `# comment`.
-fn first_commands(markdown: &str) -> Vec<String> {
-    let mut commands = Vec::new();
-    // Whether the current block is a shell block still waiting for its first command.
-    let mut waiting = false;
-    for line in lines(markdown) {
-        match line.place {
-            Place::Open(info) => waiting = matches!(info, "sh" | "bash" | "shell" | "console"),
-            Place::Code if waiting => {
-                let trimmed = line.text.trim();
-                if !trimmed.is_empty() && !trimmed.starts_with('#') {
-                    let command = trimmed.strip_prefix("$ ").unwrap_or(trimmed);
-                    let command = command.split(" #").next().unwrap_or(command).trim();
-                    commands.push(command.to_owned());
-                    waiting = false;
-                }
-            }
-            _ => {}
-        }
-    }
-    commands
-}
-
 #[test]
 fn every_relative_link_in_the_docs_resolves_to_a_file_and_a_heading() {
     let root = root();
@@ -409,47 +383,13 @@ fn the_guide_has_the_pages_the_help_texts_link_to() {
         "tune.md",
         "scale-out.md",
         "install.md",
+        "outputs.md",
+        "html.md",
         "README.md",
     ] {
         let path = root().join("docs").join(page);
         assert!(path.is_file(), "{} is missing", path.display());
     }
-}
-
-/// The words of a Markdown text as a reader counts them: every run of characters between
-/// spaces, in prose and code alike.
-fn words(markdown: &str) -> usize {
-    markdown.split_whitespace().count()
-}
-
-#[test]
-fn the_readme_is_a_five_minute_read_of_at_most_1400_words() {
-    let readme = fs::read_to_string(root().join("README.md")).unwrap();
-    let count = words(&readme);
-    assert!(
-        count <= README_MAX_WORDS,
-        "README.md has {count} words, code included; at most {README_MAX_WORDS}: move the \
-         detail into docs/"
-    );
-}
-
-#[test]
-fn words_are_counted_in_prose_and_code_alike() {
-    assert_eq!(
-        words("# Title\n\nTwo words.\n\n```sh\nscripts/sweep --out x\n```\n"),
-        9
-    );
-}
-
-#[test]
-fn the_readme_opens_with_scripts_sweep_then_scripts_test() {
-    let readme = fs::read_to_string(root().join("README.md")).unwrap();
-    let commands = first_commands(&readme);
-    assert_eq!(
-        commands.get(..2),
-        Some(&["scripts/sweep".to_owned(), "scripts/test".to_owned()][..]),
-        "the README's first two command blocks must start with scripts/sweep and scripts/test"
-    );
 }
 
 #[test]
@@ -532,12 +472,4 @@ fn a_missing_file_a_missing_heading_and_a_fragment_on_a_non_markdown_file_are_re
             "docs/guide.md:3: #sweeps: no heading of docs/guide.md has the anchor",
         ]
     );
-}
-
-#[test]
-fn first_commands_are_read_from_shell_blocks_without_prompts_or_comments() {
-    let md = "```toml\nx = 1\n```\n\
-              ```sh\n# setup\nscripts/sweep    # the main job\nscripts/other\n```\n\
-              ```console\n$ scripts/test\noutput\n```\n";
-    assert_eq!(first_commands(md), ["scripts/sweep", "scripts/test"]);
 }

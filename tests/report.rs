@@ -152,3 +152,194 @@ fn report_of_a_run_just_made_prints_what_the_run_printed() {
         assert_eq!(report(&again), printed, "{form:?}");
     }
 }
+
+/// The lines a sweep prints as it goes, which its report does not hold (the plan, a line
+/// per open-loop run with the budget left, a rate's look, the budget's end): each starts
+/// with one of these.
+const SWEEP_LINES_AS_IT_WENT: [&str; 6] = [
+    "plan: ",
+    "step ",
+    "search: ",
+    "confirm: ",
+    "  ",
+    "--budget ",
+];
+
+/// A real sweep prints its lines as each run ends, then its closing text (the steps by
+/// rate, the capacity, its closed loops), then the files it wrote. Its folder read back
+/// prints that closing text byte for byte, and nothing of the rest; `--csv` prints the
+/// sweep.csv it wrote, byte for byte.
+#[test]
+fn report_of_a_sweep_just_made_prints_its_closing_text_as_the_sweep_printed_it() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep");
+    let out = out.to_str().unwrap();
+    let printed = assert_success(&run_tailrate(&[
+        "sweep",
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "--rates",
+        "2k..4k:2k",
+        "--duration",
+        "1s",
+        "--budget",
+        "10s",
+        "--slo",
+        "p99<=5ms",
+        "--closed-loop-points",
+        "2",
+        "--out",
+        out,
+        "--no-progress",
+    ]));
+    let again = report(&[out]);
+    for part in [
+        "by rate",
+        "capacity",
+        "closed loop, 2 connections: achieved",
+    ] {
+        assert!(again.contains(part), "no {part:?} in:\n{again}");
+    }
+    let at = printed
+        .find(&again)
+        .unwrap_or_else(|| panic!("the sweep printed:\n{printed}\nits report:\n{again}"));
+    let (before, after) = (&printed[..at], &printed[at + again.len()..]);
+    for line in before.lines() {
+        assert!(
+            SWEEP_LINES_AS_IT_WENT.iter().any(|h| line.starts_with(h)),
+            "a line the sweep printed before its closing text is missing from its report: {line}"
+        );
+    }
+    assert!(
+        before.starts_with("plan: ") && before.contains("step 1/2: 2000 req/s"),
+        "{before}"
+    );
+    assert!(
+        after.starts_with("wrote sweep.json, sweep.csv,") && after.lines().count() == 1,
+        "after the closing text the sweep printed only where its files went: {after}"
+    );
+    assert_eq!(report(&[&format!("{out}/sweep.json")]), again);
+    let csv = std::fs::read(Path::new(out).join("sweep.csv")).unwrap();
+    assert_eq!(report(&[out, "--csv"]).as_bytes(), &csv[..]);
+}
+
+/// Two real runs compared: the comparison's JSON read back prints the table compare
+/// printed, byte for byte.
+#[test]
+fn report_of_a_comparison_just_made_prints_what_compare_printed() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    for (name, size) in [("a.json", "3"), ("b.json", "1000")] {
+        assert_success(&run_tailrate(&[
+            "-p",
+            &port,
+            "-t",
+            "set",
+            "-n",
+            "3000",
+            "-c",
+            "4",
+            "-d",
+            size,
+            "-q",
+            "--json",
+            &path(name),
+            "--no-progress",
+        ]));
+    }
+    let printed = assert_success(&run_tailrate(&[
+        "compare",
+        &path("a.json"),
+        &path("b.json"),
+        "--json",
+        &path("compare.json"),
+    ]));
+    assert!(printed.contains("SET: response time"), "{printed}");
+    assert_eq!(report(&[&path("compare.json")]), printed);
+}
+
+/// A real run merged: merge prints each merged test's `-q` line and where it wrote; the
+/// merged report read back with `-q` prints those lines byte for byte (not where it
+/// wrote), and without `-q` the whole text of a run, a test's block for each line.
+#[test]
+fn report_of_a_merge_just_made_prints_its_lines_with_q_and_a_runs_text_without() {
+    let server = RedisServer::start();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    assert_success(&run_tailrate(&[
+        "-p",
+        &port,
+        "-t",
+        "set,get",
+        "--rate",
+        "2000",
+        "--duration",
+        "1s",
+        "--seed",
+        "5",
+        "-q",
+        "--json",
+        &path("run.json"),
+        "--hdr-log",
+        &path("run.hlog"),
+        "--no-progress",
+    ]));
+    let merged = path("merged");
+    let printed = assert_success(&run_tailrate(&[
+        "merge",
+        &path("run.json"),
+        &path("run.hlog"),
+        "--out",
+        &merged,
+    ]));
+    let (lines, wrote) = printed.trim_end().rsplit_once('\n').unwrap();
+    assert!(wrote.starts_with("merged 1 of 1 shards into "), "{printed}");
+    let json = format!("{merged}/merged.json");
+    assert_eq!(report(&[&json, "-q"]), format!("{lines}\n"));
+    let text = report(&[&json]);
+    let mut from = 0;
+    for name in ["SET", "GET"] {
+        let head = format!("====== {name} ======\n");
+        let at = text[from..]
+            .find(&head)
+            .unwrap_or_else(|| panic!("{head} in {text}"));
+        from += at + head.len();
+    }
+    assert!(text.contains("[pass] achieved_rate: shard 0:"), "{text}");
+}
+
+/// What is not a saved report is refused in one line naming the file, exit 2: a file that
+/// is not JSON, a file that is missing, a folder without a sweep.json.
+#[test]
+fn report_of_what_is_not_a_report_names_the_file_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "p99 was fine\n").unwrap();
+    let folder = dir.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    let missing = dir.path().join("gone.json");
+    for (input, says) in [
+        (&text, "is not JSON (at line 1"),
+        (&missing, "cannot read"),
+        (&folder, "a folder without sweep.json"),
+    ] {
+        let name = input.to_str().unwrap();
+        for extra in [None, Some("-q")] {
+            let mut args = vec!["report", name];
+            args.extend(extra);
+            let out = run_tailrate(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+            assert!(out.stdout.is_empty(), "{name}: printed {:?}", out.stdout);
+            assert!(err.contains(name) && err.contains(says), "{name}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        }
+    }
+}

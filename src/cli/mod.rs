@@ -109,9 +109,9 @@ pub enum Command {
     ///
     /// Histograms and counts are added, every percentile and interval derived again.
     Merge(MergeArgs),
-    /// Show saved results again: the text the command printed, or its HTML page.
+    /// Show saved results again: the text the command printed, and its HTML page.
     ///
-    /// The text (-q, --csv) or with --html a self-contained page, from a run's or a
+    /// The text (-q, --csv) and with --html a self-contained page, from a run's or a
     /// merge's JSON, a comparison's JSON, or a sweep (its folder or sweep.json).
     Report(ReportArgs),
     /// Print a shell completion script: `source <(tailrate completions bash)`.
@@ -246,16 +246,17 @@ pub struct MergeArgs {
     pub html: HtmlArgs,
 }
 
-/// `tailrate report`: see docs/html.md.
+/// `tailrate report`: see docs/outputs.md (its text) and docs/html.md (its page).
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_help = "Examples:
   tailrate report run.json                          # the text the run printed
-  tailrate report run.json -q                       # one line per test (--csv: CSV)
-  tailrate report run.json --html run.html          # a run's --json, or a merge's merged.json
-  tailrate report sweep-out/ --html sweep.html      # a sweep's folder, or its sweep.json
-  tailrate report compare.json --html compare.html  # compare --json
+  tailrate report run.json -q                       # its -q lines (--csv: its CSV)
+  tailrate report merged/merged.json -q             # the lines merge printed
+  tailrate report sweep-out/                        # a sweep's steps, capacity, closed loops
+  tailrate report compare.json                      # the table compare printed
+  tailrate report sweep-out/ --html sweep.html      # and the page (any kind)
 
-Guide: docs/html.md")]
+Guide: docs/outputs.md (the text), docs/html.md (the page)")]
 pub struct ReportArgs {
     /// A saved report: a run's or a merge's JSON (`--json`, merged.json), a comparison's
     /// JSON (`compare --json`), or a sweep's folder or its sweep.json.

@@ -1,13 +1,15 @@
 //! The text of a whole report as a command printed it, in the form asked for (`-q`,
 //! `--csv`): a run's or a merge's tests as they ended and its closing sections, a
-//! sweep's steps and its capacity, a comparison's table, a search's summary. A run prints
-//! its tests as they end through the same exporters ([`super::outputs::Outputs`]), so a
-//! saved report read back prints what its run printed.
+//! sweep's steps, its capacity and its closed loops, a comparison's table, a search's
+//! summary. A run prints its tests as they end through the same exporters
+//! ([`super::outputs::Outputs`]), so a saved report read back prints what its run
+//! printed.
 
 use std::io::Write;
 
 use crate::config::TextForm;
 use crate::report::RunReport;
+use crate::report::sweep::{Kind, SweepReport};
 
 use super::Exporter;
 use super::csv::Csv;
@@ -48,12 +50,7 @@ pub fn render(report: Report<'_>, form: TextForm, precision: usize) -> anyhow::R
             run_text(&mut out, run, form, precision)?;
         }
         Report::Sweep(sweep) => match form {
-            TextForm::Full => {
-                super::sweep_text::write_steps(&mut out, sweep)?;
-                if let Some(slo) = &sweep.slo {
-                    sweep_lines::write(&mut out, &Line::Said(&slo.summary))?;
-                }
-            }
+            TextForm::Full => sweep_closing(&mut out, sweep)?,
             TextForm::Csv => {
                 out.extend_from_slice(super::sweep_csv::csv(sweep).trim_end().as_bytes());
                 out.push(b'\n');
@@ -73,6 +70,24 @@ pub fn render(report: Report<'_>, form: TextForm, precision: usize) -> anyhow::R
         Report::Charts(_) => {}
     }
     Ok(out)
+}
+
+/// A sweep's closing text as it printed it: the steps by rate, the capacity, and a line
+/// per plain closed loop (`--closed-loop-points`, measured after the open loop). The lines
+/// it printed as each open-loop run ended and the files it wrote are not the report's.
+fn sweep_closing(out: &mut dyn Write, sweep: &SweepReport) -> std::io::Result<()> {
+    super::sweep_text::write_steps(out, sweep)?;
+    if let Some(slo) = &sweep.slo {
+        sweep_lines::write(out, &Line::Said(&slo.summary))?;
+    }
+    for m in sweep.runs.iter().filter(|m| m.kind == Kind::ClosedLoop) {
+        let line = Line::ClosedLoop {
+            connections: m.connections,
+            measurement: m,
+        };
+        sweep_lines::write(out, &line)?;
+    }
+    Ok(())
 }
 
 /// A run's tests as each ended, then its closing sections.

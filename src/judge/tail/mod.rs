@@ -74,6 +74,13 @@ pub const BUSY_SHARE: f64 = 0.5;
 pub const NETWORK_CPU: f64 = 0.2;
 /// One of `/proc/stat`'s steal ticks, µs.
 const STEAL_TICK_US: u64 = 10_000;
+/// The share of a run's time the hypervisor must have stolen (summed over the CPUs, as
+/// `/proc/stat` counts it) for a tail the server's fast execution on an idle core cannot
+/// explain to be the host's: a quiet machine here loses 0-10 ms of a 2 s run (0.5%), one
+/// whose neighbours took the CPUs lost 290-1450 ms (15-70%). The kernel counts steal in
+/// lumps when a tickless CPU next ticks (120 ms in one 50 ms batch, then none for ten),
+/// so it cannot be placed in time as a CPU wait is: the run's share stands for it.
+pub const STOLEN_SHARE: f64 = 0.05;
 
 /// The bound a test's tail is counted over.
 #[derive(Debug, Clone, PartialEq)]
@@ -229,6 +236,9 @@ struct Context {
     /// The server executed fast with most of its core idle: the service time's tail is
     /// the network's and the kernel's.
     network: bool,
+    /// The hypervisor took [`STOLEN_SHARE`] of the run: what the network and the kernel
+    /// would carry is the host's.
+    stolen: bool,
     /// The server's median times on a CPU in a batch.
     typical_runs: Option<u64>,
     /// The server's own record of its stalls: `(from, to, length)`, seconds in the window
@@ -247,6 +257,16 @@ impl Context {
             s.cpu_utilisation.is_some_and(|c| c < NETWORK_CPU)
                 && exec_p99_us.is_some_and(|e| e * 1_000 * 10 <= bound.over_ns)
         });
+        let stolen = test
+            .host
+            .as_ref()
+            .and_then(|h| h.steal_ms)
+            .is_some_and(|ms| {
+                let run_ms = test.measured_secs * 1e3;
+                run_ms > 0.0
+                    && ms >= 2.0 * STEAL_TICK_US as f64 / 1e3
+                    && ms >= STOLEN_SHARE * run_ms
+            });
         let typical_runs = test.host.as_ref().and_then(|h| {
             let mut runs = h.batches.server_runs.clone();
             runs.sort_unstable();
@@ -272,6 +292,7 @@ impl Context {
             over_ns: bound.over_ns,
             stall_ns: STALL_MIN_NS.max(STALL_FLOOR_FACTOR.saturating_mul(floor_ns)),
             network,
+            stolen,
             typical_runs,
             events,
         }
@@ -376,6 +397,9 @@ impl Context {
                     // "Neither end busy" does not hold where the server waited for its
                     // core: another task held the core it answers from.
                     tally.place(i, Some("server"), Cause::Host, n);
+                } else if self.network && self.stolen {
+                    // Nor where the hypervisor took the CPUs both ends run on.
+                    tally.place(i, Some("steal"), Cause::Host, n);
                 } else {
                     tally.add(self.server_side(), n);
                 }

@@ -202,6 +202,61 @@ fn a_server_waiting_for_its_core_through_the_slow_replies_is_the_host() {
     assert!(tail.stalls.is_empty());
 }
 
+/// A server that executed in 33 µs at 7% of a core, the host's batches quiet but for
+/// steal of `steal_ms` over the 2 s run, counted in lumps away from the slow replies.
+fn fast_server_on_a_stolen_host(steal_ms: f64) -> Planted {
+    let planted_replies: Vec<_> = (2..40)
+        .step_by(4)
+        .map(|i| (i, Metric::Service, 3 * MS, 3))
+        .collect();
+    let mut p = planted(40, 100, &planted_replies);
+    p.report.measured_secs = 2.0;
+    p.report.server = Some(ServerView {
+        cpu_utilisation: Some(0.07),
+        commands: vec![crate::report::server::ServerCommand {
+            command: "GET".into(),
+            exec_usec_at_most: Some(crate::report::server::ExecPercentiles {
+                p99: 33,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    let mut h = host(40, &[]);
+    let lumps = [4, 14, 24, 35, 39];
+    h.batches.steal_us = (0..40)
+        .map(|i| {
+            if lumps.contains(&i) {
+                (steal_ms * 1e3 / lumps.len() as f64) as u64
+            } else {
+                0
+            }
+        })
+        .collect();
+    h.steal_ms = Some(steal_ms);
+    p.report.host = Some(h);
+    p
+}
+
+#[test]
+fn a_tail_a_fast_server_cannot_explain_is_the_hosts_where_the_hypervisor_took_the_cpus() {
+    // 410 ms stolen of a 2 s run, in five lumps the slow replies do not fall in.
+    let tail = attributed(&fast_server_on_a_stolen_host(410.0), MS);
+    assert_eq!(tail.leading().unwrap().cause, Cause::Host, "{tail:#?}");
+    assert!(
+        tail.host_parts.iter().any(|(part, _)| *part == "steal"),
+        "{tail:#?}"
+    );
+    // One tick stolen, as on a quiet machine: the network's and the kernel's.
+    let tail = attributed(&fast_server_on_a_stolen_host(10.0), MS);
+    assert_eq!(
+        tail.leading().unwrap().cause,
+        Cause::NetworkKernel,
+        "{tail:#?}"
+    );
+}
+
 #[test]
 fn a_generator_yielding_to_its_own_collector_is_not_the_host_and_one_a_busy_loop_holds_is() {
     // A quiet pinned run: the generator waited 0.8 ms of every 50 ms batch, 40 µs a run
