@@ -60,9 +60,20 @@ mod timing {
         let binding: Vec<&serde_json::Value> =
             estimates.iter().filter(|e| e["binding"] == true).collect();
         assert_eq!(binding.len(), 1, "{slo}");
+        // The estimates rest on six runs at least, or on fewer where the host disturbed
+        // the rest (left out of them, counted in `disturbed`): a night of steal on this
+        // machine left 5 of its runs to an estimate.
+        let disturbed = slo["disturbed"]["runs"].as_u64().unwrap_or(0);
         for e in estimates {
             assert!(e["crossing"].is_object() && e["interval"].is_array(), "{e}");
-            assert!(e["runs"].as_u64().unwrap() >= 6, "{e}");
+            let runs = e["runs"].as_u64().unwrap();
+            assert!(runs + disturbed >= 6, "{e}\n{slo}");
+            if runs < 6 {
+                super::super::harness::skip(
+                    "budget: the estimate's six runs",
+                    &format!("the host disturbed {disturbed} runs; {runs} were left to it"),
+                );
+            }
         }
         let summary = slo["summary"].as_str().unwrap();
         assert!(summary.starts_with("capacity "), "{summary}");
