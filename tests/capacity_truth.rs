@@ -136,6 +136,14 @@ const SHORT_OF_TRUTH: f64 = 0.75;
 /// How far over the truth the estimate's interval may start and still hold it.
 const TRUTH_SLACK: f64 = 1.02;
 
+/// How far under the simulated capacity the rate held on fresh runs may lie. It is a
+/// floor: its pass waits for enough runs to keep false passes rare, and near the truth
+/// (800/s is 0.87 of the service rate) one host stall of tens of ms builds a queue that
+/// takes a fifth of a second to drain, failing the run: CI saw 800/s fail that way
+/// (p99 230 ms, 1 run of 8) and the held rate fall to 622/s against a simulated
+/// 917-919/s, while the estimate stood at 800/s.
+const HELD_SHORT_OF_TRUTH: f64 = 0.6;
+
 /// The sweep's schedule in the test: 300 ms of warm-up, then 1 s measured.
 const SWEEP_SCHEDULE: Schedule = Schedule {
     warmup_ns: 300e6,
@@ -303,10 +311,11 @@ mod timing {
         );
         // The highest rate held on fresh runs is a floor under the truth: its pass waits
         // for enough runs at a level that keeps false passes rare, so it stops a step or
-        // two under the crossing; it must never claim more than the truth.
+        // two under the crossing, or further where the host's stalls failed a rate near
+        // it (see HELD_SHORT_OF_TRUTH); it must never claim more than the truth.
         assert!(
-            capacity >= 0.7 * low && capacity <= 1.1 * high,
-            "capacity {capacity}/s not within 30% under to 10% over the {truth}\n{stdout}"
+            capacity >= HELD_SHORT_OF_TRUTH * low && capacity <= 1.1 * high,
+            "capacity {capacity}/s not within 40% under to 10% over the {truth}\n{stdout}"
         );
         // The estimate from every run's share over the bound lies within 10% of the
         // truth too, and its 90% interval holds it.
