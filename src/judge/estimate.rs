@@ -61,10 +61,17 @@ pub fn estimates(
     {
         found[binding].binding = true;
     }
+    let most_steal_share = counted
+        .iter()
+        .zip(&waits)
+        .filter(|(_, w)| w.is_some())
+        .filter_map(|(m, _)| super::weather::steal_share(&m.report))
+        .fold(0.0, f64::max);
     let disturbed = (disturbed > 0).then(|| Disturbed {
         runs: disturbed,
         of: counted.len(),
         most_wait_share: waits.iter().flatten().copied().fold(0.0, f64::max),
+        most_steal_share,
     });
     (found, disturbed)
 }
@@ -175,11 +182,46 @@ mod tests {
         let (found, disturbed) = estimates(&runs, &[slo_p99_1ms()], 7);
         let d = disturbed.unwrap();
         assert_eq!((d.runs, d.of, d.most_wait_share), (6, 48, 0.5));
+        // No steal was counted: none is said.
+        assert_eq!(d.most_steal_share, 0.0);
         let calm = found[0].crossing.key();
         assert!((4000.0..5000.0).contains(&calm), "{found:?}");
         let with = found[0].with_disturbed.unwrap().key();
         assert!(with < calm, "{found:?}");
         assert!(!found[0].all_disturbed);
+    }
+
+    #[test]
+    fn the_steal_of_the_runs_the_host_carried_is_kept_as_a_share_of_a_run() {
+        let mut runs = sweep_runs();
+        for (i, m) in runs
+            .iter_mut()
+            .filter(|m| m.target_rate_per_sec == Some(3000.0))
+            .enumerate()
+        {
+            *m = windowed_run(3000.0, 10_000, &[3000; 4]);
+            m.report.host = Some(HostReport {
+                server: Some(TaskWaits {
+                    run_queue_wait_share: 0.5,
+                    ..TaskWaits::default()
+                }),
+                steal_ms: Some(100.0 * (i + 1) as f64),
+                ..HostReport::default()
+            });
+        }
+        // Steal in a run the host left alone is not the weather's.
+        runs[0].report.host = Some(HostReport {
+            steal_ms: Some(10_000.0),
+            ..HostReport::default()
+        });
+        let measured_ms = runs[0].report.measured_secs * 1e3;
+        let (_, disturbed) = estimates(&runs, &[slo_p99_1ms()], 7);
+        let d = disturbed.unwrap();
+        assert_eq!(d.runs, 6);
+        assert!(
+            (d.most_steal_share - 600.0 / measured_ms).abs() < 1e-9,
+            "{d:?}"
+        );
     }
 
     #[test]

@@ -52,6 +52,14 @@ pub fn weather_ate(group: &[&Measurement]) -> usize {
     }
 }
 
+/// The share of `report`'s run the hypervisor took from the CPUs (summed over them, as
+/// `/proc/stat` counts steal); `None` when not measured.
+pub fn steal_share(report: &TestReport) -> Option<f64> {
+    let steal_ms = report.host.as_ref()?.steal_ms?;
+    let run_ms = report.measured_secs * 1e3;
+    (run_ms > 0.0).then(|| steal_ms / run_ms)
+}
+
 /// The larger share of the run the server's or the generator's threads waited for a
 /// CPU; `None` when neither was measured.
 fn wait_share(report: &TestReport) -> Option<f64> {

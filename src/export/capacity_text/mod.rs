@@ -192,9 +192,9 @@ fn disturbed_text(estimated: &Estimated<'_>) -> Option<String> {
     let binding = estimated.estimates.iter().find(|e| e.binding);
     if binding.is_some_and(|e| e.all_disturbed) {
         return Some(format!(
-            "the host carried the tail of every one of the {} runs (the server or the generator waited for a CPU up to {:.0}% of a run): the estimate is the host's weather more than the server's capacity; a quieter host, or the server and tailrate on cores of their own, would measure the server",
+            "the host carried the tail of every one of the {} runs ({}): the estimate is the host's weather more than the server's capacity; a quieter host, or the server and tailrate on cores of their own, would measure the server",
             d.of,
-            100.0 * d.most_wait_share
+            weather_text(d)
         ));
     }
     let with = binding
@@ -203,11 +203,32 @@ fn disturbed_text(estimated: &Estimated<'_>) -> Option<String> {
             format!("; with them {} req/s", bound_text(b))
         });
     Some(format!(
-        "the host disturbed {} of {} runs (the server or the generator waited for a CPU up to {:.0}% of a run), left out of the estimate{with}",
+        "the host disturbed {} of {} runs ({}), left out of the estimate{with}",
         d.runs,
         d.of,
-        100.0 * d.most_wait_share
+        weather_text(d)
     ))
+}
+
+/// What the host took from the disturbed runs, as a share of a run: `the server or the
+/// generator waited for a CPU up to 45% of a run`, `the hypervisor took up to 30% of a
+/// run` (steal), or both. Each part is said where it reached 1%; the waits are said
+/// where neither did, since the tail's attribution can place short waits a run's whole
+/// share rounds away.
+fn weather_text(d: &Disturbed) -> String {
+    let waited = format!(
+        "the server or the generator waited for a CPU up to {:.0}% of a run",
+        100.0 * d.most_wait_share
+    );
+    let stolen = format!(
+        "the hypervisor took up to {:.0}% of a run",
+        100.0 * d.most_steal_share
+    );
+    match (d.most_wait_share >= 0.01, d.most_steal_share >= 0.01) {
+        (true, true) => format!("{waited}; {stolen}"),
+        (false, true) => stolen,
+        _ => waited,
+    }
 }
 
 /// `0.60% of replies over the bound (upper bound 0.94%, 1.00% allowed, 8 runs)`.

@@ -84,6 +84,7 @@ fn the_estimate_leads_with_its_interval_and_the_rate_held_on_fresh_runs_follows(
         runs: 6,
         of: 102,
         most_wait_share: 0.45,
+        most_steal_share: 0.0,
     };
     let estimates = [estimate];
     let s = summary(
@@ -117,6 +118,7 @@ fn the_estimate_leads_with_its_interval_and_the_rate_held_on_fresh_runs_follows(
         runs: 102,
         of: 102,
         most_wait_share: 0.7,
+        most_steal_share: 0.0,
     };
     let s = summary(
         "p99<=1ms",
@@ -139,6 +141,44 @@ fn the_estimate_leads_with_its_interval_and_the_rate_held_on_fresh_runs_follows(
         "{s}"
     );
     assert!(!s.contains("left out of the estimate"), "{s}");
+    // A night of steal: the hypervisor's share is named, not a CPU wait that was not.
+    for (waited, stolen, said) in [
+        (0.002, 0.35, "(the hypervisor took up to 35% of a run)"),
+        (
+            0.04,
+            0.2,
+            "(the server or the generator waited for a CPU up to 4% of a run; the hypervisor took up to 20% of a run)",
+        ),
+        (
+            0.04,
+            0.004,
+            "(the server or the generator waited for a CPU up to 4% of a run)",
+        ),
+    ] {
+        let stormy = Disturbed {
+            most_wait_share: waited,
+            most_steal_share: stolen,
+            ..disturbed.clone()
+        };
+        let s = summary(
+            "p99<=1ms",
+            &f,
+            true,
+            &Landmarks::default(),
+            (102, 204.0),
+            Estimated {
+                slos: &slos,
+                estimates: &estimates,
+                disturbed: Some(&stormy),
+            },
+        );
+        assert!(
+            s.contains(&format!(
+                "the host disturbed 6 of 102 runs {said}, left out"
+            )),
+            "{s}"
+        );
+    }
     // Open ends are said with the rate they lie beyond.
     let open = ObjectiveEstimate {
         crossing: RateBound::Above(250_000.0),

@@ -72,4 +72,12 @@ pub struct Disturbed {
     /// The longest wait for a CPU among them, as a share of the run (the server's or
     /// the generator's threads, whichever waited longer).
     pub most_wait_share: f64,
+    /// The most time the hypervisor took from the CPUs in one of them, as a share of the
+    /// run (summed over the CPUs, as `/proc/stat` counts steal); 0 where none was counted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub most_steal_share: f64,
+}
+
+fn is_zero(share: &f64) -> bool {
+    *share == 0.0
 }
