@@ -1,5 +1,6 @@
 //! A sweep's lines and points on the latency-vs-rate chart: each percentile's line through
-//! the median of each rate's runs (and, alone on the chart, its service time), each rate's
+//! the value pooled over each rate's runs (and, alone on the chart, the median of their
+//! service times), each rate's
 //! 95% intervals, rings on rates with a failed self-check, the rate-capped and closed-loop
 //! points, and the closed-loop points' labels.
 
@@ -42,7 +43,14 @@ pub(super) fn percentile_lines(
     let groups = rate_groups(r);
     for (p, (name, get)) in PERCENTILES.iter().enumerate() {
         let color = PERCENTILE_COLORS[p];
-        let response = median_lines(chart, layout, index, &groups, *get, color)?;
+        let response = rate_lines(
+            chart,
+            (layout, index),
+            &groups,
+            summaries,
+            (name, *get),
+            color,
+        )?;
         let whiskers = whiskers(summaries, name, (layout.y_lo, layout.y_hi));
         let dx = if layout.overlay {
             0
@@ -64,38 +72,77 @@ pub(super) fn percentile_lines(
     Ok(())
 }
 
-/// One percentile's lines through the median of each rate's runs: service time (dashed,
-/// for one sweep alone) and response time with a marker at each rate, dashed for every
-/// second input. The lines join the coarse steps only: the search's rates crowd near the
+/// One percentile's lines: response time (a marker at each rate, dashed for every second
+/// input) through the value pooled over each rate's runs, where its whisker is centred
+/// ([`response_points`]), and, for one sweep alone,
+/// service time (dashed) through the median of the runs, which have no pooled service
+/// time. The lines join the coarse steps only: the search's rates crowd near the
 /// capacity, where the generator or the host often limit a run, and a line through them
 /// zigzags into a tangle; they keep their markers. Returns the response-time points.
-fn median_lines(
+fn rate_lines(
     chart: &mut RateChart<'_, '_>,
-    layout: &Layout<'_>,
-    index: usize,
+    (layout, index): (&Layout<'_>, usize),
     groups: &Groups<'_>,
-    get: Pick,
+    summaries: &[StepSummary],
+    (name, get): (&str, Pick),
     color: RGBColor,
 ) -> Result<Vec<(f64, f64)>, Box<dyn std::error::Error>> {
     let coarse = |group: &Vec<&Measurement>| group.iter().any(|m| m.kind == Kind::Step);
     let joined = groups.iter().filter(|(_, g)| coarse(g)).count() >= 2;
-    let points = |metric_name: &str, only_coarse: bool| -> Vec<(f64, f64)> {
-        groups
-            .iter()
-            .filter(|(_, group)| !only_coarse || coarse(group))
-            .filter_map(|(rate, group)| {
-                let median = median_log_ms(group, |m| Some(get(metric(m, metric_name)?)))?;
-                Some((*rate, median))
-            })
-            .collect()
-    };
+    let on_line =
+        |rate: f64| !joined || groups.iter().any(|(r, group)| *r == rate && coarse(group));
     if !layout.overlay {
-        draw_line(chart, points("service", joined), color, 1, true)?;
+        let service = groups
+            .iter()
+            .filter(|(rate, _)| on_line(*rate))
+            .filter_map(|(rate, group)| {
+                Some((
+                    *rate,
+                    median_log_ms(group, |m| Some(get(metric(m, "service")?)))?,
+                ))
+            })
+            .collect();
+        draw_line(chart, service, color, 1, true)?;
     }
-    let response = points("response", false);
-    draw_line(chart, points("response", joined), color, 2, index % 2 == 1)?;
+    let response = response_points(groups, summaries, (name, get));
+    let line = response.iter().copied().filter(|p| on_line(p.0)).collect();
+    draw_line(chart, line, color, 2, index % 2 == 1)?;
     draw_markers(chart, input_shape(index), response.clone(), color, 3)?;
     Ok(response)
+}
+
+/// Each rate's response time at the percentile called `name` (read from a run's
+/// latencies by `get`) where its marker goes: pooled over exactly the runs the rate's
+/// verdict pools, or the median of its runs where it has no pooled value.
+pub(super) fn response_points(
+    groups: &Groups<'_>,
+    summaries: &[StepSummary],
+    (name, get): (&str, Pick),
+) -> Vec<(f64, f64)> {
+    let pooled = pooled_points(summaries, name);
+    groups
+        .iter()
+        .filter_map(|(rate, group)| {
+            let at = pooled.iter().find(|p| p.0 == *rate).map(|p| p.1);
+            let y = at.or_else(|| median_log_ms(group, |m| Some(get(metric(m, "response")?))))?;
+            Some((*rate, y))
+        })
+        .collect()
+}
+
+/// Each rate's response time at the percentile called `name`, pooled over exactly the
+/// runs its verdict pools, on the chart's log axis.
+fn pooled_points(summaries: &[StepSummary], name: &str) -> Vec<(f64, f64)> {
+    let Some(key) = Percentile::ALL.into_iter().find(|q| q.label() == name) else {
+        return Vec::new();
+    };
+    summaries
+        .iter()
+        .filter_map(|s| {
+            let y = log_ms(s.response.get(key.key())?.value_ns)?;
+            Some((s.target_rate_per_sec, y))
+        })
+        .collect()
 }
 
 /// Each rate's 95% interval of the percentile called `name` (the wider of within a run

@@ -1,7 +1,7 @@
 //! Response-time percentiles versus offered rate, with service time, rate-capped and
 //! closed-loop points, SLO lines, each rate's 95% intervals and verdict, and the
-//! capacity with its band; one sweep or several overlaid. Lines run through the median
-//! of each rate's runs.
+//! capacity with its band; one sweep or several overlaid. Response-time lines run through
+//! the value pooled over each rate's runs, where the rate's interval is centred.
 //!
 //! This file lays the chart out (its axis ranges and objectives) and draws in order: the
 //! objectives, the shading beneath the lines, then each sweep in turn. `lines.rs` draws a

@@ -3,7 +3,7 @@
 //! beside its ring where it covers no marker.
 
 use super::{Layout, RateChart};
-use crate::export::plot::{PERCENTILES, log_ms, median_log_ms, metric, rate_groups};
+use crate::export::plot::{PERCENTILES, log_ms, metric, rate_groups};
 use crate::report::sweep::{StepSummary, SweepReport};
 
 /// A capacity label (15-point sans-serif, about 12 px in the SVG): a generous width per
@@ -53,12 +53,13 @@ pub(super) fn marker_pixels(
     summaries: &[StepSummary],
 ) -> Vec<(i32, i32)> {
     let mut points = Vec::new();
-    for (rate, group) in rate_groups(r) {
-        for (_, get) in PERCENTILES {
-            if let Some(y) = median_log_ms(&group, |m| Some(get(metric(m, "response")?))) {
-                points.push((rate, y));
-            }
-        }
+    let groups = rate_groups(r);
+    for (name, get) in PERCENTILES {
+        points.extend(super::lines::response_points(
+            &groups,
+            summaries,
+            (name, get),
+        ));
     }
     for slo in &layout.slos {
         let y = (slo.bound_ns as f64 / 1e6).log10();
