@@ -141,13 +141,28 @@ mod timing {
         let stdout = assert_success(&out);
         let report = read_json(&dir.path().join("sweep.json"));
         let slo = &report["slo"];
+        let searched: Vec<f64> = runs_of(&report, "search")
+            .iter()
+            .map(|r| r["target_rate_per_sec"].as_f64().unwrap())
+            .collect();
+        // The lowest rate, 2400/s, decided first; then halved: 1200/s next.
+        let below: Vec<f64> = searched.iter().copied().filter(|r| *r < 2400.0).collect();
+        assert_eq!(below.first(), Some(&1200.0), "{searched:?}\n{stdout}");
+        assert!(stdout.contains("search: 1200 req/s"), "{stdout}");
         let Some(capacity) = slo["capacity_per_sec"].as_f64() else {
-            // The lowest rate searched left uncertain, by a run whose p90 was under the
-            // bound but whose interval had no upper end: a stall of the host correlated
-            // its replies (the design effect took the interval's end), and "not shown,
-            // band 0..first failing" is then the sweep's right answer; this test cannot
-            // check the halving.
-            let lowest = slo["searched_per_sec"].as_f64();
+            // The lowest rate searched left uncertain, so "not shown, band 0..first
+            // failing" is the sweep's right answer and this test cannot check where the
+            // halving ends. Two causes are the host's: a stall of it correlated a run's
+            // replies, so that the design effect took its p90 interval's upper end; or
+            // the machine's other load made the generator late at the lowest rate, which
+            // the step's verdict then leaves to the generator.
+            let steps = report["steps"].as_array().cloned().unwrap_or_default();
+            let lowest = slo["searched_per_sec"].as_f64().or_else(|| {
+                steps
+                    .iter()
+                    .filter_map(|s| s["target_rate_per_sec"].as_f64())
+                    .reduce(f64::min)
+            });
             let unbounded: Vec<String> = report["runs"]
                 .as_array()
                 .unwrap()
@@ -160,30 +175,39 @@ mod timing {
                 })
                 .map(|c| c.to_string())
                 .collect();
+            let at_lowest = steps
+                .iter()
+                .find(|s| s["target_rate_per_sec"].as_f64() == lowest);
+            let generator_limited =
+                at_lowest.is_some_and(|s| s["slo"]["generator_limited"] == true);
+            let host = at_lowest.is_some_and(|s| s["bottleneck"] == "host");
             assert!(
-                lowest.is_some() && !unbounded.is_empty(),
-                "no capacity found, and no run at the lowest rate left its interval open: {slo}\n{stdout}"
+                lowest.is_some() && (!unbounded.is_empty() || generator_limited || host),
+                "no capacity found, and the lowest rate was neither left with an open interval nor limited by the generator or the host: {slo}\n{stdout}"
             );
+            let why = if host {
+                "the host carried its tail (the server or the generator waited for a CPU)"
+                    .to_string()
+            } else if generator_limited {
+                "the generator fell behind its schedule there (the machine's other load)"
+                    .to_string()
+            } else {
+                format!(
+                    "the host's stalls left its p90 interval without an upper end: {}",
+                    unbounded.join(" / ")
+                )
+            };
             skip(
                 &this_test(),
                 &format!(
-                    "the host's stalls left the p90 interval at the lowest rate searched, {} req/s, without an upper end: {}",
+                    "the lowest rate searched, {} req/s, stayed undecided: {why}",
                     lowest.unwrap_or(0.0),
-                    unbounded.join(" / ")
                 ),
             );
             return;
         };
         assert!(capacity <= 1016.0, "{slo}\n{stdout}");
-        let searched: Vec<f64> = runs_of(&report, "search")
-            .iter()
-            .map(|r| r["target_rate_per_sec"].as_f64().unwrap())
-            .collect();
-        // The lowest rate, 2400/s, decided first; then halved: 1200/s next.
-        let below: Vec<f64> = searched.iter().copied().filter(|r| *r < 2400.0).collect();
-        assert_eq!(below.first(), Some(&1200.0), "{searched:?}\n{stdout}");
         assert!(searched.contains(&capacity), "{searched:?}");
-        assert!(stdout.contains("search: 1200 req/s"), "{stdout}");
     }
 }
 
