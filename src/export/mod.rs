@@ -15,6 +15,7 @@ pub mod compare_text;
 pub mod contrast_text;
 pub mod csv;
 pub mod duet_lines;
+pub mod events_text;
 pub mod hlog;
 pub mod hlog_encoder;
 pub mod html;

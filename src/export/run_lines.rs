@@ -66,7 +66,7 @@ pub fn server_lost(test: &TestReport) -> Option<String> {
     Some(printable(&format!(
         "the server of {} could not be reached at the end of the test: an outage of {}",
         test.name,
-        outage.describe()
+        super::events_text::outage(outage)
     )))
 }
 

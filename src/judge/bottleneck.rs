@@ -87,7 +87,7 @@ fn tail_of(test: &TestReport) -> Option<TailCauses> {
 /// takes only a server's stalls and the host's waits from it.
 fn tail_named(test: &TestReport, tail: Option<&TailCauses>, open: bool) -> Option<Judgement> {
     let tail = tail?;
-    let lead = tail.leading()?.cause;
+    let lead = super::tail::leading(tail)?.cause;
     if !open && !matches!(lead, Cause::ServerStall | Cause::Host) {
         return None;
     }

@@ -25,7 +25,7 @@ pub fn host_carried(report: &TestReport) -> Option<f64> {
     let most = wait_share(report);
     match report.tail.as_ref().filter(|t| t.localised) {
         Some(tail) => {
-            let carried = tail.carried_by()?;
+            let carried = super::tail::carried_by(tail)?;
             (carried.cause == Cause::Host).then_some(most.unwrap_or(0.0))
         }
         None => most.filter(|&share| share >= DISTURBED_SHARE),

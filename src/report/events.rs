@@ -1,5 +1,5 @@
 //! What happened to the server during a test: a cluster's layout changing, a time it
-//! could not be reached, and what each master saw.
+//! could not be reached, and what each master saw. Their words are `export::events_text`'s.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,25 +20,6 @@ pub struct LayoutChangeReport {
     pub slots: u32,
 }
 
-impl LayoutChangeReport {
-    /// One line: `layout changed at 2.03 s: 127.0.0.1:7634 took over 5461 slots from
-    /// 127.0.0.1:7631`.
-    pub fn describe(&self) -> String {
-        let from = match &self.from {
-            Some(from) => format!(" from {from}"),
-            None => " that no master served".into(),
-        };
-        format!(
-            "layout changed at {:.2} s: {} took over {} slot{}{}",
-            self.at_secs,
-            self.to,
-            self.slots,
-            if self.slots == 1 { "" } else { "s" },
-            from
-        )
-    }
-}
-
 /// A time the server could not be reached during a test.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct OutageReport {
@@ -54,21 +35,6 @@ pub struct OutageReport {
     pub cause: String,
     /// The server was still unreachable when the test ended.
     pub until_end: bool,
-}
-
-impl OutageReport {
-    /// "1.28 s from 1.19 s (at least 0.81 s: a connect still failed then; could not
-    /// connect to ...: Connection refused)", or "... from 1.19 s to the end (...)".
-    pub fn describe(&self) -> String {
-        format!(
-            "{:.2} s from {:.2} s{} (at least {:.2} s: a connect still failed then; {})",
-            self.length_secs,
-            self.start_secs,
-            if self.until_end { " to the end" } else { "" },
-            self.at_least_secs,
-            self.cause
-        )
-    }
 }
 
 /// What one cluster master saw of a test.
@@ -88,33 +54,4 @@ pub struct NodeReport {
     pub ask: u64,
     /// Response time of its successful replies.
     pub response: Latency,
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    #[test]
-    fn a_layout_change_reads_as_one_line_naming_both_masters() {
-        let change = LayoutChangeReport {
-            at_secs: 2.031,
-            from: Some("127.0.0.1:7631".into()),
-            to: "127.0.0.1:7634".into(),
-            slots: 5461,
-        };
-        assert_eq!(
-            change.describe(),
-            "layout changed at 2.03 s: 127.0.0.1:7634 took over 5461 slots from 127.0.0.1:7631"
-        );
-        let unowned = LayoutChangeReport {
-            from: None,
-            slots: 1,
-            ..change
-        };
-        assert_eq!(
-            unowned.describe(),
-            "layout changed at 2.03 s: 127.0.0.1:7634 took over 1 slot that no master served"
-        );
-    }
 }

@@ -255,14 +255,6 @@ pub struct TestReport {
 }
 
 impl TestReport {
-    /// The cause that carried the test's tail, with its share of the replies over the
-    /// tail's bound; `None` where nothing did (no reply over it, the tail at the floor)
-    /// or no attribution was made. A sweep counts the runs whose tail the host carried.
-    pub fn tail_cause(&self) -> Option<(tail::Cause, f64)> {
-        let c = self.tail.as_ref()?.carried_by()?;
-        Some((c.cause, c.share))
-    }
-
     /// The outage that lasted to the test's end with no reply in its last interval: the
     /// server was lost, and every time after the outage measured the reconnects. A test
     /// whose last interval still got replies kept a server (a cluster's killed master is

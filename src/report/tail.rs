@@ -1,16 +1,10 @@
 //! The replies over a bound (an objective's, or the reported p99) attributed to what made
 //! them slow: the server's stalls, its execution and queueing, the host, the generator,
-//! the client's own queue, the network and kernel. The model only; the attribution is
-//! `judge::tail`'s, and the bottleneck verdict reads it.
+//! the client's own queue, the network and kernel. The model only; the attribution, and
+//! whether the tail sits at the floor, are `judge::tail`'s, and the bottleneck verdict
+//! reads them.
 
 use serde::{Deserialize, Serialize};
-
-/// How many times the floor (the service time's p10, or its quietest batch's median) the
-/// tail's level may be and still sit at the floor: the spread of a quiet machine's round
-/// trips (a p99 of 2-6 times the median service time on a quiet 2-core machine,
-/// 5k-50k/s, server and generator on their own cores; a quiet run's p10 lies close under
-/// its median).
-pub const FLOOR_FACTOR: f64 = 10.0;
 
 /// What made the replies over a bound slow, with how many each cause carries.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -52,30 +46,6 @@ impl TailCauses {
             .iter()
             .find(|c| c.cause == cause)
             .map_or(0.0, |c| c.share)
-    }
-
-    /// Whether the tail sits at the floor: its level under [`FLOOR_FACTOR`] times the
-    /// floor.
-    pub fn at_floor(&self) -> bool {
-        self.floor_ns > 0 && (self.level_ns as f64) <= FLOOR_FACTOR * self.floor_ns as f64
-    }
-
-    /// The cause that carries the tail, with its share: the leading one, unless no reply
-    /// was over the bound or the tail sits at the floor (then nothing carried it).
-    pub fn carried_by(&self) -> Option<&TailCause> {
-        if self.replies == 0 || self.at_floor() {
-            return None;
-        }
-        self.leading()
-    }
-
-    /// The cause that carries the most replies, of those a part of the path carries
-    /// (not [`Cause::Unattributed`]).
-    pub fn leading(&self) -> Option<&TailCause> {
-        self.causes
-            .iter()
-            .filter(|c| c.cause != Cause::Unattributed && c.replies > 0)
-            .max_by(|a, b| a.replies.cmp(&b.replies).then(b.cause.cmp(&a.cause)))
     }
 }
 

@@ -215,7 +215,11 @@ pub(super) fn connection_lines(out: &mut dyn Write, test: &TestReport) -> io::Re
             }
         )?;
         for outage in test.outages.iter().take(OUTAGES_SHOWN) {
-            writeln!(out, "    {}", printable(&outage.describe()))?;
+            writeln!(
+                out,
+                "    {}",
+                printable(&crate::export::events_text::outage(outage))
+            )?;
         }
         let more =
             (test.outages.len().saturating_sub(OUTAGES_SHOWN)) as u64 + test.outages_left_out;
@@ -227,7 +231,11 @@ pub(super) fn connection_lines(out: &mut dyn Write, test: &TestReport) -> io::Re
         writeln!(out, "  reconnects: {}", test.reconnects)?;
     }
     for change in &test.layout_changes {
-        writeln!(out, "  {}", printable(&change.describe()))?;
+        writeln!(
+            out,
+            "  {}",
+            printable(&crate::export::events_text::layout_change(change))
+        )?;
     }
     if test.layout_changes_left_out > 0 {
         writeln!(

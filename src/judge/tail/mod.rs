@@ -36,6 +36,7 @@
 //! floor: the service time's p10, or its quietest batch's median when lower (what load
 //! cannot raise; the median rises with it).
 
+mod floor;
 mod placed;
 mod stalls;
 mod tally;
@@ -54,7 +55,7 @@ use crate::stats::over::{count_over, share_over};
 use placed::{host_part, span, worked};
 use tally::Tally;
 
-pub use crate::report::tail::FLOOR_FACTOR;
+pub use floor::{FLOOR_FACTOR, at_floor, carried_by, leading};
 /// The service time's quantile the floor is read at: low enough that a loaded host's
 /// slow replies (a tenth or more of them waiting for a CPU) do not raise it.
 pub const FLOOR_QUANTILE: f64 = 0.1;
@@ -221,11 +222,6 @@ fn floor(test: &TestReport, batches: Option<&Batches<'_>>) -> u64 {
         (Some(a), Some(b)) => a.min(b),
         (a, b) => a.or(b).unwrap_or(0),
     }
-}
-
-/// Whether `tail` sits at the floor: its level under [`FLOOR_FACTOR`] times the floor.
-pub fn at_floor(tail: &TailCauses) -> bool {
-    tail.at_floor()
 }
 
 /// What the attribution reads of a test, once.

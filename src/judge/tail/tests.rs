@@ -163,7 +163,7 @@ fn three_freezes_of_the_server_off_its_cpu_are_named_as_stalls_with_its_slow_log
     p.report.server = Some(view);
     let tail = attributed(&p, MS);
     assert_eq!(
-        tail.leading().unwrap().cause,
+        leading(&tail).unwrap().cause,
         Cause::ServerStall,
         "{tail:#?}"
     );
@@ -197,7 +197,7 @@ fn a_server_waiting_for_its_core_through_the_slow_replies_is_the_host() {
     let waits: Vec<_> = (0..40).map(|i| (i, 50, 20_000, 8_000)).collect();
     p.report.host = Some(host(40, &waits));
     let tail = attributed(&p, MS);
-    assert_eq!(tail.leading().unwrap().cause, Cause::Host, "{tail:#?}");
+    assert_eq!(leading(&tail).unwrap().cause, Cause::Host, "{tail:#?}");
     assert_eq!(tail.host_parts[0].0, "server");
     assert!(tail.stalls.is_empty());
 }
@@ -243,7 +243,7 @@ fn fast_server_on_a_stolen_host(steal_ms: f64) -> Planted {
 fn a_tail_a_fast_server_cannot_explain_is_the_hosts_where_the_hypervisor_took_the_cpus() {
     // 410 ms stolen of a 2 s run, in five lumps the slow replies do not fall in.
     let tail = attributed(&fast_server_on_a_stolen_host(410.0), MS);
-    assert_eq!(tail.leading().unwrap().cause, Cause::Host, "{tail:#?}");
+    assert_eq!(leading(&tail).unwrap().cause, Cause::Host, "{tail:#?}");
     assert!(
         tail.host_parts.iter().any(|(part, _)| *part == "steal"),
         "{tail:#?}"
@@ -251,7 +251,7 @@ fn a_tail_a_fast_server_cannot_explain_is_the_hosts_where_the_hypervisor_took_th
     // One tick stolen, as on a quiet machine: the network's and the kernel's.
     let tail = attributed(&fast_server_on_a_stolen_host(10.0), MS);
     assert_eq!(
-        tail.leading().unwrap().cause,
+        leading(&tail).unwrap().cause,
         Cause::NetworkKernel,
         "{tail:#?}"
     );
@@ -269,13 +269,13 @@ fn a_generator_yielding_to_its_own_collector_is_not_the_host_and_one_a_busy_loop
     h.batches.generator_wait_us = vec![800; 40];
     p.report.host = Some(h.clone());
     let tail = attributed(&p, 250_000);
-    assert_ne!(tail.leading().unwrap().cause, Cause::Host, "{tail:#?}");
+    assert_ne!(leading(&tail).unwrap().cause, Cause::Host, "{tail:#?}");
     // A busy loop on the generator's core: 20 ms of each batch, 2 ms a run.
     h.batches.generator_runs = vec![10; 40];
     h.batches.generator_wait_us = vec![20_000; 40];
     p.report.host = Some(h);
     let tail = attributed(&p, 250_000);
-    assert_eq!(tail.leading().unwrap().cause, Cause::Host, "{tail:#?}");
+    assert_eq!(leading(&tail).unwrap().cause, Cause::Host, "{tail:#?}");
     assert_eq!(tail.host_parts[0].0, "generator");
 }
 
@@ -285,7 +285,7 @@ fn lateness_the_generator_did_not_wait_for_is_the_generators() {
     let mut p = planted(40, 100, &planted_replies);
     p.report.host = Some(host(40, &[]));
     let tail = attributed(&p, MS);
-    assert_eq!(tail.leading().unwrap().cause, Cause::Generator, "{tail:#?}");
+    assert_eq!(leading(&tail).unwrap().cause, Cause::Generator, "{tail:#?}");
     assert!(tail.share(Cause::Generator) > 0.9, "{tail:#?}");
 }
 
@@ -295,7 +295,7 @@ fn a_queue_for_connections_while_the_server_answers_fast_is_the_clients() {
     let p = planted(40, 100, &planted_replies);
     let tail = attributed(&p, MS);
     assert_eq!(
-        tail.leading().unwrap().cause,
+        leading(&tail).unwrap().cause,
         Cause::ClientQueue,
         "{tail:#?}"
     );
@@ -309,7 +309,7 @@ fn a_long_stretch_the_server_worked_through_is_its_queueing_not_a_stall() {
     let busy: Vec<_> = (0..40).map(|i| (i, 900, 60, 45_000)).collect();
     p.report.host = Some(host(40, &busy));
     let tail = attributed(&p, MS);
-    assert_eq!(tail.leading().unwrap().cause, Cause::Server, "{tail:#?}");
+    assert_eq!(leading(&tail).unwrap().cause, Cause::Server, "{tail:#?}");
     assert!(tail.stalls.is_empty(), "{:#?}", tail.stalls);
 }
 
@@ -470,7 +470,7 @@ fn without_batches_the_whole_histograms_still_give_each_parts_share() {
     let (tail, in_waits) = attribute(&p.report, &b, None).unwrap();
     assert!(!tail.localised);
     assert!(in_waits.is_none());
-    assert_eq!(tail.leading().unwrap().cause, Cause::Generator, "{tail:#?}");
+    assert_eq!(leading(&tail).unwrap().cause, Cause::Generator, "{tail:#?}");
 }
 
 #[test]

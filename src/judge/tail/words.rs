@@ -2,7 +2,7 @@
 //! replies over the bound, its share and its figure (the stalls and their lengths, who
 //! waited for a CPU and how long, the lag's p99), and the other causes' shares.
 
-use super::at_floor;
+use super::{at_floor, leading};
 use crate::report::TestReport;
 use crate::report::tail::{Cause, Stall, TailCauses};
 use crate::report::verdict::Bottleneck;
@@ -17,7 +17,7 @@ pub fn named(test: &TestReport, tail: &TailCauses) -> Option<(Bottleneck, String
     if tail.replies == 0 || at_floor(tail) {
         return None;
     }
-    let lead = tail.leading()?;
+    let lead = leading(tail)?;
     let over = format!(
         "{:.0}% of the replies over {}",
         lead.share * 100.0,
