@@ -195,7 +195,7 @@ pub fn repeats(runs: &[&TestReport]) -> Option<RepeatSummary> {
             continue;
         }
         // Windows are kept of response time only: other metrics get no interval.
-        let of_metric: &[&[Batch]] = if metric == Metric::Response.name() {
+        let of_metric: &[&[Batch]] = if *metric == Metric::Response {
             &windows
         } else {
             &[]
@@ -216,7 +216,7 @@ pub fn repeats(runs: &[&TestReport]) -> Option<RepeatSummary> {
         for (row, ci) in rows.iter_mut().zip(cis) {
             row.pooled.ci95_ns = ci;
         }
-        metrics.insert(metric.clone(), rows);
+        metrics.insert(metric.to_string(), rows);
     }
     Some(RepeatSummary {
         test: first.name.clone(),

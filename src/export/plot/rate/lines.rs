@@ -11,6 +11,7 @@ use crate::export::plot::{
     ALERT, DrawResult, PERCENTILE_COLORS, PERCENTILES, Pick, Shape, Whisker, draw_line,
     draw_markers, draw_text, draw_whiskers, font, log_ms, median_log_ms, metric, rate_groups,
 };
+use crate::record::Metric;
 use crate::report::Percentile;
 use crate::report::sweep::{Kind, Measurement, StepSummary, SweepReport};
 
@@ -79,7 +80,7 @@ fn median_lines(
 ) -> Result<Vec<(f64, f64)>, Box<dyn std::error::Error>> {
     let coarse = |group: &Vec<&Measurement>| group.iter().any(|m| m.kind == Kind::Step);
     let joined = groups.iter().filter(|(_, g)| coarse(g)).count() >= 2;
-    let points = |metric_name: &str, only_coarse: bool| -> Vec<(f64, f64)> {
+    let points = |metric_name: Metric, only_coarse: bool| -> Vec<(f64, f64)> {
         groups
             .iter()
             .filter(|(_, group)| !only_coarse || coarse(group))
@@ -90,10 +91,16 @@ fn median_lines(
             .collect()
     };
     if !layout.overlay {
-        draw_line(chart, points("service", joined), color, 1, true)?;
+        draw_line(chart, points(Metric::Service, joined), color, 1, true)?;
     }
-    let response = points("response", false);
-    draw_line(chart, points("response", joined), color, 2, index % 2 == 1)?;
+    let response = points(Metric::Response, false);
+    draw_line(
+        chart,
+        points(Metric::Response, joined),
+        color,
+        2,
+        index % 2 == 1,
+    )?;
     draw_markers(chart, input_shape(index), response.clone(), color, 3)?;
     Ok(response)
 }
@@ -126,14 +133,19 @@ fn closed_loop_points(
 ) -> DrawResult {
     let capped = r.runs.iter().filter(|m| m.kind == Kind::RateCapped);
     let points = capped
-        .filter_map(|m| Some((m.target_rate_per_sec?, log_ms(get(metric(m, "response")?))?)))
+        .filter_map(|m| {
+            Some((
+                m.target_rate_per_sec?,
+                log_ms(get(metric(m, Metric::Response)?))?,
+            ))
+        })
         .collect();
     draw_markers(chart, Shape::Triangle, points, color, 5)?;
     let points = closed_loop_runs(r)
         .filter_map(|m| {
             Some((
                 m.report.throughput_per_sec,
-                log_ms(get(metric(m, "response")?))?,
+                log_ms(get(metric(m, Metric::Response)?))?,
             ))
         })
         .collect();
@@ -153,7 +165,7 @@ fn closed_loop_runs(r: &SweepReport) -> impl Iterator<Item = &Measurement> {
 pub(super) fn closed_loop_labels(chart: &mut RateChart<'_, '_>, r: &SweepReport) -> DrawResult {
     let mut placed: Vec<(i32, i32, i32)> = Vec::new(); // left, right and bottom, in pixels
     for m in closed_loop_runs(r) {
-        let Some(top) = metric(m, "response").and_then(|l| log_ms(l.max_ns)) else {
+        let Some(top) = metric(m, Metric::Response).and_then(|l| log_ms(l.max_ns)) else {
             continue;
         };
         let text = if m.kind == Kind::ClosedLoopMax {
