@@ -295,7 +295,7 @@ fn the_95_percent_is_the_comparisons_shared_by_its_rows() {
     for p in tailrate::report::Percentile::ALL {
         assert_eq!(
             a.interval_at(&h, p, confidence::CONFIDENCE),
-            a.ci95(p),
+            a.at(p).ci95,
             "{p:?}"
         );
     }

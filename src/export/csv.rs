@@ -120,7 +120,7 @@ pub fn columns(test: &TestReport) -> Vec<(String, String)> {
             .to_string(),
     );
     for p in INTERVAL_COLUMNS {
-        let ci = r.ci95(p);
+        let ci = r.at(p).ci95;
         let key = p.key();
         col(
             &format!("{key}_ci95_low_ms"),

@@ -131,7 +131,8 @@ pub fn percentile_of(latency: &Latency, percentile: f64) -> Option<(u64, Option<
         if latency.count == 0 {
             return None;
         }
-        return Some((latency.at(p), latency.ci95(p)));
+        let at = latency.at(p);
+        return Some((at.value_ns, at.ci95));
     }
     let h = latency.histogram().filter(|h| !h.is_empty())?;
     let e = confidence::estimate(&h, &[], q)?;

@@ -266,7 +266,7 @@ fn value_with_interval(l: &Latency, p: Percentile) -> String {
     if l.count == 0 {
         return "n/a".into();
     }
-    let value = ms(l.at(p) as f64, PRECISION);
+    let value = ms(l.at(p).value_ns as f64, PRECISION);
     let interval = run_text::interval_text(l, p, PRECISION);
     format!(
         "{} <span class=\"ci\">{}</span>",

@@ -116,7 +116,7 @@ pub(crate) fn headline_values(
             .iter()
             .map(|&p| HeadlineValue {
                 label: p.label().to_string(),
-                value_ms: ms(l.at(p) as f64, precision),
+                value_ms: ms(l.at(p).value_ns as f64, precision),
                 interval_ms: interval_text(l, p, precision),
             })
             .collect(),

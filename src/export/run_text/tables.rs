@@ -84,7 +84,8 @@ pub(super) fn command_table(
 /// `[low, high]` of `p`'s interval in msec (`open` for an unbounded high end), or nothing
 /// when the report has none.
 pub(crate) fn interval_text(l: &Latency, p: Percentile, precision: usize) -> String {
-    l.ci95(p)
+    l.at(p)
+        .ci95
         .map_or_else(String::new, |ci| ci.show(|ns| ms(ns as f64, precision)))
 }
 

@@ -146,7 +146,7 @@ impl Matched {
     /// a verdict (the difference's lower end rests on A's upper end, its upper end on
     /// B's; see [`mover::difference_interval`]).
     fn bounded_rows(&self) -> usize {
-        let bounded = |l: &Latency, p| l.ci95(p).is_some_and(|c: Ci95| c.high().is_some());
+        let bounded = |l: &Latency, p| l.at(p).ci95.is_some_and(|c: Ci95| c.high().is_some());
         Percentile::ALL
             .into_iter()
             .filter(|&p| bounded(&self.a.0, p) || bounded(&self.b.0, p))
@@ -354,7 +354,10 @@ fn with_intervals(
     side: &'static str,
     what: &str,
 ) -> Result<(Latency, bool), ComparisonError> {
-    if Percentile::ALL.iter().all(|&p| latency.ci95(p).is_some()) {
+    if Percentile::ALL
+        .iter()
+        .all(|&p| latency.at(p).ci95.is_some())
+    {
         return Ok((latency.clone(), false));
     }
     let h = latency
