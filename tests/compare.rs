@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tailrate::judge::compare;
+use tailrate::record::Metric;
 use tailrate::report::Latency;
 use tailrate::report::compare::{
     Comparison, ComparisonError, DEFAULT_MARGIN, Entry, Metrics, Options, Side, Verdict,
@@ -104,7 +105,7 @@ fn entry(name: &str, response: Latency) -> Entry {
     Entry {
         name: name.into(),
         invalid: None,
-        latency: BTreeMap::from([("response".to_string(), response)]),
+        latency: BTreeMap::from([(Metric::Response, response)]),
         commands: Vec::new(),
         host: None,
         family: name.into(),
@@ -124,7 +125,7 @@ fn side(source: &str) -> Side {
 
 fn options(fail_if_slower: Option<f64>) -> Options {
     Options {
-        metrics: Metrics::One("response".into()),
+        metrics: Metrics::One(Metric::Response),
         fail_if_slower,
         margin: DEFAULT_MARGIN,
         same_file: None,
@@ -294,7 +295,7 @@ fn the_95_percent_is_the_comparisons_shared_by_its_rows() {
     for p in tailrate::report::Percentile::ALL {
         assert_eq!(
             a.interval_at(&h, p, confidence::CONFIDENCE),
-            a.ci95(p),
+            a.at(p).ci95,
             "{p:?}"
         );
     }
@@ -329,7 +330,7 @@ fn the_95_percent_is_the_comparisons_shared_by_its_rows() {
     assert!(width(row) > width(&alone[0]), "{row:?} {:?}", alone[0]);
     // The same rows compared in one family of one: the verdict alone is back.
     let one = Options {
-        metrics: Metrics::One("response".into()),
+        metrics: Metrics::One(Metric::Response),
         fail_if_slower: None,
         margin: DEFAULT_MARGIN,
         same_file: None,
@@ -390,7 +391,7 @@ fn nothing_in_common_is_an_error_that_says_what_each_side_has() {
     assert!(text.contains("GET") && text.contains("SET"), "{text}");
 
     let wrong_metric = Options {
-        metrics: Metrics::One("queue_wait".into()),
+        metrics: Metrics::One(Metric::QueueWait),
         fail_if_slower: None,
         margin: DEFAULT_MARGIN,
         same_file: None,

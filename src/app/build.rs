@@ -301,7 +301,7 @@ fn node_reports(
 /// Adds `--percentiles`' choice to every metric of `latency`, estimated from `rec`'s
 /// histograms and `batches` as the fixed percentiles are.
 fn choose(
-    latency: &mut BTreeMap<String, Latency>,
+    latency: &mut BTreeMap<Metric, Latency>,
     rec: &CommandRecord,
     timing: Timing,
     batches: &BTreeMap<Metric, Vec<Batch>>,
@@ -311,8 +311,7 @@ fn choose(
         return;
     }
     for metric in Metric::ALL {
-        let (Some(l), Some(h)) = (latency.get_mut(metric.name()), rec.hist.of(metric, timing))
-        else {
+        let (Some(l), Some(h)) = (latency.get_mut(&metric), rec.hist.of(metric, timing)) else {
             continue;
         };
         let batches = batches.get(&metric).map_or(&[][..], Vec::as_slice);
@@ -331,12 +330,12 @@ fn latency_map(
     rec: &CommandRecord,
     timing: Timing,
     batches: &BTreeMap<Metric, Vec<Batch>>,
-) -> BTreeMap<String, Latency> {
+) -> BTreeMap<Metric, Latency> {
     Metric::ALL
         .into_iter()
         .filter_map(|metric| {
             Some((
-                metric.name().to_string(),
+                metric,
                 Latency::of(
                     &rec.hist.of(metric, timing)?,
                     batches.get(&metric).map_or(&[][..], Vec::as_slice),

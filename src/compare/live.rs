@@ -27,6 +27,7 @@ use crate::drive::Cancel;
 use crate::export::{duet_lines, run_lines};
 use crate::judge::compare;
 use crate::net::cluster::ClusterMap;
+use crate::record::Metric;
 use crate::report::compare::{Comparison, Duet, Entry, Options, Side};
 use crate::report::{Latency, TestReport};
 use crate::stats::confidence::{self, Batch};
@@ -43,7 +44,7 @@ pub(super) struct Outcome {
 }
 
 /// A test's index, its command (`None`: the whole test), and the metric.
-type Key = (usize, Option<String>, String);
+type Key = (usize, Option<String>, Metric);
 
 /// One side's turns so far: per [`Key`], the sum of the histograms and each turn's batch;
 /// and why any turn was invalid, by test.
@@ -67,7 +68,7 @@ impl Merged {
                     .with_context(|| format!("decoding the {metric} histogram of a turn"))?;
                 let (total, batches) = self
                     .latency
-                    .entry((index, command.clone(), metric.clone()))
+                    .entry((index, command.clone(), *metric))
                     .or_insert_with(|| (crate::record::new_histogram(), Vec::new()));
                 total.add(&h).context("adding a turn's histogram")?;
                 batches.push(Batch::of(&h));
@@ -130,15 +131,15 @@ impl Merged {
                 let latency = merged_latency(total, batches, round);
                 match command {
                     None => {
-                        entry.latency.insert(metric.clone(), latency);
+                        entry.latency.insert(*metric, latency);
                     }
                     Some(c) => match entry.commands.iter_mut().find(|(n, _)| n == c) {
                         Some((_, map)) => {
-                            map.insert(metric.clone(), latency);
+                            map.insert(*metric, latency);
                         }
                         None => entry
                             .commands
-                            .push((c.clone(), BTreeMap::from([(metric.clone(), latency)]))),
+                            .push((c.clone(), BTreeMap::from([(*metric, latency)]))),
                     },
                 }
             }

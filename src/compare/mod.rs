@@ -76,7 +76,7 @@ pub fn run(
     } = io;
     let options = Options {
         metrics: match config.metric {
-            Some(m) => Metrics::One(m.to_string()),
+            Some(m) => Metrics::One(m),
             None => Metrics::All,
         },
         fail_if_slower: config.fail_if_slower,

@@ -10,6 +10,7 @@ use super::{ConfigError, RunConfig};
 use crate::cli::{CompareArgs, RunArgs};
 use crate::drive::Stop;
 use crate::output;
+use crate::record::Metric;
 
 /// The equivalence margin without `--margin`: 5% of A's value.
 pub const DEFAULT_MARGIN: f64 = 0.05;
@@ -19,16 +20,14 @@ pub const DEFAULT_MARGIN: f64 = 0.05;
 pub const DEFAULT_ROUNDS: usize = 10;
 /// Each side's time per round when `--round-duration` is not given.
 pub const DEFAULT_ROUND: Duration = Duration::from_secs(1);
-/// The metrics a report has, by their JSON keys.
-pub const METRICS: [&str; 4] = ["response", "service", "lag", "queue_wait"];
 
 /// A checked `tailrate compare`.
 #[derive(Debug, Clone)]
 pub struct CompareConfig {
     /// Where the two sides come from.
     pub source: Source,
-    /// The metric compared (a key of [`METRICS`]); `None` for every metric both have.
-    pub metric: Option<&'static str>,
+    /// The metric compared; `None` for every metric both have.
+    pub metric: Option<Metric>,
     /// `--fail-if-slower` as a fraction (0.05 for `5%`).
     pub fail_if_slower: Option<f64>,
     /// `--margin` as a fraction (0.05 for `5%`, the default).
@@ -73,16 +72,16 @@ impl CompareConfig {
     pub fn from_args(args: &CompareArgs) -> Result<Self, ConfigError> {
         let metric = match &args.metric {
             None if args.all_metrics => None,
-            None => Some(METRICS[0]),
-            Some(m) => {
-                let key = m.trim().replace('-', "_");
-                Some(METRICS.into_iter().find(|k| *k == key).ok_or_else(|| {
-                    ConfigError::invalid(
-                        "--metric",
-                        format!("{m:?}: give one of {}", METRICS.join(", ")),
-                    )
-                })?)
-            }
+            None => Some(Metric::Response),
+            Some(m) => Some(Metric::named(&m.trim().replace('-', "_")).ok_or_else(|| {
+                ConfigError::invalid(
+                    "--metric",
+                    format!(
+                        "{m:?}: give one of {}",
+                        Metric::ALL.map(Metric::name).join(", ")
+                    ),
+                )
+            })?),
         };
         let fail_if_slower = args
             .fail_if_slower

@@ -6,6 +6,7 @@
 use std::io::{self, Write};
 
 use super::{Exporter, ms};
+use crate::record::Metric;
 use crate::report::{Latency, Percentile, RunReport, TestReport};
 
 /// The percentiles whose intervals end an open-loop row, in column order.
@@ -67,9 +68,9 @@ pub fn columns(test: &TestReport) -> Vec<(String, String)> {
     let Some(target) = test.target_rate_per_sec else {
         return c;
     };
-    let s = test.latency.get("service").unwrap_or(&zero);
-    let lag = test.latency.get("lag").unwrap_or(&zero);
-    let wait = test.latency.get("queue_wait").unwrap_or(&zero);
+    let s = test.latency.get(&Metric::Service).unwrap_or(&zero);
+    let lag = test.latency.get(&Metric::Lag).unwrap_or(&zero);
+    let wait = test.latency.get(&Metric::QueueWait).unwrap_or(&zero);
     let n = &test.counts;
     col("target_rps", format!("{target:.2}"));
     col("p90_latency_ms", m(r.p90_ns as f64));
@@ -119,7 +120,7 @@ pub fn columns(test: &TestReport) -> Vec<(String, String)> {
             .to_string(),
     );
     for p in INTERVAL_COLUMNS {
-        let ci = r.ci95(p);
+        let ci = r.at(p).ci95;
         let key = p.key();
         col(
             &format!("{key}_ci95_low_ms"),

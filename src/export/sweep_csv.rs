@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::report::Latency;
+use crate::report::Percentile::{self, P50, P90, P95, P99, P99_9, P99_99};
 use crate::report::sweep::{Exceedance, StepCheck, StepSummary, SweepReport, by_kind_and_rate};
 use crate::stats::confidence::Ci95;
 
@@ -19,15 +20,20 @@ type Pick = fn(&Latency) -> f64;
 type PickCi = fn(&Latency) -> Option<Ci95>;
 const CSV_PERCENTILES: [(&str, Pick, PickCi); 9] = [
     ("min", |l| l.min_ns as f64, |_| None),
-    ("p50", |l| l.p50_ns as f64, |l| l.p50_ci95_ns),
-    ("p90", |l| l.p90_ns as f64, |l| l.p90_ci95_ns),
-    ("p95", |l| l.p95_ns as f64, |l| l.p95_ci95_ns),
-    ("p99", |l| l.p99_ns as f64, |l| l.p99_ci95_ns),
-    ("p99.9", |l| l.p99_9_ns as f64, |l| l.p99_9_ci95_ns),
-    ("p99.99", |l| l.p99_99_ns as f64, |l| l.p99_99_ci95_ns),
+    ("p50", |l| value(l, P50), |l| l.at(P50).ci95),
+    ("p90", |l| value(l, P90), |l| l.at(P90).ci95),
+    ("p95", |l| value(l, P95), |l| l.at(P95).ci95),
+    ("p99", |l| value(l, P99), |l| l.at(P99).ci95),
+    ("p99.9", |l| value(l, P99_9), |l| l.at(P99_9).ci95),
+    ("p99.99", |l| value(l, P99_99), |l| l.at(P99_99).ci95),
     ("max", |l| l.max_ns as f64, |_| None),
     ("mean", |l| l.mean_ns, |_| None),
 ];
+
+/// The value of `p` in `l`, nanoseconds.
+fn value(l: &Latency, p: Percentile) -> f64 {
+    l.at(p).value_ns as f64
+}
 
 /// The whole CSV file for `report`.
 pub fn csv(report: &SweepReport) -> String {

@@ -19,6 +19,7 @@
 
 use super::checks::{CPU_SATURATION, LAG_MOVE_NS};
 use crate::drive::ThreadCpu;
+use crate::record::Metric;
 use crate::report::TestReport;
 use crate::report::server::ServerView;
 use crate::report::tail::{Cause, TailCauses};
@@ -118,7 +119,7 @@ fn generator_touched(test: &TestReport, tail: Option<&TailCauses>, f: &Facts) ->
         .into_iter()
         .filter(|n| failed(test, n))
         .collect();
-    let lag_p99 = test.latency.get("lag").map_or(0, |l| l.p99_ns);
+    let lag_p99 = test.latency.get(&Metric::Lag).map_or(0, |l| l.p99_ns);
     let waited_in_tail = tail.map_or(0, |t| {
         t.host_parts
             .iter()
@@ -224,7 +225,10 @@ impl Facts {
                 .iter()
                 .map(ThreadCpu::busy_fraction)
                 .fold(0.0, f64::max),
-            service_mean_us: test.latency.get("service").map_or(0.0, |l| l.mean_ns / 1e3),
+            service_mean_us: test
+                .latency
+                .get(&Metric::Service)
+                .map_or(0.0, |l| l.mean_ns / 1e3),
             server_cpu: server.and_then(|s| s.cpu_utilisation),
             execution_us,
             executing: server.and_then(executing_share),

@@ -6,6 +6,7 @@
 use crate::config::slo::Slo;
 use crate::judge::capacity::Point;
 use crate::judge::slo::judge;
+use crate::record::Metric;
 use crate::report::Latency;
 use crate::report::sweep::{Kind, Measurement, Verdict};
 use crate::stats::confidence::Ci95;
@@ -70,7 +71,7 @@ pub(crate) fn windowed_run(rate: f64, replies: u64, over: &[u64]) -> Measurement
     let mut m = run(rate, total.value_at_quantile(0.99), None, 1.0);
     m.report
         .latency
-        .insert("response".into(), Latency::without_intervals(&total));
+        .insert(Metric::Response, Latency::without_intervals(&total));
     m.report.response_windows = Some(ResponseWindows {
         window_secs: 0.5,
         windows,

@@ -131,7 +131,8 @@ pub fn percentile_of(latency: &Latency, percentile: f64) -> Option<(u64, Option<
         if latency.count == 0 {
             return None;
         }
-        return Some((latency.at(p), latency.ci95(p)));
+        let at = latency.at(p);
+        return Some((at.value_ns, at.ci95));
     }
     let h = latency.histogram().filter(|h| !h.is_empty())?;
     let e = confidence::estimate(&h, &[], q)?;
@@ -195,7 +196,7 @@ pub fn repeats(runs: &[&TestReport]) -> Option<RepeatSummary> {
             continue;
         }
         // Windows are kept of response time only: other metrics get no interval.
-        let of_metric: &[&[Batch]] = if metric == Metric::Response.name() {
+        let of_metric: &[&[Batch]] = if *metric == Metric::Response {
             &windows
         } else {
             &[]
@@ -216,7 +217,7 @@ pub fn repeats(runs: &[&TestReport]) -> Option<RepeatSummary> {
         for (row, ci) in rows.iter_mut().zip(cis) {
             row.pooled.ci95_ns = ci;
         }
-        metrics.insert(metric.clone(), rows);
+        metrics.insert(metric.to_string(), rows);
     }
     Some(RepeatSummary {
         test: first.name.clone(),

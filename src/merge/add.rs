@@ -15,6 +15,7 @@ use super::error::MergeError;
 use super::input::ShardInput;
 use super::plan::{self, Shards, index_of};
 use crate::export::hlog::sanitize;
+use crate::record::Metric;
 use crate::report::merged::{MergeSummary, ShardPart, ShardTest};
 use crate::report::verdict::Verdict;
 use crate::report::{
@@ -280,7 +281,7 @@ fn merged_windows(parts: &[&TestReport]) -> Option<ResponseWindows> {
 
 /// Each metric's histograms added over `parts`, its intervals from the shards' logs of
 /// it (binomial ones alone without logs).
-fn merged_latency(parts: &[&TestReport], logs: Option<TestLogs<'_>>) -> BTreeMap<String, Latency> {
+fn merged_latency(parts: &[&TestReport], logs: Option<TestLogs<'_>>) -> BTreeMap<Metric, Latency> {
     let mut latency = BTreeMap::new();
     for metric in parts[0].latency.keys() {
         let of: Vec<&Latency> = parts.iter().filter_map(|p| p.latency.get(metric)).collect();
@@ -300,7 +301,7 @@ fn merged_latency(parts: &[&TestReport], logs: Option<TestLogs<'_>>) -> BTreeMap
             }
             None => (Vec::new(), 0.0),
         };
-        latency.insert(metric.clone(), derived(&total, &batches, length));
+        latency.insert(*metric, derived(&total, &batches, length));
     }
     latency
 }
@@ -325,7 +326,7 @@ fn merged_commands(parts: &[&TestReport]) -> Vec<CommandReport> {
                     .iter()
                     .filter_map(|p| p.commands.get(c)?.latency.get(metric))
                     .collect();
-                latency.insert(metric.clone(), derived(&added(&of), &[], 0.0));
+                latency.insert(*metric, derived(&added(&of), &[], 0.0));
             }
             CommandReport {
                 command: command.command.clone(),

@@ -9,10 +9,10 @@ use hdrhistogram::Histogram;
 use super::bounds::new_histogram;
 use super::counts::Counts;
 
-/// Which of the four times of DESIGN.md a histogram holds.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+/// Which of the four times of DESIGN.md a histogram holds. Ordered by [`Metric::name`],
+/// so a map keyed by metric lists them as reports always have: `lag`, `queue_wait`,
+/// `response`, `service`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     /// `received - intended`: what a client arriving on schedule sees.
@@ -42,6 +42,29 @@ impl Metric {
             Metric::Lag => "lag",
             Metric::QueueWait => "queue_wait",
         }
+    }
+
+    /// The metric [`Metric::name`] gives as `name`.
+    pub fn named(name: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+impl std::fmt::Display for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Ord for Metric {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.name().cmp(other.name())
+    }
+}
+
+impl PartialOrd for Metric {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -229,4 +252,22 @@ impl Histograms {
 #[inline]
 pub fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_order_by_name_as_report_keys_always_have() {
+        let mut by_variant = Metric::ALL;
+        by_variant.sort();
+        let mut by_name = Metric::ALL.map(Metric::name);
+        by_name.sort();
+        assert_eq!(by_variant.map(Metric::name), by_name);
+        for m in Metric::ALL {
+            assert_eq!(Metric::named(m.name()), Some(m));
+        }
+        assert_eq!(Metric::named("queue wait"), None);
+    }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{Latency, is_zero};
-use crate::record::CommandRecord;
+use crate::record::{CommandRecord, Metric};
 
 /// The writes that carried `--workers` requests.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -25,7 +25,7 @@ pub struct CommandReport {
     /// Its counts.
     pub counts: Counts,
     /// Its latencies.
-    pub latency: BTreeMap<String, Latency>,
+    pub latency: BTreeMap<Metric, Latency>,
 }
 
 /// Where every request ended:

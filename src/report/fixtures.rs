@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::record::Metric;
 use crate::report::{Counts, Latency, TestReport};
 use crate::stats::confidence::Ci95;
 
@@ -31,7 +32,7 @@ pub(crate) fn test_report(rate: f64, p99_ns: u64, ci: Option<Ci95>, achieved: f6
             completed: rate as u64,
             ..Counts::default()
         },
-        latency: [("response".to_string(), latency)].into_iter().collect(),
+        latency: [(Metric::Response, latency)].into_iter().collect(),
         commands: Vec::new(),
         checks: Vec::new(),
         valid: true,

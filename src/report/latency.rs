@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
-use crate::stats::confidence::{self, Batch, Ci95};
+use crate::stats::confidence::{self, Batch, Ci95, Estimate};
 
 /// The percentiles every report gives, each with its interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -196,7 +196,7 @@ impl Latency {
     /// ([`confidence::monotone`]).
     fn monotone_intervals(&mut self) {
         let mut cis = Percentile::ALL.map(|p| self.ci95(p));
-        let values = Percentile::ALL.map(|p| self.at(p));
+        let values = Percentile::ALL.map(|p| self.value(p));
         confidence::monotone(&mut cis, &values);
         for (p, ci) in Percentile::ALL.into_iter().zip(cis) {
             *self.ci95_mut(p) = ci;
@@ -241,8 +241,15 @@ impl Latency {
         latency
     }
 
-    /// The percentile `p`.
-    pub fn at(&self, p: Percentile) -> u64 {
+    /// The percentile `p` with its interval.
+    pub fn at(&self, p: Percentile) -> Estimate {
+        Estimate {
+            value_ns: self.value(p),
+            ci95: self.ci95(p),
+        }
+    }
+
+    fn value(&self, p: Percentile) -> u64 {
         match p {
             Percentile::P50 => self.p50_ns,
             Percentile::P90 => self.p90_ns,
@@ -253,8 +260,7 @@ impl Latency {
         }
     }
 
-    /// The 95% interval of `p`, when the report has one.
-    pub fn ci95(&self, p: Percentile) -> Option<Ci95> {
+    fn ci95(&self, p: Percentile) -> Option<Ci95> {
         match p {
             Percentile::P50 => self.p50_ci95_ns,
             Percentile::P90 => self.p90_ci95_ns,
@@ -432,7 +438,7 @@ impl Latency {
             .iter()
             .map(|&p| Reported {
                 label: p.label().to_string(),
-                value_ns: self.at(p),
+                value_ns: self.value(p),
                 ci95_ns: self.ci95(p),
                 beyond: self.beyond(p),
             })

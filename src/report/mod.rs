@@ -35,6 +35,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::drive::ThreadCpu;
+use crate::record::Metric;
 pub use latency::{
     Confidence, Latency, Percentile, Reported, ResponseWindows, decode_histogram, encode_histogram,
 };
@@ -172,7 +173,7 @@ pub struct TestReport {
     /// How every request ended.
     pub counts: Counts,
     /// Latency of successful replies, by metric (`response`, `service`, `lag`, `queue_wait`).
-    pub latency: BTreeMap<String, Latency>,
+    pub latency: BTreeMap<Metric, Latency>,
     /// Per command, when the test sends more than one.
     pub commands: Vec<CommandReport>,
     /// Generator self-checks.
@@ -267,7 +268,7 @@ impl TestReport {
 
     /// The response-time summary (the latency of the test).
     pub fn response(&self) -> Option<&Latency> {
-        self.latency.get(crate::record::Metric::Response.name())
+        self.latency.get(&Metric::Response)
     }
 
     /// "error_replies failed", "schedule_lag and generator_cpu failed", or why the run is

@@ -80,7 +80,7 @@ pub fn implausible(test: &TestReport) -> Option<String> {
     let latencies = test
         .latency
         .iter()
-        .map(|(metric, l)| (metric.clone(), l))
+        .map(|(metric, l)| (metric.to_string(), l))
         .chain(test.commands.iter().flat_map(|c| {
             c.latency
                 .iter()

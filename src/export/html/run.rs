@@ -10,18 +10,19 @@ use super::markup::{
 use super::page;
 use crate::export::run_text::{self, headline_values, offered_text};
 use crate::export::{ms, plot};
+use crate::record::Metric;
 use crate::report::verdict::Verdict;
 use crate::report::{Latency, Percentile, RunReport, TestReport};
 
 /// Decimal places of milliseconds on the page (the text's default).
 const PRECISION: usize = 3;
 
-/// The metrics of the percentile table, by label and JSON key.
-const METRICS: [(&str, &str); 4] = [
-    ("response", "response"),
-    ("service", "service"),
-    ("lag", "lag"),
-    ("queue wait", "queue_wait"),
+/// The metrics of the percentile table, by label.
+const METRICS: [(&str, Metric); 4] = [
+    ("response", Metric::Response),
+    ("service", Metric::Service),
+    ("lag", Metric::Lag),
+    ("queue wait", Metric::QueueWait),
 ];
 
 /// The page of `report`: a run, or a merge of shards.
@@ -175,17 +176,17 @@ fn answer(test: &TestReport) -> String {
         None => html.push_str("<p>n/a: no replies</p>"),
     }
     if test.target_rate_per_sec.is_some() {
-        let p99 = |key: &str| {
+        let p99 = |metric: Metric| {
             test.latency
-                .get(key)
+                .get(&metric)
                 .filter(|l| l.count > 0)
                 .map_or("n/a".to_string(), |l| ms(l.p99_ns as f64, PRECISION))
         };
         html.push_str(&format!(
             "<p>Beside it: service p99 {} ms (from the write to the reply), lag p99 {} ms \
              (how late the generator sent).</p>",
-            esc(&p99("service")),
-            esc(&p99("lag"))
+            esc(&p99(Metric::Service)),
+            esc(&p99(Metric::Lag))
         ));
         let target = test.target_rate_per_sec.unwrap_or(0.0);
         html.push_str(&format!(
@@ -233,7 +234,7 @@ fn upper_first(text: &str) -> String {
 fn percentile_table(test: &TestReport) -> String {
     let columns: Vec<(&str, &Latency)> = METRICS
         .iter()
-        .filter_map(|&(label, key)| Some((label, test.latency.get(key)?)))
+        .filter_map(|&(label, metric)| Some((label, test.latency.get(&metric)?)))
         .collect();
     let Some((_, first)) = columns.first() else {
         return "<p>No latency was recorded.</p>".into();
@@ -265,7 +266,7 @@ fn value_with_interval(l: &Latency, p: Percentile) -> String {
     if l.count == 0 {
         return "n/a".into();
     }
-    let value = ms(l.at(p) as f64, PRECISION);
+    let value = ms(l.at(p).value_ns as f64, PRECISION);
     let interval = run_text::interval_text(l, p, PRECISION);
     format!(
         "{} <span class=\"ci\">{}</span>",

@@ -33,6 +33,7 @@ use per_rate::{Whisker, draw_whiskers, median_log_ms, rate_groups};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::record::Metric;
 use crate::report::sweep::{Kind, Measurement, SweepReport};
 use crate::report::{Latency, RunReport};
 
@@ -353,9 +354,9 @@ fn open_steps(report: &SweepReport) -> Vec<(f64, &Measurement)> {
     steps
 }
 
-/// The latency called `name` (`response`, `service`) of a run, where it has one.
-fn metric<'a>(m: &'a Measurement, name: &str) -> Option<&'a Latency> {
-    m.report.latency.get(name)
+/// The latency of `metric` (response, service) of a run, where it has one.
+fn metric(m: &Measurement, metric: Metric) -> Option<&Latency> {
+    m.report.latency.get(&metric)
 }
 
 /// The subtitle of a chart of one sweep, or of several overlaid.

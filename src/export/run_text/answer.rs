@@ -9,6 +9,7 @@ use std::io::{self, Write};
 
 use super::tables::interval_text;
 use crate::export::ms;
+use crate::record::Metric;
 use crate::report::{Latency, Percentile, TestReport};
 use crate::text::printable;
 
@@ -25,12 +26,13 @@ pub(super) fn lines(out: &mut dyn Write, test: &TestReport, precision: usize) ->
         "  open loop at {target:.0} req/s; response time from each request's intended send (msec, 95% intervals):"
     )?;
     writeln!(out, "    {}", headline(test.response(), precision))?;
-    let p99 = |key: &str| super::ms_of(test.latency.get(key), |l| l.p99_ns as f64, precision);
+    let p99 =
+        |metric: Metric| super::ms_of(test.latency.get(&metric), |l| l.p99_ns as f64, precision);
     writeln!(
         out,
         "    beside it: service p99 {} (from the write to the reply), lag p99 {} (how late the generator sent)",
-        p99("service"),
-        p99("lag")
+        p99(Metric::Service),
+        p99(Metric::Lag)
     )?;
     writeln!(
         out,
@@ -114,7 +116,7 @@ pub(crate) fn headline_values(
             .iter()
             .map(|&p| HeadlineValue {
                 label: p.label().to_string(),
-                value_ms: ms(l.at(p) as f64, precision),
+                value_ms: ms(l.at(p).value_ns as f64, precision),
                 interval_ms: interval_text(l, p, precision),
             })
             .collect(),

@@ -8,6 +8,7 @@
 use std::io::{self, Write};
 
 use super::{Exporter, ms};
+use crate::record::Metric;
 use crate::report::{Latency, RunReport, TestReport};
 use crate::text::printable;
 
@@ -82,7 +83,7 @@ fn quiet_line(out: &mut dyn Write, test: &TestReport, precision: usize) -> io::R
             out,
             " (open loop at {target:.0}/s: response p99={} msec, service p99={} msec",
             ms_of(test.response(), p99, precision),
-            ms_of(test.latency.get("service"), p99, precision)
+            ms_of(test.latency.get(&Metric::Service), p99, precision)
         )?;
         if !test.valid {
             write!(out, ", INVALID: {}", test.why_invalid())?;
@@ -133,15 +134,15 @@ fn full(
     redis_benchmark::header(out, report, test, precision)?;
     redis_benchmark::distributions(out, test)?;
     redis_benchmark::summary(out, test, precision)?;
-    let metrics: &[(&str, &str)] = if open {
+    let metrics: &[(&str, Metric)] = if open {
         &[
-            ("response", "response"),
-            ("service", "service"),
-            ("lag", "lag"),
-            ("queue wait", "queue_wait"),
+            ("response", Metric::Response),
+            ("service", Metric::Service),
+            ("lag", Metric::Lag),
+            ("queue wait", Metric::QueueWait),
         ]
     } else {
-        &[("response", "response")]
+        &[("response", Metric::Response)]
     };
     tables::interval_table(out, test, precision, metrics)?;
     sections::traffic(out, test)?;

@@ -5,6 +5,7 @@
 use std::io::{self, Write};
 
 use super::tables::{interval_text, metric_table};
+use crate::record::Metric;
 use crate::report::verdict::Verdict;
 use crate::report::{Percentile, RunReport, TestReport};
 use crate::text::printable;
@@ -107,9 +108,9 @@ pub(super) fn workers(
             test,
             precision,
             &[
-                ("response", "response"),
-                ("service", "service"),
-                ("batch wait", "queue_wait"),
+                ("response", Metric::Response),
+                ("service", Metric::Service),
+                ("batch wait", Metric::QueueWait),
             ],
         )?;
     }
@@ -311,10 +312,10 @@ pub(super) fn open_loop_sections(
         test,
         precision,
         &[
-            ("response", "response"),
-            ("service", "service"),
-            ("lag", "lag"),
-            ("queue wait", "queue_wait"),
+            ("response", Metric::Response),
+            ("service", Metric::Service),
+            ("lag", Metric::Lag),
+            ("queue wait", Metric::QueueWait),
         ],
     )?;
     check_lines(out, test)

@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use crate::export::ms;
+use crate::record::Metric;
 use crate::report::Reported;
 use crate::report::{Latency, Percentile, TestReport};
 use crate::text::printable;
@@ -43,7 +44,7 @@ pub(super) fn command_table(
         } else {
             0.0
         };
-        let r = c.latency.get("response");
+        let r = c.latency.get(&Metric::Response);
         let get = |f: fn(&Latency) -> f64| super::ms_of(r, f, precision);
         write!(
             out,
@@ -83,21 +84,22 @@ pub(super) fn command_table(
 /// `[low, high]` of `p`'s interval in msec (`open` for an unbounded high end), or nothing
 /// when the report has none.
 pub(crate) fn interval_text(l: &Latency, p: Percentile, precision: usize) -> String {
-    l.ci95(p)
+    l.at(p)
+        .ci95
         .map_or_else(String::new, |ci| ci.show(|ns| ms(ns as f64, precision)))
 }
 
-/// Each percentile with its 95% interval, one column per `(label, metric key)` the test
+/// Each percentile with its 95% interval, one column per `(label, metric)` the test
 /// has, and the samples beyond it (`k`); what the intervals rest on above.
 pub(super) fn interval_table(
     out: &mut dyn Write,
     test: &TestReport,
     precision: usize,
-    metrics: &[(&str, &str)],
+    metrics: &[(&str, Metric)],
 ) -> io::Result<()> {
     let columns: Vec<(&str, &Latency)> = metrics
         .iter()
-        .filter_map(|&(label, key)| Some((label, test.latency.get(key)?)))
+        .filter_map(|&(label, metric)| Some((label, test.latency.get(&metric)?)))
         .filter(|(_, l)| l.confidence.is_some())
         .collect();
     let Some((_, first)) = columns.first() else {
@@ -164,20 +166,20 @@ pub(super) fn interval_table(
     Ok(())
 }
 
-/// One row per `(label, metric key)` the test has: min, percentiles and max in msec.
+/// One row per `(label, metric)` the test has: min, percentiles and max in msec.
 pub(super) fn metric_table(
     out: &mut dyn Write,
     test: &TestReport,
     precision: usize,
-    rows: &[(&str, &str)],
+    rows: &[(&str, Metric)],
 ) -> io::Result<()> {
     writeln!(
         out,
         "          {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "metric", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max"
     )?;
-    for &(label, key) in rows {
-        if let Some(l) = test.latency.get(key) {
+    for &(label, metric) in rows {
+        if let Some(l) = test.latency.get(&metric) {
             let get = |f: fn(&Latency) -> f64| super::ms_of(Some(l), f, precision);
             writeln!(
                 out,

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
+use crate::record::Metric;
 use crate::report::compare::{
     COMPARE_SCHEMA_VERSION, Comparison, ComparisonError, Entry, Group, Metrics, Options, Side,
     Verdict,
@@ -145,7 +146,7 @@ impl Matched {
     /// a verdict (the difference's lower end rests on A's upper end, its upper end on
     /// B's; see [`mover::difference_interval`]).
     fn bounded_rows(&self) -> usize {
-        let bounded = |l: &Latency, p| l.ci95(p).is_some_and(|c: Ci95| c.high().is_some());
+        let bounded = |l: &Latency, p| l.at(p).ci95.is_some_and(|c: Ci95| c.high().is_some());
         Percentile::ALL
             .into_iter()
             .filter(|&p| bounded(&self.a.0, p) || bounded(&self.b.0, p))
@@ -213,7 +214,7 @@ fn matched(
             let group = Group {
                 test: name.to_string(),
                 command: command.clone(),
-                metric: metric.clone(),
+                metric: metric.to_string(),
                 a_count: xa.count,
                 b_count: xb.count,
                 a_intervals: intervals_method(&xa, ra),
@@ -286,14 +287,13 @@ fn match_entries<'e>(
 /// The metrics to compare of two latency maps, in report order.
 fn chosen_metrics(
     metrics: &Metrics,
-    a: &BTreeMap<String, Latency>,
-    b: &BTreeMap<String, Latency>,
-) -> Vec<String> {
+    a: &BTreeMap<Metric, Latency>,
+    b: &BTreeMap<Metric, Latency>,
+) -> Vec<Metric> {
     match metrics {
-        Metrics::One(m) => vec![m.clone()],
-        Metrics::All => crate::record::Metric::ALL
+        Metrics::One(m) => vec![*m],
+        Metrics::All => Metric::ALL
             .into_iter()
-            .map(|m| m.name().to_string())
             .filter(|m| a.contains_key(m) && b.contains_key(m))
             .collect(),
     }
@@ -329,7 +329,7 @@ fn nothing_matched(
                     x.latency
                         .keys()
                         .filter(|k| y.latency.contains_key(*k))
-                        .map(String::as_str)
+                        .map(|k| k.name())
                 })
                 .collect();
             have.sort_unstable();
@@ -354,7 +354,10 @@ fn with_intervals(
     side: &'static str,
     what: &str,
 ) -> Result<(Latency, bool), ComparisonError> {
-    if Percentile::ALL.iter().all(|&p| latency.ci95(p).is_some()) {
+    if Percentile::ALL
+        .iter()
+        .all(|&p| latency.at(p).ci95.is_some())
+    {
         return Ok((latency.clone(), false));
     }
     let h = latency

@@ -24,7 +24,7 @@ impl Measured<'_> {
     /// The interval of `p` at `confidence`: the report's own at 95%, else taken from the
     /// histogram and the report's design effect.
     fn interval(&self, p: Percentile, confidence: f64) -> Option<Ci95> {
-        let reported = self.latency.ci95(p)?;
+        let reported = self.latency.at(p).ci95?;
         if (confidence - confidence::CONFIDENCE).abs() < 1e-12 {
             return Some(reported);
         }
@@ -57,8 +57,9 @@ pub fn compare_latency(
     Percentile::ALL
         .into_iter()
         .filter_map(|p| {
-            let (a_ns, b_ns) = (a.latency.at(p), b.latency.at(p));
-            let (a_ci, b_ci) = (a.latency.ci95(p)?, b.latency.ci95(p)?);
+            let (a_at, b_at) = (a.latency.at(p), b.latency.at(p));
+            let (a_ns, b_ns) = (a_at.value_ns, b_at.value_ns);
+            let (a_ci, b_ci) = (a_at.ci95?, b_at.ci95?);
             let sides = a
                 .interval(p, row_confidence)
                 .zip(b.interval(p, row_confidence));

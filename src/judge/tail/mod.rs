@@ -47,6 +47,7 @@ pub mod words;
 use hdrhistogram::Histogram;
 
 use super::checks::Objective;
+use crate::record::Metric;
 use crate::report::TestReport;
 use crate::report::host::{HostBatches, HostReport, TailInWaits};
 use crate::report::tail::{Cause, TailCauses};
@@ -198,7 +199,7 @@ pub fn attribute(
 fn floor(test: &TestReport, batches: Option<&Batches<'_>>) -> u64 {
     let latency = test
         .latency
-        .get("service")
+        .get(&Metric::Service)
         .filter(|l| l.count > 0)
         .or(test.response());
     let low = latency.map(|l| {
@@ -408,8 +409,8 @@ impl Context {
     /// time, the host unknown.
     fn whole(&self, test: &TestReport) -> Tally {
         let mut tally = Tally::default();
-        let hist = |m: &str| test.latency.get(m).and_then(|l| l.histogram());
-        let Some(response) = hist("response") else {
+        let hist = |m: Metric| test.latency.get(&m).and_then(|l| l.histogram());
+        let Some(response) = hist(Metric::Response) else {
             return tally;
         };
         let slow = count_over(&response, self.over_ns);
@@ -422,9 +423,9 @@ impl Context {
             })
         };
         let (lag, service, queue) = (
-            over(hist("lag")),
-            over(hist("service")),
-            over(hist("queue_wait")),
+            over(hist(Metric::Lag)),
+            over(hist(Metric::Service)),
+            over(hist(Metric::QueueWait)),
         );
         let named: u64 = [&lag, &service, &queue]
             .iter()
@@ -445,7 +446,7 @@ impl Context {
         };
         let service_fast = test
             .latency
-            .get("service")
+            .get(&Metric::Service)
             .is_some_and(|l| l.p99_ns < self.over_ns / 2);
         tally.add(Cause::Generator, sum(&lag, &|_| true));
         tally.add(Cause::ServerStall, sum(&service, &|v| v >= self.stall_ns));

@@ -77,7 +77,7 @@ fn recorded(n: usize, rows: &[Row]) -> Planted {
         }
         report
             .latency
-            .insert(m.name().to_string(), Latency::without_intervals(&total));
+            .insert(*m, Latency::without_intervals(&total));
         batches.insert(*m, hs.iter().map(Batch::of).collect());
     }
     Planted {
@@ -381,8 +381,12 @@ fn a_loaded_host_raises_the_median_service_time_but_not_the_floor() {
         })
         .collect();
     let p = recorded(40, &rows);
-    let latency = |m: &str| p.report.latency[m].clone();
-    let (service, lag, response) = (latency("service"), latency("lag"), latency("response"));
+    let latency = |m: Metric| p.report.latency[&m].clone();
+    let (service, lag, response) = (
+        latency(Metric::Service),
+        latency(Metric::Lag),
+        latency(Metric::Response),
+    );
     assert!(
         (4_200_000..=7_400_000).contains(&service.p50_ns),
         "{service:?}"

@@ -3,6 +3,7 @@
 //! waited for a CPU and how long, the lag's p99), and the other causes' shares.
 
 use super::{at_floor, leading};
+use crate::record::Metric;
 use crate::report::TestReport;
 use crate::report::tail::{Cause, Stall, TailCauses};
 use crate::report::verdict::Bottleneck;
@@ -198,7 +199,7 @@ fn host(test: &TestReport, tail: &TailCauses, over: &str) -> String {
 fn generator(test: &TestReport, over: &str) -> String {
     let lag = test
         .latency
-        .get("lag")
+        .get(&Metric::Lag)
         .map_or(String::new(), |l| format!(" (lag p99 {})", ms(l.p99_ns)));
     format!(
         "the generator's lateness carries {over}{lag}{}; use --pacing spin, add --threads, or lower the rate",

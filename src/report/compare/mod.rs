@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Percentile;
 use super::sweep;
+use crate::record::Metric;
 use crate::stats::confidence::Ci95;
 
 /// Version of the comparison's JSON layout; bumped on any incompatible change.
@@ -302,8 +303,8 @@ impl<'de> Deserialize<'de> for CapacityWhy {
 /// Which metrics to compare.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Metrics {
-    /// One, by its JSON key (`response`).
-    One(String),
+    /// One.
+    One(Metric),
     /// Every metric both sides have.
     All,
 }

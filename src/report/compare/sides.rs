@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::{ComparisonError, Side};
+use crate::record::Metric;
 use crate::report::sweep::{self, Kind, SweepReport};
 use crate::report::{Latency, RunReport, TestReport};
 
@@ -17,9 +18,9 @@ pub struct Entry {
     /// Why it is marked invalid, when a self-check failed.
     pub invalid: Option<String>,
     /// Latency by metric.
-    pub latency: BTreeMap<String, Latency>,
+    pub latency: BTreeMap<Metric, Latency>,
     /// By command, for a test that sends several.
-    pub commands: Vec<(String, BTreeMap<String, Latency>)>,
+    pub commands: Vec<(String, BTreeMap<Metric, Latency>)>,
     /// The host's figures, where the side measured them.
     pub host: Option<crate::report::host::HostReport>,
     /// What it measured, without its rate (`GET open loop`): entries of one family at
@@ -121,7 +122,7 @@ fn pooled_entry(name: String, runs: &[&TestReport]) -> Entry {
             String::new()
         }
     );
-    let pool = |maps: Vec<&BTreeMap<String, Latency>>| -> BTreeMap<String, Latency> {
+    let pool = |maps: Vec<&BTreeMap<Metric, Latency>>| -> BTreeMap<Metric, Latency> {
         let mut out = BTreeMap::new();
         let Some(first) = maps.first() else {
             return out;
@@ -135,13 +136,13 @@ fn pooled_entry(name: String, runs: &[&TestReport]) -> Entry {
                     let _ = sum.add(&h);
                 }
             }
-            out.insert(key.clone(), Latency::pooled(&sum, &parts, method.clone()));
+            out.insert(*key, Latency::pooled(&sum, &parts, method.clone()));
         }
         out
     };
     let mut commands = Vec::new();
     for c in &used[0].commands {
-        let maps: Vec<&BTreeMap<String, Latency>> = used
+        let maps: Vec<&BTreeMap<Metric, Latency>> = used
             .iter()
             .filter_map(|t| t.commands.iter().find(|x| x.command == c.command))
             .map(|x| &x.latency)

@@ -78,9 +78,19 @@ impl Ci95 {
 /// What an interval without an upper end shows in place of it.
 pub const OPEN: &str = "open";
 
+/// A value with its 95% interval: what every report gives of a percentile, kept as one
+/// so the two are never passed or printed apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Estimate {
+    /// The value.
+    pub value_ns: u64,
+    /// Its 95% interval; none where the report has none.
+    pub ci95: Option<Ci95>,
+}
+
 /// What the interval of one percentile rests on.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Estimate {
+pub struct QuantileEstimate {
     /// The percentile itself (HdrHistogram's value at the quantile).
     pub value_ns: u64,
     /// Its 95% interval.
@@ -97,7 +107,11 @@ pub struct Estimate {
 
 /// The 95% interval of the `quantile` of `total`, widened by the spread of `batches` (the
 /// same replies in time order, cut in batches); `None` for an empty histogram.
-pub fn estimate(total: &Histogram<u64>, batches: &[Batch], quantile: f64) -> Option<Estimate> {
+pub fn estimate(
+    total: &Histogram<u64>,
+    batches: &[Batch],
+    quantile: f64,
+) -> Option<QuantileEstimate> {
     let n = total.len();
     if n == 0 {
         return None;
@@ -105,7 +119,7 @@ pub fn estimate(total: &Histogram<u64>, batches: &[Batch], quantile: f64) -> Opt
     let value_ns = total.value_at_quantile(quantile);
     let rank = ((quantile * n as f64).ceil() as u64).clamp(1, n);
     let (design_effect, freedom) = design_effect(batches, value_ns);
-    Some(Estimate {
+    Some(QuantileEstimate {
         value_ns,
         ci95: interval(total, quantile, design_effect, CONFIDENCE)?,
         beyond: n - rank,

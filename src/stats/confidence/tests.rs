@@ -38,7 +38,7 @@ fn batches_that_disagree_widen_the_interval() {
     let plain = estimate(&total, &[], 0.25).unwrap();
     let widened = estimate(&total, &batches, 0.25).unwrap();
     assert!(widened.design_effect > 10.0, "{widened:?}");
-    let width = |e: &Estimate| e.ci95.high().unwrap() - e.ci95.low();
+    let width = |e: &QuantileEstimate| e.ci95.high().unwrap() - e.ci95.low();
     assert!(width(&widened) > 3 * width(&plain), "{plain:?} {widened:?}");
 }
 

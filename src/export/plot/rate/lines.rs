@@ -12,6 +12,7 @@ use crate::export::plot::{
     ALERT, DrawResult, PERCENTILE_COLORS, PERCENTILES, Pick, Shape, Whisker, draw_line,
     draw_markers, draw_text, draw_whiskers, font, log_ms, median_log_ms, metric, rate_groups,
 };
+use crate::record::Metric;
 use crate::report::Percentile;
 use crate::report::sweep::{Kind, Measurement, StepSummary, SweepReport};
 
@@ -98,7 +99,7 @@ fn rate_lines(
             .filter_map(|(rate, group)| {
                 Some((
                     *rate,
-                    median_log_ms(group, |m| Some(get(metric(m, "service")?)))?,
+                    median_log_ms(group, |m| Some(get(metric(m, Metric::Service)?)))?,
                 ))
             })
             .collect();
@@ -124,7 +125,8 @@ pub(super) fn response_points(
         .iter()
         .filter_map(|(rate, group)| {
             let at = pooled.iter().find(|p| p.0 == *rate).map(|p| p.1);
-            let y = at.or_else(|| median_log_ms(group, |m| Some(get(metric(m, "response")?))))?;
+            let y =
+                at.or_else(|| median_log_ms(group, |m| Some(get(metric(m, Metric::Response)?))))?;
             Some((*rate, y))
         })
         .collect()
@@ -173,14 +175,19 @@ fn closed_loop_points(
 ) -> DrawResult {
     let capped = r.runs.iter().filter(|m| m.kind == Kind::RateCapped);
     let points = capped
-        .filter_map(|m| Some((m.target_rate_per_sec?, log_ms(get(metric(m, "response")?))?)))
+        .filter_map(|m| {
+            Some((
+                m.target_rate_per_sec?,
+                log_ms(get(metric(m, Metric::Response)?))?,
+            ))
+        })
         .collect();
     draw_markers(chart, Shape::Triangle, points, color, 5)?;
     let points = closed_loop_runs(r)
         .filter_map(|m| {
             Some((
                 m.report.throughput_per_sec,
-                log_ms(get(metric(m, "response")?))?,
+                log_ms(get(metric(m, Metric::Response)?))?,
             ))
         })
         .collect();
@@ -200,7 +207,7 @@ fn closed_loop_runs(r: &SweepReport) -> impl Iterator<Item = &Measurement> {
 pub(super) fn closed_loop_labels(chart: &mut RateChart<'_, '_>, r: &SweepReport) -> DrawResult {
     let mut placed: Vec<(i32, i32, i32)> = Vec::new(); // left, right and bottom, in pixels
     for m in closed_loop_runs(r) {
-        let Some(top) = metric(m, "response").and_then(|l| log_ms(l.max_ns)) else {
+        let Some(top) = metric(m, Metric::Response).and_then(|l| log_ms(l.max_ns)) else {
             continue;
         };
         let text = if m.kind == Kind::ClosedLoopMax {

@@ -20,6 +20,7 @@ use super::{
     open_steps, rate_label, subtitle_of,
 };
 use crate::config::slo::Slo;
+use crate::record::Metric;
 use crate::report::sweep::{Kind, SweepReport};
 
 /// The chart these steps draw on: a linear rate axis, a log10 millisecond axis.
@@ -98,8 +99,8 @@ fn axis_ranges(inputs: &[(String, &SweepReport)]) -> (f64, LogAxis) {
     for (_, r) in inputs {
         for (rate, m) in open_steps(r) {
             xs.push(rate.max(m.report.achieved_rate_per_sec));
-            for name in ["response", "service"] {
-                if let Some(l) = metric(m, name).filter(|_| name == "response" || !overlay) {
+            for name in [Metric::Response, Metric::Service] {
+                if let Some(l) = metric(m, name).filter(|_| name == Metric::Response || !overlay) {
                     ys_ms.extend(PERCENTILES.iter().map(|(_, get)| get(l) as f64 / 1e6));
                 }
             }
@@ -116,7 +117,7 @@ fn axis_ranges(inputs: &[(String, &SweepReport)]) -> (f64, LogAxis) {
                     .unwrap_or(0.0)
                     .max(m.report.throughput_per_sec),
             );
-            if let Some(l) = metric(m, "response") {
+            if let Some(l) = metric(m, Metric::Response) {
                 ys_ms.extend(PERCENTILES.iter().map(|(_, get)| get(l) as f64 / 1e6));
             }
         }

@@ -4,6 +4,7 @@
 
 use super::{Layout, RateChart};
 use crate::export::plot::{PERCENTILES, log_ms, metric, rate_groups};
+use crate::record::Metric;
 use crate::report::sweep::{StepSummary, SweepReport};
 
 /// A capacity label (15-point sans-serif, about 12 px in the SVG): a generous width per
@@ -68,7 +69,7 @@ pub(super) fn marker_pixels(
     for m in r.runs.iter().filter(|m| !m.kind.is_open_loop()) {
         let x = m.target_rate_per_sec.unwrap_or(m.report.throughput_per_sec);
         for (_, get) in PERCENTILES {
-            if let Some(y) = metric(m, "response").and_then(|l| log_ms(get(l))) {
+            if let Some(y) = metric(m, Metric::Response).and_then(|l| log_ms(get(l))) {
                 points.push((x, y));
                 points.push((m.report.throughput_per_sec, y));
             }
