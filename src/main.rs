@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
 use tailrate::app::{self, Io, Status};
-use tailrate::cli::Args;
+use tailrate::cli::{Args, NOT_A_REPLAYS_FLAGS};
 use tailrate::config::redact::{hide_in_message, redact};
 use tailrate::config::{Command, RunConfig};
 use tailrate::drive::Cancel;
@@ -35,11 +35,11 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(e) => return usage_error(e, &argv),
     };
-    if let Some(connection) = args.connection_mut()
-        && connection.askpass
+    if let Some(link) = args.link_mut()
+        && link.askpass
     {
         match ask_password() {
-            Ok(password) => connection.password = Some(password),
+            Ok(password) => link.password = Some(password),
             Err(why) => return usage(&format!("--askpass: {why}")),
         }
     }
@@ -220,6 +220,16 @@ fn usage_hint(message: &str) -> Option<&'static str> {
         return Some(
             "an open loop runs for a time: give --duration (e.g. --duration 10s) instead of -n",
         );
+    }
+    // A replay's connections and databases are the trace's: clap refuses these flags as
+    // unknown to it, and this says why and what to give instead.
+    if message.contains("Usage: tailrate replay") {
+        let refused = NOT_A_REPLAYS_FLAGS
+            .iter()
+            .find(|(flag, _)| message.contains(&format!("unexpected argument '{flag}'")));
+        if let Some((_, why)) = refused {
+            return Some(why);
+        }
     }
     if message.contains("unexpected argument '--slo'") {
         return Some(

@@ -639,8 +639,9 @@ fn a_bad_line_is_named_or_skipped_when_asked() {
 
 /// `-c`, `--dbnum` and `--cluster` are refused by a replay (and a sweep of one) whenever
 /// they are typed, with their default values too: `-c 50` once went through silently
-/// because 50 is `-c`'s default. The refusal names the flag (and `--connections` for
-/// `-c`), exits 2, and sends nothing.
+/// because 50 is `-c`'s default. A replay has no such flags, and clap refuses them as
+/// unexpected; a sweep takes them for its rates, and refuses them with `--replay`. The
+/// refusal names the flag (and `--connections` for `-c`), exits 2, and sends nothing.
 #[test]
 fn a_replay_refuses_c_even_at_its_default_and_names_connections() {
     let dir = temp_dir("refuse-c");
@@ -660,21 +661,30 @@ fn a_replay_refuses_c_even_at_its_default_and_names_connections() {
     let path = trace.to_str().unwrap();
     let replay = ["replay", path, "-p", &port, "-q"];
     let sweep = ["sweep", "--replay", path, "--speeds", "1", "-p", &port];
-    for (command, extra, flag) in [
-        (&replay[..], &["-c", "50"][..], "-c"),
-        (&replay[..], &["-c", "7"][..], "-c"),
-        (&replay[..], &["--dbnum", "0"][..], "--dbnum"),
-        (&replay[..], &["--cluster"][..], "--cluster"),
-        (&sweep[..], &["-c", "50"][..], "-c"),
+    let unexpected = |flag: &str| format!("unexpected argument '{flag}'");
+    let refused = |flag: &str| format!("for {flag}: ");
+    for (command, extra, flag, named) in [
+        (&replay[..], &["-c", "50"][..], "-c", unexpected("-c")),
+        (&replay[..], &["-c", "7"][..], "-c", unexpected("-c")),
+        (
+            &replay[..],
+            &["--dbnum", "0"][..],
+            "--dbnum",
+            unexpected("--dbnum"),
+        ),
+        (
+            &replay[..],
+            &["--cluster"][..],
+            "--cluster",
+            unexpected("--cluster"),
+        ),
+        (&sweep[..], &["-c", "50"][..], "-c", refused("-c")),
     ] {
         let argv: Vec<&str> = command.iter().chain(extra).copied().collect();
         let out = run_tailrate(&argv);
         let err = stderr_of(&out);
         assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
-        assert!(
-            err.contains(&format!("for {flag}: ")),
-            "{argv:?} names {flag}: {err}"
-        );
+        assert!(err.contains(&named), "{argv:?} names {flag}: {err}");
         if flag == "-c" {
             assert!(err.contains("--connections"), "{argv:?}: {err}");
         }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::config::RunConfig;
-use crate::drive::{Mode, RunOutcome};
+use crate::drive::{ArrivalProcess, ArrivalSource, Mode, RunOutcome};
 use crate::judge::{bottleneck, checks, tail};
 use crate::net::cluster::ClusterMap;
 use crate::record::{CommandRecord, Metric, Timing};
@@ -122,7 +122,7 @@ impl TestReport {
             start_skew_ns: outcome.start_skew_ns,
             arrivals: match config.plan.mode {
                 Mode::Open {
-                    arrival: crate::drive::ArrivalProcess::Poisson,
+                    arrival: ArrivalSource::Process(ArrivalProcess::Poisson),
                     ..
                 } if config.plan.shard.is_split() => checks::arrival_windows(outcome),
                 _ => None,

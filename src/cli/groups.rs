@@ -80,13 +80,19 @@ pub struct EndpointArgs {
     pub uri: Option<String>,
 }
 
-/// How to connect: connections, threads, authentication, database, TLS, cluster, timeouts.
+/// How to connect: connections, threads, authentication, database, TLS, cluster, timeouts
+/// (a run, a sweep, `compare --live`, `tune`). A replay takes [`LinkArgs`] and
+/// [`SessionArgs`] alone: its connections and databases are the trace's.
+///
+/// The fields keep the order of the flags in `--help`: `-c`, the link, `--dbnum`, the
+/// session, `--cluster`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Connection")]
 pub struct ConnectionArgs {
     /// Which of `-c`, `--dbnum` and `--cluster` were typed rather than left at their
-    /// defaults (no flag of its own). First: clap's derive takes each flag's value out of
-    /// the matches as it reads the field, and this reads where theirs came from.
+    /// defaults (no flag of its own): a sweep of a replay refuses them. First: clap's
+    /// derive takes each flag's value out of the matches as it reads the field, and this
+    /// reads where theirs came from.
     #[command(flatten)]
     pub typed: super::typed::TypedConnection,
     /// Number of parallel connections [range: 1 to 100000].
@@ -100,6 +106,35 @@ pub struct ConnectionArgs {
         allow_negative_numbers = true
     )]
     pub clients: usize,
+    /// `--threads`, `-a`, `--askpass`, `--user`.
+    #[command(flatten)]
+    pub link: LinkArgs,
+    /// SELECT this database number [range: 0 to 2147483647].
+    #[arg(
+        long,
+        default_value_t = 0,
+        value_name = "DB",
+        value_parser = count_in::<u32>(0, i32::MAX as u64, "Redis numbers its databases with a C int"),
+        allow_negative_numbers = true
+    )]
+    pub dbnum: u32,
+    /// RESP3, tracking, timeouts, TLS.
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Route requests over a Redis Cluster by key slot [default: detected from the
+    /// first node].
+    ///
+    /// Follows MOVED and ASK; each of the -c clients opens a connection to every
+    /// master. Given, a node not in cluster mode is an error.
+    #[arg(long)]
+    pub cluster: bool,
+}
+
+/// The threads connections are spread over and how each logs in: `--threads`, `-a`,
+/// `--askpass`, `--user` (every command that connects, a replay included).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Connection")]
+pub struct LinkArgs {
     /// OS threads to spread connections over (at most one per connection) [range: 1 to
     /// 1000].
     #[arg(
@@ -131,15 +166,13 @@ pub struct ConnectionArgs {
     /// ACL user for `AUTH user pass`; needs a password.
     #[arg(long, value_name = "USER")]
     pub user: Option<String>,
-    /// SELECT this database number [range: 0 to 2147483647].
-    #[arg(
-        long,
-        default_value_t = 0,
-        value_name = "DB",
-        value_parser = count_in::<u32>(0, i32::MAX as u64, "Redis numbers its databases with a C int"),
-        allow_negative_numbers = true
-    )]
-    pub dbnum: u32,
+}
+
+/// What each connection's session is: RESP3, tracking, timeouts, TLS (every command that
+/// connects, a replay included).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Connection")]
+pub struct SessionArgs {
     /// Start each session in RESP3 (HELLO 3).
     #[arg(short = '3')]
     pub resp3: bool,
@@ -182,13 +215,6 @@ pub struct ConnectionArgs {
     /// The traffic is encrypted, but anyone in the path can pose as the server.
     #[arg(long)]
     pub insecure: bool,
-    /// Route requests over a Redis Cluster by key slot [default: detected from the
-    /// first node].
-    ///
-    /// Follows MOVED and ASK; each of the -c clients opens a connection to every
-    /// master. Given, a node not in cluster mode is an error.
-    #[arg(long)]
-    pub cluster: bool,
 }
 
 /// `-k`: whether connections stay open (not in `tune`, whose workers share long-lived ones).

@@ -26,14 +26,14 @@ mod workload;
 pub use compare::CompareArgs;
 pub use man::{MAN_PAGES, ManArgs};
 pub use metrics::MetricsArgs;
-pub use replay::{ReplayArgs, TraceArgs};
+pub use replay::{NOT_A_REPLAYS_FLAGS, ReplayArgs, ReplayConnectionArgs, TraceArgs};
 pub use sweep::{SweepArgs, SweepOrder};
 pub use typed::TypedConnection;
 
 pub use groups::{
     BenchmarkArgs, CapPacingArgs, ChecksArgs, ConnectionArgs, ContrastArgs, DurationArgs,
-    EndpointArgs, KeepaliveArgs, ObjectiveArgs, OpenLoopArgs, RateArgs, RepeatArgs, ScaleOutArgs,
-    WorkersArgs,
+    EndpointArgs, KeepaliveArgs, LinkArgs, ObjectiveArgs, OpenLoopArgs, RateArgs, RepeatArgs,
+    ScaleOutArgs, SessionArgs, WorkersArgs,
 };
 pub use output::{HtmlArgs, JsonArgs, PrecisionArgs, ProgressArgs, RunOutputArgs};
 pub use workload::WorkloadArgs;
@@ -68,15 +68,15 @@ pub struct Args {
 }
 
 impl Args {
-    /// The connection flags of the command given, when it connects to a server (a run,
-    /// a sweep, a replay, a comparison, a tune): where `--askpass` puts what it read.
-    pub fn connection_mut(&mut self) -> Option<&mut ConnectionArgs> {
+    /// The login flags of the command given, when it connects to a server (a run, a
+    /// sweep, a replay, a comparison, a tune): where `--askpass` puts what it read.
+    pub fn link_mut(&mut self) -> Option<&mut LinkArgs> {
         match &mut self.subcommand {
-            None => Some(&mut self.run.connection),
-            Some(Command::Sweep(a)) => Some(&mut a.connection),
-            Some(Command::Replay(a)) => Some(&mut a.connection),
-            Some(Command::Compare(a)) => Some(&mut a.connection),
-            Some(Command::Tune(a)) => Some(&mut a.connection),
+            None => Some(&mut self.run.connection.link),
+            Some(Command::Sweep(a)) => Some(&mut a.connection.link),
+            Some(Command::Replay(a)) => Some(&mut a.connection.link),
+            Some(Command::Compare(a)) => Some(&mut a.connection.link),
+            Some(Command::Tune(a)) => Some(&mut a.connection.link),
             Some(_) => None,
         }
     }

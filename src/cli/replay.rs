@@ -10,26 +10,22 @@ use crate::units::{count_in, rate_up_to};
 use crate::workload::trace::TraceFormat;
 
 use super::groups::{
-    ChecksArgs, ConnectionArgs, DurationArgs, EndpointArgs, HtmlArgs, JsonArgs, ObjectiveArgs,
-    OpenLoopArgs, PrecisionArgs, ProgressArgs, RepeatArgs, RunOutputArgs,
+    ChecksArgs, DurationArgs, EndpointArgs, HtmlArgs, JsonArgs, LinkArgs, ObjectiveArgs,
+    OpenLoopArgs, PrecisionArgs, ProgressArgs, RepeatArgs, RunOutputArgs, SessionArgs,
 };
 use super::metrics::MetricsArgs;
 
 /// Replays a trace at its recorded timing (or faster, slower, or at a rate), timing each
 /// command from when it was due.
 #[derive(Debug, Clone, clap::Args)]
-#[command(
-    mut_arg("clients", |a| a.hide(true)),
-    mut_arg("dbnum", |a| a.hide(true)),
-    after_help = "Examples:
+#[command(after_help = "Examples:
   redis-cli -p 6379 MONITOR > capture.monitor     # capture (see docs/replay.md first)
   tailrate replay capture.monitor -p 6380
   tailrate replay capture.monitor -p 6380 --speed 2 --slo 'p99<=1ms'
   tailrate replay trace.jsonl -p 6380 --rate 50k --connections 20 --json replay.json
   tailrate sweep --replay capture.monitor --speeds 0.5..4:0.5 --slo 'p99<=1ms' -p 6380
 
-Guide: docs/replay.md"
-)]
+Guide: docs/replay.md")]
 pub struct ReplayArgs {
     /// The trace: `redis-cli MONITOR` output, JSON lines or CSV (see docs/replay.md).
     #[arg(value_name = "FILE")]
@@ -50,10 +46,9 @@ pub struct ReplayArgs {
     /// Where the server is.
     #[command(flatten)]
     pub endpoint: EndpointArgs,
-    /// How to connect (`-c` and `--dbnum` are not a replay's: its connections and databases
-    /// are the trace's).
+    /// How to connect, without `-c`, `--dbnum` and `--cluster`.
     #[command(flatten)]
-    pub connection: ConnectionArgs,
+    pub connection: ReplayConnectionArgs,
     /// In-flight and backlog bounds, pacing.
     #[command(flatten)]
     pub open_loop: OpenLoopArgs,
@@ -88,6 +83,40 @@ pub struct ReplayArgs {
     #[command(flatten)]
     pub metrics: MetricsArgs,
 }
+
+/// How a replay connects: a run's connection flags but `-c`, `--dbnum` and `--cluster`,
+/// which clap then refuses as flags a replay does not have. Its connections are the
+/// trace's clients (`--connections` folds them), each command runs in the database it
+/// was recorded in, and a cluster would split a client's commands by key.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReplayConnectionArgs {
+    /// `--threads`, `-a`, `--askpass`, `--user`.
+    #[command(flatten)]
+    pub link: LinkArgs,
+    /// RESP3, tracking, timeouts, TLS.
+    #[command(flatten)]
+    pub session: SessionArgs,
+}
+
+/// Why a replay has no `-c`, `--dbnum` or `--cluster`, and what to do instead: said beside
+/// clap's refusal of each (`tailrate replay -c 50 ...`).
+pub const NOT_A_REPLAYS_FLAGS: [(&str, &str); 3] = [
+    (
+        "-c",
+        "a replay opens one connection per recorded client: fold them onto fewer with \
+         --connections N",
+    ),
+    (
+        "--dbnum",
+        "a replay runs each command in the database it was recorded in (a SELECT goes \
+         first where needed): replay against a server whose databases hold the data",
+    ),
+    (
+        "--cluster",
+        "a replay sends each client's commands in order on one connection, which a \
+         cluster would split by key: replay against one node (or a proxy in front)",
+    ),
+];
 
 /// How a trace is read and its commands laid on connections (a replay, and a sweep over
 /// speeds).

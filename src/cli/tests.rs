@@ -308,33 +308,36 @@ fn the_help_gives_the_defaults_of_length_warmup_and_count() {
     }
 }
 
-/// A connection flag typed with its default value is told from one left out: replay
-/// refuses `-c 50` though 50 is `-c`'s default.
+/// A connection flag typed with its default value is told from one left out: a sweep of a
+/// replay refuses `-c 50` though 50 is `-c`'s default.
 #[test]
 fn a_connection_flag_typed_at_its_default_is_known_as_typed() {
     let typed = |argv: &[&str]| match Args::try_parse_from(argv).unwrap().subcommand {
-        Some(Command::Replay(a)) => a.connection.typed,
         Some(Command::Sweep(a)) => a.connection.typed,
         _ => Args::try_parse_from(argv).unwrap().run.connection.typed,
     };
     let none = TypedConnection::default();
-    assert_eq!(typed(&["tailrate", "replay", "t.monitor"]), none);
+    let sweep = |extra: &[&'static str]| {
+        let head = [
+            "tailrate",
+            "sweep",
+            "--replay",
+            "t.monitor",
+            "--speeds",
+            "1",
+        ];
+        typed(&[&head[..], extra].concat())
+    };
+    assert_eq!(sweep(&[]), none);
     assert_eq!(
-        typed(&["tailrate", "replay", "t.monitor", "-c", "50"]),
+        sweep(&["-c", "50"]),
         TypedConnection {
             clients: true,
             ..none
         }
     );
     assert_eq!(
-        typed(&[
-            "tailrate",
-            "replay",
-            "t.monitor",
-            "--dbnum",
-            "0",
-            "--cluster"
-        ]),
+        sweep(&["--dbnum", "0", "--cluster"]),
         TypedConnection {
             dbnum: true,
             cluster: true,
@@ -344,6 +347,47 @@ fn a_connection_flag_typed_at_its_default_is_known_as_typed() {
     assert!(typed(&["tailrate", "sweep", "--rates", "1k", "-c", "50"]).clients);
     assert!(typed(&["tailrate", "-c", "50"]).clients);
     assert_eq!(typed(&["tailrate", "-n", "10"]), none);
+}
+
+/// A replay's connections and databases are the trace's: it has no `-c`, `--dbnum` or
+/// `--cluster`, and clap refuses each as an argument it does not know, while the rest of
+/// a run's connection flags are its.
+#[test]
+fn a_replay_has_no_c_dbnum_or_cluster_and_takes_the_other_connection_flags() {
+    for extra in [&["-c", "50"][..], &["--dbnum", "0"], &["--cluster"]] {
+        let argv = [&["tailrate", "replay", "t.monitor"][..], extra].concat();
+        let err = Args::try_parse_from(&argv).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            clap::error::ErrorKind::UnknownArgument,
+            "{argv:?}"
+        );
+        assert!(
+            err.to_string().contains(&format!("'{}'", extra[0])),
+            "{err}"
+        );
+    }
+    let argv = [
+        "tailrate",
+        "replay",
+        "t.monitor",
+        "--threads",
+        "2",
+        "--user",
+        "u",
+        "-a",
+        "p",
+        "--tls",
+        "--connect-timeout",
+        "2s",
+    ];
+    let Some(Command::Replay(replay)) = Args::try_parse_from(argv).unwrap().subcommand else {
+        panic!("a replay");
+    };
+    let (link, session) = (&replay.connection.link, &replay.connection.session);
+    assert_eq!((link.threads, link.user.as_deref()), (2, Some("u")));
+    assert!(session.tls);
+    assert_eq!(session.connect_timeout, Duration::from_secs(2));
 }
 
 /// Value names whose flag is off until given (a file to write, a server to reach, a

@@ -1,13 +1,16 @@
 //! Which flags the user typed, as against left at their defaults: read from clap's
-//! value sources when the flags are parsed, so that a command that does not take a flag
-//! can refuse it even when it was typed with its default value (`tailrate replay -c 50`).
+//! value sources when the flags are parsed, so that a command that takes a flag only in
+//! some of its forms can refuse it even when it was typed with its default value
+//! (`tailrate sweep --replay FILE -c 50`: a sweep of rates takes `-c`, a sweep of a
+//! replay does not).
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Command, FromArgMatches};
 
-/// Which of the connection flags a replay does not take were typed: `-c`, `--dbnum`,
-/// `--cluster` (its connections and databases are the trace's, and a cluster would split
-/// a client's commands by key). Flattened into [`super::ConnectionArgs`]; it adds no flag.
+/// Which of the connection flags a sweep of a replay does not take were typed: `-c`,
+/// `--dbnum`, `--cluster` (its connections and databases are the trace's, and a cluster
+/// would split a client's commands by key). Flattened into [`super::ConnectionArgs`]; it
+/// adds no flag.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TypedConnection {
     /// `-c` was typed.

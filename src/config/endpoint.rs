@@ -8,11 +8,11 @@ use crate::net::{Endpoint, Handshake, TlsOptions, TlsSettings};
 /// handshake. TLS files are read here, once per run.
 pub(super) fn resolve_endpoint(args: &RunArgs) -> Result<(Endpoint, Handshake), ConfigError> {
     let mut handshake = Handshake {
-        user: args.connection.user.clone(),
-        password: args.connection.password.clone(),
+        user: args.connection.link.user.clone(),
+        password: args.connection.link.password.clone(),
         db: args.connection.dbnum,
-        resp3: args.connection.resp3,
-        tracking: args.connection.enable_tracking,
+        resp3: args.connection.session.resp3,
+        tracking: args.connection.session.enable_tracking,
     };
     let mut endpoint = match &args.endpoint.socket {
         Some(path) => Endpoint::Unix(path.clone()),
@@ -21,7 +21,7 @@ pub(super) fn resolve_endpoint(args: &RunArgs) -> Result<(Endpoint, Handshake), 
             port: args.endpoint.port,
         },
     };
-    let mut tls = args.connection.tls;
+    let mut tls = args.connection.session.tls;
     if let Some(uri) = &args.endpoint.uri {
         let parsed = crate::net::parse_uri(uri).map_err(|why| ConfigError::invalid("-u", why))?;
         endpoint = parsed.endpoint;
@@ -44,11 +44,11 @@ pub(super) fn resolve_endpoint(args: &RunArgs) -> Result<(Endpoint, Handshake), 
 /// run's client configuration (reading the files) and makes the endpoint a TLS one.
 fn with_tls(args: &RunArgs, tls: bool, endpoint: Endpoint) -> Result<Endpoint, ConfigError> {
     let tls_only = [
-        (args.connection.cacert.is_some(), "--cacert"),
-        (args.connection.cert.is_some(), "--cert"),
-        (args.connection.key.is_some(), "--key"),
-        (args.connection.sni.is_some(), "--sni"),
-        (args.connection.insecure, "--insecure"),
+        (args.connection.session.cacert.is_some(), "--cacert"),
+        (args.connection.session.cert.is_some(), "--cert"),
+        (args.connection.session.key.is_some(), "--key"),
+        (args.connection.session.sni.is_some(), "--sni"),
+        (args.connection.session.insecure, "--insecure"),
     ];
     if !tls {
         return match tls_only.into_iter().find(|(given, _)| *given) {
@@ -60,7 +60,7 @@ fn with_tls(args: &RunArgs, tls: bool, endpoint: Endpoint) -> Result<Endpoint, C
             None => Ok(endpoint),
         };
     }
-    match (&args.connection.cert, &args.connection.key) {
+    match (&args.connection.session.cert, &args.connection.session.key) {
         (Some(_), None) => {
             return Err(ConfigError::invalid(
                 "--cert",
@@ -75,7 +75,7 @@ fn with_tls(args: &RunArgs, tls: bool, endpoint: Endpoint) -> Result<Endpoint, C
         }
         _ => {}
     }
-    if args.connection.insecure && args.connection.cacert.is_some() {
+    if args.connection.session.insecure && args.connection.session.cacert.is_some() {
         return Err(ConfigError::Conflict {
             a: "--insecure",
             b: "--cacert",
@@ -99,11 +99,11 @@ fn with_tls(args: &RunArgs, tls: bool, endpoint: Endpoint) -> Result<Endpoint, C
         tls @ Endpoint::Tls { .. } => return Ok(tls),
     };
     let options = TlsOptions {
-        cacert: args.connection.cacert.as_deref(),
-        cert: args.connection.cert.as_deref(),
-        key: args.connection.key.as_deref(),
-        sni: args.connection.sni.as_deref(),
-        insecure: args.connection.insecure,
+        cacert: args.connection.session.cacert.as_deref(),
+        cert: args.connection.session.cert.as_deref(),
+        key: args.connection.session.key.as_deref(),
+        sni: args.connection.session.sni.as_deref(),
+        insecure: args.connection.session.insecure,
     };
     let tls = TlsSettings::build(&options, &host)?;
     Ok(Endpoint::Tls { host, port, tls })

@@ -9,43 +9,16 @@ use std::time::Duration;
 use super::ConfigError;
 use super::run::RunConfig;
 use super::trace_plan::TracePlan;
-use crate::cli::{ConnectionArgs, ReplayArgs, RunArgs};
-use crate::drive::{ArrivalProcess, MAX_RATE_PER_THREAD, Stop};
+use crate::cli::{ConnectionArgs, NOT_A_REPLAYS_FLAGS, ReplayArgs, RunArgs};
+use crate::drive::{ArrivalProcess, ArrivalSource, MAX_RATE_PER_THREAD, Mode, Stop};
 
-/// What a replay (or a sweep of one) cannot take: `-c` and `--dbnum` (its connections and
-/// databases are the trace's), `--cluster` (a client's commands would be split by key),
-/// each refused when typed at all, its default value included; and `--loop` without a
-/// length.
-pub(super) fn refuse_for_replay(
-    connection: &ConnectionArgs,
+/// Refuses `--loop` without `--duration`: the passes would go on for ever. A replay's
+/// `-c`, `--dbnum` and `--cluster` are clap's to refuse (it has no such flags); a sweep
+/// of one refuses them with [`refuse_for_replayed_sweep`].
+pub(super) fn refuse_endless_loop(
     repeat_trace: bool,
     duration: Option<Duration>,
 ) -> Result<(), ConfigError> {
-    let typed = connection.typed;
-    let refused = if typed.clients {
-        Some((
-            "-c",
-            "a replay opens one connection per recorded client: fold them onto fewer with \
-             --connections N",
-        ))
-    } else if typed.dbnum {
-        Some((
-            "--dbnum",
-            "a replay runs each command in the database it was recorded in (a SELECT goes \
-             first where needed): replay against a server whose databases hold the data",
-        ))
-    } else if typed.cluster {
-        Some((
-            "--cluster",
-            "a replay sends each client's commands in order on one connection, which a \
-             cluster would split by key: replay against one node (or a proxy in front)",
-        ))
-    } else {
-        None
-    };
-    if let Some((flag, why)) = refused {
-        return Err(ConfigError::invalid(flag, why));
-    }
     if repeat_trace && duration.is_none() {
         return Err(ConfigError::invalid(
             "--loop",
@@ -55,15 +28,26 @@ pub(super) fn refuse_for_replay(
     Ok(())
 }
 
+/// What a sweep of a replay cannot take: `-c`, `--dbnum` and `--cluster`, each refused
+/// when typed at all, its default value included. By hand, not by clap: `sweep` takes
+/// them for its sweeps of rates, and `--replay` is only one of its flags.
+pub(super) fn refuse_for_replayed_sweep(connection: &ConnectionArgs) -> Result<(), ConfigError> {
+    let typed = connection.typed;
+    let refused = [typed.clients, typed.dbnum, typed.cluster]
+        .into_iter()
+        .zip(NOT_A_REPLAYS_FLAGS)
+        .find_map(|(typed, refused)| typed.then_some(refused));
+    match refused {
+        Some((flag, why)) => Err(ConfigError::invalid(flag, why)),
+        None => Ok(()),
+    }
+}
+
 /// `tailrate replay FILE ...` as the run it is.
 pub fn replay_config(args: &ReplayArgs) -> Result<RunConfig, ConfigError> {
-    refuse_for_replay(
-        &args.connection,
-        args.trace.repeat_trace,
-        args.duration.duration,
-    )?;
+    refuse_endless_loop(args.trace.repeat_trace, args.duration.duration)?;
     let trace = TracePlan::of(&args.file, &args.trace, args.speed, args.rate)?;
-    trace.check_threads(args.connection.threads)?;
+    trace.check_threads(args.connection.link.threads)?;
     let speed_flag = if args.rate.is_some() {
         "--rate"
     } else {
@@ -98,6 +82,7 @@ pub fn replay_config(args: &ReplayArgs) -> Result<RunConfig, ConfigError> {
     let rate = (trace.shape.commands as f64 / pass.as_secs_f64()).max(1e-3);
     let threads = args
         .connection
+        .link
         .threads
         .min(trace.options.connections)
         .max(1);
@@ -119,7 +104,9 @@ pub fn replay_config(args: &ReplayArgs) -> Result<RunConfig, ConfigError> {
     let mut config = RunConfig::from_args(&run, None)?;
     config.plan.workload.tests = vec![trace.test()];
     config.plan.stop = Stop::After(length);
-    config.plan.trace = Some(trace.replay());
+    if let Mode::Open { arrival, .. } = &mut config.plan.mode {
+        *arrival = ArrivalSource::Trace(trace.replay());
+    }
     config.replay = Some(Arc::new(trace));
     Ok(config)
 }
@@ -128,7 +115,11 @@ pub fn replay_config(args: &ReplayArgs) -> Result<RunConfig, ConfigError> {
 fn run_args_of(args: &ReplayArgs) -> RunArgs {
     let mut run = RunArgs {
         endpoint: args.endpoint.clone(),
-        connection: args.connection.clone(),
+        connection: ConnectionArgs {
+            link: args.connection.link.clone(),
+            session: args.connection.session.clone(),
+            ..ConnectionArgs::default()
+        },
         open_loop: args.open_loop.clone(),
         repeat: args.repeat.clone(),
         checks: args.checks.clone(),

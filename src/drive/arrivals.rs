@@ -10,9 +10,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::plan::Mode;
+use super::plan::{ArrivalSource, Mode};
 use super::schedule::Schedule;
-use super::trace::{Next, TraceSchedule, Traced};
+use super::trace::{Next, TraceFeed, TraceSchedule, Traced};
 use crate::workload::{Sampler, Test};
 
 /// How soon a replay's thread asks again for the trace's next chunk when the reader has
@@ -73,34 +73,36 @@ impl Arrival<'_> {
 }
 
 impl Arrivals {
-    /// A thread's source: its part of a trace when the run replays one, else an open
-    /// loop's process, as stream `stream` of the whole plan's `streams` (see
-    /// `Shard::stream`) seeded by `seed`; `None` for a closed loop.
+    /// Thread `thread`'s source in `mode`: an open loop's process as stream `stream` of
+    /// the whole plan's `streams` (see `Shard::stream`) seeded by `seed`, or its part of
+    /// the trace `feed` reads; `None` for a closed loop (and for a trace's thread whose
+    /// part was taken already).
     pub(crate) fn new(
-        trace: Option<TraceSchedule>,
         mode: &Mode,
+        feed: Option<&TraceFeed>,
+        thread: usize,
         stream: usize,
         streams: usize,
         seed: u64,
     ) -> Option<Arrivals> {
-        match (trace, mode) {
-            (Some(trace), _) => Some(Arrivals::Trace(trace)),
+        let Mode::Open {
+            rate_per_sec,
+            arrival,
+            ..
+        } = mode
+        else {
+            return None;
+        };
+        match arrival {
             // The rate is the whole plan's; this thread's schedule is cut from it.
-            (
-                None,
-                Mode::Open {
-                    rate_per_sec,
-                    arrival,
-                    ..
-                },
-            ) => Some(Arrivals::Process(Schedule::new(
-                *arrival,
+            ArrivalSource::Process(process) => Some(Arrivals::Process(Schedule::new(
+                *process,
                 *rate_per_sec,
                 stream,
                 streams,
                 seed,
             ))),
-            (None, Mode::Closed { .. }) => None,
+            ArrivalSource::Trace(_) => feed.and_then(|f| f.take(thread)).map(Arrivals::Trace),
         }
     }
 
@@ -152,17 +154,29 @@ impl Arrivals {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use std::sync::Arc;
+
     use super::*;
     use crate::drive::schedule::ArrivalProcess;
-    use crate::drive::trace::TraceFeed;
+    use crate::drive::trace::{TraceSender, TraceSource};
 
-    fn open(rate_per_sec: f64) -> Mode {
+    fn open(rate_per_sec: f64, arrival: ArrivalSource) -> Mode {
         Mode::Open {
             rate_per_sec,
-            arrival: ArrivalProcess::Constant,
+            arrival,
             pacing: crate::drive::Pacing::Sleep,
             max_inflight: 1,
             max_backlog: 1,
+        }
+    }
+
+    /// A trace the test sends by hand: the plan only names it.
+    #[derive(Debug)]
+    struct ByHand;
+
+    impl TraceSource for ByHand {
+        fn feed(&self, _: TraceSender, _: &crate::drive::Cancel) -> Result<(), String> {
+            Ok(())
         }
     }
 
@@ -170,7 +184,8 @@ mod tests {
     fn a_process_is_due_at_the_start_plus_its_schedules_offsets() {
         let start = Instant::now();
         let end = start + Duration::from_secs(1);
-        let mut arrivals = Arrivals::new(None, &open(1000.0), 0, 1, 7).unwrap();
+        let constant = open(1000.0, ArrivalProcess::Constant.into());
+        let mut arrivals = Arrivals::new(&constant, None, 0, 0, 1, 7).unwrap();
         assert!(!arrivals.is_trace());
         assert_eq!(arrivals.first_due(start, end), Some(start));
         let Arrivals::Process(schedule) = &mut arrivals else {
@@ -188,15 +203,17 @@ mod tests {
             rate_cap: None,
             workers: None,
         };
-        assert!(Arrivals::new(None, &closed, 0, 1, 7).is_none());
+        assert!(Arrivals::new(&closed, None, 0, 0, 1, 7).is_none());
     }
 
     #[test]
     fn a_trace_is_due_at_its_offsets_looked_at_again_while_its_reader_is_behind() {
         let (feed, mut sender) = TraceFeed::channel(1);
-        // A trace wins over the mode's process.
-        let mut arrivals = Arrivals::new(feed.take(0), &open(1.0), 0, 1, 7).unwrap();
+        let replay = open(1.0, ArrivalSource::Trace(Arc::new(ByHand)));
+        let mut arrivals = Arrivals::new(&replay, Some(&feed), 0, 0, 1, 7).unwrap();
         assert!(arrivals.is_trace());
+        // A thread's part of the trace is taken once.
+        assert!(Arrivals::new(&replay, Some(&feed), 0, 0, 1, 7).is_none());
         let start = Instant::now();
         let end = start + Duration::from_secs(1);
         // Nothing sent yet: looked at at the start, then a poll later.

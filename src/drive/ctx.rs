@@ -27,6 +27,7 @@ use super::route::Cluster;
 use super::schedule::SpinMeter;
 use super::shared::Shared;
 use super::topology::Topology;
+use super::trace::TraceFeed;
 use super::window::{IntervalClock, Latest, SendTimes};
 use crate::net::cluster::ClusterMap;
 use crate::net::{Connection, Endpoint, Handshake, NetError};
@@ -57,8 +58,6 @@ pub(crate) struct ThreadPlan {
     pub batch_latency: bool,
     /// `-k 0`, read once here: a closed loop asks after every batch.
     pub reconnect_each_request: bool,
-    /// Replay: where this thread takes its part of the trace from (taken when it starts).
-    pub trace: Option<super::trace::TraceFeed>,
 }
 
 impl ThreadPlan {
@@ -87,9 +86,23 @@ impl ThreadPlan {
             timing: run.mode.timing(),
             batch_latency: run.batch_latency,
             reconnect_each_request: run.reconnect_each_request,
-            trace: None,
             run,
         }
+    }
+
+    /// This thread's arrival source in open loop: its stream of the plan's process, or
+    /// its part of the trace `feed` reads (taken from it once); `None` in closed loop.
+    pub(crate) fn arrivals(&self, feed: Option<&TraceFeed>) -> Option<Arrivals> {
+        let shard = self.run.shard;
+        let streams = shard.count.max(1) as usize * self.threads();
+        Arrivals::new(
+            &self.run.mode,
+            feed,
+            self.index,
+            shard.stream(self.index),
+            streams,
+            self.seed,
+        )
     }
 
     /// The run's threads.

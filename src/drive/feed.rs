@@ -371,7 +371,7 @@ fn fill_handed(
                 // Its reply, like ASKING's, is not a result.
                 select_again(c, fifo, req, db);
                 // The server counts it: it goes beside the record, as the warm-up's.
-                if let Some(i) = ctx.plan.run.trace.as_ref().and_then(|t| t.select_command())
+                if let Some(i) = ctx.plan.run.mode.trace().and_then(|t| t.select_command())
                     && let Some(n) = ctx.unrecorded_sent.borrow_mut().get_mut(usize::from(i))
                 {
                     *n += 1;

@@ -56,8 +56,8 @@ pub use outcome::{
     ConnectionEvents, DriveError, Interval, MAX_OUTAGES, Outage, RunOutcome, SendCounts, ThreadCpu,
 };
 pub use plan::{
-    MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_SHARDS, MAX_SLOTS, MAX_START_LATENESS,
-    MAX_THREADS, Mode, Plan, Shard, Stop, Workers,
+    ArrivalSource, MAX_BACKLOG, MAX_CONNECTIONS, MAX_DEPTH, MAX_SHARDS, MAX_SLOTS,
+    MAX_START_LATENESS, MAX_THREADS, Mode, Plan, Shard, Stop, Workers,
 };
 pub use replay::{Replay, ReplayOptions};
 pub use schedule::{ArrivalProcess, MAX_RATE_PER_THREAD, Pacing};
@@ -135,17 +135,19 @@ pub fn run(
     let mut opened = Ok(None);
     let mut trace_read = Ok(());
     let results: Vec<Result<ThreadOutcome, DriveError>> = std::thread::scope(|scope| {
-        let (feed, reader) = trace::start_reading(scope, plan.trace.as_deref(), threads, cancel);
+        let (feed, reader) =
+            trace::start_reading(scope, plan.mode.trace().map(Arc::as_ref), threads, cancel);
         let mut handles = Vec::with_capacity(threads);
         for index in 0..threads {
-            let mut thread_plan = ThreadPlan::new(
+            let thread_plan = ThreadPlan::new(
                 shared_plan.clone(),
                 index,
                 cluster.cloned(),
                 topology.clone(),
                 test_index,
             );
-            thread_plan.trace = feed.clone();
+            // The thread's source: its part of the trace, or its stream of the process.
+            let arrivals = thread_plan.arrivals(feed.as_ref());
             let (shared, thread_gate, tx) = (shared.clone(), gate.clone(), tx.clone());
             let dial = Dial {
                 endpoint: plan.endpoint.clone(),
@@ -157,7 +159,8 @@ pub fn run(
             let spawned = std::thread::Builder::new()
                 .name(format!("{GENERATOR_THREAD}-{index}"))
                 .spawn_scoped(scope, move || {
-                    thread::thread_main(thread_plan, test, sampler, dial, shared, thread_gate, tx)
+                    let (plan, gate) = (thread_plan, thread_gate);
+                    thread::thread_main(plan, test, sampler, arrivals, dial, shared, gate, tx)
                 });
             match spawned {
                 Ok(handle) => handles.push(handle),

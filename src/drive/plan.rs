@@ -2,10 +2,12 @@
 //! when it stops, where it connects and what it sends. `config` builds a [`Plan`] from
 //! the flags; the cluster layout, found at run time, is passed beside it.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::cap::RateCap;
 use super::schedule::{ArrivalProcess, Pacing};
+use super::trace::TraceSource;
 use crate::net::{Endpoint, Handshake};
 use crate::record::Timing;
 use crate::resp::Limits;
@@ -120,9 +122,6 @@ pub struct Plan {
     pub shard: Shard,
     /// `--start-at`: the wall-clock start of the first test.
     pub start_at: Option<SystemTime>,
-    /// Replay: the recorded commands, their times and connections, instead of the
-    /// open loop's schedule and the test's picks (`tailrate replay`).
-    pub trace: Option<std::sync::Arc<dyn super::trace::TraceSource>>,
 }
 
 impl Plan {
@@ -162,8 +161,8 @@ pub enum Mode {
         /// shard. Each shard's schedule is cut from the whole plan's (see
         /// `Shard::stream`); this process's share is [`Plan::own_rate_per_sec`].
         rate_per_sec: f64,
-        /// Arrival process.
-        arrival: ArrivalProcess,
+        /// Where the requests come from: an arrival process, or a recorded trace.
+        arrival: ArrivalSource,
         /// How the scheduler waits.
         pacing: Pacing,
         /// Most requests in flight on one connection.
@@ -212,6 +211,62 @@ impl Mode {
         match self {
             Mode::Closed { workers, .. } => workers.as_ref(),
             Mode::Open { .. } => None,
+        }
+    }
+
+    /// The trace an open loop replays, when its arrivals are one's.
+    pub fn trace(&self) -> Option<&Arc<dyn TraceSource>> {
+        match self {
+            Mode::Open { arrival, .. } => arrival.trace(),
+            Mode::Closed { .. } => None,
+        }
+    }
+}
+
+/// Where an open loop's requests come from: each thread's source (`arrivals.rs`) is
+/// built from it, and the scheduler's one hand-out loop takes from that source.
+#[derive(Debug, Clone)]
+pub enum ArrivalSource {
+    /// An arrival process at the mode's rate (constant or Poisson gaps), each request
+    /// one of the test's commands picked by its weights.
+    Process(ArrivalProcess),
+    /// A recorded trace (`tailrate replay`): each command at its recorded time over the
+    /// speed, on its recorded client's connection, read while the run goes.
+    Trace(Arc<dyn TraceSource>),
+}
+
+impl ArrivalSource {
+    /// The arrival process the report names and the Poisson check tests. A trace's gaps
+    /// are the recorded ones, with no process to test them against: it is named constant.
+    pub fn process(&self) -> ArrivalProcess {
+        match self {
+            ArrivalSource::Process(process) => *process,
+            ArrivalSource::Trace(_) => ArrivalProcess::Constant,
+        }
+    }
+
+    /// The trace, when the arrivals are a trace's.
+    pub fn trace(&self) -> Option<&Arc<dyn TraceSource>> {
+        match self {
+            ArrivalSource::Trace(trace) => Some(trace),
+            ArrivalSource::Process(_) => None,
+        }
+    }
+}
+
+impl From<ArrivalProcess> for ArrivalSource {
+    fn from(process: ArrivalProcess) -> Self {
+        ArrivalSource::Process(process)
+    }
+}
+
+/// Two traces are the same source when they are one trace, not when they read alike.
+impl PartialEq for ArrivalSource {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ArrivalSource::Process(a), ArrivalSource::Process(b)) => a == b,
+            (ArrivalSource::Trace(a), ArrivalSource::Trace(b)) => Arc::ptr_eq(a, b),
+            _ => false,
         }
     }
 }

@@ -40,11 +40,17 @@ const SEND_WINDOW_MIN: Duration = Duration::from_millis(10);
 /// Sends a window should hold on average for the counts to be informative.
 const SEND_WINDOW_MEAN: f64 = 20.0;
 
-/// Runs one thread's share of the test; blocks until it ends.
+/// Runs one thread's share of the test, its open-loop requests taken from `arrivals`;
+/// blocks until it ends.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the thread's whole inputs, passed once"
+)]
 pub(crate) fn thread_main(
     plan: ThreadPlan,
     test: &Test,
     sampler: Sampler,
+    arrivals: Option<Arrivals>,
     dial: Dial,
     shared: Arc<Shared>,
     gate: Arc<StartGate>,
@@ -97,7 +103,10 @@ pub(crate) fn thread_main(
         let Some(start) = start else {
             return Ok(ThreadOutcome::default());
         };
-        Ok(drive_thread(plan, test, sampler, dial, shared, tx, conns, start).await)
+        let thread = drive_thread(
+            plan, test, sampler, arrivals, dial, shared, tx, conns, start,
+        );
+        Ok(thread.await)
     })
 }
 
@@ -111,6 +120,7 @@ async fn drive_thread(
     plan: ThreadPlan,
     test: Test,
     sampler: Sampler,
+    arrivals: Option<Arrivals>,
     dial: Dial,
     shared: Arc<Shared>,
     tx: Sender<Interval>,
@@ -119,7 +129,7 @@ async fn drive_thread(
 ) -> ThreadOutcome {
     let connected: Vec<usize> = conns.iter().map(|(slot, _)| *slot).collect();
     let ctx = Rc::new(new_ctx(
-        plan, test, sampler, dial, shared, tx, &connected, start,
+        plan, test, sampler, arrivals, dial, shared, tx, &connected, start,
     ));
     let cpu_before = ThreadClock::now();
 
@@ -156,6 +166,7 @@ fn new_ctx(
     plan: ThreadPlan,
     test: Test,
     sampler: Sampler,
+    arrivals: Option<Arrivals>,
     dial: Dial,
     shared: Arc<Shared>,
     tx: Sender<Interval>,
@@ -188,20 +199,8 @@ fn new_ctx(
         )),
         _ => None,
     };
-    let mut plan = plan;
-    let trace = plan.trace.take().and_then(|feed| feed.take(plan.index));
-    let shard = plan.run.shard;
-    let streams = shard.count.max(1) as usize * plan.threads();
     // An open loop's source, for a run with an end.
-    let mut arrivals = end.and_then(|_| {
-        Arrivals::new(
-            trace,
-            &plan.run.mode,
-            shard.stream(plan.index),
-            streams,
-            plan.seed,
-        )
-    });
+    let mut arrivals = arrivals.filter(|_| end.is_some());
     let next_due = arrivals
         .as_mut()
         .zip(end)

@@ -132,7 +132,12 @@ impl Settings {
                 pacing,
                 max_inflight,
                 ..
-            } => (None, Some(*arrival), Some(*pacing), Some(*max_inflight)),
+            } => (
+                None,
+                Some(arrival.process()),
+                Some(*pacing),
+                Some(*max_inflight),
+            ),
         };
         let (requests, duration_secs) = match config.plan.stop {
             Stop::Requests(n) => (Some(n), None),

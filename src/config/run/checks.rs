@@ -14,7 +14,7 @@ pub(super) fn check_counts(args: &RunArgs, handshake: &Handshake) -> Result<(), 
     if args.connection.clients == 0 {
         return Err(ConfigError::invalid("-c", "need at least one connection"));
     }
-    if args.connection.threads == 0 {
+    if args.connection.link.threads == 0 {
         return Err(ConfigError::invalid(
             "--threads",
             "need at least one thread",
@@ -42,7 +42,7 @@ pub(super) fn check_counts(args: &RunArgs, handshake: &Handshake) -> Result<(), 
             why: "-x reads the last argument of a custom command; give one after the flags",
         });
     }
-    if args.connection.user.is_some() && handshake.password.is_none() {
+    if args.connection.link.user.is_some() && handshake.password.is_none() {
         return Err(ConfigError::Conflict {
             a: "--user",
             b: "no password",
@@ -126,7 +126,12 @@ pub(in crate::config) fn check_rate_per_thread(
     flag: &'static str,
 ) -> Result<(), ConfigError> {
     // Each thread has a connection at least: more threads than -c are not started.
-    let threads = args.connection.threads.min(args.connection.clients).max(1);
+    let threads = args
+        .connection
+        .link
+        .threads
+        .min(args.connection.clients)
+        .max(1);
     if rate_per_sec <= MAX_RATE_PER_THREAD * threads as f64 {
         return Ok(());
     }

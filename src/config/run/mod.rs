@@ -136,21 +136,21 @@ impl RunConfig {
             connections: shard.share_of(args.connection.clients as u64) as usize,
             threads: args
                 .connection
+                .link
                 .threads
                 .min(shard.share_of(args.connection.clients as u64) as usize),
             reconnect_each_request: args.keepalive.keepalive == 0,
             workload,
             seed,
             timeout: args.checks.timeout,
-            connect_timeout: args.connection.connect_timeout,
-            lost_server_wait: args.connection.lost_server_wait,
+            connect_timeout: args.connection.session.connect_timeout,
+            lost_server_wait: args.connection.session.lost_server_wait,
             limits: Limits {
                 max_bulk_bytes: args.workload.max_reply_bytes,
                 ..Limits::default()
             },
             exit_on_error: args.checks.exit_on_error,
             batch_latency: args.benchmark.batch_latency,
-            trace: None,
             shard,
             start_at,
         };
@@ -201,7 +201,7 @@ fn mode_of(args: &RunArgs, workers: Option<Workers>) -> Result<Mode, ConfigError
             }
             Mode::Open {
                 rate_per_sec,
-                arrival: args.open_loop.arrival,
+                arrival: args.open_loop.arrival.into(),
                 pacing: args.open_loop.pacing,
                 max_inflight: args.open_loop.max_inflight,
                 max_backlog: args.open_loop.max_backlog,

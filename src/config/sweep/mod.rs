@@ -184,7 +184,7 @@ impl SweepConfig {
         base.plan.stop = Stop::After(plan.duration);
         base.plan.mode = Mode::Open {
             rate_per_sec: 1.0,
-            arrival: args.open_loop.arrival,
+            arrival: args.open_loop.arrival.into(),
             pacing: args.open_loop.pacing,
             max_inflight: args.open_loop.max_inflight,
             max_backlog: args.open_loop.max_backlog,
@@ -201,7 +201,7 @@ impl SweepConfig {
             base,
             plan,
             rates_text,
-            threads: args.connection.threads,
+            threads: args.connection.link.threads,
             out: args.out.clone(),
             html: args.html.html.clone(),
         })
@@ -218,7 +218,7 @@ impl SweepConfig {
                 ..
             } => Mode::Open {
                 rate_per_sec,
-                arrival: *arrival,
+                arrival: arrival.clone(),
                 pacing: *pacing,
                 max_inflight: *max_inflight,
                 max_backlog: *max_backlog,

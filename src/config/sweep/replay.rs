@@ -10,9 +10,9 @@ use super::rates::{Rates, parse_rates};
 use crate::cli::SweepArgs;
 use crate::config::ConfigError;
 use crate::config::RunConfig;
-use crate::config::replay::refuse_for_replay;
+use crate::config::replay::{refuse_endless_loop, refuse_for_replayed_sweep};
 use crate::config::trace_plan::{TracePlan, check_pass_length};
-use crate::drive::{ArrivalProcess, Mode, ReplayOptions, Stop};
+use crate::drive::{ArrivalProcess, ArrivalSource, Mode, ReplayOptions, Stop};
 
 /// The trace a sweep replays, read through once.
 #[derive(Debug, Clone)]
@@ -32,13 +32,10 @@ impl ReplaySweep {
                  --rate-capped",
             ));
         }
-        refuse_for_replay(
-            &args.connection,
-            args.trace.repeat_trace,
-            args.duration.duration,
-        )?;
+        refuse_for_replayed_sweep(&args.connection)?;
+        refuse_endless_loop(args.trace.repeat_trace, args.duration.duration)?;
         let trace = TracePlan::of(file, &args.trace, None, None)?;
-        trace.check_threads(args.connection.threads)?;
+        trace.check_threads(args.connection.link.threads)?;
         let Some(recorded_rate_per_sec) = trace.shape.mean_rate_per_sec() else {
             return Err(ConfigError::invalid(
                 "--speeds",
@@ -79,7 +76,7 @@ impl ReplaySweep {
         base.plan.connections = self.trace.options.connections;
         base.plan.workload.tests = vec![self.trace.test()];
         if let Mode::Open { arrival, .. } = &mut base.plan.mode {
-            *arrival = ArrivalProcess::Constant;
+            *arrival = ArrivalProcess::Constant.into();
         }
         base.replay = Some(Arc::new(self.trace.clone()));
     }
@@ -105,7 +102,9 @@ impl ReplaySweep {
         } else {
             rest
         });
-        config.plan.trace = Some(at_speed.replay());
+        if let Mode::Open { arrival, .. } = &mut config.plan.mode {
+            *arrival = ArrivalSource::Trace(at_speed.replay());
+        }
         if config.replay.is_some() {
             config.replay = Some(at_speed);
         }

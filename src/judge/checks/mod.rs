@@ -54,7 +54,7 @@ pub fn checks(config: &RunConfig, outcome: &RunOutcome, total: &CommandRecord) -
     else {
         return Vec::new();
     };
-    let (arrival, pacing) = (*arrival, *pacing);
+    let (arrival, pacing) = (arrival.process(), *pacing);
     // A failure during an outage is the outage's: each check's meaning names it.
     let outage = outage_clause(&outcome.connections);
     let mut out = vec![
