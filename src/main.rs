@@ -172,18 +172,24 @@ fn usage_error(e: clap::Error, argv: &[std::ffi::OsString]) -> ExitCode {
         // subcommand.
         ErrorKind::MissingRequiredArgument | ErrorKind::UnknownArgument => {
             let rendered = e.render().to_string();
+            let hint = usage_hint(&rendered);
+            // Where this names the fix, clap's tips ("to pass '-c' as a value, use '-- -c'",
+            // "a similar argument exists: '--exclude'") point away from it, and so does the
+            // usage line clap writes for the flag it guessed.
+            let guessed = hint.is_some() && rendered.contains("a similar argument exists");
             let usage_line = rendered
                 .lines()
                 .find_map(|l| l.strip_prefix("Usage: "))
                 .map(str::trim)
+                .filter(|_| !guessed)
                 .filter(|u| {
                     e.kind() == ErrorKind::MissingRequiredArgument
                         || u.split(' ')
                             .nth(1)
                             .is_some_and(|w| !w.starts_with(['[', '-', '<']))
                 });
-            let mut message = clap_message(&rendered);
-            if let Some(hint) = usage_hint(&rendered) {
+            let mut message = clap_message(&rendered, hint.is_none());
+            if let Some(hint) = hint {
                 message = format!("{message}; {hint}");
             }
             match usage_line {
@@ -193,7 +199,7 @@ fn usage_error(e: clap::Error, argv: &[std::ffi::OsString]) -> ExitCode {
         }
         _ => {
             let rendered = e.render().to_string();
-            let message = clap_message(&rendered);
+            let message = clap_message(&rendered, true);
             match usage_hint(&rendered) {
                 Some(hint) => usage(&format!("{message}; {hint}")),
                 None => usage(&message),
@@ -240,13 +246,14 @@ fn usage_hint(message: &str) -> Option<&'static str> {
 }
 
 /// clap's rendered error up to its usage block, as one line when it is one sentence and
-/// as `message: detail; detail` otherwise.
-fn clap_message(rendered: &str) -> String {
+/// as `message: detail; detail` otherwise; its `tip:` lines only with `tips`.
+fn clap_message(rendered: &str, tips: bool) -> String {
     let mut parts = rendered
         .lines()
         .take_while(|l| !l.starts_with("Usage:"))
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("For more information"));
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .filter(|l| tips || !l.starts_with("tip:"));
     let first = parts.next().unwrap_or("invalid arguments");
     let first = first.strip_prefix("error: ").unwrap_or(first);
     let rest: Vec<&str> = parts.collect();
