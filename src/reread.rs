@@ -7,6 +7,10 @@
 //! [`crate::export::outputs::Outputs`] a command ends with (a sweep's plots drawn again
 //! for its page, as `tailrate plot` draws them).
 //!
+//! A sweep's result is said again from its fields; an older `sweep.json` kept its
+//! sentence but not all the figures it was said from, so that sentence is read beside
+//! the sweep and handed to the outputs as saved.
+//!
 //! An input that cannot be read or is not one of those, or that holds a number no run
 //! writes (`report::scan`), is the user's to fix: an [`InputError`] naming the file
 //! and what in it is wrong, which `main` exits 2 on.
@@ -63,7 +67,10 @@ pub fn run(config: &ReportConfig, out: &mut dyn Write, err: &mut dyn Write) -> R
             log: None,
         },
         Saved::Run(run) => Reported::Run(run),
-        Saved::Sweep(sweep) => Reported::Sweep(sweep),
+        Saved::Sweep { report, said } => Reported::Sweep {
+            report,
+            said: said.as_deref(),
+        },
         Saved::Compare(comparison) => Reported::Compare {
             comparison,
             command_line: None,
@@ -81,8 +88,14 @@ pub fn run(config: &ReportConfig, out: &mut dyn Write, err: &mut dyn Write) -> R
 enum Saved {
     /// A run's or a merge's.
     Run(Box<RunReport>),
-    /// A sweep's.
-    Sweep(Box<SweepReport>),
+    /// A sweep's, with its result's sentence as an older file saved it (see
+    /// [`saved_sentence`]).
+    Sweep {
+        /// The sweep.
+        report: Box<SweepReport>,
+        /// The sentence of an older file.
+        said: Option<String>,
+    },
     /// A comparison's.
     Compare(Box<Comparison>),
 }
@@ -131,8 +144,30 @@ fn read(bytes: &[u8]) -> Result<Saved, String> {
     }
     match crate::report::compare::parse(bytes).map_err(|e| e.to_string())? {
         Report::Run(run) => Ok(Saved::Run(run)),
-        Report::Sweep(sweep) => Ok(Saved::Sweep(sweep)),
+        Report::Sweep(sweep) => Ok(Saved::Sweep {
+            said: saved_sentence(&sweep, bytes),
+            report: sweep,
+        }),
     }
+}
+
+/// The sentence `slo.summary` an older `sweep.json` saved, when its result cannot be
+/// said again: it lacks the search's span (`slo.span`), and what `--budget` cut short
+/// it kept in words only. `None` for a file that keeps them, or has no result.
+fn saved_sentence(sweep: &SweepReport, bytes: &[u8]) -> Option<String> {
+    /// The one field of an older file read here.
+    #[derive(serde::Deserialize)]
+    struct File {
+        slo: Option<Slo>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Slo {
+        summary: Option<String>,
+    }
+    if sweep.slo.as_ref()?.span.is_some() {
+        return None;
+    }
+    serde_json::from_slice::<File>(bytes).ok()?.slo?.summary
 }
 
 /// A comparison's JSON of this layout version.
@@ -170,5 +205,35 @@ mod tests {
             e.starts_with("tests[0].measured_secs is 1e308: no run"),
             "{e}"
         );
+    }
+
+    /// An older sweep's result, whose file kept its sentence but not the search's span,
+    /// is said as saved; a newer one's from its fields, the saved words left unread.
+    #[test]
+    fn an_older_sweeps_sentence_is_read_as_saved_and_a_newer_ones_is_said_again() {
+        let golden = include_bytes!("../tests/golden/sweep/sweep.json");
+        let mut file: serde_json::Value = serde_json::from_slice(golden).unwrap();
+        file["slo"] = serde_json::json!({
+            "slos": [],
+            "capacity_per_sec": 2000.0,
+            "searched_per_sec": null,
+            "first_failing_per_sec": null,
+            "confirmed": false,
+            "budget_ended": "--budget 10 s ended before the capacity search",
+            "summary": "capacity 2000 req/s, as saved",
+        });
+        let said = |file: &serde_json::Value| match read(&serde_json::to_vec(file).unwrap()) {
+            Ok(Saved::Sweep { said, .. }) => said,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            said(&file).as_deref(),
+            Some("capacity 2000 req/s, as saved")
+        );
+        file["slo"]["span"] = serde_json::json!({
+            "lowest_per_sec": 2000.0,
+            "highest_per_sec": 4000.0,
+        });
+        assert_eq!(said(&file), None);
     }
 }

@@ -85,7 +85,7 @@ fn report_of_a_saved_sweep_prints_its_steps_and_csv_and_writes_its_page_golden()
 fn a_sweeps_out_files_are_rendered_byte_for_byte_from_its_report_golden() {
     let bytes = std::fs::read(golden("sweep/sweep.json")).unwrap();
     let sweep = tailrate::report::sweep::parse(&bytes).unwrap();
-    let (files, _) = tailrate::export::out_dir::sweep(&sweep).unwrap();
+    let (files, _) = tailrate::export::out_dir::sweep(&sweep, None).unwrap();
     let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(
         names,
@@ -106,7 +106,7 @@ fn a_sweeps_out_files_are_rendered_byte_for_byte_from_its_report_golden() {
     // from it to what the sweep wrote.
     assert_eq!(
         files[0].bytes,
-        tailrate::export::json::to_bytes(&sweep).unwrap()
+        tailrate::export::sweep_json::to_bytes(&sweep).unwrap()
     );
     for file in &files[1..] {
         assert_golden(&format!("sweep/{}", file.name), &file.bytes);

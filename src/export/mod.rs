@@ -32,6 +32,7 @@ pub mod report;
 pub mod run_lines;
 pub mod run_text;
 pub mod sweep_csv;
+pub mod sweep_json;
 pub mod sweep_lines;
 pub mod sweep_text;
 pub mod text;

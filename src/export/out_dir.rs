@@ -24,7 +24,7 @@ pub struct OutFile<'a> {
 /// The files of `report` in `--out` (none for a run, a comparison or a search).
 pub fn render(report: Report<'_>) -> Result<Vec<OutFile<'_>>> {
     Ok(match report {
-        Report::Sweep(sweep) => self::sweep(sweep)?.0,
+        Report::Sweep { report, said } => self::sweep(report, said)?.0,
         Report::Merged { report, log } => {
             // The merged report as merge has always written it: no final newline.
             let json = serde_json::to_vec_pretty(report).context("encoding the merged report")?;
@@ -45,9 +45,14 @@ pub fn render(report: Report<'_>) -> Result<Vec<OutFile<'_>>> {
 
 /// A sweep's files, and the sweep as read back from its `sweep.json`: the plots are
 /// drawn from the parsed bytes, exactly as `tailrate plot` reads them back, and the
-/// sweep's page is made from the same.
-pub fn sweep(report: &SweepReport) -> Result<(Vec<OutFile<'static>>, SweepReport)> {
-    let json = serde_json::to_vec_pretty(report).context("encoding the sweep as JSON")?;
+/// sweep's page is made from the same. `said` is the result's sentence an older
+/// `sweep.json` saved (see [`Report::Sweep`]).
+pub fn sweep(
+    report: &SweepReport,
+    said: Option<&str>,
+) -> Result<(Vec<OutFile<'static>>, SweepReport)> {
+    let json = serde_json::to_vec_pretty(&super::sweep_json::Json::of(report, said))
+        .context("encoding the sweep as JSON")?;
     let saved = model::parse(&json)?;
     let csv = super::sweep_csv::csv(report);
     let steps = super::sweep_csv::steps_csv(report);

@@ -143,9 +143,16 @@ impl<'a> Outputs<'a> {
     pub fn save(&mut self, report: Report<'_>) -> Result<Vec<String>> {
         self.save_json(report)?;
         let (files, page) = match report {
-            Report::Sweep(sweep) if self.to.out.is_some() => {
-                let (files, saved) = out_dir::sweep(sweep)?;
-                (files, self.page(Report::Sweep(&saved))?)
+            Report::Sweep {
+                report: sweep,
+                said,
+            } if self.to.out.is_some() => {
+                let (files, saved) = out_dir::sweep(sweep, said)?;
+                let page = self.page(Report::Sweep {
+                    report: &saved,
+                    said,
+                })?;
+                (files, page)
             }
             _ => {
                 let files = match self.to.out {
@@ -205,7 +212,9 @@ impl<'a> Outputs<'a> {
     fn save_json(&mut self, report: Report<'_>) -> Result<()> {
         match report {
             Report::Run(r) | Report::Merged { report: r, .. } => self.write_json(r),
-            Report::Sweep(s) => self.write_json(s),
+            Report::Sweep { report, said } => {
+                self.write_json(&super::sweep_json::Json::of(report, said))
+            }
             Report::Compare { comparison, .. } => self.write_json(comparison),
             Report::Tune(t) => self.write_json(t),
             Report::Charts(_) => Ok(()),

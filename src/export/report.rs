@@ -23,8 +23,15 @@ pub enum Report<'a> {
         /// The merged `.hlog`'s bytes.
         log: Option<&'a [u8]>,
     },
-    /// A rate sweep, as far as it went.
-    Sweep(&'a SweepReport),
+    /// A rate sweep, as far as it went; `said` is its result's sentence as an older
+    /// `sweep.json` saved it, when read back from one (a result of a newer file, or of a
+    /// sweep made now, is said from its own fields).
+    Sweep {
+        /// The sweep.
+        report: &'a SweepReport,
+        /// The saved sentence of an older file, said when the result cannot be.
+        said: Option<&'a str>,
+    },
     /// A comparison of A and B; `command_line` is the one that made it, when it was made
     /// now (a page made again from its JSON has none).
     Compare {
@@ -45,7 +52,7 @@ impl Report<'_> {
         match self {
             Report::Run(_) => "a run",
             Report::Merged { .. } => "a merge",
-            Report::Sweep(_) => "a sweep",
+            Report::Sweep { .. } => "a sweep",
             Report::Compare { .. } => "a comparison",
             Report::Tune(_) => "a tune report",
             Report::Charts(_) => "charts",

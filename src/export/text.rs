@@ -49,8 +49,11 @@ pub fn render(report: Report<'_>, form: TextForm, precision: usize) -> anyhow::R
         Report::Run(run) | Report::Merged { report: run, .. } => {
             run_text(&mut out, run, form, precision)?;
         }
-        Report::Sweep(sweep) => match form {
-            TextForm::Full => sweep_closing(&mut out, sweep)?,
+        Report::Sweep {
+            report: sweep,
+            said,
+        } => match form {
+            TextForm::Full => sweep_closing(&mut out, sweep, said)?,
             TextForm::Csv => {
                 out.extend_from_slice(super::sweep_csv::csv(sweep).trim_end().as_bytes());
                 out.push(b'\n');
@@ -75,10 +78,15 @@ pub fn render(report: Report<'_>, form: TextForm, precision: usize) -> anyhow::R
 /// A sweep's closing text as it printed it: the steps by rate, the capacity, and a line
 /// per plain closed loop (`--closed-loop-points`, measured after the open loop). The lines
 /// it printed as each open-loop run ended and the files it wrote are not the report's.
-fn sweep_closing(out: &mut dyn Write, sweep: &SweepReport) -> std::io::Result<()> {
+/// `saved` is the result's sentence an older `sweep.json` kept (see [`Report::Sweep`]).
+fn sweep_closing(
+    out: &mut dyn Write,
+    sweep: &SweepReport,
+    saved: Option<&str>,
+) -> std::io::Result<()> {
     super::sweep_text::write_steps(out, sweep)?;
-    if let Some(slo) = &sweep.slo {
-        sweep_lines::write(out, &Line::Said(&slo.summary))?;
+    if let Some(sentence) = super::capacity_text::said(sweep, saved) {
+        sweep_lines::write(out, &Line::Said(&sentence))?;
     }
     for m in sweep.runs.iter().filter(|m| m.kind == Kind::ClosedLoop) {
         let line = Line::ClosedLoop {

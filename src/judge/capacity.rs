@@ -9,7 +9,7 @@
 use crate::report::Bottleneck;
 pub use crate::report::sweep::Landmarks;
 pub use crate::report::sweep::Limit;
-use crate::report::sweep::{Exceedance, StepSummary, Verdict};
+use crate::report::sweep::{Exceedance, SearchSpan, StepSummary, Verdict};
 
 /// One step's verdict, as the capacity is read from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -80,6 +80,18 @@ pub struct Finding {
     pub lowest: f64,
     /// The highest rate measured.
     pub highest: f64,
+}
+
+impl Finding {
+    /// What the finding read beside what a sweep's SLO result keeps of it.
+    pub fn span(&self) -> SearchSpan {
+        SearchSpan {
+            lowest_per_sec: self.lowest,
+            highest_per_sec: self.highest,
+            uncertain_runs: self.uncertain_runs.clone(),
+            capacity_objective: self.at_capacity_objective,
+        }
+    }
 }
 
 /// The capacity, its band and what limited it, from `points` (any order); `None` when

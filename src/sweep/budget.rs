@@ -11,7 +11,7 @@ use super::Sweeper;
 use crate::app::Halt;
 use crate::config::sweep::Rates;
 use crate::export::sweep_lines::{Line, Plan};
-use crate::report::sweep::Kind;
+use crate::report::sweep::{BudgetDeciding, BudgetEnded, Kind};
 use crate::stats::exceedance;
 
 /// Runs the capacity search is planned at: the test's pass look at the two or three
@@ -119,43 +119,42 @@ impl Sweeper<'_> {
 
     /// What more time would have bought when `--budget` ended the search: the runs the
     /// rate being decided needed to reach its next look.
-    pub(super) fn budget_words(&self) -> String {
-        let budget = self.plan.budget.map_or(0.0, |b| b.as_secs_f64());
-        let Some((rate, kind)) = self.spending.deciding else {
-            return format!(
-                "--budget {budget:.0} s ended before the capacity search: a longer budget would search it"
-            );
-        };
-        let fresh = kind == Kind::Confirm;
-        let (_, valid, _, _) = self.state(rate, |m| !fresh || m.kind == Kind::Confirm);
-        let look = exceedance::next_look(valid).unwrap_or(valid + 1);
-        let more = look.saturating_sub(valid).max(1);
-        let what = if fresh {
-            "the confirmation of"
-        } else {
-            "the decision at"
-        };
-        format!(
-            "--budget {budget:.0} s ended during {what} {rate:.0} req/s, on {valid} runs: about {more} more runs ({:.0} s) would reach its next look",
-            more as f64 * self.run_secs()
-        )
+    pub(super) fn budget_ended(&self) -> BudgetEnded {
+        let budget_secs = self.plan.budget.map_or(0.0, |b| b.as_secs_f64());
+        let deciding = self.spending.deciding.map(|(rate, kind)| {
+            let fresh = kind == Kind::Confirm;
+            let (_, valid, _, _) = self.state(rate, |m| !fresh || m.kind == Kind::Confirm);
+            let look = exceedance::next_look(valid).unwrap_or(valid + 1);
+            let more = look.saturating_sub(valid).max(1);
+            BudgetDeciding {
+                rate_per_sec: rate,
+                confirming: fresh,
+                runs: valid,
+                more_runs: more,
+                more_secs: more as f64 * self.run_secs(),
+            }
+        });
+        BudgetEnded {
+            budget_secs,
+            deciding,
+        }
     }
 
     /// Ends the open-loop phases when `--budget` is spent: the result of the runs so far,
     /// said with what more time would buy.
     pub(super) fn end_of_budget(&mut self) -> Result<(), Halt> {
-        let words = self.budget_words();
+        let ended = self.budget_ended();
+        let words = crate::export::capacity_text::budget_ended(&ended);
         self.say(&Line::Said(&words))?;
-        self.budget_ended = Some(words);
+        self.budget_ended = Some(ended);
         if self.plan.slos.is_empty() {
             return self.print_steps();
         }
         let searched = self.finding().and_then(|f| f.capacity);
         self.record_slo(searched, false)?;
         self.print_steps()?;
-        if let Some(result) = &self.report.slo {
-            let summary = result.summary.clone();
-            self.say(&Line::Said(&summary))?;
+        if let Some(said) = crate::export::capacity_text::sentence(&self.report) {
+            self.say(&Line::Said(&said))?;
         }
         Ok(())
     }

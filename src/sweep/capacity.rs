@@ -194,13 +194,6 @@ impl Sweeper<'_> {
     /// The SLO result the steps measured so far give; `None` before any was judged.
     pub(super) fn slo_result(&self, searched: Option<f64>, confirmed: bool) -> Option<SloResult> {
         let found = self.finding()?;
-        let objectives = self
-            .plan
-            .slos
-            .iter()
-            .map(|s| s.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" and ");
         let open: Vec<&Measurement> = self
             .report
             .runs
@@ -226,24 +219,6 @@ impl Sweeper<'_> {
             &self.plan.slos,
             self.base.plan.seed,
         );
-        let mut summary = crate::export::capacity_text::summary(
-            &objectives,
-            &found,
-            confirmed,
-            &landmarks,
-            (open.len(), visit_secs),
-            crate::export::capacity_text::Estimated {
-                slos: &self.plan.slos,
-                estimates: &estimates,
-                disturbed: disturbed.as_ref(),
-            },
-        );
-        if let Some(ended) = &self.budget_ended {
-            summary = format!("{summary}; {ended}");
-        }
-        if let Some(speed) = &capacity_speed {
-            summary = format!("{summary}; {}", crate::export::capacity_text::speed(speed));
-        }
         Some(SloResult {
             capacity_speed,
             slos: self.plan.slos.clone(),
@@ -259,10 +234,10 @@ impl Sweeper<'_> {
             landmarks,
             estimates,
             disturbed,
-            budget_ended: self.budget_ended.clone(),
+            budget: self.budget_ended.clone(),
             visits: open.len(),
             visit_secs,
-            summary,
+            span: Some(found.span()),
         })
     }
 
@@ -298,9 +273,8 @@ impl Sweeper<'_> {
         let (searched, confirmed) = self.bisect_and_confirm(&mut exhausted)?;
         self.record_slo(searched, confirmed)?;
         self.print_steps()?;
-        if let Some(result) = &self.report.slo {
-            let summary = result.summary.clone();
-            self.say(&Line::Said(&summary))?;
+        if let Some(said) = crate::export::capacity_text::sentence(&self.report) {
+            self.say(&Line::Said(&said))?;
         }
         Ok(())
     }

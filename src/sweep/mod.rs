@@ -177,7 +177,10 @@ impl Campaign for Sweeper<'_> {
     /// Hands the sweep so far to the outputs: sweep.json, the CSVs and the plots in
     /// `--out`, the `--html` page.
     fn save_report(&mut self) -> Result<()> {
-        self.outputs.save(Report::Sweep(&self.report))?;
+        self.outputs.save(Report::Sweep {
+            report: &self.report,
+            said: None,
+        })?;
         Ok(())
     }
 
@@ -189,9 +192,9 @@ impl Campaign for Sweeper<'_> {
             };
             sweep_lines::write(self.outputs.text(), &line)?;
         }
-        if let (true, Some(slo)) = (self.report.interrupted, &self.report.slo) {
-            let summary = slo.summary.clone();
-            self.say(&Line::SoFar(&summary))?;
+        let so_far = crate::export::capacity_text::sentence(&self.report);
+        if let (true, Some(said)) = (self.report.interrupted, so_far) {
+            self.say(&Line::SoFar(&said))?;
         }
         let files: Vec<&str> = [JSON_FILE, CSV_FILE]
             .into_iter()
@@ -231,7 +234,7 @@ struct Sweeper<'a> {
     /// Time spent, for `--budget`.
     spending: budget::Spending,
     /// What more time would have bought, once `--budget` ended the search.
-    budget_ended: Option<String>,
+    budget_ended: Option<crate::report::sweep::BudgetEnded>,
 }
 
 impl Sweeper<'_> {

@@ -10,6 +10,9 @@ use crate::report::sweep::{
     Disturbed, Exceedance, Limit, ObjectiveEstimate, RateBound, SpeedCapacity,
 };
 
+mod result;
+pub use result::{budget_ended, said, sentence};
+
 /// `(runs, seconds)` the open-loop runs measured.
 pub type Spent = (usize, f64);
 

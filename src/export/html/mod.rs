@@ -30,7 +30,10 @@ use super::report::Report;
 pub fn render(report: Report<'_>) -> anyhow::Result<Option<String>> {
     Ok(match report {
         Report::Run(run) | Report::Merged { report: run, .. } => Some(self::run(run)),
-        Report::Sweep(sweep) => Some(sweep_with_plots(sweep)?),
+        Report::Sweep { report, said } => {
+            let charts = crate::export::plot::render_sweep(report, None)?;
+            Some(self::sweep(report, &charts, said))
+        }
         Report::Compare {
             comparison,
             command_line,
@@ -43,7 +46,7 @@ pub fn render(report: Report<'_>) -> anyhow::Result<Option<String>> {
 /// for callers that do not hold them already.
 pub fn sweep_with_plots(report: &SweepReport) -> Result<String, crate::export::plot::PlotError> {
     let charts = crate::export::plot::render_sweep(report, None)?;
-    Ok(sweep(report, &charts))
+    Ok(sweep(report, &charts, None))
 }
 
 #[cfg(test)]

@@ -14,9 +14,10 @@ use crate::report::sweep::{Measurement, SweepReport};
 use crate::report::verdict::{Check, Verdict};
 
 /// The page of `report`, with `charts` (what [`crate::export::plot::render_sweep`] drew
-/// from it) inlined.
-pub fn render(report: &SweepReport, charts: &[Chart]) -> String {
-    let mut body = answer(report);
+/// from it) inlined; `said` is the result's sentence an older `sweep.json` saved (see
+/// [`crate::export::report::Report::Sweep`]).
+pub fn render(report: &SweepReport, charts: &[Chart], said: Option<&str>) -> String {
+    let mut body = answer(report, said);
     body.push_str(&section("steps", "Steps by rate", &steps(report)));
     body.push_str(&section("plots", "Plots", &plots(charts)));
     body.push_str(&section("runs", "Every run", &runs(report)));
@@ -48,7 +49,7 @@ pub fn render(report: &SweepReport, charts: &[Chart]) -> String {
 
 /// The capacity at the objectives with its band, or what a sweep without objectives
 /// found; and whether the sweep ended as planned.
-fn answer(report: &SweepReport) -> String {
+fn answer(report: &SweepReport, said: Option<&str>) -> String {
     let mut html = String::new();
     match &report.slo {
         Some(slo) => {
@@ -96,7 +97,7 @@ fn answer(report: &SweepReport) -> String {
                 } else {
                     badge("fail")
                 },
-                esc(&slo.summary)
+                esc(&crate::export::capacity_text::said(report, said).unwrap_or_default())
             ));
         }
         None => html.push_str(

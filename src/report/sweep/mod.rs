@@ -15,10 +15,12 @@ use crate::stats::confidence::Ci95;
 
 pub mod estimate;
 mod landmarks;
+mod search;
 mod speed;
 pub mod steps;
 pub use estimate::{Disturbed, ObjectiveEstimate, RateBound};
 pub use landmarks::{Floor, Landmarks, OpenLoopMax};
+pub use search::{BudgetDeciding, BudgetEnded, SearchSpan};
 pub use speed::SpeedCapacity;
 pub use steps::{Exceedance, PooledPercentile, StepCheck, StepSummary, StepVerdict};
 
@@ -267,9 +269,11 @@ pub struct SloResult {
     /// The runs the host disturbed, left out of the estimates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disturbed: Option<Disturbed>,
-    /// `--budget` ran out before the search ended: what more time would buy, in words.
+    /// `--budget` ran out before the search ended: what more time would have bought
+    /// (absent in older files, which keep only its words, `budget_ended`, as
+    /// `export::sweep_json` writes them beside it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub budget_ended: Option<String>,
+    pub budget: Option<BudgetEnded>,
     /// Open-loop runs measured, and their seconds.
     #[serde(default)]
     pub visits: usize,
@@ -280,8 +284,11 @@ pub struct SloResult {
     /// recorded traffic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_speed: Option<SpeedCapacity>,
-    /// The result in one sentence.
-    pub summary: String,
+    /// What the search read beside the fields above, so the result's sentence can be
+    /// said again from a sweep read back (absent in older files, which keep only the
+    /// sentence, `summary`, as `export::sweep_json` writes it beside it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<SearchSpan>,
 }
 
 /// What kept a capacity's band from being narrower: the noise, the rates tried, or the
