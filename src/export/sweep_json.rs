@@ -17,7 +17,7 @@ pub fn to_bytes(report: &SweepReport) -> std::io::Result<Vec<u8>> {
 }
 
 /// `sweep.json`'s layout, borrowed from the report: the model's, field for field, with
-/// the SLO result's in [`SloJson`].
+/// the SLO result's in `SloJson`.
 #[derive(Serialize)]
 pub struct Json<'a> {
     #[serde(flatten)]
