@@ -154,15 +154,16 @@ fn report_of_a_run_just_made_prints_what_the_run_printed() {
 }
 
 /// The lines a sweep prints as it goes, which its report does not hold (the plan, a line
-/// per open-loop run with the budget left, a rate's look, the budget's end): each starts
-/// with one of these.
-const SWEEP_LINES_AS_IT_WENT: [&str; 6] = [
+/// per open-loop run with the budget left, a rate's look, the budget's or the implied
+/// bound's end): each starts with one of these.
+const SWEEP_LINES_AS_IT_WENT: [&str; 7] = [
     "plan: ",
     "step ",
     "search: ",
     "confirm: ",
     "  ",
     "--budget ",
+    "the sweep's time bound ",
 ];
 
 /// A real sweep prints its lines as each run ends, then its closing text (the steps by

@@ -1010,6 +1010,13 @@ fn a_repeated_shuffled_sweep_keeps_every_run_and_reports_by_rate() {
         ],
     );
     let stdout = assert_success(&out);
+    // Without --budget the plan still says when the sweep stops at the latest.
+    let plan = stdout.lines().next().unwrap_or_default();
+    assert!(
+        plan.starts_with("plan: 6 steps")
+            && plan.ends_with("s all the same (--budget sets the bound)"),
+        "{plan}"
+    );
     let report = read_json(&dir.path().join("sweep.json"));
     assert_eq!(report["plan"]["repeat"], 2);
     assert_eq!(report["plan"]["order"], "shuffle");

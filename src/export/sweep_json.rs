@@ -97,6 +97,7 @@ mod tests {
             disturbed: Some(Disturbed::default()),
             budget: Some(BudgetEnded {
                 budget_secs: 20.0,
+                implied: false,
                 deciding: None,
             }),
             visits: 12,

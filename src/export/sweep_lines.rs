@@ -22,6 +22,8 @@ pub struct Plan {
     pub secs: f64,
     /// `--budget` in seconds, and the runs it keeps when it is shorter than the plan.
     pub budget: Option<(f64, Option<usize>)>,
+    /// Without `--budget`, the seconds the sweep stops by all the same.
+    pub bound_secs: Option<f64>,
 }
 
 /// Something a sweep has to say while it runs.
@@ -154,6 +156,11 @@ fn plan_words(plan: &Plan) -> String {
         }
         Some((b, None)) => text.push_str(&format!(", within --budget {b:.0} s")),
         None => {}
+    }
+    if let Some(bound) = plan.bound_secs {
+        text.push_str(&format!(
+            "; it stops by {bound:.0} s all the same (--budget sets the bound)"
+        ));
     }
     text
 }
@@ -317,6 +324,7 @@ mod tests {
             runs: 87,
             secs: 218.4,
             budget: None,
+            bound_secs: None,
         };
         assert_eq!(
             said(&Line::Plan(&plan)),
@@ -330,6 +338,11 @@ mod tests {
         );
         plan.budget = Some((60.0, Some(12)));
         assert!(said(&Line::Plan(&plan)).ends_with("; --budget 60 s keeps it to about 12 runs\n"));
+        (plan.budget, plan.bound_secs) = (None, Some(655.2));
+        assert!(
+            said(&Line::Plan(&plan))
+                .ends_with("218 s; it stops by 655 s all the same (--budget sets the bound)\n")
+        );
     }
 
     #[test]

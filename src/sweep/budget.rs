@@ -4,6 +4,11 @@
 //! what is left, at the wall time open-loop runs have taken so far; when the next one
 //! does not, the open-loop phases end ([`Halt::Budget`]) and the sweep gives its best
 //! estimate, with what more time would have bought.
+//!
+//! A sweep given no `--budget` is bounded all the same, at [`BOUND_OVER_PLAN`] times its
+//! plan (and [`LEAST_BOUND`] at least): its runs are bounded in number, but a loaded host
+//! lengthens each and leaves more rates undecided, so that a sweep planned at two minutes
+//! ran past seven. The bound ends it as a budget would, said as the bound's.
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +23,11 @@ use crate::stats::exceedance;
 /// rates around the capacity and its confirmation, a fail look at a few above (the
 /// main job on two cores took 60-100).
 pub const SEARCH_RUNS: usize = 4 * exceedance::FIRST_PASS_LOOK;
+/// A sweep without `--budget` stops at this many times its plan's seconds.
+pub const BOUND_OVER_PLAN: f64 = 3.0;
+/// ... and never before this, so that a short plan still has room for a loaded host.
+pub const LEAST_BOUND: Duration = Duration::from_secs(120);
+
 /// What a run costs beyond its warm-up, window and settle before one was timed: the
 /// server's snapshots before and after it, and the files written.
 const OVERHEAD: Duration = Duration::from_millis(300);
@@ -31,6 +41,34 @@ pub(super) struct Spending {
     pub open_loop: (f64, usize),
     /// The rate being decided, and whether on fresh runs.
     pub deciding: Option<(f64, Kind)>,
+    /// The most seconds the sweep measures, set with its plan.
+    pub bound: Option<Bound>,
+}
+
+/// The most a sweep spends measuring: `--budget`, or the bound a plan implies without one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Bound {
+    /// Seconds from the first run.
+    pub secs: f64,
+    /// Set by the plan, not by `--budget`.
+    pub implied: bool,
+}
+
+impl Bound {
+    /// `--budget` when given, else [`BOUND_OVER_PLAN`] times the plan's seconds (at
+    /// least [`LEAST_BOUND`]).
+    pub fn of(budget: Option<Duration>, plan_secs: f64) -> Self {
+        match budget {
+            Some(b) => Self {
+                secs: b.as_secs_f64(),
+                implied: false,
+            },
+            None => Self {
+                secs: (BOUND_OVER_PLAN * plan_secs).max(LEAST_BOUND.as_secs_f64()),
+                implied: true,
+            },
+        }
+    }
 }
 
 impl Sweeper<'_> {
@@ -50,20 +88,27 @@ impl Sweeper<'_> {
         one * self.plan.closed_loop_points.len() as f64
     }
 
-    /// Seconds of `--budget` left, when one was given.
-    pub(super) fn budget_left(&self) -> Option<f64> {
-        let budget = self.plan.budget?.as_secs_f64();
+    /// Seconds left of the sweep's bound, once its plan set one.
+    fn bound_left(&self) -> Option<f64> {
+        let bound = self.spending.bound?.secs;
         let spent = self
             .spending
             .first_run
             .map_or(0.0, |t| t.elapsed().as_secs_f64());
-        Some(budget - spent)
+        Some(bound - spent)
+    }
+
+    /// Seconds of `--budget` left, when one was given: the progress line's. An implied
+    /// bound is not shown there, since a sweep that keeps its plan never nears it.
+    pub(super) fn budget_left(&self) -> Option<f64> {
+        self.plan.budget?;
+        self.bound_left()
     }
 
     /// Refuses an open-loop run that, with the closed-loop points still to come, would
-    /// not fit in what is left of `--budget`.
+    /// not fit in what is left of the sweep's bound.
     pub(super) fn check_budget(&self, kind: Kind) -> Result<(), Halt> {
-        match self.budget_left() {
+        match self.bound_left() {
             Some(left) if kind.is_open_loop() && left < self.run_secs() + self.reserve_secs() => {
                 Err(Halt::Budget)
             }
@@ -98,6 +143,8 @@ impl Sweeper<'_> {
         let runs = steps + search + closed;
         let secs = self.run_secs() * (steps + search) as f64
             + closed as f64 * (self.plan.duration + self.plan.settle + OVERHEAD).as_secs_f64();
+        self.spending.bound = Some(Bound::of(self.plan.budget, secs));
+        let bound_secs = self.spending.bound.filter(|b| b.implied).map(|b| b.secs);
         let budget = self.plan.budget.map(|budget| {
             let b = budget.as_secs_f64();
             let kept = (b < secs).then(|| {
@@ -113,14 +160,18 @@ impl Sweeper<'_> {
             runs,
             secs,
             budget,
+            bound_secs,
         }))?;
         Ok(())
     }
 
-    /// What more time would have bought when `--budget` ended the search: the runs the
-    /// rate being decided needed to reach its next look.
+    /// What more time would have bought when the sweep's bound ended the search: the runs
+    /// the rate being decided needed to reach its next look.
     pub(super) fn budget_ended(&self) -> BudgetEnded {
-        let budget_secs = self.plan.budget.map_or(0.0, |b| b.as_secs_f64());
+        let bound = self
+            .spending
+            .bound
+            .unwrap_or(Bound::of(self.plan.budget, 0.0));
         let deciding = self.spending.deciding.map(|(rate, kind)| {
             let fresh = kind == Kind::Confirm;
             let (_, valid, _, _) = self.state(rate, |m| !fresh || m.kind == Kind::Confirm);
@@ -135,12 +186,13 @@ impl Sweeper<'_> {
             }
         });
         BudgetEnded {
-            budget_secs,
+            budget_secs: bound.secs,
+            implied: bound.implied,
             deciding,
         }
     }
 
-    /// Ends the open-loop phases when `--budget` is spent: the result of the runs so far,
+    /// Ends the open-loop phases when the sweep's bound is spent: the result of the runs so far,
     /// said with what more time would buy.
     pub(super) fn end_of_budget(&mut self) -> Result<(), Halt> {
         let ended = self.budget_ended();
@@ -157,5 +209,20 @@ impl Sweeper<'_> {
             self.say(&Line::Said(&said))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sweep_without_a_budget_is_bounded_by_its_plan() {
+        let given = Bound::of(Some(Duration::from_secs(60)), 500.0);
+        assert_eq!((given.secs, given.implied), (60.0, false));
+        let long = Bound::of(None, 121.0);
+        assert_eq!((long.secs, long.implied), (363.0, true));
+        let short = Bound::of(None, 20.0);
+        assert_eq!((short.secs, short.implied), (120.0, true));
     }
 }

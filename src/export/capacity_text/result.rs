@@ -66,13 +66,18 @@ fn slo_said(slo: &SloResult, span: &SearchSpan) -> String {
     text
 }
 
-/// What more time would have bought when `--budget` ended the search: the runs the rate
-/// being decided needed to reach its next look.
+/// What more time would have bought when `--budget`, or the bound a sweep keeps without
+/// one, ended the search: the runs the rate being decided needed to reach its next look.
 pub fn budget_ended(ended: &BudgetEnded) -> String {
-    let budget = ended.budget_secs;
+    let secs = ended.budget_secs;
+    let budget = if ended.implied {
+        format!("the sweep's time bound ({secs:.0} s, three times its plan; --budget sets it)")
+    } else {
+        format!("--budget {secs:.0} s")
+    };
     let Some(d) = ended.deciding else {
         return format!(
-            "--budget {budget:.0} s ended before the capacity search: a longer budget would search it"
+            "{budget} ended before the capacity search: a longer budget would search it"
         );
     };
     let what = if d.confirming {
@@ -81,7 +86,7 @@ pub fn budget_ended(ended: &BudgetEnded) -> String {
         "the decision at"
     };
     format!(
-        "--budget {budget:.0} s ended during {what} {:.0} req/s, on {} runs: about {} more runs ({:.0} s) would reach its next look",
+        "{budget} ended during {what} {:.0} req/s, on {} runs: about {} more runs ({:.0} s) would reach its next look",
         d.rate_per_sec, d.runs, d.more_runs, d.more_secs
     )
 }

@@ -261,3 +261,26 @@ fn a_speed_capacity_is_said_in_multiples_of_the_recorded_pace() {
         "as a speed of the recorded traffic: none passed, band 0.00x.. (open above)"
     );
 }
+
+#[test]
+fn a_bound_the_plan_implied_is_said_as_the_sweeps_not_as_a_budget() {
+    use crate::report::sweep::{BudgetDeciding, BudgetEnded};
+    let mut ended = BudgetEnded {
+        budget_secs: 363.0,
+        implied: true,
+        deciding: Some(BudgetDeciding {
+            rate_per_sec: 65284.0,
+            confirming: false,
+            runs: 8,
+            more_runs: 4,
+            more_secs: 10.2,
+        }),
+    };
+    assert_eq!(
+        budget_ended(&ended),
+        "the sweep's time bound (363 s, three times its plan; --budget sets it) ended during \
+         the decision at 65284 req/s, on 8 runs: about 4 more runs (10 s) would reach its next look"
+    );
+    ended.implied = false;
+    assert!(budget_ended(&ended).starts_with("--budget 363 s ended during"));
+}

@@ -22,11 +22,16 @@ pub struct SearchSpan {
     pub capacity_objective: Option<usize>,
 }
 
-/// `--budget` ended the search: what more time would have bought.
+/// `--budget`, or the bound a sweep keeps without one, ended the search: what more time
+/// would have bought.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BudgetEnded {
-    /// `--budget`, seconds.
+    /// `--budget`, or the implied bound, seconds.
     pub budget_secs: f64,
+    /// No `--budget` was given: the bound was the one a sweep's plan implies (written
+    /// only when true, so a budget's record reads as before).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub implied: bool,
     /// The rate being decided when it ended; null when the search had not begun.
     #[serde(default)]
     pub deciding: Option<BudgetDeciding>,
