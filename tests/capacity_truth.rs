@@ -125,15 +125,25 @@ impl EventLoop {
 /// The sweep's connections in the test.
 const CONNECTIONS: usize = 4;
 
-/// How far under the simulated capacity the measured crossing may lie. The simulation
-/// has a fixed service time; on this 2-core host the server's own stalls already put a
-/// tenth of the replies over 20 ms at 800/s in some runs, so the estimate and the band's
-/// top have landed 14% under the simulated 917-923/s (estimate 786/s, band 772..800/s).
-/// The 10% is not met yet; this bound keeps the test honest about how far off
-/// it is rather than failing every landing.
-const SHORT_OF_TRUTH: f64 = 0.75;
+/// How far under the simulated capacity the measured crossing may lie: the 10%.
+/// The simulation has no host; this 2-core host stalls the server for tens of ms now and
+/// then, and the objective's bound is set far above such a stall so that the truth stays
+/// the server's (see [`OBJECTIVE`]).
+const SHORT_OF_TRUTH: f64 = 0.9;
 
-/// How far over the truth the estimate's interval may start and still hold it.
+/// The objective, and its bound in ns. With a bound of 20 ms, one 50 ms stall of the
+/// host at 0.87 of the service rate held a quarter of a 1 s run's replies over it (the
+/// queue takes 6.7 times the stall to drain), and the estimate and the band's top landed
+/// 14% under the simulated 917-923/s (786/s, band 772..800/s): the host's capacity, not
+/// the server's. At 80 ms a stall of the same length moves no reply over the bound below
+/// the service rate, and only the rates within a few percent of the truth, where the
+/// queue already grows, feel it.
+const OBJECTIVE: (&str, f64) = ("p90<=80ms", 80e6);
+
+/// How far over the truth the estimate's interval may start and still hold it, and the
+/// rate held on fresh runs may lie: the simulation's own error is about 1% (its passes
+/// are whole), and the real server has held 946/s, 2.45% of replies over 80 ms, against
+/// a simulated 940..942/s.
 const TRUTH_SLACK: f64 = 1.02;
 
 /// How far under the simulated capacity the rate held on fresh runs may lie. It is a
@@ -253,9 +263,9 @@ mod timing {
     /// event loop with the service it measured before and after the sweep (the host's
     /// weather moves it by a percent or so: the truth is the range of the two). With
     /// constant arrivals nothing queues under the service rate mu, and above it the queue
-    /// grows by (lambda - mu) a second, so the objective `p90<=20ms` holds up to about
-    /// 1.016 mu and the truth is sharp; the sweep passes a rate only when the upper bound
-    /// of its share over 20 ms is under 10%, so it lands at or under the truth, by up to
+    /// grows by (lambda - mu) a second, so the objective `p90<=80ms` holds up to about
+    /// 1.066 mu and the truth is sharp; the sweep passes a rate only when the upper bound
+    /// of its share over 80 ms is under 10%, so it lands at or under the truth, by up to
     /// its resolution (5%) and what the host's stalls take. The objective is on p90, not
     /// p99: a 1 s step under 1000/s leaves fewer than 10 replies above its p99. Sleep
     /// pacing keeps the generator off the CPU.
@@ -268,12 +278,12 @@ mod timing {
             .start();
         let dir = tempfile::tempdir().unwrap();
         let before = measure_service(&server);
-        let out = sleepy_sweep(&server, dir.path(), "200..1400:200", "p90<=20ms", "0.05");
+        let out = sleepy_sweep(&server, dir.path(), "200..1400:200", OBJECTIVE.0, "0.05");
         let after = measure_service(&server);
         let stdout = super::super::harness::assert_success(&out);
         let truths: Vec<f64> = [&before, &after]
             .iter()
-            .map(|s| s.capacity(0.9, 20e6, SWEEP_SCHEDULE))
+            .map(|s| s.capacity(0.9, OBJECTIVE.1, SWEEP_SCHEDULE))
             .collect();
         let (low, high) = (truths[0].min(truths[1]), truths[0].max(truths[1]));
 
@@ -330,7 +340,7 @@ mod timing {
             .unwrap_or_else(|| panic!("the estimate is open: {estimate}\n{stdout}"));
         assert!(
             at >= SHORT_OF_TRUTH * low && at <= 1.1 * high,
-            "estimate {at:.0}/s not within 25% under to 10% over the {truth}\n{estimate}"
+            "estimate {at:.0}/s not within 10% of the {truth}\n{estimate}"
         );
         let end = |b: &serde_json::Value, open: f64| b["at"].as_f64().unwrap_or(open);
         let (from, to) = (
@@ -341,14 +351,16 @@ mod timing {
         // the sweep (they differed by up to 0.1%), and a 90% interval misses a point
         // truth one time in ten by what it is: a miss by less than 2% is a hit here
         // (CI saw 920..946 against 917..918).
+        eprintln!("estimate {at:.0}/s (90%: {from:.0}..{to:.0}); {truth}");
         assert!(
-            from <= TRUTH_SLACK * high && to >= SHORT_OF_TRUTH * low,
+            from <= TRUTH_SLACK * high && to >= low / TRUTH_SLACK,
             "the estimate's interval {from:.0}..{to:.0} does not hold the {truth}"
         );
         let band = slo["capacity_band_per_sec"].as_array().unwrap();
         assert_eq!(band[0].as_f64(), Some(capacity), "{slo}");
         assert!(
-            capacity <= high && band[1].as_f64().is_none_or(|h| h >= SHORT_OF_TRUTH * low),
+            capacity <= TRUTH_SLACK * high
+                && band[1].as_f64().is_none_or(|h| h >= SHORT_OF_TRUTH * low),
             "band {band:?} does not hold the {truth}\n{stdout}"
         );
         assert_verdicts_are_drawn(&report, dir.path());

@@ -87,18 +87,22 @@ fn the_estimate_leads_with_its_interval_and_the_rate_held_on_fresh_runs_follows(
         most_steal_share: 0.0,
     };
     let estimates = [estimate];
-    let s = summary(
-        "p99<=1ms",
-        &f,
-        true,
-        &Landmarks::default(),
-        (102, 204.0),
-        Estimated {
-            slos: &slos,
-            estimates: &estimates,
-            disturbed: Some(&disturbed),
-        },
-    );
+    // The sentence of these findings with `estimates` over the runs `disturbed` counts.
+    let said_with = |estimates: &[ObjectiveEstimate], disturbed: &Disturbed| {
+        summary(
+            "p99<=1ms",
+            &f,
+            true,
+            &Landmarks::default(),
+            (102, 204.0),
+            Estimated {
+                slos: &slos,
+                estimates,
+                disturbed: Some(disturbed),
+            },
+        )
+    };
+    let s = said_with(&estimates, &disturbed);
     assert!(
         s.starts_with(
             "capacity 67k req/s (90%: 64k to 77k) at p99<=1ms, estimated from 96 runs at 11 rates; \
@@ -120,18 +124,7 @@ fn the_estimate_leads_with_its_interval_and_the_rate_held_on_fresh_runs_follows(
         most_wait_share: 0.7,
         most_steal_share: 0.0,
     };
-    let s = summary(
-        "p99<=1ms",
-        &f,
-        true,
-        &Landmarks::default(),
-        (102, 204.0),
-        Estimated {
-            slos: &slos,
-            estimates: std::slice::from_ref(&all),
-            disturbed: Some(&every),
-        },
-    );
+    let s = said_with(std::slice::from_ref(&all), &every);
     assert!(
         s.starts_with("capacity 67k req/s (90%: 64k to 77k) at p99<=1ms"),
         "{s}"
@@ -160,18 +153,7 @@ fn the_estimate_leads_with_its_interval_and_the_rate_held_on_fresh_runs_follows(
             most_steal_share: stolen,
             ..disturbed.clone()
         };
-        let s = summary(
-            "p99<=1ms",
-            &f,
-            true,
-            &Landmarks::default(),
-            (102, 204.0),
-            Estimated {
-                slos: &slos,
-                estimates: &estimates,
-                disturbed: Some(&stormy),
-            },
-        );
+        let s = said_with(&estimates, &stormy);
         assert!(
             s.contains(&format!(
                 "the host disturbed 6 of 102 runs {said}, left out"
