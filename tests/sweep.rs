@@ -1079,7 +1079,8 @@ fn a_repeated_shuffled_sweep_keeps_every_run_and_reports_by_rate() {
         })
         .collect();
     assert_eq!(rows, ascending, "{csv}");
-    // The plot marks the band and each rate's verdict.
+    // The plot marks each rate's verdict, and where the capacity lies: the estimate's
+    // interval where the sweep has one (its label is the estimate's), else the band.
     let svg = std::fs::read_to_string(dir.path().join(plot::LATENCY_VS_RATE)).unwrap();
     let labels: Vec<String> = texts(&svg).into_iter().map(|t| t.2).collect();
     let verdicts = ["SLO pass (95%)", "SLO uncertain", "SLO fail (95%)"];
@@ -1087,7 +1088,19 @@ fn a_repeated_shuffled_sweep_keeps_every_run_and_reports_by_rate() {
         labels.iter().any(|l| verdicts.contains(&l.as_str())),
         "no verdict in the legend: {labels:?}"
     );
-    for wanted in ["capacity band", "95% interval (^ open)"] {
+    let estimated = slo["estimates"]
+        .as_array()
+        .is_some_and(|e| e.iter().any(|e| e["binding"] == true));
+    let shaded = if estimated {
+        "capacity (90% interval)"
+    } else {
+        "capacity band"
+    };
+    assert!(
+        labels.iter().any(|l| l.starts_with("capacity ")),
+        "no capacity's label: {labels:?}"
+    );
+    for wanted in [shaded, "95% interval (^ open)"] {
         assert!(
             labels.iter().any(|l| l == wanted),
             "no {wanted:?}: {labels:?}"

@@ -17,7 +17,8 @@ const SPECTRUM_POINTS_PER_DECADE: u32 = 40;
 const SPECTRUM_MAX_DECADES: u32 = 6;
 
 /// The runs drawn on the spectrum: one per coarse rate (of its runs, the one with the
-/// median p99), by rate, then the re-measured capacity.
+/// median p99), by rate, then the re-measured capacity (a confirmation run: the one run
+/// of its kind drawn, in ink).
 fn spectrum_runs(report: &SweepReport) -> Vec<(&Measurement, String)> {
     let mut runs: Vec<(&Measurement, String)> = Vec::new();
     for (rate, group) in crate::judge::summary::by_rate(&report.runs) {
@@ -35,10 +36,15 @@ fn spectrum_runs(report: &SweepReport) -> Vec<(&Measurement, String)> {
         .rev()
         .find(|m| m.kind == Kind::Confirm && m.target_rate_per_sec == capacity)
     {
-        runs.push((
-            m,
-            format!("{}/s capacity", rate_label(capacity.unwrap_or(0.0))),
-        ));
+        // Held, where the capacity the text leads with is the estimate.
+        let estimated = report.slo.as_ref().and_then(|s| s.binding_estimate());
+        let word = if estimated.is_some() {
+            "held"
+        } else {
+            "capacity"
+        };
+        let rate = rate_label(capacity.unwrap_or(0.0));
+        runs.push((m, format!("{rate}/s {word}")));
     }
     runs
 }
@@ -117,8 +123,8 @@ pub(super) fn spectrum(root: &Area<'_>, title: Option<&str>, report: &SweepRepor
     .draw(&mut chart)?;
     let banded = draw_bands(&mut chart, report, &runs)?;
     let mut entries = Vec::new();
-    for (i, ((_, label), points)) in runs.iter().zip(curves).enumerate() {
-        let capacity = label.ends_with("capacity");
+    for (i, ((m, label), points)) in runs.iter().zip(curves).enumerate() {
+        let capacity = m.kind == Kind::Confirm;
         let color = if capacity { INK } else { ramp(i, runs.len()) };
         let width = if capacity { 3 } else { 2 };
         chart.draw_series(std::iter::once(PathElement::new(
@@ -165,8 +171,8 @@ fn draw_bands(
 ) -> Result<bool, Box<dyn std::error::Error>> {
     let summaries = crate::judge::summary::steps_of(report);
     let mut banded = false;
-    for (i, (m, label)) in runs.iter().enumerate() {
-        if label.ends_with("capacity") {
+    for (i, (m, _)) in runs.iter().enumerate() {
+        if m.kind == Kind::Confirm {
             continue;
         }
         let Some(step) = summaries

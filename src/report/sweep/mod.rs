@@ -291,6 +291,14 @@ pub struct SloResult {
     pub span: Option<SearchSpan>,
 }
 
+impl SloResult {
+    /// The binding objective's estimate: the capacity every output leads with; `None` in
+    /// a file saved before estimates, or where the search fitted none.
+    pub fn binding_estimate(&self) -> Option<&ObjectiveEstimate> {
+        self.estimates.iter().find(|e| e.binding)
+    }
+}
+
 /// What kept a capacity's band from being narrower: the noise, the rates tried, or the
 /// bottleneck the lowest failing rate named. Written as one name (`noise`, `rates`, or
 /// the bottleneck's: `generator`, `server`, ...).

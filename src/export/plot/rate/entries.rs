@@ -9,7 +9,7 @@ use crate::export::plot::{
     ALERT, BAND, CAPACITY, GRAY, INK, PERCENTILE_COLORS, PERCENTILES, Shape, Swatch, open_steps,
 };
 use crate::judge::summary::steps_of;
-use crate::report::sweep::{Kind, SweepReport};
+use crate::report::sweep::{Kind, RateBound, SloResult, SweepReport};
 
 /// Every row of the legend, in order.
 pub(super) fn legend_entries(layout: &Layout<'_>) -> Vec<(String, Swatch)> {
@@ -120,17 +120,21 @@ fn mark_entries(layout: &Layout<'_>) -> Vec<(String, Swatch)> {
     }) {
         entries.push(("95% interval (^ open)".into(), Swatch::line(GRAY, 1)));
     }
-    if inputs.iter().any(|(_, r)| {
-        r.slo
-            .as_ref()
-            .is_some_and(|s| s.capacity_band_per_sec.is_some())
-    }) {
+    // The estimate and its interval where a sweep has one, else the held rate's band.
+    let results = || inputs.iter().filter_map(|(_, r)| r.slo.as_ref());
+    let estimated = results().any(|s| s.binding_estimate().is_some());
+    if estimated {
+        entries.push(("capacity (90% interval)".into(), Swatch::Band(BAND)));
+    } else if results().any(|s| s.capacity_band_per_sec.is_some()) {
         entries.push(("capacity band".into(), Swatch::Band(BAND)));
     }
-    if inputs
-        .iter()
-        .any(|(_, r)| r.slo.as_ref().is_some_and(|s| s.capacity_per_sec.is_some()))
-    {
+    let at = |s: &SloResult| {
+        s.binding_estimate()
+            .is_some_and(|e| matches!(e.crossing, RateBound::At(_)))
+    };
+    if results().any(at) {
+        entries.push(("capacity (estimate)".into(), Swatch::line(CAPACITY, 2)));
+    } else if !estimated && results().any(|s| s.capacity_per_sec.is_some()) {
         entries.push(("capacity (meets SLO)".into(), Swatch::line(CAPACITY, 2)));
     }
     entries

@@ -1,7 +1,10 @@
 //! The marks of the latency-vs-rate chart that are not a percentile's line: the
 //! objectives' lines and labels, each step's bottleneck and the saturated rates, the
 //! capacity bands, each rate's verdict, the capacity's line and label, and the floor and
-//! the knee.
+//! the knee. The capacity is the one the text leads with: the binding objective's
+//! estimate, shaded over its 90% interval and labelled with the rate held on its runs; a
+//! sweep without an estimate (saved before them, or one whose search fitted none) draws
+//! the held rate and its band as before.
 
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -21,7 +24,9 @@ use crate::report::Bottleneck;
 
 /// The shading of the rates past saturation.
 pub(super) const SATURATED: RGBColor = RGBColor(252, 234, 234);
-use crate::report::sweep::{Limit, Measurement, SloResult, StepSummary, SweepReport, Verdict};
+use crate::report::sweep::{
+    Limit, Measurement, ObjectiveEstimate, RateBound, SloResult, StepSummary, SweepReport, Verdict,
+};
 
 /// Each objective as a dashed line across the chart: in the colour of the percentile it
 /// bounds for one sweep; on an overlay, each sweep's objectives in that sweep's colour
@@ -93,10 +98,9 @@ pub(super) fn slo_text(slo: &Slo) -> String {
 pub(super) fn capacity_bands(chart: &mut RateChart<'_, '_>, layout: &Layout<'_>) -> DrawResult {
     let (y_lo, y_hi) = (layout.y_lo, layout.y_hi);
     for (index, (_, r)) in layout.inputs.iter().enumerate() {
-        let Some((low, high)) = r.slo.as_ref().and_then(|s| s.capacity_band_per_sec) else {
+        let Some((low, high)) = r.slo.as_ref().and_then(|s| band(s, layout.x_max)) else {
             continue;
         };
-        let high = high.unwrap_or(layout.x_max);
         let (bottom, top) = if layout.overlay {
             let row = (y_hi - y_lo) * 0.03;
             let top = y_hi - row * (1.5 * index as f64 + 0.3);
@@ -138,6 +142,26 @@ pub(super) fn verdicts(
         }
     }
     Ok(())
+}
+
+/// The rates shaded as where the capacity lies: the estimate's 90% interval (an open end
+/// at the chart's edge), or without one the band from the rate held to the lowest that
+/// failed.
+fn band(result: &SloResult, x_max: f64) -> Option<(f64, f64)> {
+    let Some(e) = result.binding_estimate() else {
+        return result
+            .capacity_band_per_sec
+            .map(|(low, high)| (low, high.unwrap_or(x_max)));
+    };
+    let low = match e.interval.0 {
+        RateBound::Below(_) => 0.0,
+        RateBound::At(x) | RateBound::Above(x) => x,
+    };
+    let high = match e.interval.1 {
+        RateBound::Above(_) => x_max,
+        RateBound::At(x) | RateBound::Below(x) => x,
+    };
+    Some((low, high))
 }
 
 /// Where the `index`th sweep's capacity is marked, and how.
@@ -213,6 +237,9 @@ pub(super) fn capacity(
 /// searched rate that did not hold; `None` when the result names none of them.
 /// `lowest` is the sweep's lowest rate.
 fn capacity_mark(result: &SloResult, lowest: Option<f64>) -> Option<CapacityMark> {
+    if let Some(e) = result.binding_estimate() {
+        return Some(estimate_mark(e, result.capacity_per_sec));
+    }
     // What limited the band, unless nothing was named, in words (the JSON's `rates`
     // alone reads as a cut-off label).
     let limit = result
@@ -261,6 +288,38 @@ fn capacity_mark(result: &SloResult, lowest: Option<f64>) -> Option<CapacityMark
         color,
         text,
     })
+}
+
+/// The estimate's line and label, as the text says it in short: `capacity 57.7k/s (90%:
+/// 53.2k to 62.2k/s), held at 24.6k/s`. A crossing beyond the rates fitted has no line,
+/// and is said with the rate it lies beyond.
+fn estimate_mark(e: &ObjectiveEstimate, held: Option<f64>) -> CapacityMark {
+    let end = |b: RateBound| match b {
+        RateBound::At(x) => rate_label(x),
+        RateBound::Below(x) => format!("under {}", rate_label(x)),
+        RateBound::Above(x) => format!("over {}", rate_label(x)),
+    };
+    let (rate, line, color, figure) = match e.crossing {
+        RateBound::At(x) => (x, true, CAPACITY, rate_label(x)),
+        RateBound::Above(x) => (x, false, CAPACITY, format!("over {}", rate_label(x))),
+        RateBound::Below(x) => (x, false, ALERT, format!("under {}", rate_label(x))),
+    };
+    let held = held.map_or_else(
+        || ", no rate held".to_string(),
+        |h| format!(", held at {}/s", rate_label(h)),
+    );
+    // An interval open on the crossing's side at both ends adds nothing to it.
+    let interval = match e.interval {
+        (low, high) if low == high && low == e.crossing => String::new(),
+        (low, high) if low == high => format!(" (90%: {}/s)", end(low)),
+        (low, high) => format!(" (90%: {} to {}/s)", end(low), end(high)),
+    };
+    CapacityMark {
+        rate,
+        line,
+        color,
+        text: format!("capacity {figure}/s{interval}{held}"),
+    }
 }
 
 /// Each open-loop step's bottleneck, written under it along the foot of the chart, and
@@ -352,3 +411,6 @@ pub(super) fn landmarks(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;
